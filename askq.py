@@ -1,0 +1,1139 @@
+"""Ask the user structured questions: the tool an LLM agent calls mid-task.
+
+A model that needs a decision from its user calls a tool with a batch of
+questions.  askq turns whatever the model sent into one validated batch,
+and the user's answers into a checked result for the model.  It is one file
+with no dependencies: copy ``askq.py`` into a project and import it.
+
+    >>> import askq
+    >>> out = askq.ask('{"questions": [{"question": "Which database?",'
+    ...                ' "options": ["SQLite", "Postgres (Recommended)"]}]}')
+    >>> item = out.questions[0]
+    >>> item.question_type, item.id, item.recommended
+    (<QuestionType.SINGLE_CHOICE: 'SingleChoice'>, 'q0', 'Postgres')
+    >>> [option.label for option in item.options]
+    ['Postgres', 'SQLite']
+
+Whatever a model plausibly meant is accepted: options as plain strings,
+``questions`` sent as JSON inside a string, another harness's field names.
+What cannot be shown to a user raises QuestionError, whose message is
+written for the model, so that its next call gets it right:
+
+    >>> askq.ask({"questions": []})
+    Traceback (most recent call last):
+      ...
+    askq.QuestionError: No questions provided. Ask at least one question.
+"""
+
+import enum
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+    Union,
+)
+
+__all__ = [
+    "CUSTOM_RESPONSE_LABEL",
+    "MAX_DEPTH",
+    "MAX_OPTIONS",
+    "MAX_PAYLOAD_BYTES",
+    "MAX_QUESTIONS",
+    "MAX_TEXT",
+    "RECOMMENDED_SUFFIX",
+    "TOOL_NAME",
+    "AnswerItem",
+    "QuestionError",
+    "QuestionInput",
+    "QuestionItem",
+    "QuestionOption",
+    "QuestionOutput",
+    "QuestionType",
+    "ask",
+    "decode",
+    "error_text",
+    "main",
+    "tool_description",
+    "validate_and_normalize",
+]
+
+TOOL_NAME = "ask_questions"
+# Every UI adds this free-text row to a choice question, so no option may
+# carry it: the option would be unreachable behind the UI's own row.
+CUSTOM_RESPONSE_LABEL = "Personalize your response"
+RECOMMENDED_SUFFIX = "(Recommended)"
+
+# Bounds.  The model is advised 1-4 questions of 2-4 options; these sit far
+# above that so a verbose model is never refused, yet keep a runaway one
+# from making a UI draw thousands of rows or askq parse megabytes.
+MAX_QUESTIONS = 16
+MAX_OPTIONS = 32
+MAX_TEXT = 4000
+MAX_PAYLOAD_BYTES = 1024 * 1024
+# A valid call nests four levels deep.  Some embedded interpreters (Pyodide)
+# crash outright when json.loads recurses a few thousand levels, so deeper
+# JSON text is refused before it is parsed.
+MAX_DEPTH = 32
+
+# Decoding tables (SPEC 4).  For each field the first key present with a
+# usable value wins; an unusable value falls through to the next key.
+_QUESTION_KEYS = ("question", "prompt", "message", "text", "header")
+_HEADER_KEYS = ("header", "label")
+_PURPOSE_KEYS = ("purpose", "description")
+_OPTIONS_KEYS = ("options", "choices", "suggestions")
+_MULTI_SELECT_KEYS = (
+    "multiSelect",
+    "multiple",
+    "multi_select",
+    "multiselect",
+    "allowMultiple",
+    "allow_multiple",
+)
+_SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
+_REQUIRED_KEYS = ("required",)
+_ID_KEYS = ("id",)
+_KIND_KEYS = ("type",)
+_RECOMMENDED_KEYS = ("recommended",)
+_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name")
+_OPTION_DESCRIPTION_KEYS = ("description",)
+
+_TRUE_WORDS = ("true", "yes", "1")
+_FALSE_WORDS = ("false", "no", "0")
+_SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
+
+# `type` words, folded by _kind(): lower case, no "_", "-" or spaces.
+_TEXT_KIND = "text"
+_CHOICE_KIND = "choice"
+_MULTI_KIND = "multi"
+_YES_NO_KIND = "yesno"
+_KIND_WORDS = {
+    "text": _TEXT_KIND,
+    "freetext": _TEXT_KIND,
+    "string": _TEXT_KIND,
+    "input": _TEXT_KIND,
+    "choice": _CHOICE_KIND,
+    "single": _CHOICE_KIND,
+    "singlechoice": _CHOICE_KIND,
+    "singleselect": _CHOICE_KIND,
+    "select": _CHOICE_KIND,
+    "radio": _CHOICE_KIND,
+    "multi": _MULTI_KIND,
+    "multiple": _MULTI_KIND,
+    "multichoice": _MULTI_KIND,
+    "multiselect": _MULTI_KIND,
+    "checkbox": _MULTI_KIND,
+    "checkboxes": _MULTI_KIND,
+    "yesno": _YES_NO_KIND,
+    "boolean": _YES_NO_KIND,
+    "bool": _YES_NO_KIND,
+    "confirm": _YES_NO_KIND,
+}
+_YES_NO_LABELS = ("Yes", "No")
+
+_NO_QUESTIONS = "No questions provided. Ask at least one question."
+# How much of a question's text an error message quotes to name it.
+_QUOTE_CHARS = 60
+
+_T = TypeVar("_T")
+
+
+class QuestionError(ValueError):
+    """A question call (or an answer) that askq refuses.
+
+    ``str(err)`` is written for the model that made the call: it names the
+    question by its place in the call (``questions[1]``, 0-based, like the
+    array the model sent) and by its text, says what is wrong and how to
+    fix it.  ``index`` is that place, or None when the problem is with the
+    call as a whole.
+
+        >>> try:
+        ...     askq.ask({"questions": [{"question": "Pick", "type": "choice"}]})
+        ... except askq.QuestionError as err:
+        ...     print(err.index, err)  # doctest: +ELLIPSIS
+        0 questions[0] ("Pick") is a choice question but has no 'options'...
+    """
+
+    def __init__(self, message: str, index: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.index = index
+
+
+class QuestionType(str, enum.Enum):
+    """The kind of a question, derived from its options and multi-select."""
+
+    TEXT = "Text"
+    SINGLE_CHOICE = "SingleChoice"
+    MULTI_CHOICE = "MultiChoice"
+
+    @property
+    def is_choice(self) -> bool:
+        return self is not QuestionType.TEXT
+
+
+@dataclass
+class QuestionOption:
+    """One choice of a choice question."""
+
+    label: str
+    description: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        data: Dict[str, Any] = {"label": self.label}
+        if self.description is not None:
+            data["description"] = self.description
+        return data
+
+
+@dataclass
+class QuestionItem:
+    """One question, as the model sent it or as askq normalized it.
+
+    After normalization, ``question_type`` and ``multi_select`` agree,
+    ``id`` is set and unique in the batch, and ``recommended`` names the
+    first option of a single-choice question (or is None).
+
+        >>> askq.QuestionItem.single_choice("Tabs or spaces?", ["Tabs", "Spaces"]).to_dict()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'question': 'Tabs or spaces?', 'options': [{'label': 'Tabs'}, {'label': 'Spaces'}],
+         'required': True, 'question_type': 'SingleChoice'}
+    """
+
+    question: str
+    header: Optional[str] = None
+    options: Optional[List[QuestionOption]] = None
+    multi_select: bool = False
+    purpose: Optional[str] = None
+    required: bool = True
+    question_type: QuestionType = QuestionType.TEXT
+    id: str = ""
+    recommended: Optional[str] = None
+
+    @classmethod
+    def text(cls, question: str) -> "QuestionItem":
+        """A free-text question."""
+        return cls(question)
+
+    @classmethod
+    def single_choice(cls, question: str, labels: Iterable[str]) -> "QuestionItem":
+        """A question answered by picking one of ``labels``."""
+        options = [QuestionOption(label) for label in labels]
+        return cls(question, options=options, question_type=QuestionType.SINGLE_CHOICE)
+
+    @classmethod
+    def multi_choice(cls, question: str, labels: Iterable[str]) -> "QuestionItem":
+        """A question answered by picking any number of ``labels``."""
+        options = [QuestionOption(label) for label in labels]
+        return cls(
+            question,
+            options=options,
+            multi_select=True,
+            question_type=QuestionType.MULTI_CHOICE,
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        data: Dict[str, Any] = {"question": self.question}
+        if self.header is not None:
+            data["header"] = self.header
+        if self.options is not None:
+            data["options"] = [option.to_dict() for option in self.options]
+        if self.multi_select:
+            data["multiSelect"] = True
+        if self.purpose is not None:
+            data["purpose"] = self.purpose
+        data["required"] = self.required
+        data["question_type"] = self.question_type.value
+        if self.id:
+            data["id"] = self.id
+        if self.recommended is not None:
+            data["recommended"] = self.recommended
+        return data
+
+
+@dataclass
+class AnswerItem:
+    """The user's answer to the question with this ``id``.
+
+    ``answer`` is text the user typed, ``selected`` the option labels they
+    picked; both None means the question was skipped.
+    """
+
+    id: str
+    answer: Optional[str] = None
+    selected: Optional[List[str]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        selected = None if self.selected is None else list(self.selected)
+        return {"id": self.id, "answer": self.answer, "selected": selected}
+
+
+@dataclass
+class QuestionInput:
+    """A batch of questions: the arguments of one tool call."""
+
+    questions: List[QuestionItem]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"questions": [item.to_dict() for item in self.questions]}
+
+
+@dataclass
+class QuestionOutput:
+    """The normalized questions and, once the user has answered, the answers."""
+
+    questions: List[QuestionItem]
+    answers: List[AnswerItem]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "questions": [item.to_dict() for item in self.questions],
+            "answers": [answer.to_dict() for answer in self.answers],
+        }
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+
+# ---------------------------------------------------------------------------
+# Decoding: whatever the model sent -> QuestionInput
+
+
+def decode(payload: Any) -> QuestionInput:
+    """Read a tool call's arguments into a QuestionInput, leniently.
+
+    ``payload`` is a dict, JSON text (``str``, ``bytes``, ``bytearray``;
+    double-encoded text is unwrapped), a list of questions, or a single
+    question object.  The questions are decoded, not yet validated: pass
+    the result to validate_and_normalize(), or call ask() for both.
+
+        >>> askq.decode({"questions": ["Project name?"]})
+        QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
+options=None, multi_select=False, purpose=None, required=True, \
+question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None)])
+    """
+    entries = _question_entries(_payload_root(payload))
+    return QuestionInput([_decode_entry(index, entry) for index, entry in enumerate(entries)])
+
+
+def _payload_root(payload: Any) -> Any:
+    """The call as a dict or a list, parsing JSON text (twice if double-encoded)."""
+    value = payload
+    if isinstance(value, (str, bytes, bytearray)):
+        value = _parse_json(value, "The call")
+        if isinstance(value, str):
+            value = _parse_json(value, "The call")
+    if isinstance(value, (dict, list)):
+        return value
+    raise QuestionError(
+        f"The call must be a JSON object like {{\"questions\": [...]}},"
+        f" not {_json_type(value)}."
+    )
+
+
+def _question_entries(root: Union[Dict[Any, Any], List[Any]]) -> List[Any]:
+    """The raw question entries, counted before any of them is looked at."""
+    if isinstance(root, list):
+        entries: List[Any] = root
+    elif "questions" in root:
+        entries = _questions_value(root["questions"])
+    elif _first(root, _QUESTION_KEYS, _text) is not None:
+        entries = [root]
+    else:
+        raise QuestionError(
+            _NO_QUESTIONS + " The call has no 'questions' array: send"
+            " {\"questions\": [{\"question\": \"...\"}]}."
+        )
+    _check_question_count(len(entries))
+    return entries
+
+
+def _questions_value(value: Any) -> List[Any]:
+    """The value of 'questions': a list, one object, or JSON text of either."""
+    if isinstance(value, str):
+        value = _parse_json(value, "'questions'")
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return [value]
+    if value is None:
+        return []
+    raise QuestionError(
+        f"'questions' must be an array of question objects, not {_json_type(value)}."
+    )
+
+
+def _decode_entry(index: int, entry: Any) -> QuestionItem:
+    """One question entry: an object, JSON text of an object, or plain text."""
+    if isinstance(entry, str):
+        fields = _object_in_text(entry)
+        if fields is None:
+            return QuestionItem(_question_text(index, entry))
+        entry = fields
+    if not isinstance(entry, dict):
+        raise QuestionError(
+            f"questions[{index}] is {_json_type(entry)}; each question must be an"
+            " object like {\"question\": \"...\"} or a plain string.",
+            index,
+        )
+    question = _question_text(index, _first(entry, _QUESTION_KEYS, _text))
+    try:
+        return _decode_fields(question, entry)
+    except QuestionError as err:
+        # Coercion helpers know the field, not the question: add the place.
+        raise QuestionError(f"{_where(index, question)}: {err}", index) from None
+
+
+def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
+    options, marked = _decode_options(entry)
+    item = QuestionItem(
+        question,
+        header=_first(entry, _HEADER_KEYS, _text),
+        options=options,
+        multi_select=_decode_multi_select(entry),
+        purpose=_first(entry, _PURPOSE_KEYS, _text),
+        required=_first(entry, _REQUIRED_KEYS, _boolean) is not False,
+        id=_first(entry, _ID_KEYS, _identifier) or "",
+    )
+    _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
+    explicit = _first(entry, _RECOMMENDED_KEYS, _text)
+    # The explicit field wins when it names an option; else a marked option.
+    if marked is not None and (explicit is None or not _names_option(explicit, options)):
+        explicit = marked
+    item.recommended = explicit
+    return item
+
+
+def _object_in_text(text: str) -> Optional[Dict[Any, Any]]:
+    """The object a string entry holds as JSON text, or None for plain text."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        value = _parse_json(stripped, "questions[]")
+    except QuestionError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _question_text(index: int, text: Any) -> str:
+    question = _text(text)
+    if question is None:
+        raise QuestionError(
+            f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
+            " the full question to show the user, ending with a question mark.",
+            index,
+        )
+    return question
+
+
+def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption]], Optional[str]]:
+    """The options of an entry, and the label of the first one marked recommended."""
+    raw = _first(entry, _OPTIONS_KEYS, _option_source)
+    if raw is None:
+        return None, None
+    _check_option_count(len(raw))
+    if isinstance(raw, dict):
+        described = [
+            QuestionOption(label.strip(), _text(description))
+            for label, description in raw.items()
+            if isinstance(label, str)
+        ]
+        return described, None
+    options: List[QuestionOption] = []
+    marked: Optional[str] = None
+    for value in raw:
+        option = _decode_option(value)
+        if option is None:
+            continue
+        options.append(option)
+        if marked is None and isinstance(value, dict) and _first(value, _RECOMMENDED_KEYS, _boolean):
+            marked = option.label
+    return options, marked
+
+
+def _decode_option(value: Any) -> Optional[QuestionOption]:
+    """An option entry: a label, a number, or an object with a label key."""
+    if isinstance(value, str):
+        # Kept even when blank, so that a list of blanks is refused as
+        # "zero options" rather than silently turned into free text.
+        return QuestionOption(value.strip())
+    if isinstance(value, dict):
+        label = _first(value, _OPTION_LABEL_KEYS, _label)
+        if label is None:
+            return None
+        return QuestionOption(label, _first(value, _OPTION_DESCRIPTION_KEYS, _text))
+    label = _number_text(value)
+    return None if label is None else QuestionOption(label)
+
+
+def _decode_multi_select(entry: Dict[Any, Any]) -> bool:
+    multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
+    if multi is None:
+        multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)
+    return bool(multi)
+
+
+def _apply_kind(item: QuestionItem, kind: Optional[str]) -> None:
+    """Apply the `type` word of the older, typed design to a fresh item."""
+    if kind == _TEXT_KIND:
+        item.options = None
+        item.multi_select = False
+    elif kind == _MULTI_KIND:
+        item.multi_select = True
+        item.question_type = QuestionType.MULTI_CHOICE
+    elif kind == _CHOICE_KIND:
+        multi = item.multi_select
+        item.question_type = QuestionType.MULTI_CHOICE if multi else QuestionType.SINGLE_CHOICE
+    elif kind == _YES_NO_KIND:
+        item.multi_select = False
+        item.question_type = QuestionType.SINGLE_CHOICE
+        if not item.options:
+            item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
+
+
+def _names_option(label: str, options: Optional[List[QuestionOption]]) -> bool:
+    wanted = _clean_label(label)[0]
+    return any(_clean_label(option.label)[0] == wanted for option in options or ())
+
+
+# Coercion helpers: one per value shape.  Each returns None for a value it
+# cannot use, so that _first() falls through to the next key.
+
+
+def _first(entry: Dict[Any, Any], keys: Sequence[str], coerce: Callable[[Any], Optional[_T]]) -> Optional[_T]:
+    for key in keys:
+        if key in entry:
+            value = coerce(entry[key])
+            if value is not None:
+                return value
+    return None
+
+
+def _text(value: Any) -> Optional[str]:
+    if isinstance(value, str):
+        return value.strip() or None
+    return None
+
+
+def _number_text(value: Any) -> Optional[str]:
+    """A finite number as text; bools and non-finite floats are not numbers here."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    try:
+        return str(value)
+    except ValueError:  # an int too long for this interpreter to print
+        return None
+
+
+def _label(value: Any) -> Optional[str]:
+    return _text(value) if isinstance(value, str) else _number_text(value)
+
+
+def _identifier(value: Any) -> Optional[str]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _number_text(value)
+    return _text(value)
+
+
+def _boolean(value: Any) -> Optional[bool]:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return {0: False, 1: True}.get(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    return None
+
+
+def _selection_mode(value: Any) -> Optional[bool]:
+    if isinstance(value, str):
+        return _SELECTION_MODES.get(value.strip().lower())
+    return None
+
+
+def _kind(value: Any) -> Optional[str]:
+    if not isinstance(value, str):
+        return None
+    word = value.lower().replace("_", "").replace("-", "").replace(" ", "")
+    return _KIND_WORDS.get(word)
+
+
+def _option_source(value: Any) -> Optional[Union[List[Any], Dict[Any, Any]]]:
+    """A list of option entries or a label -> description object, maybe as JSON text."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped.startswith(("[", "{")):
+            return None
+        value = _parse_json(stripped, "'options'")
+    return value if isinstance(value, (list, dict)) else None
+
+
+def _check_question_count(count: int) -> None:
+    if count > MAX_QUESTIONS:
+        raise QuestionError(
+            f"The call has {count} questions; the limit is {MAX_QUESTIONS}. Ask only"
+            " what you need now (1-4 questions is best) and the rest later."
+        )
+
+
+def _check_option_count(count: int) -> None:
+    if count > MAX_OPTIONS:
+        raise QuestionError(
+            f"it has {count} options; the limit is {MAX_OPTIONS}. Offer 2-4 distinct"
+            " options, or leave out 'options' to ask for free text."
+        )
+
+
+# JSON text, parsed within the bounds.
+
+
+def _parse_json(text: Union[str, bytes, bytearray], what: str) -> Any:
+    """Parse JSON text; every failure is a QuestionError that names ``what``."""
+    if isinstance(text, (bytes, bytearray)):
+        _check_size(len(text), what)
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise QuestionError(f"{what} is not UTF-8 text.") from None
+    elif len(text) * 4 > MAX_PAYLOAD_BYTES:  # else it cannot be too large
+        _check_size(len(text.encode("utf-8", "surrogatepass")), what)
+    if _too_deep(text):
+        raise QuestionError(
+            f"{what} nests arrays and objects more than {MAX_DEPTH} levels deep;"
+            " a question call needs four."
+        )
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as err:
+        raise QuestionError(
+            f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
+        ) from None
+
+
+def _check_size(size: int, what: str) -> None:
+    if size > MAX_PAYLOAD_BYTES:
+        raise QuestionError(
+            f"{what} is {size} bytes of JSON; the limit is {MAX_PAYLOAD_BYTES}."
+            " Ask fewer, shorter questions."
+        )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+_DEPTH_STEPS = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays and objects nest deeper than MAX_DEPTH, outside strings."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the common case: too few brackets to nest that deep
+    import itertools
+    import re
+
+    # re caches compiled patterns, so these compile once per process.
+    skeleton = re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"', "", text)
+    brackets = re.findall(r"[\[\]{}]", skeleton)
+    depths = itertools.accumulate(_DEPTH_STEPS[bracket] for bracket in brackets)
+    return max(depths, default=0) > MAX_DEPTH
+
+
+def _json_type(value: Any) -> str:
+    """How a JSON value is named in a message: 'a number', 'null', ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a Python {type(value).__name__}"
+
+
+def _quoted(text: str) -> str:
+    """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _where(index: int, question: str) -> str:
+    """Name a question in a message: its place in the call and its text."""
+    if len(question) > _QUOTE_CHARS:
+        question = question[: _QUOTE_CHARS - 3].rstrip() + "..."
+    return f"questions[{index}] ({_quoted(question)})"
+
+
+# ---------------------------------------------------------------------------
+# Normalization and validation
+
+
+def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
+    """Validate a batch and return new, normalized items; ``input`` is unchanged.
+
+    Normalization gives every question a unique id, cleans option labels
+    (trimmed, the " (Recommended)" suffix taken off, blanks and repeats
+    dropped), derives each kind, and moves the recommended option of a
+    single-choice question to the top.
+
+        >>> items = askq.validate_and_normalize(askq.QuestionInput([
+        ...     askq.QuestionItem.multi_choice("Which checks?", ["Lint", " Lint", "Tests"])]))
+        >>> items[0].id, [option.label for option in items[0].options]
+        ('q0', ['Lint', 'Tests'])
+    """
+    items = input.questions if isinstance(input, QuestionInput) else None
+    if not isinstance(items, list):
+        raise QuestionError("validate_and_normalize() takes a QuestionInput.")
+    if not items:
+        raise QuestionError(_NO_QUESTIONS)
+    _check_question_count(len(items))
+    ids = _assign_ids(items)
+    return [_normalized_item(index, item, ids[index]) for index, item in enumerate(items)]
+
+
+def ask(payload: Any) -> QuestionOutput:
+    """Decode (unless given a QuestionInput) and normalize one tool call.
+
+    Returns the normalized questions with no answers yet; raises
+    QuestionError, written for the model, for a call that cannot be shown.
+    """
+    request = payload if isinstance(payload, QuestionInput) else decode(payload)
+    return QuestionOutput(validate_and_normalize(request), [])
+
+
+def _assign_ids(items: Sequence[QuestionItem]) -> List[str]:
+    """Explicit ids, checked unique; ``q<index>`` (made unique) for the rest."""
+    given = [_identifier(_item_field(item, "id")) for item in items]
+    owners: Dict[str, int] = {}
+    for index, item_id in enumerate(given):
+        if item_id is None:
+            continue
+        if item_id in owners:
+            first = owners[item_id]
+            raise QuestionError(
+                f"{_where_item(first, items[first])} and"
+                f" {_where_item(index, items[index])} both have the id"
+                f" {_quoted(item_id)}. Give every question its own id, or leave"
+                " 'id' out.",
+                index,
+            )
+        owners[item_id] = index
+    taken: Set[str] = set(owners)
+    ids = []
+    for index, item_id in enumerate(given):
+        if item_id is None:
+            item_id = _free_id(f"q{index}", taken)
+            taken.add(item_id)
+        ids.append(item_id)
+    return ids
+
+
+def _free_id(base: str, taken: Set[str]) -> str:
+    candidate, suffix = base, 0
+    while candidate in taken:
+        suffix += 1
+        candidate = f"{base}-{suffix}"
+    return candidate
+
+
+def _normalized_item(index: int, item: QuestionItem, item_id: str) -> QuestionItem:
+    question = _question_text(index, _item_field(item, "question"))
+    where = _where(index, question)
+    raw_options = _item_field(item, "options")
+    kind = _derived_kind(item, raw_options)
+    options, suffixed = _cleaned_options(where, index, raw_options)
+    if kind.is_choice:
+        _check_choices(where, index, kind, raw_options, options)
+    recommended = None
+    if kind is QuestionType.SINGLE_CHOICE:
+        recommended = _recommendation(_item_field(item, "recommended"), options, suffixed)
+        options = _recommended_first(options, recommended)
+    normalized = QuestionItem(
+        question,
+        header=_text(_item_field(item, "header")),
+        options=options if kind.is_choice else None,
+        multi_select=kind is QuestionType.MULTI_CHOICE,
+        purpose=_text(_item_field(item, "purpose")),
+        required=_boolean(_item_field(item, "required")) is not False,
+        question_type=kind,
+        id=item_id,
+        recommended=recommended,
+    )
+    _check_lengths(where, index, normalized)
+    return normalized
+
+
+def _item_field(item: Any, name: str) -> Any:
+    """A field of an item built in code, tolerating objects that lack it."""
+    return getattr(item, name, None)
+
+
+def _where_item(index: int, item: Any) -> str:
+    return _where(index, _text(_item_field(item, "question")) or "")
+
+
+def _derived_kind(item: QuestionItem, raw_options: Any) -> QuestionType:
+    declared = _item_field(item, "question_type")
+    if _item_field(item, "multi_select") is True or declared is QuestionType.MULTI_CHOICE:
+        return QuestionType.MULTI_CHOICE
+    if raw_options or declared is QuestionType.SINGLE_CHOICE:
+        return QuestionType.SINGLE_CHOICE
+    return QuestionType.TEXT
+
+
+def _cleaned_options(where: str, index: int, raw_options: Any) -> Tuple[List[QuestionOption], Optional[str]]:
+    """Options trimmed, unsuffixed, without blanks or repeats; and the first
+    label that carried the recommended suffix."""
+    if not isinstance(raw_options, (list, tuple)):
+        return [], None
+    try:
+        _check_option_count(len(raw_options))
+    except QuestionError as err:
+        raise QuestionError(f"{where}: {err}", index) from None
+    options: List[QuestionOption] = []
+    seen: Set[str] = set()
+    suffixed: Optional[str] = None
+    for raw in raw_options:
+        raw_label, description = _option_parts(raw)
+        label, had_suffix = _clean_label(raw_label)
+        if had_suffix and suffixed is None:
+            suffixed = label  # a repeat passes its mark to the label it repeats
+        if label and label not in seen:
+            seen.add(label)
+            options.append(QuestionOption(label, _text(description)))
+    return options, suffixed
+
+
+def _option_parts(option: Any) -> Tuple[Any, Any]:
+    if isinstance(option, QuestionOption):
+        return option.label, option.description
+    return option, None  # a bare label, as a caller may put in a list
+
+
+def _clean_label(label: Any) -> Tuple[str, bool]:
+    """Trim a label and take off one trailing "(Recommended)", in any case.
+
+    Returns the label and whether it carried the suffix.  A label that is
+    nothing but the suffix keeps it: an empty label could not be shown.
+    """
+    if not isinstance(label, str):
+        return "", False
+    label = label.strip()
+    if len(label) > len(RECOMMENDED_SUFFIX) and label[-len(RECOMMENDED_SUFFIX):].lower() == RECOMMENDED_SUFFIX.lower():
+        stem = label[: -len(RECOMMENDED_SUFFIX)].rstrip()
+        if stem:
+            return stem, True
+    return label, False
+
+
+def _check_choices(
+    where: str, index: int, kind: QuestionType, raw_options: Any, options: List[QuestionOption]
+) -> None:
+    if raw_options is None:
+        raise QuestionError(
+            f"{where} is a choice question but has no 'options'. Give it 2-4"
+            " options, or leave out 'options' and 'multiSelect' to ask for free text.",
+            index,
+        )
+    if not options:
+        raise QuestionError(
+            f"{where} has zero options once blank and repeated labels are dropped."
+            " Give it 2-4 options with distinct, non-empty labels, or leave out"
+            " 'options' to ask for free text.",
+            index,
+        )
+    if kind is not QuestionType.SINGLE_CHOICE:
+        return  # only single-choice UIs draw the custom row beside the options
+    for option in options:
+        if option.label.lower() == CUSTOM_RESPONSE_LABEL.lower():
+            raise QuestionError(
+                f"{where} has the option {_quoted(option.label)}, which collides with"
+                " the reserved custom-answer label. Remove it: the user can always"
+                " type their own answer.",
+                index,
+            )
+
+
+def _recommendation(requested: Any, options: List[QuestionOption], suffixed: Optional[str]) -> Optional[str]:
+    """The recommended label: the requested one if it names an option, else
+    the first that carried the suffix."""
+    label = _clean_label(_text(requested))[0]
+    if label and any(option.label == label for option in options):
+        return label
+    return suffixed
+
+
+def _recommended_first(options: List[QuestionOption], recommended: Optional[str]) -> List[QuestionOption]:
+    if recommended is None or options[0].label == recommended:
+        return options
+    top = [option for option in options if option.label == recommended]
+    return top + [option for option in options if option.label != recommended]
+
+
+def _check_lengths(where: str, index: int, item: QuestionItem) -> None:
+    fields: List[Tuple[str, Optional[str]]] = [
+        ("question", item.question),
+        ("header", item.header),
+        ("purpose", item.purpose),
+        ("id", item.id),
+    ]
+    for option in item.options or ():
+        fields.append(("option label", option.label))
+        fields.append(("option description", option.description))
+    for name, value in fields:
+        if value is not None and len(value) > MAX_TEXT:
+            raise QuestionError(
+                f"{where}: its {name} is {len(value)} characters long; the limit"
+                f" is {MAX_TEXT}. Shorten it.",
+                index,
+            )
+
+
+# ---------------------------------------------------------------------------
+# The tool definition shown to the model
+
+_TOOL_DESCRIPTION = (
+    "Ask the user one or more questions and wait for their answers. Put every"
+    " question you need into this one call: each call interrupts the user, so"
+    " batch them. Use 'purpose' to say why you need each answer; it helps the"
+    " user answer well.\n\n"
+    "Each question has:\n"
+    "- question: the full question, clear and specific, ending with a question"
+    " mark.\n"
+    "- header: a very short tag shown beside it (at most 12 characters), such"
+    " as \"Database\" or \"Auth method\".\n"
+    "- options: 2-4 distinct choices, each {\"label\": 1-5 words, \"description\":"
+    " what choosing it means or costs}. Leave 'options' out to ask for free"
+    " text.\n"
+    "- multiSelect: true when the user may pick several options; false (the"
+    " default) when the choices exclude each other.\n"
+    "- purpose: why you need the answer.\n"
+    "- required: false when the user may skip the question (default true).\n\n"
+    "The user can always type their own answer instead of picking one, so never"
+    " add an 'Other' option of your own. To recommend an option, put it first"
+    " and end its label with \" (Recommended)\".\n\n"
+    "Do not ask what you can find out yourself from the code, the files or the"
+    " conversation: ask only when you need the user's own decision."
+)
+
+# Built-in copies of schema.json and example_args.json, which override them
+# when they stand beside this file; a test keeps the copies equal.
+_BUILTIN_SCHEMA = """\
+{
+  "type": "object",
+  "properties": {
+    "questions": {
+      "type": "array",
+      "description": "The questions to ask, 1-4 of them, all in this one call.",
+      "minItems": 1,
+      "maxItems": 4,
+      "items": {
+        "type": "object",
+        "properties": {
+          "question": {
+            "type": "string",
+            "description": "The full question to show the user: clear, specific, ending with a question mark. For multiSelect, phrase it so several answers fit, e.g. \\"Which checks should run?\\""
+          },
+          "header": {
+            "type": "string",
+            "description": "A very short tag shown beside the question, at most 12 characters, e.g. \\"Database\\" or \\"Auth method\\"."
+          },
+          "options": {
+            "type": "array",
+            "description": "2-4 distinct choices. Leave out for a free-text question. Never add an 'Other' option: the user can always type their own answer. To recommend an option, put it first and end its label with \\" (Recommended)\\".",
+            "items": {
+              "type": "object",
+              "properties": {
+                "label": {
+                  "type": "string",
+                  "description": "What the user sees and picks: 1-5 words."
+                },
+                "description": {
+                  "type": "string",
+                  "description": "What choosing this option means, or what it costs."
+                }
+              },
+              "required": ["label"]
+            }
+          },
+          "multiSelect": {
+            "type": "boolean",
+            "default": false,
+            "description": "true when the user may pick several options; false when the choices exclude each other."
+          },
+          "purpose": {
+            "type": "string",
+            "description": "Why you need this answer; it helps the user answer well."
+          },
+          "required": {
+            "type": "boolean",
+            "default": true,
+            "description": "false when the user may skip this question."
+          }
+        },
+        "required": ["question"]
+      }
+    }
+  },
+  "required": ["questions"]
+}
+"""
+
+_BUILTIN_EXAMPLE_ARGS = """\
+{
+  "questions": [
+    {
+      "question": "Which database should the new service use?",
+      "header": "Database",
+      "purpose": "The schema, the migrations and the test setup depend on it.",
+      "options": [
+        {"label": "PostgreSQL (Recommended)", "description": "Same as the other services; needs a server"},
+        {"label": "SQLite", "description": "One file and no server; fine for a single instance"}
+      ]
+    },
+    {
+      "question": "Which checks should run before every commit?",
+      "header": "Checks",
+      "multiSelect": true,
+      "options": [
+        {"label": "Unit tests", "description": "About 20 seconds"},
+        {"label": "Type check", "description": "mypy in strict mode"},
+        {"label": "Lint", "description": "ruff, under a second"}
+      ]
+    },
+    {
+      "question": "What should the service be called?",
+      "header": "Name",
+      "purpose": "Used for the package, the container image and the logs.",
+      "required": false
+    }
+  ]
+}
+"""
+
+_BUILTIN_RESOURCES = {
+    "schema.json": _BUILTIN_SCHEMA,
+    "example_args.json": _BUILTIN_EXAMPLE_ARGS,
+}
+_resource_cache: Dict[str, str] = {}
+
+
+def tool_description() -> Dict[str, Any]:
+    """The tool as shown to the model: name, description, schema, an example call.
+
+        >>> sorted(askq.tool_description())
+        ['description', 'exampleArgs', 'inputSchema', 'name']
+    """
+    return {
+        "name": TOOL_NAME,
+        "description": _TOOL_DESCRIPTION,
+        "inputSchema": json.loads(_resource_text("schema.json")),
+        "exampleArgs": json.loads(_resource_text("example_args.json")),
+    }
+
+
+def error_text(err: BaseException) -> str:
+    """The tool-error text for the model: what went wrong, then a call to copy."""
+    return (
+        f"{err}\n\nThe user was not asked anything. Fix the call and send it"
+        " again; a complete, valid call looks like this:\n"
+        + _resource_text("example_args.json").strip()
+    )
+
+
+def _resource_text(name: str) -> str:
+    """A JSON file from beside this module, read once; the built-in copy if absent."""
+    text = _resource_cache.get(name)
+    if text is None:
+        text = _read_beside_module(name)
+        if text is None:
+            text = _BUILTIN_RESOURCES[name]
+        _resource_cache[name] = text
+    return text
+
+
+def _read_beside_module(name: str) -> Optional[str]:
+    """Read a file next to this module, through its loader so zip imports work."""
+    module_file = globals().get("__file__")
+    if not module_file:
+        return None  # an interpreter that runs modules without files
+    path = os.path.join(os.path.dirname(module_file), name)
+    loader = globals().get("__loader__")
+    try:
+        if hasattr(loader, "get_data"):
+            data = loader.get_data(path)  # type: ignore[union-attr]
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+    except OSError:
+        return None
+    return bytes(data).decode("utf-8-sig")
+
+
+# ---------------------------------------------------------------------------
+# Command line
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; return the exit status.
+
+    ``check FILE|-`` prints the normalized questions as JSON (exit 0) or the
+    error for the model on stderr (exit 2); ``schema`` prints the tool.
+    """
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["schema"] and len(args) == 1:
+        print(json.dumps(tool_description(), ensure_ascii=False, indent=2))
+        return 0
+    if args[:1] == ["check"] and len(args) == 2:
+        try:
+            output = ask(_read_input(args[1]))
+        except QuestionError as err:
+            print(_one_line(str(err)), file=sys.stderr)
+            return 2
+        print(output.to_json(indent=2))
+        return 0
+    print("usage: askq.py check FILE|- | schema", file=sys.stderr)
+    return 2
+
+
+def _read_input(path: str) -> bytes:
+    import sys
+
+    try:
+        if path == "-":
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as stream:
+            return stream.read()
+    except OSError as err:
+        raise QuestionError(f"Cannot read {path}: {err.strerror or err}.") from None
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

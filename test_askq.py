@@ -1,0 +1,925 @@
+"""Tests for askq: run with ``python -m unittest``."""
+
+import copy
+import dataclasses
+import doctest
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+from typing import Any, Dict, List
+from unittest import mock
+
+import askq
+from askq import (
+    AnswerItem,
+    QuestionError,
+    QuestionInput,
+    QuestionItem,
+    QuestionOption,
+    QuestionOutput,
+    QuestionType,
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAN_SPAWN = sys.platform != "emscripten"  # Pyodide has no subprocesses
+
+
+def load_tests(loader: unittest.TestLoader, tests: unittest.TestSuite, pattern: Any) -> unittest.TestSuite:
+    # The docstring examples are part of the documentation: keep them true.
+    tests.addTests(doctest.DocTestSuite(askq, extraglobs={"askq": askq}))
+    return tests
+
+
+def one(payload: Any) -> QuestionItem:
+    """The single normalized question of a call."""
+    output = askq.ask(payload)
+    assert len(output.questions) == 1
+    return output.questions[0]
+
+
+def labels(item: QuestionItem) -> List[str]:
+    return [option.label for option in item.options or []]
+
+
+def question(**fields: Any) -> Dict[str, Any]:
+    entry: Dict[str, Any] = {"question": "Which one?"}
+    entry.update(fields)
+    return {"questions": [entry]}
+
+
+class RefusalCase(unittest.TestCase):
+    def assertRefused(self, payload: Any, *fragments: str) -> QuestionError:
+        with self.assertRaises(QuestionError) as caught:
+            askq.ask(payload)
+        for fragment in fragments:
+            self.assertIn(fragment, str(caught.exception))
+        return caught.exception
+
+
+class DataModelTests(unittest.TestCase):
+    def test_field_order_and_defaults(self) -> None:
+        def shape(cls: Any) -> List[Any]:
+            return [
+                (f.name, f.default if f.default is not dataclasses.MISSING else "-")
+                for f in dataclasses.fields(cls)
+            ]
+
+        self.assertEqual(shape(QuestionOption), [("label", "-"), ("description", None)])
+        self.assertEqual(
+            shape(QuestionItem),
+            [
+                ("question", "-"),
+                ("header", None),
+                ("options", None),
+                ("multi_select", False),
+                ("purpose", None),
+                ("required", True),
+                ("question_type", QuestionType.TEXT),
+                ("id", ""),
+                ("recommended", None),
+            ],
+        )
+        self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None)])
+        self.assertEqual(shape(QuestionInput), [("questions", "-")])
+        self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-")])
+
+    def test_question_type(self) -> None:
+        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice"])
+        self.assertEqual(QuestionType.TEXT, "Text")
+        self.assertFalse(QuestionType.TEXT.is_choice)
+        self.assertTrue(QuestionType.SINGLE_CHOICE.is_choice)
+        self.assertTrue(QuestionType.MULTI_CHOICE.is_choice)
+
+    def test_constants(self) -> None:
+        self.assertEqual(askq.TOOL_NAME, "ask_questions")
+        self.assertEqual(askq.CUSTOM_RESPONSE_LABEL, "Personalize your response")
+        self.assertEqual(askq.RECOMMENDED_SUFFIX, "(Recommended)")
+
+    def test_constructors(self) -> None:
+        text = QuestionItem.text("Name?")
+        self.assertEqual((text.question, text.options, text.question_type), ("Name?", None, QuestionType.TEXT))
+        single = QuestionItem.single_choice("Pick?", ["A", "B"])
+        self.assertEqual(single.options, [QuestionOption("A"), QuestionOption("B")])
+        self.assertEqual((single.multi_select, single.question_type), (False, QuestionType.SINGLE_CHOICE))
+        multi = QuestionItem.multi_choice("Pick some?", ("A", "B"))
+        self.assertEqual((multi.multi_select, multi.question_type), (True, QuestionType.MULTI_CHOICE))
+
+    def test_option_to_dict(self) -> None:
+        self.assertEqual(QuestionOption("A").to_dict(), {"label": "A"})
+        self.assertEqual(list(QuestionOption("A", "d").to_dict()), ["label", "description"])
+
+    def test_question_to_dict_minimal(self) -> None:
+        data = QuestionItem("Q?").to_dict()
+        self.assertEqual(data, {"question": "Q?", "required": True, "question_type": "Text"})
+
+    def test_question_to_dict_full_in_order(self) -> None:
+        item = QuestionItem(
+            "Q?",
+            header="H",
+            options=[QuestionOption("A", "a")],
+            multi_select=True,
+            purpose="P",
+            required=False,
+            question_type=QuestionType.MULTI_CHOICE,
+            id="x",
+            recommended="A",
+        )
+        data = item.to_dict()
+        self.assertEqual(
+            list(data),
+            ["question", "header", "options", "multiSelect", "purpose", "required",
+             "question_type", "id", "recommended"],
+        )
+        self.assertEqual(data["options"], [{"label": "A", "description": "a"}])
+        self.assertIs(data["multiSelect"], True)
+        self.assertEqual(data["question_type"], "MultiChoice")
+
+    def test_multi_select_false_is_left_out(self) -> None:
+        self.assertNotIn("multiSelect", QuestionItem("Q?", multi_select=False).to_dict())
+
+    def test_answer_to_dict_always_has_all_keys(self) -> None:
+        self.assertEqual(AnswerItem("q0").to_dict(), {"id": "q0", "answer": None, "selected": None})
+        self.assertEqual(
+            AnswerItem("q0", "typed", ["A"]).to_dict(),
+            {"id": "q0", "answer": "typed", "selected": ["A"]},
+        )
+
+    def test_input_and_output_to_dict(self) -> None:
+        item = QuestionItem("Q?")
+        self.assertEqual(QuestionInput([item]).to_dict(), {"questions": [item.to_dict()]})
+        output = QuestionOutput([item], [AnswerItem("q0", "x")])
+        self.assertEqual(
+            output.to_dict(),
+            {"questions": [item.to_dict()], "answers": [{"id": "q0", "answer": "x", "selected": None}]},
+        )
+        self.assertEqual(json.loads(output.to_json()), output.to_dict())
+        self.assertIn("\n", output.to_json(indent=2))
+        self.assertIn("é", QuestionOutput([QuestionItem("Café?")], []).to_json())
+
+    def test_public_names(self) -> None:
+        for name in askq.__all__:
+            self.assertTrue(hasattr(askq, name), name)
+        public = {
+            name for name in vars(askq)
+            if not name.startswith("_") and getattr(getattr(askq, name), "__module__", "askq") == "askq"
+            and name.isidentifier() and not isinstance(getattr(askq, name), type(os))
+        }
+        public -= {"Any", "Callable", "Dict", "Iterable", "List", "Optional", "Sequence",
+                   "Set", "Tuple", "TypeVar", "Union", "dataclass"}
+        self.assertEqual(public, set(askq.__all__))
+
+
+class PayloadShapeTests(RefusalCase):
+    CALL: Dict[str, Any] = {"questions": [{"question": "Name?"}]}  # noqa: RUF012 (read only)
+
+    def test_dict(self) -> None:
+        self.assertEqual(one(self.CALL).question, "Name?")
+
+    def test_json_text_str_bytes_bytearray(self) -> None:
+        text = json.dumps(self.CALL)
+        for payload in (text, text.encode(), bytearray(text.encode()), "\ufeff" + text):
+            with self.subTest(type=type(payload)):
+                if isinstance(payload, str) and payload.startswith("\ufeff"):
+                    self.assertRefused(payload, "not valid JSON")
+                else:
+                    self.assertEqual(one(payload).question, "Name?")
+
+    def test_bytes_with_bom(self) -> None:
+        self.assertEqual(one(b"\xef\xbb\xbf" + json.dumps(self.CALL).encode()).question, "Name?")
+
+    def test_double_encoded_payload(self) -> None:
+        self.assertEqual(one(json.dumps(json.dumps(self.CALL))).question, "Name?")
+
+    def test_list_is_the_questions(self) -> None:
+        self.assertEqual(one([{"question": "Name?"}]).question, "Name?")
+        self.assertEqual(one('[{"question": "Name?"}]').question, "Name?")
+
+    def test_single_question_object(self) -> None:
+        item = one({"question": "Name?", "header": "Name"})
+        self.assertEqual((item.question, item.header), ("Name?", "Name"))
+        self.assertEqual(one({"prompt": "Name?"}).question, "Name?")
+
+    def test_other_top_level_keys_ignored(self) -> None:
+        payload = {"questions": [{"question": "Name?"}], "answers": [1], "metadata": {"x": 1}}
+        output = askq.ask(payload)
+        self.assertEqual(output.answers, [])
+        self.assertEqual(len(output.questions), 1)
+
+    def test_questions_as_json_text(self) -> None:
+        self.assertEqual(one({"questions": '[{"question": "Name?"}]'}).question, "Name?")
+        self.assertEqual(one({"questions": '{"question": "Name?"}'}).question, "Name?")
+
+    def test_questions_as_one_object(self) -> None:
+        self.assertEqual(one({"questions": {"question": "Name?"}}).question, "Name?")
+
+    def test_double_encoded_questions_in_text_payload(self) -> None:
+        inner = json.dumps([{"question": "Name?", "options": json.dumps(["A", "B"])}])
+        item = one(json.dumps({"questions": inner}))
+        self.assertEqual(labels(item), ["A", "B"])
+
+    def test_empty_questions_decode_then_refused(self) -> None:
+        self.assertEqual(askq.decode({"questions": []}).questions, [])
+        self.assertRefused({"questions": []}, "No questions provided. Ask at least one question.")
+        self.assertRefused([], "No questions provided. Ask at least one question.")
+        self.assertRefused({"questions": None}, "No questions provided. Ask at least one question.")
+
+    def test_no_questions_key(self) -> None:
+        error = self.assertRefused({"metadata": 1}, "No questions provided. Ask at least one question.")
+        self.assertIn("'questions' array", str(error))
+
+    def test_questions_of_wrong_type(self) -> None:
+        self.assertRefused({"questions": 5}, "'questions' must be an array", "not a number")
+        self.assertRefused({"questions": "Name?"}, "'questions' is not valid JSON")
+        self.assertRefused({"questions": "42"}, "'questions' must be an array", "not a number")
+
+    def test_payload_of_wrong_type(self) -> None:
+        for payload, kind in ((5, "a number"), (None, "null"), ("true", "a boolean"), (json.dumps(json.dumps("x")), "a string"),
+                              (object(), "a Python object")):
+            with self.subTest(payload=payload):
+                self.assertRefused(payload, "The call must be a JSON object", kind)
+
+    def test_invalid_json_text(self) -> None:
+        error = self.assertRefused('{"questions": [', "The call is not valid JSON")
+        self.assertIsNone(error.index)
+        self.assertRefused(b"\xff\xfe", "The call is not UTF-8 text.")
+        self.assertRefused("", "The call is not valid JSON")
+
+
+class EntryTests(RefusalCase):
+    def test_string_entry_is_free_text(self) -> None:
+        item = one({"questions": ["  What should it be called?  "]})
+        self.assertEqual(item.question, "What should it be called?")
+        self.assertEqual(item.question_type, QuestionType.TEXT)
+
+    def test_string_entry_holding_an_object(self) -> None:
+        entry = json.dumps({"question": "Pick?", "options": ["A", "B"]})
+        item = one({"questions": [entry]})
+        self.assertEqual((item.question, labels(item)), ("Pick?", ["A", "B"]))
+
+    def test_string_entry_that_only_looks_like_an_object(self) -> None:
+        self.assertEqual(one({"questions": ["{name} or {title}?"]}).question, "{name} or {title}?")
+        self.assertEqual(one({"questions": ["[1, 2]"]}).question, "[1, 2]")
+
+    def test_blank_string_entry_refused(self) -> None:
+        error = self.assertRefused({"questions": ["ok?", "  "]}, "questions[1]", "needs a non-empty 'question' (or 'header') field")
+        self.assertEqual(error.index, 1)
+
+    def test_other_entries_refused_by_position(self) -> None:
+        for entry, kind in ((3, "a number"), (None, "null"), ([1], "an array"), (True, "a boolean")):
+            with self.subTest(entry=entry):
+                error = self.assertRefused({"questions": ["ok?", entry]}, f"questions[1] is {kind}")
+                self.assertEqual(error.index, 1)
+
+    def test_object_without_question_text(self) -> None:
+        self.assertRefused({"questions": [{"options": ["A"]}]}, "questions[0] needs a non-empty 'question' (or 'header') field")
+        self.assertRefused({"questions": [{"question": "   ", "prompt": None}]}, "needs a non-empty 'question'")
+
+
+class FieldAliasTests(unittest.TestCase):
+    def test_question_text_keys_in_order(self) -> None:
+        for key in ("question", "prompt", "message", "text", "header"):
+            with self.subTest(key=key):
+                self.assertEqual(one({"questions": [{key: " Q? "}]}).question, "Q?")
+        entry = {"header": "H", "text": "T", "message": "M", "prompt": "P", "question": "Q"}
+        self.assertEqual(one({"questions": [entry]}).question, "Q")
+        del entry["question"]
+        self.assertEqual(one({"questions": [entry]}).question, "P")
+
+    def test_header_only_entry(self) -> None:
+        item = one({"questions": [{"header": "Auth method"}]})
+        self.assertEqual((item.question, item.header), ("Auth method", "Auth method"))
+
+    def test_unusable_value_falls_through(self) -> None:
+        entry = {"question": "", "prompt": 5, "message": None, "text": "  T  "}
+        self.assertEqual(one({"questions": [entry]}).question, "T")
+
+    def test_header_keys(self) -> None:
+        self.assertEqual(one(question(label="Lbl")).header, "Lbl")
+        self.assertEqual(one(question(header="Hd", label="Lbl")).header, "Hd")
+        self.assertEqual(one(question(header=" ", label="Lbl")).header, "Lbl")
+        self.assertIsNone(one(question(header="   ")).header)
+
+    def test_purpose_keys(self) -> None:
+        self.assertEqual(one(question(description="D")).purpose, "D")
+        self.assertEqual(one(question(purpose=" P ", description="D")).purpose, "P")
+        self.assertEqual(one(question(purpose=["x"], description="D")).purpose, "D")
+
+    def test_options_keys(self) -> None:
+        for key in ("options", "choices", "suggestions"):
+            with self.subTest(key=key):
+                self.assertEqual(labels(one(question(**{key: ["A", "B"]}))), ["A", "B"])
+        self.assertEqual(labels(one(question(options=None, choices=["C"]))), ["C"])
+        self.assertEqual(labels(one(question(options="A, B", choices=["C"]))), ["C"])
+        # An empty list is a usable value: it wins, and makes a free-text question.
+        item = one(question(options=[], choices=["C"]))
+        self.assertEqual((item.options, item.question_type), (None, QuestionType.TEXT))
+
+    def test_multi_select_keys(self) -> None:
+        for key in ("multiSelect", "multiple", "multi_select", "multiselect", "allowMultiple", "allow_multiple"):
+            with self.subTest(key=key):
+                item = one(question(options=["A", "B"], **{key: True}))
+                self.assertEqual(item.question_type, QuestionType.MULTI_CHOICE)
+        item = one(question(options=["A", "B"], multiSelect="maybe", multiple=True))
+        self.assertTrue(item.multi_select)
+        item = one(question(options=["A", "B"], multiSelect=False, multiple=True))
+        self.assertFalse(item.multi_select)
+
+    def test_selection_mode(self) -> None:
+        for key in ("selectionMode", "selection_mode"):
+            for word, multi in (("multiple", True), ("MULTI", True), (" Single ", False), ("other", False)):
+                with self.subTest(key=key, word=word):
+                    self.assertIs(one(question(options=["A", "B"], **{key: word})).multi_select, multi)
+        item = one(question(options=["A", "B"], multiSelect=False, selectionMode="multiple"))
+        self.assertFalse(item.multi_select)
+
+    def test_boolean_forms(self) -> None:
+        for value, expected in (
+            (True, True), (False, False), (1, True), (0, False),
+            ("true", True), ("TRUE", True), ("Yes", True), ("1", True),
+            ("false", False), ("No", False), (" 0 ", False),
+        ):
+            with self.subTest(value=value):
+                self.assertIs(one(question(options=["A", "B"], multiSelect=value)).multi_select, expected)
+                self.assertIs(one(question(required=value)).required, expected)
+        for junk in (2, -1, 1.0, "maybe", None, [], {}):
+            with self.subTest(junk=junk):
+                self.assertFalse(one(question(options=["A", "B"], multiSelect=junk)).multi_select)
+                self.assertTrue(one(question(required=junk)).required)
+
+    def test_id(self) -> None:
+        self.assertEqual(one(question(id=" lang ")).id, "lang")
+        self.assertEqual(one(question(id=7)).id, "7")
+        for junk in (True, 1.5, "  ", None, ["x"]):
+            with self.subTest(junk=junk):
+                self.assertEqual(one(question(id=junk)).id, "q0")
+
+
+class OptionEntryTests(unittest.TestCase):
+    def test_strings_and_numbers(self) -> None:
+        item = one(question(options=[" A ", 2, 2.5, True, None, float("inf"), float("nan"), [1]]))
+        self.assertEqual(labels(item), ["A", "2", "2.5"])
+
+    def test_object_label_keys_in_order(self) -> None:
+        for key in ("label", "text", "title", "value", "name"):
+            with self.subTest(key=key):
+                self.assertEqual(labels(one(question(options=[{key: "A"}, {key: 3}]))), ["A", "3"])
+        entry = {"label": " ", "text": None, "title": "T", "value": "V"}
+        self.assertEqual(labels(one(question(options=[entry, "B"]))), ["T", "B"])
+
+    def test_object_without_label_is_dropped(self) -> None:
+        item = one(question(options=[{"description": "d"}, {"label": None}, "A"]))
+        self.assertEqual(labels(item), ["A"])
+
+    def test_description(self) -> None:
+        item = one(question(options=[{"label": "A", "description": " d "}, {"label": "B", "description": 5}]))
+        self.assertEqual([o.description for o in item.options or []], ["d", None])
+
+    def test_options_as_json_text(self) -> None:
+        self.assertEqual(labels(one(question(options='["A", "B"]'))), ["A", "B"])
+        item = one(question(options='{"A": "first", "B": null}'))
+        self.assertEqual([(o.label, o.description) for o in item.options or []], [("A", "first"), ("B", None)])
+
+    def test_options_as_mapping(self) -> None:
+        item = one(question(options={"A": "first", "B (Recommended)": "second", 3: "dropped"}))
+        self.assertEqual(labels(item), ["B", "A"])
+        self.assertEqual(item.recommended, "B")
+
+    def test_options_json_text_that_does_not_parse(self) -> None:
+        with self.assertRaises(QuestionError) as caught:
+            askq.ask(question(options='["A", "B"'))
+        message = str(caught.exception)
+        self.assertIn('questions[0] ("Which one?")', message)
+        self.assertIn("'options' is not valid JSON", message)
+
+    def test_marked_recommended_option(self) -> None:
+        item = one(question(options=["A", {"label": "B", "recommended": True}, {"label": "C", "recommended": "yes"}]))
+        self.assertEqual((item.recommended, labels(item)), ("B", ["B", "A", "C"]))
+
+    def test_dialect_options_keep_order_without_recommendation(self) -> None:
+        item = one(question(options=["B", "A", "C"]))
+        self.assertEqual((labels(item), item.recommended), (["B", "A", "C"], None))
+
+
+class KindWordTests(RefusalCase):
+    def kind(self, word: str, **fields: Any) -> QuestionItem:
+        return one(question(type=word, **fields))
+
+    def test_text_words(self) -> None:
+        for word in ("text", "FreeText", "free_text", "free-text", "free text", "string", "input", "Text"):
+            with self.subTest(word=word):
+                item = self.kind(word, options=["A", "B"], multiSelect=True)
+                self.assertEqual((item.question_type, item.options, item.multi_select), (QuestionType.TEXT, None, False))
+
+    def test_choice_words(self) -> None:
+        for word in ("choice", "single", "singleChoice", "SingleChoice", "single_select", "select", "radio"):
+            with self.subTest(word=word):
+                self.assertEqual(self.kind(word, options=["A", "B"]).question_type, QuestionType.SINGLE_CHOICE)
+                self.assertEqual(
+                    self.kind(word, options=["A", "B"], multiSelect=True).question_type,
+                    QuestionType.MULTI_CHOICE,
+                )
+
+    def test_multi_words(self) -> None:
+        for word in ("multi", "multiple", "MultiChoice", "multi-select", "checkbox", "checkboxes"):
+            with self.subTest(word=word):
+                item = self.kind(word, options=["A", "B"], multiSelect=False)
+                self.assertEqual((item.question_type, item.multi_select), (QuestionType.MULTI_CHOICE, True))
+
+    def test_yes_no_words(self) -> None:
+        for word in ("yesno", "YesNo", "yes_no", "boolean", "bool", "confirm"):
+            with self.subTest(word=word):
+                item = self.kind(word, multiSelect=True)
+                self.assertEqual((item.question_type, labels(item)), (QuestionType.SINGLE_CHOICE, ["Yes", "No"]))
+                self.assertFalse(item.multi_select)
+                self.assertEqual(labels(self.kind(word, options=[])), ["Yes", "No"])
+        self.assertEqual(labels(self.kind("confirm", options=["Go", "Stop"])), ["Go", "Stop"])
+
+    def test_choice_word_without_options_refused(self) -> None:
+        for word in ("choice", "multi", "SingleChoice"):
+            with self.subTest(word=word):
+                self.assertRefused(question(type=word), "is a choice question but has no 'options'")
+        self.assertRefused(question(type="choice", options=[]), "has zero options")
+
+    def test_unknown_or_unusable_type_ignored(self) -> None:
+        for word in ("dropdown", 5, None, ""):
+            with self.subTest(word=word):
+                self.assertEqual(self.kind(word, options=["A", "B"]).question_type, QuestionType.SINGLE_CHOICE)  # type: ignore[arg-type]
+        self.assertEqual(self.kind("dropdown").question_type, QuestionType.TEXT)
+
+
+class OlderDesignTests(unittest.TestCase):
+    def test_typed_payload(self) -> None:
+        payload = {
+            "questions": [
+                {"id": "lang", "question": "Which language?", "type": "SingleChoice",
+                 "purpose": "To scaffold the project", "options": ["Rust", "TypeScript"],
+                 "required": True, "recommended": "TypeScript"},
+                {"id": "name", "question": "Project name?", "type": "Text", "required": False},
+                {"id": "feat", "question": "Features?", "type": "MultiChoice", "options": ["A", "B"]},
+                {"id": "ok", "question": "Proceed?", "type": "YesNo"},
+            ]
+        }
+        items = askq.ask(payload).questions
+        self.assertEqual([i.id for i in items], ["lang", "name", "feat", "ok"])
+        self.assertEqual(labels(items[0]), ["TypeScript", "Rust"])
+        self.assertEqual(items[0].recommended, "TypeScript")
+        self.assertEqual(items[0].purpose, "To scaffold the project")
+        self.assertEqual((items[1].question_type, items[1].required), (QuestionType.TEXT, False))
+        self.assertEqual((items[2].question_type, items[2].recommended), (QuestionType.MULTI_CHOICE, None))
+        self.assertEqual((items[3].question_type, labels(items[3])), (QuestionType.SINGLE_CHOICE, ["Yes", "No"]))
+
+    def test_recommended_compared_trimmed_with_cleaned_labels(self) -> None:
+        item = one(question(options=["A", "B (Recommended)", "C"], recommended=" C "))
+        self.assertEqual((item.recommended, labels(item)), ("C", ["C", "A", "B"]))
+
+    def test_explicit_recommended_beats_marked(self) -> None:
+        item = one(question(options=[{"label": "A", "recommended": True}, "B"], recommended="B"))
+        self.assertEqual(item.recommended, "B")
+
+    def test_explicit_naming_no_option_falls_back(self) -> None:
+        item = one(question(options=["A", {"label": "B", "recommended": True}], recommended="Z"))
+        self.assertEqual(item.recommended, "B")
+        item = one(question(options=["A", "B (Recommended)"], recommended="Z"))
+        self.assertEqual(item.recommended, "B")
+        item = one(question(options=["A", "B"], recommended="Z"))
+        self.assertIsNone(item.recommended)
+
+    def test_marked_beats_suffix(self) -> None:
+        item = one(question(options=["A (Recommended)", {"label": "B", "recommended": True}]))
+        self.assertEqual((item.recommended, labels(item)), ("B", ["B", "A"]))
+
+    def test_recommended_on_non_single_is_dropped(self) -> None:
+        self.assertIsNone(one(question(options=["A", "B"], multiSelect=True, recommended="A")).recommended)
+        self.assertIsNone(one(question(recommended="A")).recommended)
+
+
+class DialectTests(unittest.TestCase):
+    """The shapes other harnesses' tools teach their models."""
+
+    def test_canonical_market_shape(self) -> None:
+        payload = {"questions": [{
+            "question": "Which auth method?", "header": "Auth",
+            "options": [{"label": "OAuth 2.0 (Recommended)", "description": "Browser flow"},
+                        {"label": "API key", "description": "Static token"}],
+            "multiSelect": False,
+        }]}
+        item = one(payload)
+        self.assertEqual(item.to_dict(), {
+            "question": "Which auth method?", "header": "Auth",
+            "options": [{"label": "OAuth 2.0", "description": "Browser flow"},
+                        {"label": "API key", "description": "Static token"}],
+            "required": True, "question_type": "SingleChoice", "id": "q0", "recommended": "OAuth 2.0",
+        })
+
+    def test_multiple_alias(self) -> None:
+        payload = {"questions": [{"question": "Which?", "header": "Pick",
+                                  "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}],
+                                  "multiple": True}]}
+        self.assertEqual(one(payload).question_type, QuestionType.MULTI_CHOICE)
+
+    def test_typed_kinds_with_placeholder(self) -> None:
+        payload = {"questions": [
+            {"question": "Which?", "header": "Pick", "type": "choice",
+             "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}], "multiSelect": True},
+            {"question": "Name?", "header": "Name", "type": "text", "placeholder": "my-app"},
+            {"question": "Continue?", "header": "Go", "type": "yesno"},
+        ]}
+        kinds = [i.question_type for i in askq.ask(payload).questions]
+        self.assertEqual(kinds, [QuestionType.MULTI_CHOICE, QuestionType.TEXT, QuestionType.SINGLE_CHOICE])
+
+    def test_ids_and_is_other_flags(self) -> None:
+        payload = {"questions": [{"id": "db", "header": "Database", "question": "Which database?",
+                                  "isOther": True,
+                                  "options": [{"label": "Postgres (Recommended)", "description": "x"},
+                                              {"label": "SQLite", "description": "y"}]}]}
+        item = one(payload)
+        self.assertEqual((item.id, item.recommended), ("db", "Postgres"))
+
+    def test_choices_and_plain_string_options(self) -> None:
+        item = one({"questions": [{"prompt": "Pick a color", "choices": ["red", "green"], "allowMultiple": "true"}]})
+        self.assertEqual((item.question, labels(item), item.multi_select), ("Pick a color", ["red", "green"], True))
+
+
+class NormalizationTests(RefusalCase):
+    def test_auto_ids(self) -> None:
+        items = askq.ask({"questions": ["a?", {"question": "b?", "id": "x"}, "c?"]}).questions
+        self.assertEqual([i.id for i in items], ["q0", "x", "q2"])
+
+    def test_auto_id_avoids_taken_ids(self) -> None:
+        items = askq.ask({"questions": ["a?", {"question": "b?", "id": "q0"}, {"question": "c?", "id": "q0-1"}]}).questions
+        self.assertEqual([i.id for i in items], ["q0-2", "q0", "q0-1"])
+        items = askq.ask({"questions": [{"question": "b?", "id": "q1"}, "a?"]}).questions
+        self.assertEqual([i.id for i in items], ["q1", "q1-1"])
+
+    def test_duplicate_id_refused(self) -> None:
+        error = self.assertRefused(
+            {"questions": [{"question": "a?", "id": "x"}, "b?", {"question": "c?", "id": " x"}]},
+            'questions[0] ("a?")', 'questions[2] ("c?")', '"x"',
+        )
+        self.assertEqual(error.index, 2)
+
+    def test_option_cleaning(self) -> None:
+        item = one(question(options=[" A ", "", "  ", "A", "B(recommended)", "C  (RECOMMENDED)", "(Recommended)"]))
+        self.assertEqual(labels(item), ["B", "A", "C", "(Recommended)"])
+        self.assertEqual(item.recommended, "B")
+
+    def test_suffix_stripped_once(self) -> None:
+        item = one(question(options=["A (Recommended) (Recommended)", "B"]))
+        self.assertEqual(labels(item), ["A (Recommended)", "B"])
+
+    def test_duplicate_passes_recommendation_to_kept(self) -> None:
+        item = one(question(options=["B", "A", "A (Recommended)"]))
+        self.assertEqual((labels(item), item.recommended), (["A", "B"], "A"))
+        item = one(question(options=["B", "A", {"label": "A", "recommended": True}]))
+        self.assertEqual((labels(item), item.recommended), (["A", "B"], "A"))
+
+    def test_first_suffix_wins(self) -> None:
+        item = one(question(options=["A", "B (Recommended)", "C (Recommended)"]))
+        self.assertEqual((labels(item), item.recommended), (["B", "A", "C"], "B"))
+
+    def test_multi_choice_gets_clean_labels_and_no_badge(self) -> None:
+        item = one(question(options=["A", "B (Recommended)"], multiSelect=True))
+        self.assertEqual((labels(item), item.recommended), (["A", "B"], None))
+
+    def test_kind_is_derived(self) -> None:
+        self.assertEqual(one(question()).question_type, QuestionType.TEXT)
+        self.assertEqual(one(question(options=["A"])).question_type, QuestionType.SINGLE_CHOICE)
+        item = one(question(options=["A"], multiSelect=True))
+        self.assertEqual((item.question_type, item.multi_select), (QuestionType.MULTI_CHOICE, True))
+
+    def test_code_built_items(self) -> None:
+        items = askq.validate_and_normalize(QuestionInput([
+            QuestionItem("a?", options=[QuestionOption("X")]),
+            QuestionItem("b?", question_type=QuestionType.MULTI_CHOICE, options=[QuestionOption("X")]),
+            QuestionItem("c?", multi_select=True, options=[QuestionOption("X")]),
+            QuestionItem("d?", options=[]),
+        ]))
+        self.assertEqual([(i.question_type, i.multi_select) for i in items], [
+            (QuestionType.SINGLE_CHOICE, False), (QuestionType.MULTI_CHOICE, True),
+            (QuestionType.MULTI_CHOICE, True), (QuestionType.TEXT, False)])
+        self.assertIsNone(items[3].options)
+
+    def test_choice_without_options_refused(self) -> None:
+        error = self.assertRefused(question(multiSelect=True), 'questions[0] ("Which one?") is a choice question but has no \'options\'')
+        self.assertEqual(error.index, 0)
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem("a?", question_type=QuestionType.SINGLE_CHOICE)]))
+        self.assertIn("is a choice question but has no 'options'", str(caught.exception))
+
+    def test_zero_options_refused(self) -> None:
+        self.assertRefused(question(options=["", "  "]), 'questions[0] ("Which one?") has zero options')
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem.single_choice("a?", [])]))
+        self.assertIn("has zero options", str(caught.exception))
+
+    def test_custom_label_collision(self) -> None:
+        for label in ("Personalize your response", "personalize YOUR response", "Personalize your response (Recommended)"):
+            with self.subTest(label=label):
+                self.assertRefused(question(options=["A", label]), "collides with the reserved custom-answer label")
+        # Multi-choice UIs draw no custom row beside the options.
+        self.assertEqual(labels(one(question(options=["A", "Personalize your response"], multiSelect=True)))[1],
+                         "Personalize your response")
+
+    def test_text_question_has_no_options_or_badge(self) -> None:
+        item = one(question(options=[], recommended="A"))
+        self.assertEqual((item.options, item.recommended), (None, None))
+
+    def test_input_is_not_changed(self) -> None:
+        items = [QuestionItem.single_choice("a?", [" B ", "A (Recommended)"])]
+        before = copy.deepcopy(items)
+        normalized = askq.validate_and_normalize(QuestionInput(items))
+        self.assertEqual(items, before)
+        self.assertIsNot(normalized[0], items[0])
+        self.assertEqual(labels(normalized[0]), ["A", "B"])
+        normalized[0].options[0].label = "changed"  # type: ignore[index]
+        self.assertEqual(items, before)
+
+    def test_ask_accepts_question_input(self) -> None:
+        output = askq.ask(QuestionInput([QuestionItem.text("a?")]))
+        self.assertEqual((output.questions[0].id, output.answers), ("q0", []))
+
+    def test_validate_refuses_other_types(self) -> None:
+        with self.assertRaises(QuestionError):
+            askq.validate_and_normalize({"questions": []})  # type: ignore[arg-type]
+
+    def test_normalized_output_is_stable(self) -> None:
+        first = askq.ask(askq.tool_description()["exampleArgs"])
+        again = askq.ask(first.to_dict())
+        self.assertEqual(again.to_dict(), first.to_dict())
+
+
+class NoMutationTests(unittest.TestCase):
+    def test_payload_objects_unchanged(self) -> None:
+        payload = {
+            "questions": [
+                {"question": " a? ", "options": [" B ", {"label": "A (Recommended)", "recommended": True}]},
+                {"question": "b?", "type": "yesno", "multiSelect": True},
+                {"question": "c?", "type": "text", "options": ["x"]},
+                json.dumps({"question": "d?"}),
+            ],
+            "metadata": {"k": [1, 2]},
+        }
+        before = copy.deepcopy(payload)
+        askq.ask(payload)
+        askq.decode(payload)
+        self.assertEqual(payload, before)
+
+
+class BoundsTests(RefusalCase):
+    def test_bounds_in_documented_ranges(self) -> None:
+        self.assertTrue(8 <= askq.MAX_QUESTIONS <= 64)
+        self.assertTrue(8 <= askq.MAX_OPTIONS <= 64)
+        self.assertGreaterEqual(askq.MAX_TEXT, 2000)
+        self.assertTrue(256 * 1024 <= askq.MAX_PAYLOAD_BYTES <= 2 * 1024 * 1024)
+        self.assertTrue(4 <= askq.MAX_DEPTH <= 100)
+
+    def test_question_count_counts_raw_entries(self) -> None:
+        at_bound = {"questions": ["q?"] * askq.MAX_QUESTIONS}
+        self.assertEqual(len(askq.ask(at_bound).questions), askq.MAX_QUESTIONS)
+        over = {"questions": ["q?"] + [None] * askq.MAX_QUESTIONS}
+        self.assertRefused(over, f"has {askq.MAX_QUESTIONS + 1} questions", f"the limit is {askq.MAX_QUESTIONS}")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem("q?")] * (askq.MAX_QUESTIONS + 1)))
+        self.assertIn(f"the limit is {askq.MAX_QUESTIONS}", str(caught.exception))
+
+    def test_option_count_counts_raw_entries(self) -> None:
+        at_bound = [f"o{i}" for i in range(askq.MAX_OPTIONS)]
+        self.assertEqual(len(one(question(options=at_bound)).options or []), askq.MAX_OPTIONS)
+        over = ["A"] * (askq.MAX_OPTIONS + 1)
+        self.assertRefused(question(options=over), 'questions[0] ("Which one?")',
+                           f"has {askq.MAX_OPTIONS + 1} options", f"the limit is {askq.MAX_OPTIONS}")
+        self.assertRefused(question(options={f"o{i}": None for i in range(askq.MAX_OPTIONS + 1)}),
+                           f"the limit is {askq.MAX_OPTIONS}")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem.single_choice("q?", over)]))
+        self.assertIn(f"the limit is {askq.MAX_OPTIONS}", str(caught.exception))
+
+    def test_text_length(self) -> None:
+        fine = "x" * askq.MAX_TEXT
+        self.assertEqual(one(question(purpose=fine)).purpose, fine)
+        long = fine + "y"
+        for fields, name in (
+            ({"purpose": long}, "purpose"), ({"header": long}, "header"), ({"id": long}, "id"),
+            ({"options": [long]}, "option label"), ({"options": [{"label": "A", "description": long}]}, "option description"),
+        ):
+            with self.subTest(name=name):
+                self.assertRefused(question(**fields), f"its {name} is {askq.MAX_TEXT + 1} characters long",
+                                   f"the limit is {askq.MAX_TEXT}")
+        error = self.assertRefused({"questions": [long]}, "its question is")
+        self.assertLess(len(str(error)), 400)  # the message quotes only the start of the text
+
+    def test_payload_size_refused_before_parsing(self) -> None:
+        big = json.dumps({"questions": ["q?"], "pad": "x" * askq.MAX_PAYLOAD_BYTES})
+        with mock.patch.object(askq.json, "loads", side_effect=AssertionError("parsed")):
+            for payload in (big, big.encode(), bytearray(big.encode())):
+                with self.subTest(type=type(payload)):
+                    self.assertRefused(payload, "bytes of JSON", f"the limit is {askq.MAX_PAYLOAD_BYTES}")
+
+    def test_payload_size_counts_utf8_bytes(self) -> None:
+        pad = "é" * (askq.MAX_PAYLOAD_BYTES // 2)  # fewer characters than the bound, more bytes
+        self.assertRefused(json.dumps({"questions": ["q?"], "pad": pad}, ensure_ascii=False), "bytes of JSON")
+        lone = json.dumps({"questions": ["q?"], "pad": "\ud800"}, ensure_ascii=False)
+        self.assertEqual(one(lone).question, "q?")
+
+    def test_depth_refused_before_parsing(self) -> None:
+        deep = "[" * (askq.MAX_DEPTH + 1) + "]" * (askq.MAX_DEPTH + 1)
+        with mock.patch.object(askq.json, "loads", side_effect=AssertionError("parsed")):
+            self.assertRefused(deep, f"more than {askq.MAX_DEPTH} levels deep")
+            self.assertRefused(question(options=deep), 'questions[0] ("Which one?")', "levels deep")
+        bomb = "[" * 100000
+        self.assertRefused(bomb, "levels deep")
+
+    def test_brackets_inside_strings_do_not_count(self) -> None:
+        text = json.dumps({"questions": ["[[[[{{{{" * 20 + '\\"]]' + "q?"]})
+        self.assertTrue(one(text).question.endswith("q?"))
+        at_bound = {"questions": [{"question": "q?", "x": json.loads("[" * (askq.MAX_DEPTH - 3) + "]" * (askq.MAX_DEPTH - 3))}]}
+        self.assertEqual(one(json.dumps(at_bound)).question, "q?")
+
+    def test_nan_and_infinity_literals(self) -> None:
+        for literal in ("NaN", "Infinity", "-Infinity"):
+            with self.subTest(literal=literal):
+                self.assertRefused('{"questions": ["q?"], "x": ' + literal + "}", "not valid JSON", literal)
+
+    def test_non_finite_floats_in_dicts_are_unusable(self) -> None:
+        item = one(question(options=[float("nan"), "A"], id=float("inf")))
+        self.assertEqual((labels(item), item.id), (["A"], "q0"))
+        self.assertEqual(labels(one('{"questions": [{"question": "q?", "options": [1e400, "A"]}]}')), ["A"])
+
+    def test_huge_integers(self) -> None:
+        digits = "9" * 5000
+        try:
+            int(digits)
+            converts = True
+        except ValueError:
+            converts = False
+        text = '{"questions": [{"question": "q?", "id": ' + digits + ', "options": [' + digits + ', "A"]}]}'
+        if converts:  # interpreters without the int/str limit (PyPy, CPython < 3.11)
+            self.assertRefused(text, "its id is 5000 characters long")
+        else:
+            self.assertRefused(text, "not valid JSON")
+        # Handed in directly: an integer that cannot be printed is unusable.
+        if not converts:
+            huge = 10 ** 5000
+            item = one(question(id=huge, options=[huge, "A"]))
+            self.assertEqual((item.id, labels(item)), ("q0", ["A"]))
+
+    def test_non_string_keys_ignored(self) -> None:
+        entry = {1: "x", None: "y", ("question",): "z", "question": "q?", 2.5: {"options": 1}}
+        self.assertEqual(one({"questions": [entry], 7: "x"}).question, "q?")
+
+    def test_million_entries_refused_quickly(self) -> None:
+        self.assertRefused({"questions": ["q?"] * 1_000_000}, "1000000 questions")
+        self.assertRefused(question(options=["A"] * 1_000_000), "1000000 options")
+
+
+class ErrorTests(unittest.TestCase):
+    def test_question_error_is_value_error(self) -> None:
+        self.assertTrue(issubclass(QuestionError, ValueError))
+        error = QuestionError("msg", 3)
+        self.assertEqual((str(error), error.message, error.index), ("msg", "msg", 3))
+        self.assertIsNone(QuestionError("msg").index)
+
+    def test_error_text(self) -> None:
+        text = askq.error_text(QuestionError("Something is wrong."))
+        self.assertTrue(text.startswith("Something is wrong.\n"))
+        example = text[text.index("{"):]
+        self.assertEqual(json.loads(example), askq.tool_description()["exampleArgs"])
+        self.assertIn("not asked", text)
+
+    def test_questions_named_with_quotes_escaped(self) -> None:
+        with self.assertRaises(QuestionError) as caught:
+            askq.ask(question(question='Say "hi"\nnow?', type="choice"))
+        self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+
+
+class ToolDescriptionTests(unittest.TestCase):
+    def test_shape(self) -> None:
+        tool = askq.tool_description()
+        self.assertEqual(list(tool), ["name", "description", "inputSchema", "exampleArgs"])
+        self.assertEqual(tool["name"], "ask_questions")
+        description = tool["description"]
+        for phrase in ("one call", "purpose", "'Other'", "first", "(Recommended)", "Do not ask what you can find out"):
+            self.assertIn(phrase, description)
+
+    def test_schema(self) -> None:
+        schema = askq.tool_description()["inputSchema"]
+        self.assertEqual(schema["type"], "object")
+        self.assertEqual(schema["required"], ["questions"])
+        questions = schema["properties"]["questions"]
+        self.assertEqual((questions["minItems"], questions["maxItems"]), (1, 4))
+        item = questions["items"]
+        self.assertEqual(item["required"], ["question"])
+        self.assertEqual(list(item["properties"]), ["question", "header", "options", "multiSelect", "purpose", "required"])
+        self.assertEqual(item["properties"]["multiSelect"]["default"], False)
+        self.assertEqual(item["properties"]["required"]["default"], True)
+        option = item["properties"]["options"]["items"]
+        self.assertEqual(option["required"], ["label"])
+        self.assertEqual(list(option["properties"]), ["label", "description"])
+
+    def test_example_passes_ask(self) -> None:
+        example = askq.tool_description()["exampleArgs"]
+        output = askq.ask(example)
+        kinds = {item.question_type for item in output.questions}
+        self.assertEqual(kinds, set(QuestionType))
+        self.assertEqual(output.questions[0].recommended, "PostgreSQL")
+
+    def test_builtin_copies_equal_the_files(self) -> None:
+        for name, builtin in (("schema.json", askq._BUILTIN_SCHEMA), ("example_args.json", askq._BUILTIN_EXAMPLE_ARGS)):
+            with self.subTest(name=name):
+                with open(os.path.join(HERE, name), encoding="utf-8") as stream:
+                    on_disk = json.load(stream)
+                self.assertEqual(on_disk, json.loads(builtin))
+
+    def test_each_call_returns_fresh_objects(self) -> None:
+        first = askq.tool_description()
+        first["inputSchema"]["properties"].clear()
+        self.assertIn("questions", askq.tool_description()["inputSchema"]["properties"])
+
+    def test_files_beside_the_module_override(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(askq.__file__, folder)
+            with open(os.path.join(folder, "example_args.json"), "w") as stream:
+                json.dump({"questions": ["Overridden?"]}, stream)
+            module = load_copy(os.path.join(folder, "askq.py"))
+            self.assertEqual(module.tool_description()["exampleArgs"], {"questions": ["Overridden?"]})
+            self.assertEqual(module.tool_description()["inputSchema"], json.loads(askq._BUILTIN_SCHEMA))
+
+    def test_builtin_copy_serves_a_lone_file(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(askq.__file__, folder)
+            module = load_copy(os.path.join(folder, "askq.py"))
+            self.assertEqual(module.tool_description(), askq.tool_description())
+            self.assertIn("PostgreSQL", module.error_text(QuestionError("x")))
+
+    def test_nothing_read_until_first_use(self) -> None:
+        module = load_copy(askq.__file__)
+        self.assertEqual(module._resource_cache, {})
+        module.tool_description()
+        self.assertEqual(sorted(module._resource_cache), ["example_args.json", "schema.json"])
+
+
+def load_copy(path: str) -> Any:
+    """Import a fresh copy of the module at ``path``, under another name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("askq_copy", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_main(argv: List[str], stdin: str = "") -> Any:
+    """Run askq.main; return (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    fake_in = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+    with redirect_stdout(out), redirect_stderr(err), mock.patch.object(sys, "stdin", fake_in):
+        status = askq.main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+class CheckCommandTests(unittest.TestCase):
+    def test_check_file(self) -> None:
+        status, out, err = run_main(["check", os.path.join(HERE, "example_args.json")])
+        self.assertEqual((status, err), (0, ""))
+        data = json.loads(out)
+        self.assertEqual(data, askq.ask(askq.tool_description()["exampleArgs"]).to_dict())
+
+    def test_check_stdin(self) -> None:
+        status, out, _ = run_main(["check", "-"], stdin='{"questions": ["Name?"]}')
+        self.assertEqual(status, 0)
+        self.assertEqual(json.loads(out)["questions"][0]["id"], "q0")
+
+    def test_check_refusal_is_one_line_on_stderr(self) -> None:
+        status, out, err = run_main(["check", "-"], stdin='{"questions": [{"question": "x", "type": "choice"}]}')
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err.count("\n"), 1)
+        self.assertIn("is a choice question but has no 'options'", err)
+
+    def test_check_missing_file(self) -> None:
+        status, out, err = run_main(["check", os.path.join(HERE, "no-such-file.json")])
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("no-such-file.json", err)
+
+    def test_schema(self) -> None:
+        status, out, _ = run_main(["schema"])
+        self.assertEqual((status, json.loads(out)), (0, askq.tool_description()))
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_real_process(self) -> None:
+        result = subprocess.run(
+            [sys.executable, os.path.join(HERE, "askq.py"), "check", os.path.join(HERE, "example_args.json")],
+            capture_output=True, check=False,
+        )
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(len(json.loads(result.stdout)["questions"]), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
