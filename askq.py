@@ -61,10 +61,15 @@ __all__ = [
     "QuestionOutput",
     "QuestionType",
     "ask",
+    "collect_answers",
+    "declined_text",
     "decode",
     "error_text",
     "main",
+    "prompt",
+    "result_text",
     "tool_description",
+    "unavailable_text",
     "validate_and_normalize",
 ]
 
@@ -141,6 +146,7 @@ _KIND_WORDS = {
 }
 _YES_NO_LABELS = ("Yes", "No")
 
+_LINE_SEPARATORS = ("\x85", "\u2028", "\u2029")
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
 # How much of a question's text an error message quotes to name it.
 _QUOTE_CHARS = 60
@@ -675,7 +681,12 @@ def _json_type(value: Any) -> str:
 
 def _quoted(text: str) -> str:
     """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
-    return json.dumps(text, ensure_ascii=False)
+    quoted = json.dumps(text, ensure_ascii=False)
+    # JSON leaves these unescaped, yet some readers break lines at them.
+    for separator in _LINE_SEPARATORS:
+        if separator in quoted:
+            quoted = quoted.replace(separator, f"\\u{ord(separator):04x}")
+    return quoted
 
 
 def _where(index: int, question: str) -> str:
@@ -1092,31 +1103,504 @@ def _read_beside_module(name: str) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------------
+# Answers and the tool result for the model
+
+_PICKED = "picked"
+_TYPED = "typed"
+
+_DECLINED_TEXT = (
+    "The user saw your questions and dismissed them without answering. Do not"
+    " assume any answers. Go on only with what you already know, or stop and"
+    " say what you need from the user."
+)
+_UNAVAILABLE_TEXT = (
+    "Nobody was asked: no interactive user is available to answer questions"
+    " in this run, so there are no answers. Go on with reasonable assumptions"
+    " and state each one plainly, or stop and say what information you need."
+)
+
+
+def collect_answers(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], raw: Any
+) -> List[AnswerItem]:
+    """Check what a UI collected against the normalized questions.
+
+    ``raw`` is a list of AnswerItem or ``{id, answer, selected}`` dicts, or a
+    mapping from question id (or exact question text) to a string, a list
+    of strings or None; there, a string equal to an option's label is a
+    pick and any other string is typed text.  Returns one AnswerItem per
+    question, in question order; a skipped optional question comes back as
+    ``AnswerItem(id)``.  Anything else raises QuestionError.
+
+        >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A", "B"]}]})
+        >>> askq.collect_answers(out, {"q0": "B"})
+        [AnswerItem(id='q0', answer=None, selected=['B'])]
+        >>> askq.collect_answers(out, {"Which?": "neither"})
+        [AnswerItem(id='q0', answer='neither', selected=None)]
+    """
+    items = _question_list(questions)
+    given = _given_answers(items, raw)
+    return [
+        _checked_answer(index, item, given.get(index, ([], [])))
+        for index, item in enumerate(items)
+    ]
+
+
+def result_text(output: QuestionOutput) -> str:
+    """The tool result for the model once the user has answered.
+
+    Every question appears once, by its text, with its answer; text that
+    came from the user is quoted as a JSON string, so that no answer can
+    forge a line of its own.  The answers are checked again first.
+    """
+    answers = collect_answers(output, output.answers)
+    lines = []
+    for number, (item, answer) in enumerate(zip(output.questions, answers), 1):
+        lines.append(f"{number}. {_quoted(item.question)}")
+        if answer.selected:
+            lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
+        if answer.answer is not None:
+            lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
+        if answer.answer is None and not answer.selected:
+            lines.append("   skipped: the question was optional and the user gave no answer")
+    if all(answer.answer is None and not answer.selected for answer in answers):
+        head = "The user saw your questions and skipped all of them (each was optional)."
+        tail = "Go on without these answers; do not assume any."
+    else:
+        head = (
+            f"The user answered your questions. '{_PICKED}' lists options they chose;"
+            f" '{_TYPED}' is text they wrote themselves."
+        )
+        tail = "Go on with the task with these answers in mind."
+    return "\n".join([head, *lines, tail])
+
+
+def declined_text() -> str:
+    """The tool result when the user saw the questions and dismissed them."""
+    return _DECLINED_TEXT
+
+
+def unavailable_text() -> str:
+    """The tool result when no interactive user could be asked at all."""
+    return _UNAVAILABLE_TEXT
+
+
+_Given = Tuple[List[str], List[str]]  # picked labels, typed texts
+
+
+def _question_list(questions: Any) -> List[QuestionItem]:
+    items = questions.questions if isinstance(questions, QuestionOutput) else questions
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
+        raise QuestionError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
+    return list(items)
+
+
+def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
+    """What was given for each question, by its index, before any check."""
+    if isinstance(raw, dict):
+        pairs = [(_answer_key(items, key), _sorted_value(items, key, value)) for key, value in raw.items()]
+    elif isinstance(raw, (list, tuple)):
+        pairs = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
+    else:
+        raise QuestionError(
+            "The answers must be a list of {\"id\", \"answer\", \"selected\"} objects, or an"
+            f" object mapping question ids to answers, not {_json_type(raw)}."
+        )
+    given: Dict[int, _Given] = {}
+    for index, value in pairs:
+        if index in given:
+            raise QuestionError(
+                f"{_where(index, items[index].question)} is answered twice; send one"
+                " answer per question.",
+                index,
+            )
+        given[index] = value
+    return given
+
+
+def _answer_key(items: List[QuestionItem], key: Any) -> int:
+    """The question a mapping key names: an id first, else an exact question text."""
+    for index, item in enumerate(items):
+        if item.id == key:
+            return index
+    named = [index for index, item in enumerate(items) if item.question == key]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        ids = ", ".join(_quoted(items[index].id) for index in named)
+        raise QuestionError(
+            f"The answers name the question {_quoted(str(key))}, but {len(named)} questions"
+            f" have that text; key the answers by id instead: {ids}."
+        )
+    known = ", ".join(_quoted(item.id) for item in items)
+    raise QuestionError(
+        f"The answers name {_quoted(str(key))}, which is no question's id or text."
+        f" The ids are: {known}."
+    )
+
+
+def _sorted_value(items: List[QuestionItem], key: Any, value: Any) -> _Given:
+    """A mapping value: labels are picks, any other string is typed text."""
+    index = _answer_key(items, key)
+    texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
+    if not all(isinstance(text, str) for text in texts):
+        raise QuestionError(
+            f"{_where(index, items[index].question)}: its answer must be a string, a list"
+            f" of strings or null, not {_json_type(value)}.",
+            index,
+        )
+    labels = {option.label for option in items[index].options or ()}
+    picked = [text.strip() for text in texts if text.strip() in labels]
+    typed = [text for text in texts if text.strip() not in labels]
+    return picked, typed
+
+
+def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[int, _Given]:
+    """One {id, answer, selected} entry: the fields mean what they say."""
+    if isinstance(entry, AnswerItem):
+        entry = entry.to_dict()
+    if not isinstance(entry, dict):
+        raise QuestionError(
+            f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
+            " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
+        )
+    index = _answer_key(items, entry.get("id"))
+    where = _where(index, items[index].question)
+    typed, selected = entry.get("answer"), entry.get("selected")
+    if isinstance(selected, str):
+        selected = [selected]
+    if typed is not None and not isinstance(typed, str):
+        raise QuestionError(f"{where}: 'answer' must be a string or null, not {_json_type(typed)}.", index)
+    if selected is not None and not (
+        isinstance(selected, (list, tuple)) and all(isinstance(label, str) for label in selected)
+    ):
+        raise QuestionError(
+            f"{where}: 'selected' must be a list of option labels or null, not"
+            f" {_json_type(selected)}.",
+            index,
+        )
+    return index, ([label.strip() for label in selected or ()], [] if typed is None else [typed])
+
+
+def _checked_answer(index: int, item: QuestionItem, given: _Given) -> AnswerItem:
+    where = _where(index, item.question)
+    picked, typed = given
+    texts = [text.strip() for text in typed if text.strip()]  # blank is no answer
+    if len(texts) > 1:
+        raise QuestionError(f"{where} has {len(texts)} typed answers; it takes one.", index)
+    text = texts[0] if texts else None
+    picked = _checked_picks(where, index, item, picked)
+    if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
+        raise QuestionError(
+            f"{where} is a single-choice question: it takes one picked option or one"
+            " typed answer, not more.",
+            index,
+        )
+    if not picked and text is None:
+        if item.required:
+            raise QuestionError(f"{where} is required but has no answer.", index)
+        return AnswerItem(item.id)
+    return AnswerItem(item.id, text, picked or None)
+
+
+def _checked_picks(where: str, index: int, item: QuestionItem, picked: List[str]) -> List[str]:
+    """Picked labels, each an option, repeats counted once, in option order."""
+    if not picked:
+        return []
+    options = [option.label for option in item.options or ()]
+    if not options:
+        raise QuestionError(
+            f"{where} is a free-text question: it has no options to pick. Send the"
+            " text as 'answer'.",
+            index,
+        )
+    if len(picked) > MAX_OPTIONS:
+        raise QuestionError(f"{where} has {len(picked)} picks; it has {len(options)} options.", index)
+    for label in picked:
+        if label not in options:
+            raise QuestionError(
+                f"{where}: {_quoted(label)} is not one of its options"
+                f" ({', '.join(map(_quoted, options))}). Pick one of those, or send the"
+                " text as a typed answer.",
+                index,
+            )
+    return [label for label in options if label in picked]
+
+
+# ---------------------------------------------------------------------------
+# Terminal prompt
+
+# What the prompt shows of model-written or user-typed text: control
+# characters and bidirectional overrides could clear the screen, move the
+# cursor, recolour or reorder what the user reads, so they are shown as
+# escapes.  Lone surrogates, which no terminal encoding can write, too.
+_UNSAFE_RANGES = ((0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
+_terminal_escapes: Dict[int, str] = {}
+
+
+def prompt(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    stdin: Optional[Any] = None,
+    stdout: Optional[Any] = None,
+) -> Optional[List[AnswerItem]]:
+    """Ask the questions on a plain line-based terminal.
+
+    Reads lines from ``stdin`` (default ``sys.stdin``) and writes to
+    ``stdout`` (default ``sys.stderr``, which keeps a program's own output
+    clean).  Returns the checked answers, or None when the input ends or
+    the user presses Ctrl-C: the user declined.
+    """
+    import sys
+
+    items = _question_list(questions)
+    reader = sys.stdin if stdin is None else stdin
+    writer = sys.stderr if stdout is None else stdout
+    raw = []
+    try:
+        for number, item in enumerate(items, 1):
+            _show_question(writer, item, number, len(items))
+            raw.append(_read_answer(reader, writer, item))
+    except (EOFError, KeyboardInterrupt):
+        writer.write("\n")
+        return None
+    return collect_answers(items, raw)
+
+
+def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> None:
+    tag = f"[{_visible(item.header)}] " if item.header else ""
+    lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
+    if item.purpose:
+        lines.append(f"  Why: {_visible(item.purpose)}")
+    if item.question_type.is_choice:
+        for row, option in enumerate(item.options or (), 1):
+            badge = f" {RECOMMENDED_SUFFIX}" if option.label == item.recommended else ""
+            about = f" - {_visible(option.description)}" if option.description else ""
+            lines.append(f"  {row}. {_visible(option.label)}{badge}{about}")
+        lines.append(f"  {len(item.options or ()) + 1}. {CUSTOM_RESPONSE_LABEL}")
+    lines.append(_input_hint(item))
+    writer.write("\n".join(lines) + "\n")
+
+
+def _input_hint(item: QuestionItem) -> str:
+    if item.question_type is QuestionType.MULTI_CHOICE:
+        hint = "Enter one or more numbers (like 1,3), or type your own answer."
+    elif item.question_type is QuestionType.SINGLE_CHOICE:
+        hint = "Enter a number, or type your own answer."
+    else:
+        hint = "Type your answer."
+    return hint + ("" if item.required else " Press Enter to skip.")
+
+
+def _read_answer(reader: Any, writer: Any, item: QuestionItem) -> Dict[str, Any]:
+    """Read lines until one answers the question; explain and ask again otherwise."""
+    while True:
+        line = _read_line(reader, writer, "> ")
+        if not line:
+            answer: Union[Dict[str, Any], str] = _no_answer(item)
+        elif item.question_type.is_choice:
+            answer = _choice_answer(reader, writer, item, line)
+        else:
+            answer = {"id": item.id, "answer": line}
+        if isinstance(answer, dict):
+            return answer
+        writer.write(f"  {answer}\n")
+
+
+def _choice_answer(reader: Any, writer: Any, item: QuestionItem, line: str) -> Union[Dict[str, Any], str]:
+    """The answer a line gives a choice question, or why it gives none."""
+    labels = [option.label for option in item.options or ()]
+    custom_row = len(labels) + 1
+    words = line.replace(",", " ").split()
+    numbers = [int(word) for word in words if word.isascii() and word.isdigit()]
+    if numbers and len(numbers) == len(words):
+        return _picked_rows(reader, writer, item, numbers, labels)
+    for label in labels:
+        if line.lower() == label.lower():
+            return {"id": item.id, "selected": [label]}
+    if numbers:
+        return (
+            f"Enter only row numbers, or words without numbers. To write an answer"
+            f" that has numbers in it, enter {custom_row} first."
+        )
+    return {"id": item.id, "answer": line}
+
+
+def _picked_rows(
+    reader: Any, writer: Any, item: QuestionItem, rows: List[int], labels: List[str]
+) -> Union[Dict[str, Any], str]:
+    custom_row = len(labels) + 1
+    for row in rows:
+        if not 1 <= row <= custom_row:
+            return f"There is no row {row}: enter a number from 1 to {custom_row}."
+    if item.question_type is QuestionType.SINGLE_CHOICE and len(set(rows)) > 1:
+        return "Pick one row only."
+    picked = [labels[row - 1] for row in rows if row != custom_row]
+    typed = _read_line(reader, writer, "  Your answer: ") if custom_row in rows else ""
+    if not picked and not typed:
+        return _no_answer(item)
+    return {"id": item.id, "answer": typed or None, "selected": picked or None}
+
+
+def _no_answer(item: QuestionItem) -> Union[Dict[str, Any], str]:
+    return "This question needs an answer." if item.required else {"id": item.id}
+
+
+def _read_line(reader: Any, writer: Any, cue: str) -> str:
+    writer.write(cue)
+    writer.flush()
+    line = reader.readline()
+    if not line:
+        raise EOFError
+    return str(line).strip()
+
+
+def _visible(text: str) -> str:
+    """Text safe to print on a terminal: unsafe characters become escapes."""
+    if not _terminal_escapes:
+        for low, high in _UNSAFE_RANGES:
+            for code in range(low, high + 1):
+                _terminal_escapes[code] = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return text.translate(_terminal_escapes)
+
+
+# ---------------------------------------------------------------------------
 # Command line
+
+_STATUS_EXIT = {"answered": 0, "declined": 1, "unavailable": 1}
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _LineCounter:
+    """A line reader that counts what it read: no line at all from a
+    non-terminal means nobody was there to answer."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.lines = 0
+
+    def readline(self) -> str:
+        line = str(self.stream.readline())
+        self.lines += bool(line)
+        return line
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; return the exit status.
 
-    ``check FILE|-`` prints the normalized questions as JSON (exit 0) or the
-    error for the model on stderr (exit 2); ``schema`` prints the tool.
+    ``check FILE|-`` prints the normalized questions; ``ask FILE|-`` asks
+    them on the terminal; ``answer FILE --answers ANSWERS|-`` checks answers
+    collected elsewhere; ``schema`` prints the tool.  Standard output
+    carries one JSON document; errors are one line on stderr, exit 2.
     """
     import sys
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["schema"] and len(args) == 1:
-        print(json.dumps(tool_description(), ensure_ascii=False, indent=2))
-        return 0
-    if args[:1] == ["check"] and len(args) == 2:
-        try:
-            output = ask(_read_input(args[1]))
-        except QuestionError as err:
-            print(_one_line(str(err)), file=sys.stderr)
-            return 2
-        print(output.to_json(indent=2))
-        return 0
-    print("usage: askq.py check FILE|- | schema", file=sys.stderr)
-    return 2
+    try:
+        args = _parse_args(sys.argv[1:] if argv is None else list(argv))
+        if args is None:
+            return 0  # --help was printed
+        return int(args.run(args))
+    except (QuestionError, _UsageError) as err:
+        sys.stderr.write(_one_line(str(err)) + "\n")
+        return 2
+
+
+def _parse_args(argv: List[str]) -> Any:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # one line, no usage dump
+            raise _UsageError(f"{self.prog}: {message}")
+
+    parser = Parser(prog="askq.py", description="Ask an LLM's questions on the terminal.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    check = commands.add_parser("check", help="print the normalized questions of a call")
+    check.add_argument("file", metavar="FILE|-")
+    check.set_defaults(run=_run_check)
+    schema = commands.add_parser("schema", help="print the tool definition")
+    schema.set_defaults(run=_run_schema)
+    ask_command = commands.add_parser("ask", help="ask the questions of a call on the terminal")
+    ask_command.add_argument("file", metavar="FILE|-")
+    ask_command.add_argument("--text", action="store_true", help="print only the result for the model")
+    ask_command.set_defaults(run=_run_ask)
+    answer = commands.add_parser("answer", help="check answers collected elsewhere")
+    answer.add_argument("file", metavar="FILE")
+    answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
+                        help="a JSON file, inline JSON, or - for standard input")
+    answer.add_argument("--text", action="store_true", help="print only the result for the model")
+    answer.set_defaults(run=_run_answer)
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as done:  # --help
+        if done.code:
+            raise
+        return None
+
+
+def _run_check(args: Any) -> int:
+    _write_json(ask(_read_input(args.file)).to_dict())
+    return 0
+
+
+def _run_schema(args: Any) -> int:
+    _write_json(tool_description())
+    return 0
+
+
+def _run_ask(args: Any) -> int:
+    import sys
+
+    output = ask(_read_input(args.file))
+    # With the call on stdin, the answers must come from the terminal itself.
+    source = _open_terminal() if args.file == "-" else sys.stdin
+    status = "unavailable"
+    if source is not None:
+        counter = _LineCounter(source)
+        answers = prompt(output, counter, sys.stderr)
+        if answers is not None:
+            output.answers, status = answers, "answered"
+        elif counter.lines or _is_terminal(source):
+            status = "declined"
+    return _finish(output, status, args.text)
+
+
+def _run_answer(args: Any) -> int:
+    output = ask(_read_input(args.file))
+    spec = args.answers
+    text = spec.encode() if spec.lstrip()[:1] in ("{", "[") else _read_input(spec)
+    output.answers = collect_answers(output, _parse_json(text, "The answers"))
+    return _finish(output, "answered", args.text)
+
+
+def _finish(output: QuestionOutput, status: str, text_only: bool) -> int:
+    import sys
+
+    if status == "answered":
+        result = result_text(output)
+    else:
+        result = declined_text() if status == "declined" else unavailable_text()
+    if text_only:
+        _write_text(sys.stdout, result + "\n")
+    else:
+        _write_json({**output.to_dict(), "status": status, "result": result})
+    return _STATUS_EXIT[status]
+
+
+def _open_terminal() -> Optional[Any]:
+    try:
+        return open("/dev/tty", encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _read_input(path: str) -> bytes:
@@ -1124,11 +1608,28 @@ def _read_input(path: str) -> bytes:
 
     try:
         if path == "-":
-            return sys.stdin.buffer.read()
+            return bytes(sys.stdin.buffer.read())
         with open(path, "rb") as stream:
             return stream.read()
     except OSError as err:
         raise QuestionError(f"Cannot read {path}: {err.strerror or err}.") from None
+
+
+def _write_json(document: Dict[str, Any]) -> None:
+    import sys
+
+    try:
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    except UnicodeEncodeError:  # a terminal that cannot show every character
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def _write_text(stream: Any, text: str) -> None:
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
 def _one_line(message: str) -> str:
