@@ -1187,6 +1187,14 @@ def write_temp(test: unittest.TestCase, text: str, suffix: str = ".json") -> str
     return path
 
 
+def write_temp_bytes(test: unittest.TestCase, data: bytes) -> str:
+    handle, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(data)
+    test.addCleanup(os.remove, path)
+    return path
+
+
 class AskCommandTests(unittest.TestCase):
     def test_answered(self) -> None:
         status, out, err = run_main(["ask", EXAMPLE], stdin="2\n1,2\nbilling\n")
@@ -1275,7 +1283,9 @@ class CommandLineErrorTests(unittest.TestCase):
             "directory": ["ask", folder],
             "invalid JSON": ["check", write_temp(self, '{"questions": [')],
             "empty file": ["ask", write_temp(self, "")],
-            "binary file": ["check", write_temp(self, "\x00\x01\x02\xff")],
+            "binary file": ["check", write_temp_bytes(self, b"\x00\x01\xfe\xff\x80")],
+            "binary file on ask": ["ask", write_temp_bytes(self, bytes(range(256)))],
+            "payload over the size bound": ["check", write_temp(self, "[" + " " * askq.MAX_PAYLOAD_BYTES + "]")],
             "over the bounds": ["check", write_temp(self, json.dumps({"questions": ["q?"] * (askq.MAX_QUESTIONS + 1)}))],
             "unknown subcommand": ["frobnicate"],
             "no subcommand": [],
@@ -1293,6 +1303,302 @@ class CommandLineErrorTests(unittest.TestCase):
         status, out, _ = run_main(["--help"])
         self.assertEqual(status, 0)
         self.assertIn("answer", out)
+
+
+
+# ---------------------------------------------------------------------------
+# Hostile input
+
+FUZZ_KEYS = sorted(set(
+    askq._QUESTION_KEYS + askq._HEADER_KEYS + askq._PURPOSE_KEYS + askq._OPTIONS_KEYS
+    + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._REQUIRED_KEYS + askq._ID_KEYS
+    + askq._KIND_KEYS + askq._RECOMMENDED_KEYS + askq._OPTION_LABEL_KEYS
+    + ("questions", "answers", "metadata", "placeholder", "", "Question", "opts")
+))
+FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
+FUZZ_CHARS = "aZ 9_-,.?\"\\/{}[]:\n\t\r\x00\x1b\x7f\x85\u200b\u202e\u2066\u05d0\u4e2d\U0001f600\ud800"
+
+
+class Fuzzer:
+    """A seeded source of JSON-like values and of mutated valid payloads."""
+
+    def __init__(self, seed: int) -> None:
+        import random
+
+        self.rng = random.Random(seed)
+
+    def text(self) -> str:
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.25:
+            return rng.choice(FUZZ_KEYS + FUZZ_WORDS)
+        if roll < 0.35:
+            return rng.choice(["A", "B", "Yes", "Personalize your response"]) + rng.choice(["", " (Recommended)", "(recommended)"])
+        if roll < 0.4:
+            return rng.choice(["", " ", "\n\t"])
+        if roll < 0.42:
+            return "x" * rng.choice([askq.MAX_TEXT, askq.MAX_TEXT + 1, 3 * askq.MAX_TEXT])
+        if roll < 0.5:
+            return json.dumps(self.value(2))
+        return "".join(rng.choice(FUZZ_CHARS) for _ in range(rng.randrange(12)))
+
+    def value(self, depth: int = 4) -> Any:
+        rng = self.rng
+        kinds = ["text", "int", "float", "bool", "null"] + (["list", "dict"] * 2 if depth > 0 else [])
+        kind = rng.choice(kinds)
+        if kind == "text":
+            return self.text()
+        if kind == "int":
+            return rng.choice([0, 1, -1, 2, 10 ** 20, rng.randrange(-99, 99)])
+        if kind == "float":
+            return rng.choice([0.5, -1.0, 1e308, float("inf"), float("nan")])
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "null":
+            return None
+        if kind == "list":
+            return [self.value(depth - 1) for _ in range(rng.randrange(6))]
+        return {self.key(): self.value(depth - 1) for _ in range(rng.randrange(6))}
+
+    def key(self) -> Any:
+        return self.rng.choice(FUZZ_KEYS) if self.rng.random() < 0.9 else self.rng.choice([1, None, 2.5])
+
+    def valid(self) -> Dict[str, Any]:
+        return copy.deepcopy(self.rng.choice(VALID_PAYLOADS))
+
+    def mutated(self) -> Any:
+        payload: Any = self.valid()
+        for _ in range(self.rng.randrange(1, 4)):
+            payload = self.mutate(payload)
+        return payload
+
+    def mutate(self, payload: Any) -> Any:
+        rng = self.rng
+        operation = rng.choice(["drop", "retype", "duplicate", "double", "truncate", "insert"])
+        if operation == "double":
+            return json.dumps(payload, allow_nan=True)
+        if operation == "truncate" and isinstance(payload, str):
+            return payload[: rng.randrange(len(payload) + 1)]
+        container, key = self.pick(payload)
+        if container is None:
+            return payload
+        if operation == "drop":
+            del container[key]
+        elif operation == "retype":
+            container[key] = self.value(2)
+        elif operation == "duplicate" and isinstance(container, list):
+            container.append(copy.deepcopy(container[key]))
+        elif operation == "truncate" and isinstance(container[key], str):
+            container[key] = container[key][: rng.randrange(len(container[key]) + 1)]
+        elif operation == "insert" and isinstance(container, dict):
+            container[rng.choice(FUZZ_KEYS)] = self.value(2)
+        else:
+            container[key] = json.dumps(container[key], allow_nan=True)
+        return payload
+
+    def pick(self, value: Any) -> Any:
+        """A random (container, key) inside value, or (None, None)."""
+        places = []
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            keys = list(node) if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else []
+            for key in keys:
+                places.append((node, key))
+                stack.append(node[key])
+        return self.rng.choice(places) if places else (None, None)
+
+    def payload(self) -> Any:
+        roll = self.rng.random()
+        if roll < 0.55:
+            return self.mutated()
+        if roll < 0.7:
+            return {"questions": [self.value(3) for _ in range(self.rng.randrange(5))]}
+        if roll < 0.8:
+            return json.dumps(self.value(4), allow_nan=True)
+        return self.value(4)
+
+    def answers(self, output: QuestionOutput) -> Any:
+        rng = self.rng
+        pool = [o.label for q in output.questions for o in q.options or []] + ["", " ", "typed \"text\"\n", "\u202e"]
+        def some() -> Any:
+            roll = rng.random()
+            if roll < 0.5:
+                return rng.choice(pool)
+            if roll < 0.8:
+                return [rng.choice(pool) for _ in range(rng.randrange(4))]
+            return self.value(1)
+        if rng.random() < 0.4:  # plausible: each question answered by a pick or typed text
+            return {q.id: rng.choice(labels(q) + ["typed", " "]) if q.options else rng.choice(["t", ""])
+                    for q in output.questions if q.required or rng.random() < 0.5}
+        if rng.random() < 0.5:
+            keys = [q.id for q in output.questions] + [q.question for q in output.questions] + ["zz"]
+            return {rng.choice(keys): some() for _ in range(rng.randrange(len(keys) + 1))}
+        return [
+            {"id": q.id, "answer": rng.choice([None, some()]), "selected": rng.choice([None, some()])}
+            for q in output.questions if rng.random() < 0.9
+        ]
+
+
+VALID_PAYLOADS: List[Dict[str, Any]] = [
+    json.loads(askq._BUILTIN_EXAMPLE_ARGS),
+    {"questions": [{"id": "lang", "question": "Which language?", "type": "SingleChoice",
+                    "options": ["Rust", "Go"], "recommended": "Go"},
+                   {"id": "ok", "question": "Proceed?", "type": "YesNo", "required": False}]},
+    {"questions": [{"prompt": "Pick", "choices": {"A": "first", "B (Recommended)": None},
+                    "selectionMode": "multiple"}, "Free text?"]},
+    {"questions": json.dumps([{"question": "Q?", "options": json.dumps(["x", {"label": "y", "recommended": True}])}])},
+]
+
+
+def check_invariants(test: unittest.TestCase, output: QuestionOutput) -> None:
+    ids = [item.id for item in output.questions]
+    test.assertTrue(all(ids), ids)
+    test.assertEqual(len(set(ids)), len(ids))
+    for item in output.questions:
+        test.assertEqual(item.multi_select, item.question_type is QuestionType.MULTI_CHOICE)
+        if item.question_type.is_choice:
+            found = labels(item)
+            test.assertTrue(found)
+            test.assertTrue(all(label and label == label.strip() for label in found), found)
+            test.assertEqual(len(set(found)), len(found))
+        else:
+            test.assertIsNone(item.options)
+        if item.recommended is not None:
+            test.assertIs(item.question_type, QuestionType.SINGLE_CHOICE)
+            test.assertEqual(item.recommended, labels(item)[0])
+    data = output.to_dict()
+    test.assertEqual(json.loads(json.dumps(data)), data)
+
+
+def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List[AnswerItem]) -> None:
+    test.assertEqual([a.id for a in answers], [q.id for q in output.questions])
+    for item, answer in zip(output.questions, answers):
+        if answer.selected is not None:
+            options = labels(item)
+            test.assertTrue(answer.selected)
+            test.assertEqual(answer.selected, [label for label in options if label in answer.selected])
+            if item.question_type is QuestionType.SINGLE_CHOICE:
+                test.assertEqual(len(answer.selected), 1)
+                test.assertIsNone(answer.answer)
+        if answer.answer is not None:
+            test.assertEqual(answer.answer, answer.answer.strip())
+            test.assertTrue(answer.answer)
+        if item.required:
+            test.assertTrue(answer.selected or answer.answer)
+    output.answers = answers
+    askq.result_text(output)
+
+
+class FuzzTests(unittest.TestCase):
+    CASES = 4000
+
+    def run_seed(self, seed: int, cases: int) -> Dict[str, int]:
+        fuzzer = Fuzzer(seed)
+        counts = {"accepted": 0, "refused": 0, "answered": 0}
+        for case in range(cases):
+            payload = fuzzer.payload()
+            before = copy.deepcopy(payload)
+            context = f"seed {seed}, case {case}: {payload!r:.300}"
+            try:
+                output = askq.ask(payload)
+            except QuestionError:
+                counts["refused"] += 1
+                continue
+            except Exception as err:  # noqa: BLE001 - any other exception is the failure
+                self.fail(f"{context}: {type(err).__name__}: {err}")
+            finally:
+                # A NaN inside makes a payload unequal even to itself: compare text.
+                self.assertEqual(repr(payload), repr(before), context)
+            counts["accepted"] += 1
+            check_invariants(self, output)
+            raw = fuzzer.answers(output)
+            try:
+                answers = askq.collect_answers(output, raw)
+            except QuestionError:
+                continue
+            except Exception as err:  # noqa: BLE001
+                self.fail(f"{context}: answers {raw!r:.300}: {type(err).__name__}: {err}")
+            counts["answered"] += 1
+            check_answers(self, output, answers)
+        return counts
+
+    def test_fuzz(self) -> None:
+        counts = self.run_seed(20261129, self.CASES)
+        # The generator must reach every outcome, or it tests nothing.
+        self.assertGreater(counts["accepted"], self.CASES // 5, counts)
+        self.assertGreater(counts["refused"], self.CASES // 10, counts)
+        self.assertGreater(counts["answered"], self.CASES // 20, counts)
+
+    @unittest.skipUnless(os.environ.get("ASKQ_FUZZ_SECONDS"), "set ASKQ_FUZZ_SECONDS for a soak run")
+    def test_soak(self) -> None:
+        import random
+        import time
+
+        deadline = time.monotonic() + float(os.environ["ASKQ_FUZZ_SECONDS"])
+        rounds = 0
+        while time.monotonic() < deadline:
+            seed = random.SystemRandom().randrange(2 ** 32)
+            try:
+                self.run_seed(seed, 500)
+            except AssertionError:
+                print(f"\nfuzz failure with seed {seed}", file=sys.stderr)
+                raise
+            rounds += 1
+        print(f"\nsoak: {rounds} rounds of 500 cases passed", file=sys.stderr)
+
+
+HOSTILE = "A\x1b[2J\x1b[31mred\rB\x07\x08\x7f\x9b1;1H\u202eevil\u202c\u2066x\u2069\ud800"
+
+
+class TerminalSafetyTests(unittest.TestCase):
+    def test_model_text_is_escaped(self) -> None:
+        output = askq.ask({"questions": [
+            {"question": "Q " + HOSTILE, "header": "H" + HOSTILE, "purpose": "P" + HOSTILE,
+             "options": [{"label": "L" + HOSTILE, "description": "D" + HOSTILE}, "Plain"]},
+            {"question": "Multi" + HOSTILE, "options": ["M" + HOSTILE, "N"], "multiSelect": True},
+            {"question": "Free" + HOSTILE},
+        ]})
+        _, screen = drive(output, "2\n2\nx\n")
+        for char in "\x1b\r\x07\x08\x7f\x9b\u202e\u202c\u2066\u2069\ud800":
+            self.assertNotIn(char, screen, repr(char))
+        for escape in ("\\x1b[2J", "\\x0d", "\\x07", "\\x7f", "\\x9b", "\\u202e", "\\u2066", "\\ud800"):
+            self.assertIn(escape, screen)
+        self.assertEqual(screen.count("\\x1b[2J"), 8)  # question, header, purpose, label, description x2, ...
+
+    def test_newlines_and_ordinary_text_stay(self) -> None:
+        self.assertEqual(askq._visible("line one\nline two é 中 😀 שלום"), "line one\nline two é 中 😀 שלום")
+        self.assertEqual(askq._visible("\t\x00\x1f\x80\x9f\u202a\u202d"), "\\x09\\x00\\x1f\\x80\\x9f\\u202a\\u202d")
+
+    def test_screen_is_writable_to_a_strict_stream(self) -> None:
+        raw = io.BytesIO()
+        strict = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
+        askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), io.StringIO("x\n"), strict)
+        strict.flush()
+        self.assertIn(b"Q\\ud800?", raw.getvalue())
+
+
+class NoLossTests(unittest.TestCase):
+    TEXTS = ('say "hi"', "back\\slash \\n", "two\nlines\r\nand\ttab", "😀 emoji 👍🏽",
+             "שלום עולם", "مرحبا", "\u202eoverride", "null", "\ud800 lone", "{\"json\": 1}")
+
+    def test_typed_answers_survive_every_form(self) -> None:
+        for text in self.TEXTS:
+            with self.subTest(text=text):
+                output = askq.ask({"questions": [{"question": "Q?", "options": ["A", "B"], "multiSelect": True}]})
+                output.answers = askq.collect_answers(output, [{"id": "q0", "answer": text, "selected": ["B"]}])
+                self.assertEqual(output.answers[0].answer, text)
+                self.assertEqual(output.to_dict()["answers"][0]["answer"], text)
+                self.assertEqual(json.loads(output.to_json())["answers"][0]["answer"], text)
+                typed_line = next(line for line in askq.result_text(output).splitlines() if "typed:" in line)
+                self.assertEqual(json.loads(typed_line.split(": ", 1)[1]), text)
+
+    def test_typed_answers_survive_the_cli(self) -> None:
+        answers = json.dumps({"q0": "SQLite", "q1": ["Lint", "x\n\"y\" 😀"], "q2": "שלום"})
+        status, out, _ = run_main(["answer", EXAMPLE, "--answers", answers])
+        self.assertEqual(status, 0)
+        data = json.loads(out)
+        self.assertEqual((data["answers"][1]["answer"], data["answers"][2]["answer"]), ("x\n\"y\" 😀", "שלום"))
 
 
 if __name__ == "__main__":
