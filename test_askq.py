@@ -1601,5 +1601,134 @@ class NoLossTests(unittest.TestCase):
         self.assertEqual((data["answers"][1]["answer"], data["answers"][2]["answer"]), ("x\n\"y\" 😀", "שלום"))
 
 
+
+# ---------------------------------------------------------------------------
+# Where it is vendored
+
+ASKQ_SOURCE = os.path.join(HERE, "askq.py")
+
+
+class PortabilityTests(unittest.TestCase):
+    def test_python_3_8_syntax(self) -> None:
+        import ast
+
+        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
+            ast.parse(stream.read(), feature_version=(3, 8))
+
+    def test_imports_only_the_standard_library(self) -> None:
+        import ast
+        import importlib.util
+        import sysconfig
+
+        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
+            tree = ast.parse(stream.read())
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module.split(".")[0])
+        self.assertTrue(names)
+        stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+        for name in sorted(names):
+            with self.subTest(name=name):
+                known = getattr(sys, "stdlib_module_names", None)
+                if known is not None:
+                    self.assertIn(name, known)
+                    continue
+                spec = importlib.util.find_spec(name)
+                self.assertIsNotNone(spec)
+                origin = spec.origin if spec is not None else None
+                self.assertTrue(
+                    name in sys.builtin_module_names or origin in ("built-in", "frozen")
+                    or os.path.realpath(str(origin)).startswith(stdlib),
+                    f"{name} comes from {origin}",
+                )
+
+    def test_import_opens_no_file_and_reads_no_environment(self) -> None:
+        import builtins
+        import io as io_module
+        import types
+
+        class WatchedEnviron(dict):  # type: ignore[type-arg]
+            reads: List[str] = []  # noqa: RUF012 - one watcher per test run
+
+            def __getitem__(self, key: Any) -> Any:
+                self.reads.append(key)
+                return super().__getitem__(key)
+
+            def get(self, key: Any, default: Any = None) -> Any:
+                self.reads.append(key)
+                return super().get(key, default)
+
+            def __contains__(self, key: Any) -> bool:
+                self.reads.append(key)
+                return super().__contains__(key)
+
+        opened: List[Any] = []
+
+        def no_open(*args: Any, **kwargs: Any) -> Any:
+            opened.append(args)
+            raise AssertionError("a file was opened at import")
+
+        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
+            code = compile(stream.read(), ASKQ_SOURCE, "exec")
+        module = types.ModuleType("askq_watched")
+        module.__file__ = ASKQ_SOURCE
+        environ = WatchedEnviron(os.environ)
+        with mock.patch.object(builtins, "open", no_open), mock.patch.object(io_module, "open", no_open), \
+                mock.patch.object(os, "open", no_open), mock.patch.object(os, "environ", environ), \
+                mock.patch.object(os, "getenv", lambda *a: environ.get(*a)):
+            exec(code, module.__dict__)  # noqa: S102 - running the module under watch is the point
+        self.assertEqual(opened, [])
+        self.assertEqual(environ.reads, [])
+        self.assertEqual(module._resource_cache, {})
+        # The watched copy works once imported.
+        self.assertEqual(module.ask({"questions": ["Name?"]}).questions[0].id, "q0")
+
+    def test_import_from_a_zip_file(self) -> None:
+        import importlib
+        import zipfile
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        archive = os.path.join(folder, "vendored.zip")
+        zipped_example = {"questions": ["From inside the zip?"]}
+        with zipfile.ZipFile(archive, "w") as bundle:
+            bundle.write(ASKQ_SOURCE, "askq_zipped.py")
+            bundle.write(os.path.join(HERE, "schema.json"), "schema.json")
+            bundle.writestr("example_args.json", json.dumps(zipped_example))
+        sys.path.insert(0, archive)
+        self.addCleanup(sys.path.remove, archive)
+        self.addCleanup(sys.modules.pop, "askq_zipped", None)
+        module = importlib.import_module("askq_zipped")
+        self.assertIn("vendored.zip", module.__file__)
+        tool = module.tool_description()
+        self.assertEqual(tool["exampleArgs"], zipped_example)
+        self.assertEqual(tool["inputSchema"], askq.tool_description()["inputSchema"])
+        self.assertIn("From inside the zip?", module.error_text(QuestionError("x")))
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_lone_copy_in_an_empty_folder(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        shutil.copy(ASKQ_SOURCE, folder)
+        script = (
+            "import json, askq\n"
+            "out = askq.ask(askq.tool_description()['exampleArgs'])\n"
+            "out.answers = askq.collect_answers(out, {'q0': 'SQLite', 'q1': ['Lint']})\n"
+            "print(json.dumps({'tool': askq.tool_description(), 'result': askq.result_text(out),"
+            " 'file': askq.__file__}))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", script], cwd=folder, capture_output=True, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        data = json.loads(result.stdout)
+        self.assertEqual(os.path.dirname(os.path.realpath(data["file"])), os.path.realpath(folder))
+        self.assertEqual(data["tool"], askq.tool_description())
+        self.assertIn('picked: "SQLite"', data["result"])
+        check = subprocess.run([sys.executable, "askq.py", "schema"], cwd=folder, capture_output=True, check=False)
+        self.assertEqual(json.loads(check.stdout), askq.tool_description())
+
+
 if __name__ == "__main__":
     unittest.main()
