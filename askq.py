@@ -65,9 +65,13 @@ __all__ = [
     "declined_text",
     "decode",
     "error_text",
+    "from_elicitation",
+    "input_request",
     "main",
     "prompt",
     "result_text",
+    "to_elicitation",
+    "tool_definition",
     "tool_description",
     "unavailable_text",
     "validate_and_normalize",
@@ -1043,6 +1047,15 @@ _BUILTIN_EXAMPLE_ARGS = """\
 }
 """
 
+# Where each model API wants the JSON Schema of a tool's arguments.
+_PROVIDER_SCHEMA_KEYS = {
+    "mcp": "inputSchema",
+    "openai": "parameters",
+    "openai-responses": "parameters",
+    "anthropic": "input_schema",
+    "gemini": "parametersJsonSchema",
+}
+
 _BUILTIN_RESOURCES = {
     "schema.json": _BUILTIN_SCHEMA,
     "example_args.json": _BUILTIN_EXAMPLE_ARGS,
@@ -1062,6 +1075,34 @@ def tool_description() -> Dict[str, Any]:
         "inputSchema": json.loads(_resource_text("schema.json")),
         "exampleArgs": json.loads(_resource_text("example_args.json")),
     }
+
+
+def tool_definition(provider: str = "mcp") -> Dict[str, Any]:
+    """The tool in the shape a model API wants it.
+
+    ``provider`` is one of "mcp" (an MCP Tool), "openai" (Chat Completions),
+    "openai-responses" (Responses API), "anthropic" (Messages API) or
+    "gemini" (a function declaration).
+
+        >>> askq.tool_definition("anthropic")["input_schema"]["required"]
+        ['questions']
+        >>> sorted(askq.tool_definition("openai")["function"])
+        ['description', 'name', 'parameters']
+    """
+    schema_key = _PROVIDER_SCHEMA_KEYS.get(provider)
+    if schema_key is None:
+        known = ", ".join(_PROVIDER_SCHEMA_KEYS)
+        raise ValueError(f"Unknown provider {provider!r}; the known providers are: {known}.")
+    function = {
+        "name": TOOL_NAME,
+        "description": _TOOL_DESCRIPTION,
+        schema_key: json.loads(_resource_text("schema.json")),
+    }
+    if provider == "openai":
+        return {"type": "function", "function": function}
+    if provider == "openai-responses":
+        return {"type": "function", **function}
+    return function
 
 
 def error_text(err: BaseException) -> str:
@@ -1328,6 +1369,171 @@ def _checked_picks(where: str, index: int, item: QuestionItem, picked: List[str]
 
 
 # ---------------------------------------------------------------------------
+# MCP elicitation: the questions as a form the MCP client draws itself
+
+_ELICIT_ACTIONS = ("accept", "decline", "cancel")
+_COMPANION_SUFFIX = ".other"
+_MESSAGE_CHARS = 200
+
+
+def to_elicitation(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], message: Optional[str] = None
+) -> Dict[str, Any]:
+    """The questions as MCP ``ElicitRequestFormParams`` (form mode).
+
+    One property per question, keyed by its id: a string for free text, a
+    titled single- or multi-select enum for a choice question.  A choice
+    question's options end with CUSTOM_RESPONSE_LABEL, and a companion
+    string property ``<id>.other`` carries the text typed for it.
+
+        >>> form = askq.to_elicitation(askq.ask({"questions": [
+        ...     {"question": "Which?", "options": ["A (Recommended)", "B"]}]}))
+        >>> form["requestedSchema"]["properties"]["q0"]["default"], form["requestedSchema"]["required"]
+        ('A', ['q0'])
+    """
+    items = _question_list(questions)
+    companions = _companion_keys(items)
+    properties: Dict[str, Any] = {}
+    for item in items:
+        properties[item.id] = _elicitation_property(item)
+        if item.id in companions:
+            properties[companions[item.id]] = {
+                "type": "string",
+                "title": f"{item.header or item.question}: {CUSTOM_RESPONSE_LABEL}",
+                "description": f"Your own answer, when you choose {CUSTOM_RESPONSE_LABEL!r}.",
+            }
+    return {
+        "mode": "form",
+        "message": _elicitation_message(items) if message is None else message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": properties,
+            "required": [item.id for item in items if item.required],
+        },
+    }
+
+
+def from_elicitation(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], result: Any
+) -> Tuple[str, Optional[List[AnswerItem]]]:
+    """Read an MCP ``ElicitResult`` for questions asked with to_elicitation().
+
+    Returns ``(action, answers)``: the answers from collect_answers() for
+    "accept", None for "decline" and "cancel".  Content that names no
+    question or companion, or holds a value of the wrong type, raises
+    QuestionError, as do answers that collect_answers() refuses.
+    """
+    action = result.get("action") if isinstance(result, dict) else None
+    if action not in _ELICIT_ACTIONS:
+        raise QuestionError("An ElicitResult needs an 'action' of \"accept\", \"decline\" or \"cancel\".")
+    if action != "accept":
+        return str(action), None
+    items = _question_list(questions)
+    content = result.get("content", {})
+    if not isinstance(content, dict):
+        raise QuestionError(f"The ElicitResult 'content' must be an object, not {_json_type(content)}.")
+    companions = _companion_keys(items)
+    known = {item.id for item in items} | set(companions.values())
+    for key in content:
+        if key not in known:
+            raise QuestionError(
+                f"The ElicitResult names {_quoted(str(key))}, which is no question id or"
+                " companion field of this form."
+            )
+    raw = [_elicited_answer(index, item, content, companions) for index, item in enumerate(items)]
+    return action, collect_answers(items, raw)
+
+
+def input_request(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    key: str = TOOL_NAME,
+    message: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The questions as one entry of an MCP ``InputRequests`` map."""
+    return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message)}}
+
+
+def _companion_keys(items: List[QuestionItem]) -> Dict[str, str]:
+    """The companion property of each choice question, by question id."""
+    ids = {item.id for item in items}
+    keys = {}
+    for item in items:
+        if item.question_type.is_choice:
+            key = item.id + _COMPANION_SUFFIX
+            while key in ids:
+                key += "_"
+            keys[item.id] = key
+    return keys
+
+
+def _elicitation_property(item: QuestionItem) -> Dict[str, Any]:
+    described = item.question if item.purpose is None else f"{item.question}\n{item.purpose}"
+    field: Dict[str, Any] = {"title": item.header or item.question, "description": described}
+    if not item.question_type.is_choice:
+        return {"type": "string", **field}
+    choices = [
+        {"const": option.label, "title": _option_title(option)} for option in item.options or ()
+    ]
+    choices.append({"const": CUSTOM_RESPONSE_LABEL, "title": CUSTOM_RESPONSE_LABEL})
+    if item.question_type is QuestionType.MULTI_CHOICE:
+        multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
+        if item.required:
+            multi["minItems"] = 1
+        return multi
+    single: Dict[str, Any] = {"type": "string", **field, "oneOf": choices}
+    if item.recommended is not None:
+        single["default"] = item.recommended
+    return single
+
+
+def _option_title(option: QuestionOption) -> str:
+    return option.label if option.description is None else f"{option.label} - {option.description}"
+
+
+def _elicitation_message(items: List[QuestionItem]) -> str:
+    names = "; ".join(item.header or item.question for item in items)
+    if len(names) > _MESSAGE_CHARS:
+        names = names[: _MESSAGE_CHARS - 3].rstrip() + "..."
+    lead = "Please answer this question" if len(items) == 1 else f"Please answer these {len(items)} questions"
+    return f"{lead}: {names}"
+
+
+def _is_form_value(value: Any, multi: bool) -> bool:
+    if value is None:
+        return True
+    if multi:
+        return isinstance(value, list) and all(isinstance(label, str) for label in value)
+    return isinstance(value, str)
+
+
+def _elicited_answer(
+    index: int, item: QuestionItem, content: Dict[Any, Any], companions: Dict[str, str]
+) -> Dict[str, Any]:
+    """One question's form values as an {id, answer, selected} entry."""
+    where = _where(index, item.question)
+    value = content.get(item.id)
+    other = content.get(companions.get(item.id, ""))
+    multi = item.question_type is QuestionType.MULTI_CHOICE
+    if not _is_form_value(value, multi):
+        wanted = "an array of strings" if multi else "a string"
+        raise QuestionError(f"{where}: its form value must be {wanted}, not {_json_type(value)}.", index)
+    if other is not None and not isinstance(other, str):
+        raise QuestionError(f"{where}: its companion text must be a string, not {_json_type(other)}.", index)
+    if not item.question_type.is_choice:
+        return {"id": item.id, "answer": value}
+    picked = (value or []) if multi else ([] if value is None else [value])
+    if CUSTOM_RESPONSE_LABEL in picked:
+        if not (other or "").strip():
+            raise QuestionError(
+                f"{where}: {CUSTOM_RESPONSE_LABEL!r} was chosen but its companion text"
+                f" {_quoted(companions[item.id])} is empty.",
+                index,
+            )
+        picked = [label for label in picked if label != CUSTOM_RESPONSE_LABEL]
+    return {"id": item.id, "answer": other, "selected": picked}
+
+
+# ---------------------------------------------------------------------------
 # Terminal prompt
 
 # What the prompt shows of model-written or user-typed text: control
@@ -1521,6 +1727,8 @@ def _parse_args(argv: List[str]) -> Any:
     check.add_argument("file", metavar="FILE|-")
     check.set_defaults(run=_run_check)
     schema = commands.add_parser("schema", help="print the tool definition")
+    schema.add_argument("--provider", choices=list(_PROVIDER_SCHEMA_KEYS),
+                        help="print the tool in this model API's shape")
     schema.set_defaults(run=_run_schema)
     ask_command = commands.add_parser("ask", help="ask the questions of a call on the terminal")
     ask_command.add_argument("file", metavar="FILE|-")
@@ -1546,7 +1754,7 @@ def _run_check(args: Any) -> int:
 
 
 def _run_schema(args: Any) -> int:
-    _write_json(tool_description())
+    _write_json(tool_description() if args.provider is None else tool_definition(args.provider))
     return 0
 
 

@@ -1730,5 +1730,269 @@ class PortabilityTests(unittest.TestCase):
         self.assertEqual(json.loads(check.stdout), askq.tool_description())
 
 
+
+# ---------------------------------------------------------------------------
+# Provider tool formats and MCP elicitation
+
+REFERENCE = os.path.join(HERE, "..", "shared", "reference")
+MCP_SCHEMAS = ("mcp-schema-2025-11-25.json", "mcp-schema-2026-07-28.json")
+
+
+def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$") -> List[str]:
+    """What in ``value`` breaks ``schema``: the JSON Schema subset MCP's schema uses."""
+    if schema is True or schema == {}:
+        return []
+    if "$ref" in schema:
+        return schema_errors(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, path)
+    if "anyOf" in schema and "type" not in schema:
+        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
+        return [] if any(not errors for errors in branches) else [f"{path}: matches no branch"]
+    errors: List[str] = []
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float)}
+        def fits(name: str) -> bool:
+            if name == "integer":
+                return isinstance(value, int) and not isinstance(value, bool)
+            if name in ("number",) and isinstance(value, bool):
+                return False
+            return isinstance(value, checks[name])  # type: ignore[arg-type]
+        if not any(fits(name) for name in names):
+            return [f"{path}: {value!r} is not of type {types}"]
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{path}: {value!r} is not {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r} not in {schema['enum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(f"{path}: missing {key}")
+        for key, item in value.items():
+            if key in schema.get("properties", {}):
+                errors += schema_errors(item, schema["properties"][key], defs, f"{path}.{key}")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                errors += schema_errors(item, schema["additionalProperties"], defs, f"{path}.{key}")
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{path}: unexpected {key}")
+    if isinstance(value, list) and "items" in schema:
+        for place, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], defs, f"{path}[{place}]")
+    return errors
+
+
+def mcp_definitions() -> List[Dict[str, Any]]:
+    found = []
+    for name in MCP_SCHEMAS:
+        path = os.path.join(REFERENCE, name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as stream:
+                found.append(json.load(stream)["$defs"])
+    return found
+
+
+class SchemaCheckerTests(unittest.TestCase):
+    """The checker itself must catch what it is there to catch."""
+
+    def test_checker_refuses_what_breaks_the_rules(self) -> None:
+        defs = {"S": {"type": "object", "properties": {"type": {"const": "string"}, "n": {"type": "integer"}},
+                      "required": ["type"]}}
+        self.assertEqual(schema_errors({"type": "string", "n": 3}, {"$ref": "#/$defs/S"}, defs), [])
+        self.assertTrue(schema_errors({"type": "number"}, {"$ref": "#/$defs/S"}, defs))
+        self.assertTrue(schema_errors({"n": 3}, {"$ref": "#/$defs/S"}, defs))
+        self.assertTrue(schema_errors({"type": "string", "n": True}, {"$ref": "#/$defs/S"}, defs))
+        self.assertTrue(schema_errors(5, {"anyOf": [{"type": "string"}, {"type": "array"}]}, defs))
+
+
+class ProviderTests(unittest.TestCase):
+    def test_shapes(self) -> None:
+        schema = askq.tool_description()["inputSchema"]
+        description = askq.tool_description()["description"]
+        self.assertEqual(askq.tool_definition(), {"name": "ask_questions", "description": description, "inputSchema": schema})
+        self.assertEqual(askq.tool_definition("mcp"), askq.tool_definition())
+        self.assertEqual(askq.tool_definition("openai"), {
+            "type": "function", "function": {"name": "ask_questions", "description": description, "parameters": schema}})
+        self.assertEqual(askq.tool_definition("openai-responses"), {
+            "type": "function", "name": "ask_questions", "description": description, "parameters": schema})
+        self.assertEqual(askq.tool_definition("anthropic"), {
+            "name": "ask_questions", "description": description, "input_schema": schema})
+        self.assertEqual(askq.tool_definition("gemini"), {
+            "name": "ask_questions", "description": description, "parametersJsonSchema": schema})
+
+    def test_unknown_provider(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            askq.tool_definition("bard")
+        for name in ("'bard'", "mcp", "openai", "openai-responses", "anthropic", "gemini"):
+            self.assertIn(name, str(caught.exception))
+        self.assertNotIsInstance(caught.exception, QuestionError)
+
+    def test_mcp_tool_is_valid(self) -> None:
+        for defs in mcp_definitions() or self.skipTest("the MCP reference schemas are not beside the checkout"):
+            self.assertEqual(schema_errors(askq.tool_definition(), {"$ref": "#/$defs/Tool"}, defs), [])
+
+    def test_cli(self) -> None:
+        for provider in ("mcp", "openai", "openai-responses", "anthropic", "gemini"):
+            with self.subTest(provider=provider):
+                status, out, _ = run_main(["schema", "--provider", provider])
+                self.assertEqual((status, json.loads(out)), (0, askq.tool_definition(provider)))
+        status, _, err = run_main(["schema", "--provider", "bard"])
+        self.assertEqual(status, 2)
+        self.assertIn("invalid choice", err)
+
+
+def elicitation_questions() -> QuestionOutput:
+    return askq.ask({"questions": [
+        {"question": "Name?", "id": "name", "purpose": "For the package"},
+        {"question": "Database?", "header": "DB", "id": "db",
+         "options": [{"label": "SQLite", "description": "one file"}, "Postgres (Recommended)"]},
+        {"question": "Checks?", "id": "checks", "options": ["Tests", "Lint"], "multiSelect": True},
+        {"question": "Notes?", "id": "notes", "required": False},
+        {"question": "Colour?", "id": "name.other", "options": ["Red", "Blue"], "required": False},
+    ]})
+
+
+class ElicitationTests(unittest.TestCase):
+    def test_form_shape(self) -> None:
+        form = askq.to_elicitation(elicitation_questions())
+        self.assertEqual(list(form), ["mode", "message", "requestedSchema"])
+        self.assertEqual(form["mode"], "form")
+        self.assertIn("5 questions", form["message"])
+        schema = form["requestedSchema"]
+        self.assertEqual(schema["type"], "object")
+        self.assertEqual(schema["required"], ["name", "db", "checks"])
+        self.assertEqual(list(schema["properties"]), [
+            "name", "db", "db.other", "checks", "checks.other", "notes", "name.other", "name.other.other"])
+
+    def test_free_text_property(self) -> None:
+        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["name"]
+        self.assertEqual(prop, {"type": "string", "title": "Name?", "description": "Name?\nFor the package"})
+
+    def test_single_choice_property(self) -> None:
+        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["db"]
+        self.assertEqual(prop["type"], "string")
+        self.assertEqual((prop["title"], prop["description"]), ("DB", "Database?"))
+        self.assertEqual(prop["default"], "Postgres")
+        self.assertEqual(prop["oneOf"], [
+            {"const": "Postgres", "title": "Postgres"},
+            {"const": "SQLite", "title": "SQLite - one file"},
+            {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
+        ])
+
+    def test_multi_choice_property(self) -> None:
+        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
+        self.assertEqual(prop["type"], "array")
+        self.assertEqual(prop["minItems"], 1)
+        self.assertNotIn("default", prop)
+        self.assertEqual([c["const"] for c in prop["items"]["anyOf"]], ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL])
+
+    def test_companion_key_avoids_question_ids(self) -> None:
+        props = askq.to_elicitation(askq.ask({"questions": [
+            {"question": "A?", "id": "a", "options": ["x"]}, {"question": "B?", "id": "a.other"},
+            {"question": "C?", "id": "a.other_"}]}))["requestedSchema"]["properties"]
+        self.assertIn("a.other__", props)
+        self.assertEqual(props["a.other__"]["type"], "string")
+
+    def test_custom_message(self) -> None:
+        self.assertEqual(askq.to_elicitation(elicitation_questions(), "Hi")["message"], "Hi")
+        one_question = askq.to_elicitation(askq.ask({"questions": ["Why?"]}))
+        self.assertEqual(one_question["message"], "Please answer this question: Why?")
+
+    def test_valid_against_the_mcp_schemas(self) -> None:
+        defs_list = mcp_definitions()
+        if not defs_list:
+            self.skipTest("the MCP reference schemas are not beside the checkout")
+        form = askq.to_elicitation(elicitation_questions())
+        intended = {"name": "StringSchema", "db": "TitledSingleSelectEnumSchema",
+                    "checks": "TitledMultiSelectEnumSchema", "db.other": "StringSchema"}
+        for defs in defs_list:
+            self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
+            for key, prop in form["requestedSchema"]["properties"].items():
+                self.assertEqual(schema_errors(prop, {"$ref": "#/$defs/PrimitiveSchemaDefinition"}, defs), [], key)
+            for key, name in intended.items():
+                prop = form["requestedSchema"]["properties"][key]
+                self.assertEqual(schema_errors(prop, {"$ref": f"#/$defs/{name}"}, defs), [], key)
+        defs = defs_list[-1]
+        if "InputRequests" in defs:
+            request = askq.input_request(elicitation_questions())
+            self.assertEqual(schema_errors(request, {"$ref": "#/$defs/InputRequests"}, defs), [])
+
+    def test_input_request(self) -> None:
+        output = elicitation_questions()
+        request = askq.input_request(output, key="ask-1", message="m")
+        self.assertEqual(request, {"ask-1": {"method": "elicitation/create", "params": askq.to_elicitation(output, "m")}})
+        self.assertEqual(list(askq.input_request(output)), ["ask_questions"])
+
+    def accept(self, content: Dict[str, Any]) -> Any:
+        result = {"action": "accept", "content": content}
+        for defs in mcp_definitions():
+            self.assertEqual(schema_errors(result, {"$ref": "#/$defs/ElicitResult"}, defs), [])
+        return askq.from_elicitation(elicitation_questions(), result)
+
+    def test_round_trip_every_kind(self) -> None:
+        action, answers = self.accept({"name": " askq ", "db": "SQLite", "checks": ["Lint", "Tests"], "name.other": "Red"})
+        self.assertEqual(action, "accept")
+        self.assertEqual(answers, [
+            AnswerItem("name", "askq"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes"), AnswerItem("name.other", None, ["Red"]),
+        ])
+
+    def test_round_trip_typed_text(self) -> None:
+        custom = askq.CUSTOM_RESPONSE_LABEL
+        _, answers = self.accept({"name": "n", "db": custom, "db.other": "MySQL",
+                                  "checks": ["Lint", custom], "checks.other": "docs", "notes": "fine"})
+        self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
+        self.assertEqual(answers[2], AnswerItem("checks", "docs", ["Lint"]))
+        self.assertEqual(answers[3], AnswerItem("notes", "fine"))
+        # A companion text with no pick is typed text too.
+        _, answers = self.accept({"name": "n", "db.other": "MySQL", "checks": ["Tests"]})
+        self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
+
+    def test_round_trip_through_the_form(self) -> None:
+        output = elicitation_questions()
+        form = askq.to_elicitation(output)
+        # A client answers with the first choice of each choice field.
+        content = {}
+        for key, prop in form["requestedSchema"]["properties"].items():
+            if "oneOf" in prop:
+                content[key] = prop["oneOf"][0]["const"]
+            elif "items" in prop:
+                content[key] = [prop["items"]["anyOf"][0]["const"]]
+            elif key in form["requestedSchema"]["required"]:
+                content[key] = "text"
+        action, answers = askq.from_elicitation(output, {"action": "accept", "content": content})
+        self.assertEqual(action, "accept")
+        output.answers = answers or []
+        self.assertIn('picked: "Postgres"', askq.result_text(output))
+
+    def test_decline_and_cancel(self) -> None:
+        for action in ("decline", "cancel"):
+            with self.subTest(action=action):
+                self.assertEqual(askq.from_elicitation(elicitation_questions(), {"action": action}), (action, None))
+
+    def test_refusals(self) -> None:
+        custom = askq.CUSTOM_RESPONSE_LABEL
+        base = {"name": "n", "db": "SQLite", "checks": ["Lint"]}
+        cases = [
+            ({**base, "extra": "x"}, '"extra", which is no question id or companion field'),
+            ({**base, "db": "MySQL"}, '"MySQL" is not one of its options'),
+            ({**base, "checks": ["Lint", "Nope"]}, '"Nope" is not one of its options'),
+            ({**base, "db": custom}, "companion text \"db.other\" is empty"),
+            ({**base, "checks": [custom], "checks.other": " "}, "companion text"),
+            ({**base, "db": 3}, "its form value must be a string, not a number"),
+            ({**base, "checks": "Lint"}, "must be an array of strings"),
+            ({**base, "name": True}, "not a boolean"),
+            ({**base, "db.other": 5}, "companion text must be a string"),
+            ({"db": "SQLite", "checks": ["Lint"]}, "is required but has no answer"),
+            ({**base, "db.other": "also typed"}, "is a single-choice question"),
+        ]
+        for content, fragment in cases:
+            with self.subTest(fragment=fragment), self.assertRaises(QuestionError) as caught:
+                askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": content})
+            self.assertIn(fragment, str(caught.exception))
+        for result in ({"action": "ok"}, {}, "accept", {"action": "accept", "content": []}):
+            with self.subTest(result=result), self.assertRaises(QuestionError):
+                askq.from_elicitation(elicitation_questions(), result)
+
+
 if __name__ == "__main__":
     unittest.main()
