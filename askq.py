@@ -110,12 +110,13 @@ _MULTI_SELECT_KEYS = (
     "allow_multiple",
 )
 _SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
-_REQUIRED_KEYS = ("required",)
-_ID_KEYS = ("id",)
-_KIND_KEYS = ("type",)
-_RECOMMENDED_KEYS = ("recommended",)
 _OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name")
-_OPTION_DESCRIPTION_KEYS = ("description",)
+# Fields read from one key only.
+_REQUIRED_KEY = "required"
+_ID_KEY = "id"
+_KIND_KEY = "type"
+_RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
+_OPTION_DESCRIPTION_KEY = "description"
 
 _TRUE_WORDS = ("true", "yes", "1")
 _FALSE_WORDS = ("false", "no", "0")
@@ -152,6 +153,9 @@ _YES_NO_LABELS = ("Yes", "No")
 
 _LINE_SEPARATORS = ("\x85", "\u2028", "\u2029")
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
+_SUFFIX_LENGTH = len(RECOMMENDED_SUFFIX)
+_SUFFIX_FOLDED = RECOMMENDED_SUFFIX.lower()
+_CUSTOM_FOLDED = CUSTOM_RESPONSE_LABEL.lower()
 # How much of a question's text an error message quotes to name it.
 _QUOTE_CHARS = 60
 
@@ -412,11 +416,11 @@ def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
         options=options,
         multi_select=_decode_multi_select(entry),
         purpose=_first(entry, _PURPOSE_KEYS, _text),
-        required=_first(entry, _REQUIRED_KEYS, _boolean) is not False,
-        id=_first(entry, _ID_KEYS, _identifier) or "",
+        required=_boolean(entry.get(_REQUIRED_KEY)) is not False,
+        id=_identifier(entry.get(_ID_KEY)) or "",
     )
-    _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
-    explicit = _first(entry, _RECOMMENDED_KEYS, _text)
+    _apply_kind(item, _kind(entry.get(_KIND_KEY)))
+    explicit = _text(entry.get(_RECOMMENDED_KEY))
     # The explicit field wins when it names an option; else a marked option.
     if marked is not None and (explicit is None or not _names_option(explicit, options)):
         explicit = marked
@@ -467,7 +471,7 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
         if option is None:
             continue
         options.append(option)
-        if marked is None and isinstance(value, dict) and _first(value, _RECOMMENDED_KEYS, _boolean):
+        if marked is None and isinstance(value, dict) and _boolean(value.get(_RECOMMENDED_KEY)):
             marked = option.label
     return options, marked
 
@@ -482,7 +486,7 @@ def _decode_option(value: Any) -> Optional[QuestionOption]:
         label = _first(value, _OPTION_LABEL_KEYS, _label)
         if label is None:
             return None
-        return QuestionOption(label, _first(value, _OPTION_DESCRIPTION_KEYS, _text))
+        return QuestionOption(label, _text(value.get(_OPTION_DESCRIPTION_KEY)))
     label = _number_text(value)
     return None if label is None else QuestionOption(label)
 
@@ -630,7 +634,12 @@ def _parse_json(text: Union[str, bytes, bytearray], what: str) -> Any:
             " a question call needs four."
         )
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        # Plain json.loads is the fastest parse (PyPy has a fast path for it
+        # alone); the decoder that refuses NaN and Infinity is needed only
+        # where one of those words appears.
+        if "NaN" in text or "Infinity" in text:
+            return _json_decoder().decode(text)
+        return json.loads(text)
     except (ValueError, RecursionError) as err:
         raise QuestionError(
             f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
@@ -649,6 +658,26 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+def _json_decoder() -> json.JSONDecoder:
+    """One decoder that refuses NaN and Infinity, made on first use (json.loads
+    with a hook would build a new decoder on every call)."""
+    decoder = _json_codecs.get("decoder")
+    if decoder is None:
+        decoder = _json_codecs["decoder"] = json.JSONDecoder(parse_constant=_refuse_constant)
+    return decoder  # type: ignore[return-value]
+
+
+def _json_encoder() -> json.JSONEncoder:
+    """One encoder that keeps non-ASCII text readable, made on first use."""
+    encoder = _json_codecs.get("encoder")
+    if encoder is None:
+        encoder = _json_codecs["encoder"] = json.JSONEncoder(ensure_ascii=False)
+    return encoder  # type: ignore[return-value]
+
+
+_json_codecs: Dict[str, Union[json.JSONDecoder, json.JSONEncoder]] = {}
+
+
 _DEPTH_STEPS = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
@@ -656,12 +685,17 @@ def _too_deep(text: str) -> bool:
     """Whether arrays and objects nest deeper than MAX_DEPTH, outside strings."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False  # the common case: too few brackets to nest that deep
+    # With escaped backslashes and quotes gone, every '"' left opens or closes
+    # a string, as it does for json's own scanner: every other piece of the
+    # text between quotes lies outside strings.
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    outside = "".join(unescaped.split('"')[::2])
+    if outside.count("[") + outside.count("{") <= MAX_DEPTH:
+        return False
     import itertools
     import re
 
-    # re caches compiled patterns, so these compile once per process.
-    skeleton = re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"', "", text)
-    brackets = re.findall(r"[\[\]{}]", skeleton)
+    brackets = re.findall(r"[\[\]{}]", outside)  # re caches the compiled pattern
     depths = itertools.accumulate(_DEPTH_STEPS[bracket] for bracket in brackets)
     return max(depths, default=0) > MAX_DEPTH
 
@@ -685,7 +719,7 @@ def _json_type(value: Any) -> str:
 
 def _quoted(text: str) -> str:
     """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
-    quoted = json.dumps(text, ensure_ascii=False)
+    quoted = _json_encoder().encode(text)
     # JSON leaves these unescaped, yet some readers break lines at them.
     for separator in _LINE_SEPARATORS:
         if separator in quoted:
@@ -718,13 +752,9 @@ def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
         ('q0', ['Lint', 'Tests'])
     """
     items = input.questions if isinstance(input, QuestionInput) else None
-    if not isinstance(items, list):
-        raise QuestionError("validate_and_normalize() takes a QuestionInput.")
-    if not items:
-        raise QuestionError(_NO_QUESTIONS)
-    _check_question_count(len(items))
-    ids = _assign_ids(items)
-    return [_normalized_item(index, item, ids[index]) for index, item in enumerate(items)]
+    if not isinstance(items, list) or not all(isinstance(item, QuestionItem) for item in items):
+        raise QuestionError("validate_and_normalize() takes a QuestionInput of QuestionItem.")
+    return _normalize([_copy_item(item) for item in items])
 
 
 def ask(payload: Any) -> QuestionOutput:
@@ -733,13 +763,40 @@ def ask(payload: Any) -> QuestionOutput:
     Returns the normalized questions with no answers yet; raises
     QuestionError, written for the model, for a call that cannot be shown.
     """
-    request = payload if isinstance(payload, QuestionInput) else decode(payload)
-    return QuestionOutput(validate_and_normalize(request), [])
+    if isinstance(payload, QuestionInput):
+        return QuestionOutput(validate_and_normalize(payload), [])
+    # The items decode() made are ours alone: normalize them without a copy.
+    return QuestionOutput(_normalize(decode(payload).questions), [])
 
 
-def _assign_ids(items: Sequence[QuestionItem]) -> List[str]:
+def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
+    """Normalize items in place (they and their options must be the caller's own)."""
+    if not items:
+        raise QuestionError(_NO_QUESTIONS)
+    _check_question_count(len(items))
+    ids = _assign_ids(items)
+    for index, item in enumerate(items):
+        _normalize_item(index, item, ids[index])
+    return items
+
+
+def _copy_item(item: QuestionItem) -> QuestionItem:
+    """A copy that normalizing in place cannot reach through to the original."""
+    options = item.options
+    if isinstance(options, (list, tuple)):
+        options = [
+            QuestionOption(option.label, option.description) if isinstance(option, QuestionOption) else option
+            for option in options
+        ]
+    return QuestionItem(
+        item.question, item.header, options, item.multi_select, item.purpose,
+        item.required, item.question_type, item.id, item.recommended,
+    )
+
+
+def _assign_ids(items: List[QuestionItem]) -> List[str]:
     """Explicit ids, checked unique; ``q<index>`` (made unique) for the rest."""
-    given = [_identifier(_item_field(item, "id")) for item in items]
+    given = [_identifier(item.id) for item in items]
     owners: Dict[str, int] = {}
     for index, item_id in enumerate(given):
         if item_id is None:
@@ -747,13 +804,15 @@ def _assign_ids(items: Sequence[QuestionItem]) -> List[str]:
         if item_id in owners:
             first = owners[item_id]
             raise QuestionError(
-                f"{_where_item(first, items[first])} and"
-                f" {_where_item(index, items[index])} both have the id"
+                f"{_where(first, items[first].question)} and"
+                f" {_where(index, items[index].question)} both have the id"
                 f" {_quoted(item_id)}. Give every question its own id, or leave"
                 " 'id' out.",
                 index,
             )
         owners[item_id] = index
+    if len(owners) == len(items):
+        return given  # type: ignore[return-value]  # every id was given
     taken: Set[str] = set(owners)
     ids = []
     for index, item_id in enumerate(given):
@@ -772,78 +831,64 @@ def _free_id(base: str, taken: Set[str]) -> str:
     return candidate
 
 
-def _normalized_item(index: int, item: QuestionItem, item_id: str) -> QuestionItem:
-    question = _question_text(index, _item_field(item, "question"))
-    where = _where(index, question)
-    raw_options = _item_field(item, "options")
-    kind = _derived_kind(item, raw_options)
-    options, suffixed = _cleaned_options(where, index, raw_options)
-    if kind.is_choice:
-        _check_choices(where, index, kind, raw_options, options)
+def _normalize_item(index: int, item: QuestionItem, item_id: str) -> None:
+    question = _question_text(index, item.question)
+    kind = _derived_kind(item)
+    options: Optional[List[QuestionOption]] = None
     recommended = None
-    if kind is QuestionType.SINGLE_CHOICE:
-        recommended = _recommendation(_item_field(item, "recommended"), options, suffixed)
-        options = _recommended_first(options, recommended)
-    normalized = QuestionItem(
-        question,
-        header=_text(_item_field(item, "header")),
-        options=options if kind.is_choice else None,
-        multi_select=kind is QuestionType.MULTI_CHOICE,
-        purpose=_text(_item_field(item, "purpose")),
-        required=_boolean(_item_field(item, "required")) is not False,
-        question_type=kind,
-        id=item_id,
-        recommended=recommended,
-    )
-    _check_lengths(where, index, normalized)
-    return normalized
+    if kind.is_choice:
+        options, suffixed = _cleaned_options(index, question, item.options)
+        _check_choices(index, question, kind, item.options, options)
+        if kind is QuestionType.SINGLE_CHOICE:
+            recommended = _recommendation(item.recommended, options, suffixed)
+            options = _recommended_first(options, recommended)
+    item.question = question
+    item.header = _text(item.header)
+    item.options = options
+    item.multi_select = kind is QuestionType.MULTI_CHOICE
+    item.purpose = _text(item.purpose)
+    item.required = _boolean(item.required) is not False
+    item.question_type = kind
+    item.id = item_id
+    item.recommended = recommended
+    _check_lengths(index, item)
 
 
-def _item_field(item: Any, name: str) -> Any:
-    """A field of an item built in code, tolerating objects that lack it."""
-    return getattr(item, name, None)
-
-
-def _where_item(index: int, item: Any) -> str:
-    return _where(index, _text(_item_field(item, "question")) or "")
-
-
-def _derived_kind(item: QuestionItem, raw_options: Any) -> QuestionType:
-    declared = _item_field(item, "question_type")
-    if _item_field(item, "multi_select") is True or declared is QuestionType.MULTI_CHOICE:
+def _derived_kind(item: QuestionItem) -> QuestionType:
+    declared = item.question_type
+    if item.multi_select is True or declared is QuestionType.MULTI_CHOICE:
         return QuestionType.MULTI_CHOICE
-    if raw_options or declared is QuestionType.SINGLE_CHOICE:
+    if item.options or declared is QuestionType.SINGLE_CHOICE:
         return QuestionType.SINGLE_CHOICE
     return QuestionType.TEXT
 
 
-def _cleaned_options(where: str, index: int, raw_options: Any) -> Tuple[List[QuestionOption], Optional[str]]:
+def _cleaned_options(
+    index: int, question: str, raw_options: Any
+) -> Tuple[List[QuestionOption], Optional[str]]:
     """Options trimmed, unsuffixed, without blanks or repeats; and the first
     label that carried the recommended suffix."""
     if not isinstance(raw_options, (list, tuple)):
         return [], None
-    try:
-        _check_option_count(len(raw_options))
-    except QuestionError as err:
-        raise QuestionError(f"{where}: {err}", index) from None
+    if len(raw_options) > MAX_OPTIONS:
+        try:
+            _check_option_count(len(raw_options))
+        except QuestionError as err:
+            raise QuestionError(f"{_where(index, question)}: {err}", index) from None
     options: List[QuestionOption] = []
     seen: Set[str] = set()
     suffixed: Optional[str] = None
     for raw in raw_options:
-        raw_label, description = _option_parts(raw)
-        label, had_suffix = _clean_label(raw_label)
+        # A bare label, as a caller may list, becomes an option of its own.
+        option = raw if isinstance(raw, QuestionOption) else QuestionOption(raw)
+        label, had_suffix = _clean_label(option.label)
         if had_suffix and suffixed is None:
             suffixed = label  # a repeat passes its mark to the label it repeats
         if label and label not in seen:
             seen.add(label)
-            options.append(QuestionOption(label, _text(description)))
+            option.label, option.description = label, _text(option.description)
+            options.append(option)
     return options, suffixed
-
-
-def _option_parts(option: Any) -> Tuple[Any, Any]:
-    if isinstance(option, QuestionOption):
-        return option.label, option.description
-    return option, None  # a bare label, as a caller may put in a list
 
 
 def _clean_label(label: Any) -> Tuple[str, bool]:
@@ -855,72 +900,80 @@ def _clean_label(label: Any) -> Tuple[str, bool]:
     if not isinstance(label, str):
         return "", False
     label = label.strip()
-    if len(label) > len(RECOMMENDED_SUFFIX) and label[-len(RECOMMENDED_SUFFIX):].lower() == RECOMMENDED_SUFFIX.lower():
-        stem = label[: -len(RECOMMENDED_SUFFIX)].rstrip()
+    if label.endswith(")") and label[-_SUFFIX_LENGTH:].lower() == _SUFFIX_FOLDED and len(label) > _SUFFIX_LENGTH:
+        stem = label[:-_SUFFIX_LENGTH].rstrip()
         if stem:
             return stem, True
     return label, False
 
 
 def _check_choices(
-    where: str, index: int, kind: QuestionType, raw_options: Any, options: List[QuestionOption]
+    index: int, question: str, kind: QuestionType, raw_options: Any, options: List[QuestionOption]
 ) -> None:
     if raw_options is None:
         raise QuestionError(
-            f"{where} is a choice question but has no 'options'. Give it 2-4"
-            " options, or leave out 'options' and 'multiSelect' to ask for free text.",
+            f"{_where(index, question)} is a choice question but has no 'options'. Give"
+            " it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.",
             index,
         )
     if not options:
         raise QuestionError(
-            f"{where} has zero options once blank and repeated labels are dropped."
-            " Give it 2-4 options with distinct, non-empty labels, or leave out"
-            " 'options' to ask for free text.",
+            f"{_where(index, question)} has zero options once blank and repeated labels"
+            " are dropped. Give it 2-4 options with distinct, non-empty labels, or"
+            " leave out 'options' to ask for free text.",
             index,
         )
     if kind is not QuestionType.SINGLE_CHOICE:
         return  # only single-choice UIs draw the custom row beside the options
     for option in options:
-        if option.label.lower() == CUSTOM_RESPONSE_LABEL.lower():
+        if option.label.lower() == _CUSTOM_FOLDED:
             raise QuestionError(
-                f"{where} has the option {_quoted(option.label)}, which collides with"
-                " the reserved custom-answer label. Remove it: the user can always"
-                " type their own answer.",
+                f"{_where(index, question)} has the option {_quoted(option.label)}, which"
+                " collides with the reserved custom-answer label. Remove it: the user"
+                " can always type their own answer.",
                 index,
             )
 
 
-def _recommendation(requested: Any, options: List[QuestionOption], suffixed: Optional[str]) -> Optional[str]:
+def _recommendation(
+    requested: Any, options: List[QuestionOption], suffixed: Optional[str]
+) -> Optional[str]:
     """The recommended label: the requested one if it names an option, else
     the first that carried the suffix."""
-    label = _clean_label(_text(requested))[0]
-    if label and any(option.label == label for option in options):
-        return label
+    if requested is not None:
+        label = _clean_label(requested)[0]
+        if label and any(option.label == label for option in options):
+            return label
     return suffixed
 
 
-def _recommended_first(options: List[QuestionOption], recommended: Optional[str]) -> List[QuestionOption]:
+def _recommended_first(
+    options: List[QuestionOption], recommended: Optional[str]
+) -> List[QuestionOption]:
     if recommended is None or options[0].label == recommended:
         return options
     top = [option for option in options if option.label == recommended]
     return top + [option for option in options if option.label != recommended]
 
 
-def _check_lengths(where: str, index: int, item: QuestionItem) -> None:
-    fields: List[Tuple[str, Optional[str]]] = [
-        ("question", item.question),
-        ("header", item.header),
-        ("purpose", item.purpose),
-        ("id", item.id),
-    ]
+def _check_lengths(index: int, item: QuestionItem) -> None:
+    longest = max(len(item.question), len(item.header or ""), len(item.purpose or ""), len(item.id))
     for option in item.options or ():
-        fields.append(("option label", option.label))
-        fields.append(("option description", option.description))
+        longest = max(longest, len(option.label), len(option.description or ""))
+    if longest > MAX_TEXT:
+        _refuse_long_text(index, item)
+
+
+def _refuse_long_text(index: int, item: QuestionItem) -> None:
+    fields = [("question", item.question), ("header", item.header),
+              ("purpose", item.purpose), ("id", item.id)]
+    for option in item.options or ():
+        fields += (("option label", option.label), ("option description", option.description))
     for name, value in fields:
         if value is not None and len(value) > MAX_TEXT:
             raise QuestionError(
-                f"{where}: its {name} is {len(value)} characters long; the limit"
-                f" is {MAX_TEXT}. Shorten it.",
+                f"{_where(index, item.question)}: its {name} is {len(value)} characters"
+                f" long; the limit is {MAX_TEXT}. Shorten it.",
                 index,
             )
 

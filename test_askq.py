@@ -741,6 +741,26 @@ class BoundsTests(RefusalCase):
         at_bound = {"questions": [{"question": "q?", "x": json.loads("[" * (askq.MAX_DEPTH - 3) + "]" * (askq.MAX_DEPTH - 3))}]}
         self.assertEqual(one(json.dumps(at_bound)).question, "q?")
 
+    def test_depth_counts_only_what_lies_outside_strings(self) -> None:
+        deep = "[" * (askq.MAX_DEPTH + 1) + "]" * (askq.MAX_DEPTH + 1)
+        cases = {
+            # An escaped backslash ends the string: the brackets after it are outside.
+            '["a\\\\", ' + deep + "]": True,
+            # An escaped quote does not end it: the brackets are inside.
+            '["a\\"' + deep + '"]': False,
+            '{"a": "' + "]" * 50 + '", "b": ' + deep + "}": True,
+            '{"a": "' + "[" * 50 + '", "b": [1]}': False,
+        }
+        for text, too_deep in cases.items():
+            with self.subTest(text=text[:30]):
+                self.assertEqual(askq._too_deep(text), too_deep)
+                if too_deep:
+                    self.assertRefused(text, "levels deep")
+
+    def test_words_nan_and_infinity_inside_strings_are_fine(self) -> None:
+        item = one('{"questions": [{"question": "NaN or Infinity?", "options": ["NaN", "-Infinity"]}]}')
+        self.assertEqual(labels(item), ["NaN", "-Infinity"])
+
     def test_nan_and_infinity_literals(self) -> None:
         for literal in ("NaN", "Infinity", "-Infinity"):
             with self.subTest(literal=literal):
@@ -1311,8 +1331,8 @@ class CommandLineErrorTests(unittest.TestCase):
 
 FUZZ_KEYS = sorted(set(
     askq._QUESTION_KEYS + askq._HEADER_KEYS + askq._PURPOSE_KEYS + askq._OPTIONS_KEYS
-    + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._REQUIRED_KEYS + askq._ID_KEYS
-    + askq._KIND_KEYS + askq._RECOMMENDED_KEYS + askq._OPTION_LABEL_KEYS
+    + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._OPTION_LABEL_KEYS
+    + (askq._REQUIRED_KEY, askq._ID_KEY, askq._KIND_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
     + ("questions", "answers", "metadata", "placeholder", "", "Question", "opts")
 ))
 FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
