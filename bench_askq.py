@@ -3,8 +3,9 @@
     python bench_askq.py          # one table
     python bench_askq.py --json   # the same figures as JSON
 
-Every figure is the median over several repeats, measured side by side in
-the same run.  pydantic and jsonschema are measured only when installed.
+Every figure is a median over several rounds in which every case takes its
+turn, so that they are measured side by side in the same run; a ratio is the
+median of the ratios within each round.  pydantic and jsonschema are measured only when installed.
 """
 
 import json
@@ -19,15 +20,34 @@ from typing import Any, Callable, Dict, List, Optional
 import askq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPEATS = 7
+ROUNDS = 15
+BATCH_SECONDS = 0.02
 
 
-def per_call(function: Callable[[], Any], repeats: int = REPEATS) -> float:
-    """Median seconds per call."""
-    timer = timeit.Timer(function)
-    number, _ = timer.autorange()
-    number = max(number, 1) * 2
-    return statistics.median(t / number for t in timer.repeat(repeats, number))
+def side_by_side(cases: Dict[str, Callable[[], Any]]) -> Dict[str, List[float]]:
+    """Seconds per call of each case, one sample per round.
+
+    The cases take turns within every round, so that a slow spell of the
+    machine touches all of them alike and the ratios between them hold.
+    """
+    numbers = {}
+    for name, function in cases.items():
+        number, seconds = timeit.Timer(function).autorange()  # at least 0.2 s
+        numbers[name] = max(1, int(number * BATCH_SECONDS / seconds))
+    samples: Dict[str, List[float]] = {name: [] for name in cases}
+    for _ in range(ROUNDS):
+        for name, function in cases.items():
+            samples[name].append(timeit.Timer(function).timeit(numbers[name]) / numbers[name])
+    return samples
+
+
+def median_ratio(samples: Dict[str, List[float]], name: str, floor: str) -> float:
+    """The median over rounds of one case's time over another's in the same round."""
+    return statistics.median(a / b for a, b in zip(samples[name], samples[floor]))
+
+
+def median_us(samples: Dict[str, List[float]], name: str) -> float:
+    return statistics.median(samples[name]) * 1e6
 
 
 def bounds_payload() -> Dict[str, Any]:
@@ -121,42 +141,53 @@ def measure() -> Dict[str, Any]:
         output.answers = askq.collect_answers(output, raw_answers)
         return askq.result_text(output)
 
-    figures: Dict[str, Any] = {"python": sys.version.split()[0], "implementation": sys.implementation.name}
+    cases: Dict[str, Callable[[], Any]] = {}
     for name, text, data in (("example", example_text, example), ("bounds", bounds_text, bounds)):
-        floor = per_call(partial(json.loads, text))
-        ask_text = per_call(partial(askq.ask, text))
-        ask_dict = per_call(partial(askq.ask, data))
-        figures[name] = {
-            "bytes": len(text.encode()),
-            "options": option_count(data),
-            "json_loads_us": floor * 1e6,
-            "ask_text_us": ask_text * 1e6,
-            "ask_dict_us": ask_dict * 1e6,
-            "ask_text_ratio": ask_text / floor,
-            "ask_dict_ratio": ask_dict / floor,
-            "ask_text_us_per_option": ask_text * 1e6 / option_count(data),
-        }
-    figures["bounds_per_option_vs_example"] = (
-        figures["bounds"]["ask_text_us_per_option"] / figures["example"]["ask_text_us_per_option"]
-    )
-    figures["answers_and_result_us"] = per_call(answer_round) * 1e6
+        cases[f"{name}.json_loads"] = partial(json.loads, text)
+        cases[f"{name}.ask_text"] = partial(askq.ask, text)
+        cases[f"{name}.ask_dict"] = partial(askq.ask, data)
+    cases["answers"] = answer_round
     model = pydantic_model()
     if model is not None:
-        strict = per_call(lambda: model.model_validate_json(example_text))
-        figures["pydantic_strict_us"] = strict * 1e6
-        figures["ask_text_vs_pydantic"] = figures["example"]["ask_text_us"] / figures["pydantic_strict_us"]
+        cases["pydantic"] = partial(model.model_validate_json, example_text)
     validator = jsonschema_validator()
     if validator is not None:
-        checked = per_call(lambda: validator.validate(json.loads(example_text)))
-        figures["jsonschema_us"] = checked * 1e6
-        figures["jsonschema_vs_ask_text"] = figures["jsonschema_us"] / figures["example"]["ask_text_us"]
+        cases["jsonschema"] = lambda: validator.validate(json.loads(example_text))
+    samples = side_by_side(cases)
+
+    figures: Dict[str, Any] = {"python": sys.version.split()[0], "implementation": sys.implementation.name}
+    for name, data in (("example", example), ("bounds", bounds)):
+        options = option_count(data)
+        figures[name] = {
+            "bytes": len(json.dumps(data).encode()) if name == "bounds" else len(example_text.encode()),
+            "options": options,
+            "json_loads_us": median_us(samples, f"{name}.json_loads"),
+            "ask_text_us": median_us(samples, f"{name}.ask_text"),
+            "ask_dict_us": median_us(samples, f"{name}.ask_dict"),
+            "ask_text_ratio": median_ratio(samples, f"{name}.ask_text", f"{name}.json_loads"),
+            "ask_dict_ratio": median_ratio(samples, f"{name}.ask_dict", f"{name}.json_loads"),
+            "ask_text_us_per_option": median_us(samples, f"{name}.ask_text") / options,
+        }
+    figures["bounds_per_option_vs_example"] = statistics.median(
+        (b / option_count(bounds)) / (e / option_count(example))
+        for b, e in zip(samples["bounds.ask_text"], samples["example.ask_text"])
+    )
+    figures["answers_and_result_us"] = median_us(samples, "answers")
+    if model is not None:
+        figures["pydantic_strict_us"] = median_us(samples, "pydantic")
+        figures["ask_text_vs_pydantic"] = median_ratio(samples, "example.ask_text", "pydantic")
+    if validator is not None:
+        figures["jsonschema_us"] = median_us(samples, "jsonschema")
+        figures["jsonschema_vs_ask_text"] = median_ratio(samples, "jsonschema", "example.ask_text")
     seconds = import_self_time()
     figures["import_self_ms"] = None if seconds is None else seconds * 1e3
     return figures
 
 
 def table(figures: Dict[str, Any]) -> str:
-    rows = [f"askq benchmark on {figures['implementation']} {figures['python']} (medians of {REPEATS} repeats)", ""]
+    title = (f"askq benchmark on {figures['implementation']} {figures['python']}"
+             f" (medians of {ROUNDS} rounds, every case in each round)")
+    rows = [title, ""]
     for name in ("example", "bounds"):
         f = figures[name]
         rows += [
