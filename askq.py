@@ -734,6 +734,20 @@ def _where(index: int, question: str) -> str:
     return f"questions[{index}] ({_quoted(question)})"
 
 
+class _Place:
+    """A question's place for a message, named only if a message is made:
+    most checks pass, and quoting the question costs more than the check."""
+
+    __slots__ = ("index", "question")
+
+    def __init__(self, index: int, question: str) -> None:
+        self.index = index
+        self.question = question
+
+    def __str__(self) -> str:
+        return _where(self.index, self.question)
+
+
 # ---------------------------------------------------------------------------
 # Normalization and validation
 
@@ -1292,7 +1306,7 @@ def _question_list(questions: Any) -> List[QuestionItem]:
 def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
     """What was given for each question, by its index, before any check."""
     if isinstance(raw, dict):
-        pairs = [(_answer_key(items, key), _sorted_value(items, key, value)) for key, value in raw.items()]
+        pairs = [_sorted_value(items, _answer_key(items, key), value) for key, value in raw.items()]
     elif isinstance(raw, (list, tuple)):
         pairs = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     else:
@@ -1333,9 +1347,8 @@ def _answer_key(items: List[QuestionItem], key: Any) -> int:
     )
 
 
-def _sorted_value(items: List[QuestionItem], key: Any, value: Any) -> _Given:
+def _sorted_value(items: List[QuestionItem], index: int, value: Any) -> Tuple[int, _Given]:
     """A mapping value: labels are picks, any other string is typed text."""
-    index = _answer_key(items, key)
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
         raise QuestionError(
@@ -1346,7 +1359,7 @@ def _sorted_value(items: List[QuestionItem], key: Any, value: Any) -> _Given:
     labels = {option.label for option in items[index].options or ()}
     picked = [text.strip() for text in texts if text.strip() in labels]
     typed = [text for text in texts if text.strip() not in labels]
-    return picked, typed
+    return index, (picked, typed)
 
 
 def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[int, _Given]:
@@ -1359,7 +1372,7 @@ def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[in
             " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
         )
     index = _answer_key(items, entry.get("id"))
-    where = _where(index, items[index].question)
+    where = _Place(index, items[index].question)
     typed, selected = entry.get("answer"), entry.get("selected")
     if isinstance(selected, str):
         selected = [selected]
@@ -1377,7 +1390,7 @@ def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[in
 
 
 def _checked_answer(index: int, item: QuestionItem, given: _Given) -> AnswerItem:
-    where = _where(index, item.question)
+    where = _Place(index, item.question)
     picked, typed = given
     texts = [text.strip() for text in typed if text.strip()]  # blank is no answer
     if len(texts) > 1:
@@ -1397,7 +1410,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given) -> AnswerItem
     return AnswerItem(item.id, text, picked or None)
 
 
-def _checked_picks(where: str, index: int, item: QuestionItem, picked: List[str]) -> List[str]:
+def _checked_picks(where: "_Place", index: int, item: QuestionItem, picked: List[str]) -> List[str]:
     """Picked labels, each an option, repeats counted once, in option order."""
     if not picked:
         return []
@@ -1563,7 +1576,7 @@ def _elicited_answer(
     index: int, item: QuestionItem, content: Dict[Any, Any], companions: Dict[str, str]
 ) -> Dict[str, Any]:
     """One question's form values as an {id, answer, selected} entry."""
-    where = _where(index, item.question)
+    where = _Place(index, item.question)
     value = content.get(item.id)
     other = content.get(companions.get(item.id, ""))
     multi = item.question_type is QuestionType.MULTI_CHOICE
