@@ -634,12 +634,7 @@ def _parse_json(text: Union[str, bytes, bytearray], what: str) -> Any:
             " a question call needs four."
         )
     try:
-        # Plain json.loads is the fastest parse (PyPy has a fast path for it
-        # alone); the decoder that refuses NaN and Infinity is needed only
-        # where one of those words appears.
-        if "NaN" in text or "Infinity" in text:
-            return _json_decoder().decode(text)
-        return json.loads(text)
+        return _decoded_json(text)
     except (ValueError, RecursionError) as err:
         raise QuestionError(
             f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
@@ -656,6 +651,21 @@ def _check_size(size: int, what: str) -> None:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _decoded_json(text: str) -> Any:
+    """The value of JSON text that holds no NaN or Infinity literal."""
+    # Plain json.loads is the fastest parse (PyPy has a fast path for it
+    # alone); the decoder that refuses NaN and Infinity is needed only where
+    # one of those words appears.  It also parses again text that json.loads
+    # refused, for an error that can be read: on PyPy, the fast path's error
+    # for some characters fails when turned into text.
+    if "NaN" not in text and "Infinity" not in text:
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return _json_decoder().decode(text)
 
 
 def _json_decoder() -> json.JSONDecoder:

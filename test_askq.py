@@ -757,6 +757,12 @@ class BoundsTests(RefusalCase):
                 if too_deep:
                     self.assertRefused(text, "levels deep")
 
+    def test_invalid_text_with_unusual_characters(self) -> None:
+        # Found by the fuzzer: PyPy's fast parser made an error that crashed when printed.
+        for text in ('"\\u0085//}9"', "\x85//}9", '{"questions": ["a"]\x85}', "\ud800"):
+            with self.subTest(text=text):
+                self.assertRefused(text, "not valid JSON")
+
     def test_words_nan_and_infinity_inside_strings_are_fine(self) -> None:
         item = one('{"questions": [{"question": "NaN or Infinity?", "options": ["NaN", "-Infinity"]}]}')
         self.assertEqual(labels(item), ["NaN", "-Infinity"])
