@@ -1839,15 +1839,20 @@ def _run_ask(args: Any) -> int:
 
     output = ask(_read_input(args.file))
     # With the call on stdin, the answers must come from the terminal itself.
-    source = _open_terminal() if args.file == "-" else sys.stdin
+    terminal = _open_terminal() if args.file == "-" else None
+    source = terminal if args.file == "-" else sys.stdin
     status = "unavailable"
-    if source is not None:
-        counter = _LineCounter(source)
-        answers = prompt(output, counter, sys.stderr)
-        if answers is not None:
-            output.answers, status = answers, "answered"
-        elif counter.lines or _is_terminal(source):
-            status = "declined"
+    try:
+        if source is not None:
+            counter = _LineCounter(source)
+            answers = prompt(output, counter, sys.stderr)
+            if answers is not None:
+                output.answers, status = answers, "answered"
+            elif counter.lines or _is_terminal(source):
+                status = "declined"
+    finally:
+        if terminal is not None:
+            terminal.close()
     return _finish(output, status, args.text)
 
 
@@ -1855,7 +1860,7 @@ def _run_answer(args: Any) -> int:
     output = ask(_read_input(args.file))
     spec = args.answers
     text = spec.encode() if spec.lstrip()[:1] in ("{", "[") else _read_input(spec)
-    output.answers = collect_answers(output, _parse_json(text, "The answers"))
+    output.answers = collect_answers(output, _parse_json(text, "--answers"))
     return _finish(output, "answered", args.text)
 
 

@@ -1291,7 +1291,7 @@ class AnswerCommandTests(unittest.TestCase):
     def test_answers_that_do_not_pass(self) -> None:
         for answers, fragment in (('{"q0": "x"}', "is required but has no answer"),
                                   ('{"zz": "x"}', "no question's id or text"),
-                                  ('{"q0": ', "The answers is not valid JSON"),
+                                  ('{"q0": ', "--answers is not valid JSON"),
                                   ('[{"id": "q0", "selected": ["MySQL"]}]', "is not one of its options")):
             with self.subTest(answers=answers):
                 status, out, err = run_main(["answer", EXAMPLE, "--answers", answers])
