@@ -894,11 +894,10 @@ def _cleaned_options(
     label that carried the recommended suffix."""
     if not isinstance(raw_options, (list, tuple)):
         return [], None
-    if len(raw_options) > MAX_OPTIONS:
-        try:
-            _check_option_count(len(raw_options))
-        except QuestionError as err:
-            raise QuestionError(f"{_where(index, question)}: {err}", index) from None
+    try:
+        _check_option_count(len(raw_options))
+    except QuestionError as err:
+        raise QuestionError(f"{_where(index, question)}: {err}", index) from None
     options: List[QuestionOption] = []
     seen: Set[str] = set()
     suffixed: Optional[str] = None
