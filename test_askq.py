@@ -1273,6 +1273,37 @@ class AskCommandTests(unittest.TestCase):
         self.assertIn(b"Personalize your response", result.stderr)
 
 
+class OutputEncodingTests(unittest.TestCase):
+    def narrow_stdout(self) -> Any:
+        raw = io.BytesIO()
+        return raw, io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+
+    def test_json_falls_back_to_ascii_escapes(self) -> None:
+        raw, narrow = self.narrow_stdout()
+        answers = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "café 😀"})
+        with mock.patch.object(sys, "stdout", narrow):
+            status = askq.main(["answer", EXAMPLE, "--answers", answers])
+        narrow.flush()
+        self.assertEqual(status, 0)
+        data = json.loads(raw.getvalue().decode("ascii"))
+        self.assertEqual(data["answers"][2]["answer"], "café 😀")
+
+    def test_text_falls_back_to_backslash_escapes(self) -> None:
+        raw, narrow = self.narrow_stdout()
+        answers = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "café"})
+        with mock.patch.object(sys, "stdout", narrow):
+            status = askq.main(["answer", EXAMPLE, "--answers", answers, "--text"])
+        narrow.flush()
+        self.assertEqual(status, 0)
+        self.assertIn('typed: "caf\\xe9"', raw.getvalue().decode("ascii"))
+
+    def test_no_stdin_at_all_is_unavailable(self) -> None:
+        out = io.StringIO()
+        with mock.patch.object(sys, "stdin", None), redirect_stdout(out), redirect_stderr(io.StringIO()):
+            status = askq.main(["ask", EXAMPLE])
+        self.assertEqual((status, json.loads(out.getvalue())["status"]), (1, "unavailable"))
+
+
 class AnswerCommandTests(unittest.TestCase):
     def test_inline_file_and_stdin(self) -> None:
         answers = '{"q0": "SQLite", "q1": ["Lint"], "q2": null}'
