@@ -110,6 +110,8 @@ _MULTI_SELECT_KEYS = (
     "allow_multiple",
 )
 _SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
+# Most entries say nothing of multi-select: one look for any of its keys.
+_ANY_MULTI_SELECT_KEY = frozenset(_MULTI_SELECT_KEYS + _SELECTION_MODE_KEYS)
 _OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name")
 # Fields read from one key only.
 _REQUIRED_KEY = "required"
@@ -194,6 +196,13 @@ class QuestionType(str, enum.Enum):
     @property
     def is_choice(self) -> bool:
         return self is not QuestionType.TEXT
+
+
+# A member read from an enum class goes through the enum machinery on every
+# read (ten times a global's cost on CPython 3.11); the code below reads these.
+_TEXT_TYPE = QuestionType.TEXT
+_SINGLE_TYPE = QuestionType.SINGLE_CHOICE
+_MULTI_TYPE = QuestionType.MULTI_CHOICE
 
 
 @dataclass
@@ -361,7 +370,7 @@ def _question_entries(root: Union[Dict[Any, Any], List[Any]]) -> List[Any]:
         entries: List[Any] = root
     elif "questions" in root:
         entries = _questions_value(root["questions"])
-    elif _first(root, _QUESTION_KEYS, _text) is not None:
+    elif _first_text(root, _QUESTION_KEYS) is not None:
         entries = [root]
     else:
         raise QuestionError(
@@ -392,7 +401,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
     if isinstance(entry, str):
         fields = _object_in_text(entry)
         if fields is None:
-            return QuestionItem(_question_text(index, entry))
+            return QuestionItem(_question_text(index, _text(entry)))
         entry = fields
     if not isinstance(entry, dict):
         raise QuestionError(
@@ -400,7 +409,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
             " object like {\"question\": \"...\"} or a plain string.",
             index,
         )
-    question = _question_text(index, _first(entry, _QUESTION_KEYS, _text))
+    question = _question_text(index, _first_text(entry, _QUESTION_KEYS))
     try:
         return _decode_fields(question, entry)
     except QuestionError as err:
@@ -410,21 +419,21 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
 
 def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
     options, marked = _decode_options(entry)
-    item = QuestionItem(
-        question,
-        header=_first(entry, _HEADER_KEYS, _text),
-        options=options,
-        multi_select=_decode_multi_select(entry),
-        purpose=_first(entry, _PURPOSE_KEYS, _text),
-        required=_boolean(entry.get(_REQUIRED_KEY)) is not False,
-        id=_identifier(entry.get(_ID_KEY)) or "",
-    )
-    _apply_kind(item, _kind(entry.get(_KIND_KEY)))
-    explicit = _text(entry.get(_RECOMMENDED_KEY))
+    header = _first_text(entry, _HEADER_KEYS)
+    multi_select = _decode_multi_select(entry)
+    purpose = _first_text(entry, _PURPOSE_KEYS)
+    required = _boolean(entry.get(_REQUIRED_KEY)) is not False
+    item_id = _identifier(entry.get(_ID_KEY)) or ""
+    recommended = _text(entry.get(_RECOMMENDED_KEY))
     # The explicit field wins when it names an option; else a marked option.
-    if marked is not None and (explicit is None or not _names_option(explicit, options)):
-        explicit = marked
-    item.recommended = explicit
+    if marked is not None and (recommended is None or not _names_option(recommended, options)):
+        recommended = marked
+    # Positional: keyword arguments double the cost of making a dataclass.
+    item = QuestionItem(
+        question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id, recommended
+    )
+    if _KIND_KEY in entry:
+        _apply_kind(item, _kind(entry[_KIND_KEY]))
     return item
 
 
@@ -440,8 +449,7 @@ def _object_in_text(text: str) -> Optional[Dict[Any, Any]]:
     return value if isinstance(value, dict) else None
 
 
-def _question_text(index: int, text: Any) -> str:
-    question = _text(text)
+def _question_text(index: int, question: Optional[str]) -> str:
     if question is None:
         raise QuestionError(
             f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
@@ -471,8 +479,8 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
         if option is None:
             continue
         options.append(option)
-        if marked is None and isinstance(value, dict) and _boolean(value.get(_RECOMMENDED_KEY)):
-            marked = option.label
+        if marked is None and isinstance(value, dict) and _RECOMMENDED_KEY in value:
+            marked = option.label if _boolean(value[_RECOMMENDED_KEY]) else None
     return options, marked
 
 
@@ -483,7 +491,7 @@ def _decode_option(value: Any) -> Optional[QuestionOption]:
         # "zero options" rather than silently turned into free text.
         return QuestionOption(value.strip())
     if isinstance(value, dict):
-        label = _first(value, _OPTION_LABEL_KEYS, _label)
+        label = _first_text(value, _OPTION_LABEL_KEYS, numbers=True)
         if label is None:
             return None
         return QuestionOption(label, _text(value.get(_OPTION_DESCRIPTION_KEY)))
@@ -492,6 +500,8 @@ def _decode_option(value: Any) -> Optional[QuestionOption]:
 
 
 def _decode_multi_select(entry: Dict[Any, Any]) -> bool:
+    if _ANY_MULTI_SELECT_KEY.isdisjoint(entry):
+        return False
     multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
     if multi is None:
         multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)
@@ -505,20 +515,20 @@ def _apply_kind(item: QuestionItem, kind: Optional[str]) -> None:
         item.multi_select = False
     elif kind == _MULTI_KIND:
         item.multi_select = True
-        item.question_type = QuestionType.MULTI_CHOICE
+        item.question_type = _MULTI_TYPE
     elif kind == _CHOICE_KIND:
         multi = item.multi_select
-        item.question_type = QuestionType.MULTI_CHOICE if multi else QuestionType.SINGLE_CHOICE
+        item.question_type = _MULTI_TYPE if multi else _SINGLE_TYPE
     elif kind == _YES_NO_KIND:
         item.multi_select = False
-        item.question_type = QuestionType.SINGLE_CHOICE
+        item.question_type = _SINGLE_TYPE
         if not item.options:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
 
 
 def _names_option(label: str, options: Optional[List[QuestionOption]]) -> bool:
-    wanted = _clean_label(label)[0]
-    return any(_clean_label(option.label)[0] == wanted for option in options or ())
+    wanted = _clean_label(label)
+    return any(_clean_label(option.label) == wanted for option in options or ())
 
 
 # Coercion helpers: one per value shape.  Each returns None for a value it
@@ -531,6 +541,23 @@ def _first(entry: Dict[Any, Any], keys: Sequence[str], coerce: Callable[[Any], O
             value = coerce(entry[key])
             if value is not None:
                 return value
+    return None
+
+
+def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = False) -> Optional[str]:
+    """_first(entry, keys, _text), or with ``numbers`` _first(entry, keys,
+    _number_text or _text), in one call: most fields are text."""
+    for key in keys:
+        if key in entry:
+            value = entry[key]
+            if isinstance(value, str):
+                value = value.strip()
+                if value:
+                    return value
+            elif numbers:
+                value = _number_text(value)
+                if value is not None:
+                    return value
     return None
 
 
@@ -553,13 +580,17 @@ def _number_text(value: Any) -> Optional[str]:
 
 
 def _label(value: Any) -> Optional[str]:
-    return _text(value) if isinstance(value, str) else _number_text(value)
+    if isinstance(value, str):
+        return value.strip() or None
+    return _number_text(value)
 
 
 def _identifier(value: Any) -> Optional[str]:
+    if isinstance(value, str):
+        return value.strip() or None
     if isinstance(value, int) and not isinstance(value, bool):
         return _number_text(value)
-    return _text(value)
+    return None
 
 
 def _boolean(value: Any) -> Optional[bool]:
@@ -778,7 +809,8 @@ def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
     items = input.questions if isinstance(input, QuestionInput) else None
     if not isinstance(items, list) or not all(isinstance(item, QuestionItem) for item in items):
         raise QuestionError("validate_and_normalize() takes a QuestionInput of QuestionItem.")
-    return _normalize([_copy_item(item) for item in items])
+    _check_question_count(len(items))
+    return _normalize([_coerced_copy(index, item) for index, item in enumerate(items)])
 
 
 def ask(payload: Any) -> QuestionOutput:
@@ -789,62 +821,74 @@ def ask(payload: Any) -> QuestionOutput:
     """
     if isinstance(payload, QuestionInput):
         return QuestionOutput(validate_and_normalize(payload), [])
-    # The items decode() made are ours alone: normalize them without a copy.
+    # The items decode() made are ours alone, and of the types it promises:
+    # normalize them in place, without a copy.
     return QuestionOutput(_normalize(decode(payload).questions), [])
 
 
-def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
-    """Normalize items in place (they and their options must be the caller's own)."""
-    if not items:
-        raise QuestionError(_NO_QUESTIONS)
-    _check_question_count(len(items))
-    ids = _assign_ids(items)
-    for index, item in enumerate(items):
-        _normalize_item(index, item, ids[index])
-    return items
-
-
-def _copy_item(item: QuestionItem) -> QuestionItem:
-    """A copy that normalizing in place cannot reach through to the original."""
+def _coerced_copy(index: int, item: QuestionItem) -> QuestionItem:
+    """A copy of an item built in code, with every field of the type decode()
+    gives, which normalizing in place cannot reach through to the original."""
     options = item.options
-    if isinstance(options, (list, tuple)):
-        options = [
-            QuestionOption(option.label, option.description) if isinstance(option, QuestionOption) else option
-            for option in options
-        ]
+    if options is not None:
+        options = [_coerced_option(option) for option in options] if isinstance(options, (list, tuple)) else []
     return QuestionItem(
-        item.question, item.header, options, item.multi_select, item.purpose,
-        item.required, item.question_type, item.id, item.recommended,
+        _question_text(index, _text(item.question)),
+        _text(item.header),
+        options,
+        item.multi_select is True,
+        _text(item.purpose),
+        _boolean(item.required) is not False,
+        _derived_kind(item),  # taken from the item as given, whatever 'options' held
+        _identifier(item.id) or "",
+        _text(item.recommended),
     )
 
 
-def _assign_ids(items: List[QuestionItem]) -> List[str]:
-    """Explicit ids, checked unique; ``q<index>`` (made unique) for the rest."""
-    given = [_identifier(item.id) for item in items]
+def _coerced_option(option: Any) -> QuestionOption:
+    # A bare label, as a caller may list, becomes an option of its own.
+    if not isinstance(option, QuestionOption):
+        option = QuestionOption(option)
+    label = option.label.strip() if isinstance(option.label, str) else ""
+    return QuestionOption(label, _text(option.description))
+
+
+# From here on, items are the caller's own and hold what decode() gives:
+# trimmed text or None, booleans, option lists of QuestionOption.
+
+
+def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
+    """Normalize decoded items in place."""
+    if not items:
+        raise QuestionError(_NO_QUESTIONS)
+    _check_question_count(len(items))
+    _assign_ids(items)
+    for index, item in enumerate(items):
+        _normalize_item(index, item)
+    return items
+
+
+def _assign_ids(items: List[QuestionItem]) -> None:
+    """Keep explicit ids, checked unique; give the rest ``q<index>``, made unique."""
     owners: Dict[str, int] = {}
-    for index, item_id in enumerate(given):
-        if item_id is None:
-            continue
-        if item_id in owners:
-            first = owners[item_id]
-            raise QuestionError(
-                f"{_where(first, items[first].question)} and"
-                f" {_where(index, items[index].question)} both have the id"
-                f" {_quoted(item_id)}. Give every question its own id, or leave"
-                " 'id' out.",
-                index,
-            )
-        owners[item_id] = index
+    for index, item in enumerate(items):
+        if item.id:
+            first = owners.setdefault(item.id, index)
+            if first != index:
+                raise QuestionError(
+                    f"{_where(first, items[first].question)} and"
+                    f" {_where(index, item.question)} both have the id"
+                    f" {_quoted(item.id)}. Give every question its own id, or leave"
+                    " 'id' out.",
+                    index,
+                )
     if len(owners) == len(items):
-        return given  # type: ignore[return-value]  # every id was given
+        return
     taken: Set[str] = set(owners)
-    ids = []
-    for index, item_id in enumerate(given):
-        if item_id is None:
-            item_id = _free_id(f"q{index}", taken)
-            taken.add(item_id)
-        ids.append(item_id)
-    return ids
+    for index, item in enumerate(items):
+        if not item.id:
+            item.id = _free_id(f"q{index}", taken)
+            taken.add(item.id)
 
 
 def _free_id(base: str, taken: Set[str]) -> str:
@@ -855,99 +899,92 @@ def _free_id(base: str, taken: Set[str]) -> str:
     return candidate
 
 
-def _normalize_item(index: int, item: QuestionItem, item_id: str) -> None:
-    question = _question_text(index, item.question)
+def _normalize_item(index: int, item: QuestionItem) -> None:
     kind = _derived_kind(item)
-    options: Optional[List[QuestionOption]] = None
-    recommended = None
-    if kind.is_choice:
-        options, suffixed = _cleaned_options(index, question, item.options)
-        _check_choices(index, question, kind, item.options, options)
-        if kind is QuestionType.SINGLE_CHOICE:
-            recommended = _recommendation(item.recommended, options, suffixed)
-            options = _recommended_first(options, recommended)
-    item.question = question
-    item.header = _text(item.header)
-    item.options = options
-    item.multi_select = kind is QuestionType.MULTI_CHOICE
-    item.purpose = _text(item.purpose)
-    item.required = _boolean(item.required) is not False
     item.question_type = kind
-    item.id = item_id
-    item.recommended = recommended
+    item.multi_select = kind is _MULTI_TYPE
+    if kind is _TEXT_TYPE:
+        item.options = item.recommended = None
+    else:
+        _normalize_choices(index, item)
     _check_lengths(index, item)
 
 
 def _derived_kind(item: QuestionItem) -> QuestionType:
     declared = item.question_type
-    if item.multi_select is True or declared is QuestionType.MULTI_CHOICE:
-        return QuestionType.MULTI_CHOICE
-    if item.options or declared is QuestionType.SINGLE_CHOICE:
-        return QuestionType.SINGLE_CHOICE
-    return QuestionType.TEXT
+    if item.multi_select is True or declared is _MULTI_TYPE:
+        return _MULTI_TYPE
+    if item.options or declared is _SINGLE_TYPE:
+        return _SINGLE_TYPE
+    return _TEXT_TYPE
 
 
-def _cleaned_options(
-    index: int, question: str, raw_options: Any
-) -> Tuple[List[QuestionOption], Optional[str]]:
-    """Options trimmed, unsuffixed, without blanks or repeats; and the first
-    label that carried the recommended suffix."""
-    if not isinstance(raw_options, (list, tuple)):
-        return [], None
-    try:
-        _check_option_count(len(raw_options))
-    except QuestionError as err:
-        raise QuestionError(f"{_where(index, question)}: {err}", index) from None
-    options: List[QuestionOption] = []
-    seen: Set[str] = set()
-    suffixed: Optional[str] = None
-    for raw in raw_options:
-        # A bare label, as a caller may list, becomes an option of its own.
-        option = raw if isinstance(raw, QuestionOption) else QuestionOption(raw)
-        label, had_suffix = _clean_label(option.label)
-        if had_suffix and suffixed is None:
-            suffixed = label  # a repeat passes its mark to the label it repeats
-        if label and label not in seen:
-            seen.add(label)
-            option.label, option.description = label, _text(option.description)
-            options.append(option)
-    return options, suffixed
-
-
-def _clean_label(label: Any) -> Tuple[str, bool]:
-    """Trim a label and take off one trailing "(Recommended)", in any case.
-
-    Returns the label and whether it carried the suffix.  A label that is
-    nothing but the suffix keeps it: an empty label could not be shown.
-    """
-    if not isinstance(label, str):
-        return "", False
-    label = label.strip()
-    if label.endswith(")") and label[-_SUFFIX_LENGTH:].lower() == _SUFFIX_FOLDED and len(label) > _SUFFIX_LENGTH:
-        stem = label[:-_SUFFIX_LENGTH].rstrip()
-        if stem:
-            return stem, True
-    return label, False
-
-
-def _check_choices(
-    index: int, question: str, kind: QuestionType, raw_options: Any, options: List[QuestionOption]
-) -> None:
-    if raw_options is None:
+def _normalize_choices(index: int, item: QuestionItem) -> None:
+    """Clean the options of a choice question, and settle its recommendation."""
+    if item.options is None:
         raise QuestionError(
-            f"{_where(index, question)} is a choice question but has no 'options'. Give"
+            f"{_where(index, item.question)} is a choice question but has no 'options'. Give"
             " it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.",
             index,
         )
+    try:
+        _check_option_count(len(item.options))
+    except QuestionError as err:
+        raise QuestionError(f"{_where(index, item.question)}: {err}", index) from None
+    options, suffixed = _cleaned_options(item.options)
     if not options:
         raise QuestionError(
-            f"{_where(index, question)} has zero options once blank and repeated labels"
+            f"{_where(index, item.question)} has zero options once blank and repeated labels"
             " are dropped. Give it 2-4 options with distinct, non-empty labels, or"
             " leave out 'options' to ask for free text.",
             index,
         )
-    if kind is not QuestionType.SINGLE_CHOICE:
-        return  # only single-choice UIs draw the custom row beside the options
+    recommended = None
+    if item.question_type is _SINGLE_TYPE:
+        _check_custom_label(index, item.question, options)
+        recommended = _recommendation(item.recommended, options, suffixed)
+        options = _recommended_first(options, recommended)
+    item.options = options
+    item.recommended = recommended
+
+
+def _cleaned_options(raw_options: List[QuestionOption]) -> Tuple[List[QuestionOption], Optional[str]]:
+    """Options unsuffixed, without blanks or repeats; and the first label that
+    carried the recommended suffix."""
+    options: List[QuestionOption] = []
+    seen: Set[str] = set()
+    suffixed: Optional[str] = None
+    for option in raw_options:
+        label = option.label
+        if label.endswith(")"):  # most labels cannot carry the suffix: skip the call
+            stem = _without_suffix(label)
+            if stem is not None:
+                label = stem
+                if suffixed is None:
+                    suffixed = label  # a repeat passes its mark to the label it repeats
+        if label and label not in seen:
+            seen.add(label)
+            option.label = label
+            options.append(option)
+    return options, suffixed
+
+
+def _without_suffix(label: str) -> Optional[str]:
+    """A trimmed label without its one trailing "(Recommended)", in any case;
+    None when it has none, or when nothing would remain to show."""
+    if label[-_SUFFIX_LENGTH:].lower() != _SUFFIX_FOLDED:
+        return None
+    return label[:-_SUFFIX_LENGTH].rstrip() or None
+
+
+def _clean_label(label: str) -> str:
+    """Trim a label and take off one trailing "(Recommended)", in any case."""
+    label = label.strip()
+    return _without_suffix(label) or label
+
+
+def _check_custom_label(index: int, question: str, options: List[QuestionOption]) -> None:
+    # Only single-choice UIs draw the custom row beside the options.
     for option in options:
         if option.label.lower() == _CUSTOM_FOLDED:
             raise QuestionError(
@@ -959,13 +996,13 @@ def _check_choices(
 
 
 def _recommendation(
-    requested: Any, options: List[QuestionOption], suffixed: Optional[str]
+    requested: Optional[str], options: List[QuestionOption], suffixed: Optional[str]
 ) -> Optional[str]:
     """The recommended label: the requested one if it names an option, else
     the first that carried the suffix."""
     if requested is not None:
-        label = _clean_label(requested)[0]
-        if label and any(option.label == label for option in options):
+        label = _clean_label(requested)
+        if any(option.label == label for option in options):
             return label
     return suffixed
 
@@ -980,10 +1017,14 @@ def _recommended_first(
 
 
 def _check_lengths(index: int, item: QuestionItem) -> None:
-    longest = max(len(item.question), len(item.header or ""), len(item.purpose or ""), len(item.id))
+    # Plain comparisons: max() over a list of lengths costs three times more.
+    too_long = (
+        len(item.question) > MAX_TEXT or len(item.header or "") > MAX_TEXT
+        or len(item.purpose or "") > MAX_TEXT or len(item.id) > MAX_TEXT
+    )
     for option in item.options or ():
-        longest = max(longest, len(option.label), len(option.description or ""))
-    if longest > MAX_TEXT:
+        too_long = too_long or len(option.label) > MAX_TEXT or len(option.description or "") > MAX_TEXT
+    if too_long:
         _refuse_long_text(index, item)
 
 
@@ -1406,7 +1447,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given) -> AnswerItem
         raise QuestionError(f"{where} has {len(texts)} typed answers; it takes one.", index)
     text = texts[0] if texts else None
     picked = _checked_picks(where, index, item, picked)
-    if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
+    if item.question_type is _SINGLE_TYPE and len(picked) + len(texts) > 1:
         raise QuestionError(
             f"{where} is a single-choice question: it takes one picked option or one"
             " typed answer, not more.",
@@ -1550,7 +1591,7 @@ def _elicitation_property(item: QuestionItem) -> Dict[str, Any]:
         {"const": option.label, "title": _option_title(option)} for option in item.options or ()
     ]
     choices.append({"const": CUSTOM_RESPONSE_LABEL, "title": CUSTOM_RESPONSE_LABEL})
-    if item.question_type is QuestionType.MULTI_CHOICE:
+    if item.question_type is _MULTI_TYPE:
         multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
         if item.required:
             multi["minItems"] = 1
@@ -1588,7 +1629,7 @@ def _elicited_answer(
     where = _Place(index, item.question)
     value = content.get(item.id)
     other = content.get(companions.get(item.id, ""))
-    multi = item.question_type is QuestionType.MULTI_CHOICE
+    multi = item.question_type is _MULTI_TYPE
     if not _is_form_value(value, multi):
         wanted = "an array of strings" if multi else "a string"
         raise QuestionError(f"{where}: its form value must be {wanted}, not {_json_type(value)}.", index)
@@ -1663,9 +1704,9 @@ def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> 
 
 
 def _input_hint(item: QuestionItem) -> str:
-    if item.question_type is QuestionType.MULTI_CHOICE:
+    if item.question_type is _MULTI_TYPE:
         hint = "Enter one or more numbers (like 1,3), or type your own answer."
-    elif item.question_type is QuestionType.SINGLE_CHOICE:
+    elif item.question_type is _SINGLE_TYPE:
         hint = "Enter a number, or type your own answer."
     else:
         hint = "Type your answer."
@@ -1713,7 +1754,7 @@ def _picked_rows(
     for row in rows:
         if not 1 <= row <= custom_row:
             return f"There is no row {row}: enter a number from 1 to {custom_row}."
-    if item.question_type is QuestionType.SINGLE_CHOICE and len(set(rows)) > 1:
+    if item.question_type is _SINGLE_TYPE and len(set(rows)) > 1:
         return "Pick one row only."
     picked = [labels[row - 1] for row in rows if row != custom_row]
     typed = _read_line(reader, writer, "  Your answer: ") if custom_row in rows else ""
