@@ -27,6 +27,7 @@ written for the model, so that its next call gets it right:
 
 import enum
 import json
+import json.scanner
 import math
 import os
 from dataclasses import dataclass
@@ -479,22 +480,22 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
         if option is None:
             continue
         options.append(option)
-        if marked is None and isinstance(value, dict) and _RECOMMENDED_KEY in value:
-            marked = option.label if _boolean(value[_RECOMMENDED_KEY]) else None
+        if marked is None and isinstance(value, dict) and _boolean(value.get(_RECOMMENDED_KEY)):
+            marked = option.label
     return options, marked
 
 
 def _decode_option(value: Any) -> Optional[QuestionOption]:
-    """An option entry: a label, a number, or an object with a label key."""
-    if isinstance(value, str):
-        # Kept even when blank, so that a list of blanks is refused as
-        # "zero options" rather than silently turned into free text.
-        return QuestionOption(value.strip())
+    """An option entry: an object with a label key, a label, or a number."""
     if isinstance(value, dict):
         label = _first_text(value, _OPTION_LABEL_KEYS, numbers=True)
         if label is None:
             return None
         return QuestionOption(label, _text(value.get(_OPTION_DESCRIPTION_KEY)))
+    if isinstance(value, str):
+        # Kept even when blank, so that a list of blanks is refused as
+        # "zero options" rather than silently turned into free text.
+        return QuestionOption(value.strip())
     label = _number_text(value)
     return None if label is None else QuestionOption(label)
 
@@ -685,13 +686,15 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _decoded_json(text: str) -> Any:
-    """The value of JSON text that holds no NaN or Infinity literal."""
-    # Plain json.loads is the fastest parse (PyPy has a fast path for it
-    # alone); the decoder that refuses NaN and Infinity is needed only where
-    # one of those words appears.  It also parses again text that json.loads
-    # refused, for an error that can be read: on PyPy, the fast path's error
-    # for some characters fails when turned into text.
-    if "NaN" not in text and "Infinity" not in text:
+    """The value of JSON text; NaN and Infinity are refused."""
+    # Where json has its C scanner (CPython, Pyodide), the decoder that
+    # refuses NaN and Infinity is as fast as json.loads.  Elsewhere (PyPy)
+    # only plain json.loads reaches the native parser: use it when neither
+    # word appears.  Text it refuses is parsed again below, for an error that
+    # can be read: the fast path's error for some characters fails when
+    # turned into text on PyPy.
+    scanner_in_c = getattr(json.scanner, "c_make_scanner", None) is not None
+    if not scanner_in_c and "NaN" not in text and "Infinity" not in text:
         try:
             return json.loads(text)
         except ValueError:
