@@ -480,8 +480,9 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
         if option is None:
             continue
         options.append(option)
-        if marked is None and isinstance(value, dict) and _boolean(value.get(_RECOMMENDED_KEY)):
-            marked = option.label
+        if marked is None and isinstance(value, dict) and _RECOMMENDED_KEY in value:
+            if _boolean(value[_RECOMMENDED_KEY]):
+                marked = option.label
     return options, marked
 
 
