@@ -481,8 +481,7 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
             continue
         options.append(option)
         if marked is None and isinstance(value, dict) and _RECOMMENDED_KEY in value:
-            if _boolean(value[_RECOMMENDED_KEY]):
-                marked = option.label
+            marked = option.label if _boolean(value[_RECOMMENDED_KEY]) else None
     return options, marked
 
 
