@@ -722,26 +722,39 @@ def _json_encoder() -> json.JSONEncoder:
 _json_codecs: Dict[str, Union[json.JSONDecoder, json.JSONEncoder]] = {}
 
 
-_DEPTH_STEPS = {"[": 1, "{": 1, "]": -1, "}": -1}
+# Outside strings, JSON's structure is ASCII: of the UTF-8 bytes of a text,
+# keep quotes and brackets, with braces folded onto brackets (nesting is
+# nesting, whichever the kind).
+_FOLD_BRACES = bytes.maketrans(b"{}", b"[]")
+_NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'"[]{}')
 
 
 def _too_deep(text: str) -> bool:
     """Whether arrays and objects nest deeper than MAX_DEPTH, outside strings."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False  # the common case: too few brackets to nest that deep
-    # With escaped backslashes and quotes gone, every '"' left opens or closes
-    # a string, as it does for json's own scanner: every other piece of the
-    # text between quotes lies outside strings.
-    unescaped = text.replace("\\\\", "").replace('\\"', "")
-    outside = "".join(unescaped.split('"')[::2])
-    if outside.count("[") + outside.count("{") <= MAX_DEPTH:
-        return False
-    import itertools
-    import re
+    brackets = _structure(text)
+    # Each pass takes away every innermost pair, so the passes it takes to
+    # take them all away are the depth of the deepest.
+    depth = 0
+    while depth <= MAX_DEPTH:
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            break
+        brackets, depth = shorter, depth + 1
+    # Brackets left over make the text invalid, but json's parser descends
+    # into every unclosed '[' it meets before it finds out.
+    return depth + brackets.count(b"[") > MAX_DEPTH
 
-    brackets = re.findall(r"[\[\]{}]", outside)  # re caches the compiled pattern
-    depths = itertools.accumulate(_DEPTH_STEPS[bracket] for bracket in brackets)
-    return max(depths, default=0) > MAX_DEPTH
+
+def _structure(text: str) -> bytes:
+    """The brackets of JSON text that lie outside its strings, as '[' and ']'."""
+    if "\\" in text:
+        # With escaped backslashes and quotes gone, every '"' left opens or
+        # closes a string, as it does for json's own scanner.
+        text = text.replace("\\\\", "").replace('\\"', "")
+    marks = text.encode("utf-8", "surrogatepass").translate(_FOLD_BRACES, _NOT_STRUCTURE)
+    return b"".join(marks.split(b'"')[::2])  # every other piece lies outside strings
 
 
 def _json_type(value: Any) -> str:

@@ -729,11 +729,47 @@ class BoundsTests(RefusalCase):
 
     def test_depth_refused_before_parsing(self) -> None:
         deep = "[" * (askq.MAX_DEPTH + 1) + "]" * (askq.MAX_DEPTH + 1)
-        with mock.patch.object(askq.json, "loads", side_effect=AssertionError("parsed")):
+        with mock.patch.object(askq, "_decoded_json", side_effect=AssertionError("parsed")):
             self.assertRefused(deep, f"more than {askq.MAX_DEPTH} levels deep")
             self.assertRefused(question(options=deep), 'questions[0] ("Which one?")', "levels deep")
-        bomb = "[" * 100000
-        self.assertRefused(bomb, "levels deep")
+            for bomb in ("[" * 100000, "{\"a\":" * 100000, "[" * 40 + "]" * 50, "[" * 100000 + "]" * 100000):
+                with self.subTest(bomb=bomb[:8]):
+                    self.assertRefused(bomb, "levels deep")
+
+    def test_depth_agrees_with_the_parsed_value(self) -> None:
+        import random
+
+        rng = random.Random(7)
+        leaves = ["a[", "]}", '\\"[', "x\\\\", "\u00e9{", "\u2028]", 1, None, True]
+
+        def value(level: int, deepest: int) -> Any:
+            # One child goes on down to `deepest`; a sibling may nest a few
+            # levels of its own, the others are leaves or empty.
+            if level >= deepest:
+                return rng.choice(leaves)
+            children = [rng.choice(leaves + [[], {}]) for _ in range(rng.randint(0, 2))]
+            if rng.random() < 0.2:
+                children.append(value(level + 1, min(deepest, level + rng.randint(1, 4))))
+            children.insert(rng.randint(0, len(children)), value(level + 1, deepest))
+            if rng.random() < 0.5:
+                return children
+            return {f"{rng.choice(['k', '[', '}'])}{place}": child for place, child in enumerate(children)}
+
+        def depth(parsed: Any) -> int:
+            children = parsed.values() if isinstance(parsed, dict) else parsed if isinstance(parsed, list) else ()
+            return 1 + max(map(depth, children), default=0) if isinstance(parsed, (dict, list)) else 0
+
+        seen = set()
+        for _ in range(600):
+            deepest = rng.randint(askq.MAX_DEPTH - 6, askq.MAX_DEPTH + 6)
+            parsed = value(0, deepest)
+            if rng.random() < 0.3:  # two deep branches side by side
+                parsed = [parsed, value(0, deepest - rng.randint(0, 2))]
+            text = json.dumps(parsed, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 1]))
+            too_deep = depth(parsed) > askq.MAX_DEPTH
+            seen.add(too_deep)
+            self.assertEqual(askq._too_deep(text), too_deep, text[:200])
+        self.assertEqual(seen, {True, False})  # both sides of the bound were tried
 
     def test_brackets_inside_strings_do_not_count(self) -> None:
         text = json.dumps({"questions": ["[[[[{{{{" * 20 + '\\"]]' + "q?"]})
