@@ -826,7 +826,7 @@ def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
     if not isinstance(items, list) or not all(isinstance(item, QuestionItem) for item in items):
         raise QuestionError("validate_and_normalize() takes a QuestionInput of QuestionItem.")
     _check_question_count(len(items))
-    return _normalize([_coerced_copy(index, item) for index, item in enumerate(items)])
+    return _normalize([_coerced_copy(item) for item in items])
 
 
 def ask(payload: Any) -> QuestionOutput:
@@ -842,14 +842,16 @@ def ask(payload: Any) -> QuestionOutput:
     return QuestionOutput(_normalize(decode(payload).questions), [])
 
 
-def _coerced_copy(index: int, item: QuestionItem) -> QuestionItem:
+def _coerced_copy(item: QuestionItem) -> QuestionItem:
     """A copy of an item built in code, with every field of the type decode()
     gives, which normalizing in place cannot reach through to the original."""
     options = item.options
-    if options is not None:
-        options = [_coerced_option(option) for option in options] if isinstance(options, (list, tuple)) else []
+    if isinstance(options, (list, tuple)):
+        options = [_coerced_option(option) for option in options]
+    elif options is not None:
+        options = []  # not a list: a choice question with no usable option
     return QuestionItem(
-        _question_text(index, _text(item.question)),
+        _text(item.question) or "",  # blank: refused in its turn, by _normalize_item()
         _text(item.header),
         options,
         item.multi_select is True,
@@ -870,7 +872,8 @@ def _coerced_option(option: Any) -> QuestionOption:
 
 
 # From here on, items are the caller's own and hold what decode() gives:
-# trimmed text or None, booleans, option lists of QuestionOption.
+# trimmed text or None (a blank question only in a copy), booleans, and
+# option lists of QuestionOption.
 
 
 def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
@@ -916,6 +919,8 @@ def _free_id(base: str, taken: Set[str]) -> str:
 
 
 def _normalize_item(index: int, item: QuestionItem) -> None:
+    if not item.question:  # only an item built in code can get here without one
+        _question_text(index, None)
     kind = _derived_kind(item)
     item.question_type = kind
     item.multi_select = kind is _MULTI_TYPE

@@ -605,6 +605,35 @@ class NormalizationTests(RefusalCase):
             (QuestionType.MULTI_CHOICE, True), (QuestionType.TEXT, False)])
         self.assertIsNone(items[3].options)
 
+    def test_code_built_items_are_coerced_like_decoded_ones(self) -> None:
+        loose: Any = QuestionItem(
+            " a? ", header=" H ", purpose="  ", required="no", id=7, recommended=" B (Recommended) ",
+            options=(" A ", QuestionOption(" B ", " b "), QuestionOption(3, 4), QuestionOption("", "dropped")),
+        )
+        item = askq.validate_and_normalize(QuestionInput([loose]))[0]
+        self.assertEqual(
+            (item.question, item.header, item.purpose, item.required, item.id, item.recommended),
+            ("a?", "H", None, False, "7", "B"),
+        )
+        self.assertEqual([option.to_dict() for option in item.options or ()],
+                         [{"label": "B", "description": "b"}, {"label": "A"}])
+        self.assertEqual(loose.options[1].label, " B ")  # the caller's option is untouched
+        # A truthy 'options' that is not a list still makes a choice question, with no usable option.
+        for odd in ("A, B", {"A": "a"}):
+            with self.subTest(options=odd), self.assertRaises(QuestionError) as caught:
+                askq.validate_and_normalize(QuestionInput([QuestionItem("q?", options=odd)]))  # type: ignore[arg-type]
+            self.assertIn('questions[0] ("q?") has zero options', str(caught.exception))
+        blank: Any = QuestionItem("fine?"), QuestionItem("   ")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput(list(blank)))
+        self.assertEqual(caught.exception.index, 1)
+        self.assertIn("questions[1] needs a non-empty 'question'", str(caught.exception))
+        # A question that is not text is still named when its id is taken twice.
+        twins: Any = [QuestionItem(5, id="a"), QuestionItem(" b? ", id=" a ")]  # type: ignore[arg-type]
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput(twins))
+        self.assertIn('questions[0] ("") and questions[1] ("b?") both have the id "a"', str(caught.exception))
+
     def test_choice_without_options_refused(self) -> None:
         error = self.assertRefused(question(multiSelect=True), 'questions[0] ("Which one?") is a choice question but has no \'options\'')
         self.assertEqual(error.index, 0)
