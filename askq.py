@@ -749,12 +749,19 @@ def _too_deep(text: str) -> bool:
 
 def _structure(text: str) -> bytes:
     """The brackets of JSON text that lie outside its strings, as '[' and ']'."""
-    if "\\" in text:
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
         # With escaped backslashes and quotes gone, every '"' left opens or
         # closes a string, as it does for json's own scanner.
-        text = text.replace("\\\\", "").replace('\\"', "")
-    marks = text.encode("utf-8", "surrogatepass").translate(_FOLD_BRACES, _NOT_STRUCTURE)
-    return b"".join(marks.split(b'"')[::2])  # every other piece lies outside strings
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = data.translate(_FOLD_BRACES, _NOT_STRUCTURE)
+    # Two quotes side by side hold nothing, whether they open and close a
+    # string or close one and open the next: without them, every other mark
+    # stays on its side of the quotes.  Most texts have no quote left then.
+    marks = marks.replace(b'""', b"")
+    if b'"' in marks:
+        marks = b"".join(marks.split(b'"')[::2])  # every other piece lies outside strings
+    return marks
 
 
 def _json_type(value: Any) -> str:
