@@ -146,6 +146,9 @@ def measure() -> Dict[str, Any]:
         cases[f"{name}.json_loads"] = partial(json.loads, text)
         cases[f"{name}.ask_text"] = partial(askq.ask, text)
         cases[f"{name}.ask_dict"] = partial(askq.ask, data)
+    # Where ask()'s time goes: decoding alone, and normalization (the rest).
+    cases["example.decode_text"] = partial(askq.decode, example_text)
+    cases["example.decode_dict"] = partial(askq.decode, example)
     cases["answers"] = answer_round
     model = pydantic_model()
     if model is not None:
@@ -168,6 +171,8 @@ def measure() -> Dict[str, Any]:
             "ask_dict_ratio": median_ratio(samples, f"{name}.ask_dict", f"{name}.json_loads"),
             "ask_text_us_per_option": median_us(samples, f"{name}.ask_text") / options,
         }
+    figures["example"]["decode_text_ratio"] = median_ratio(samples, "example.decode_text", "example.json_loads")
+    figures["example"]["decode_dict_ratio"] = median_ratio(samples, "example.decode_dict", "example.json_loads")
     figures["bounds_per_option_vs_example"] = statistics.median(
         (b / option_count(bounds)) / (e / option_count(example))
         for b, e in zip(samples["bounds.ask_text"], samples["example.ask_text"])
@@ -197,6 +202,9 @@ def table(figures: Dict[str, Any]) -> str:
             f"  ask(dict)               {f['ask_dict_us']:10.1f} us   {f['ask_dict_ratio']:.2f} x",
             f"  ask(text) per option    {f['ask_text_us_per_option']:10.2f} us",
         ]
+        if "decode_dict_ratio" in f:
+            rows.append(f"  of which decode(text) {f['decode_text_ratio']:.2f} x, decode(dict) {f['decode_dict_ratio']:.2f} x;"
+                        " normalization is the rest")
     rows.append(f"per option, bounds / example: {figures['bounds_per_option_vs_example']:.2f} x")
     rows.append(f"collect_answers + result_text (example): {figures['answers_and_result_us']:.1f} us")
     if "pydantic_strict_us" in figures:
