@@ -546,8 +546,8 @@ def _first(entry: Dict[Any, Any], keys: Sequence[str], coerce: Callable[[Any], O
 
 
 def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = False) -> Optional[str]:
-    """_first(entry, keys, _text), or with ``numbers`` _first(entry, keys,
-    _number_text or _text), in one call: most fields are text."""
+    """What _first(entry, keys, _text) finds, in one call: most fields are
+    text.  With ``numbers``, a finite number counts too, as its text."""
     for key in keys:
         if key in entry:
             value = entry[key]
@@ -578,12 +578,6 @@ def _number_text(value: Any) -> Optional[str]:
         return str(value)
     except ValueError:  # an int too long for this interpreter to print
         return None
-
-
-def _label(value: Any) -> Optional[str]:
-    if isinstance(value, str):
-        return value.strip() or None
-    return _number_text(value)
 
 
 def _identifier(value: Any) -> Optional[str]:
