@@ -423,9 +423,10 @@ def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
     header = _first_text(entry, _HEADER_KEYS)
     multi_select = _decode_multi_select(entry)
     purpose = _first_text(entry, _PURPOSE_KEYS)
-    required = _boolean(entry.get(_REQUIRED_KEY)) is not False
-    item_id = _identifier(entry.get(_ID_KEY)) or ""
-    recommended = _text(entry.get(_RECOMMENDED_KEY))
+    # The fields of one key each, which most entries leave out: no call then.
+    required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
+    item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
+    recommended = _text(entry[_RECOMMENDED_KEY]) if _RECOMMENDED_KEY in entry else None
     # The explicit field wins when it names an option; else a marked option.
     if marked is not None and (recommended is None or not _names_option(recommended, options)):
         recommended = marked
