@@ -26,6 +26,7 @@ written for the model, so that its next call gets it right:
 """
 
 import enum
+import functools
 import json
 import json.scanner
 import math
@@ -697,24 +698,17 @@ def _decoded_json(text: str) -> Any:
     return _json_decoder().decode(text)
 
 
+@functools.lru_cache(maxsize=None)
 def _json_decoder() -> json.JSONDecoder:
     """One decoder that refuses NaN and Infinity, made on first use (json.loads
     with a hook would build a new decoder on every call)."""
-    decoder = _json_codecs.get("decoder")
-    if decoder is None:
-        decoder = _json_codecs["decoder"] = json.JSONDecoder(parse_constant=_refuse_constant)
-    return decoder  # type: ignore[return-value]
+    return json.JSONDecoder(parse_constant=_refuse_constant)
 
 
+@functools.lru_cache(maxsize=None)
 def _json_encoder() -> json.JSONEncoder:
     """One encoder that keeps non-ASCII text readable, made on first use."""
-    encoder = _json_codecs.get("encoder")
-    if encoder is None:
-        encoder = _json_codecs["encoder"] = json.JSONEncoder(ensure_ascii=False)
-    return encoder  # type: ignore[return-value]
-
-
-_json_codecs: Dict[str, Union[json.JSONDecoder, json.JSONEncoder]] = {}
+    return json.JSONEncoder(ensure_ascii=False)
 
 
 # Outside strings, JSON's structure is ASCII: of the UTF-8 bytes of a text,
