@@ -873,10 +873,10 @@ def _coerced_option(option: Any) -> QuestionOption:
 
 
 def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
-    """Normalize decoded items in place."""
+    """Normalize decoded items in place; their count is checked already
+    (by decode() on the raw entries, or before the copy was made)."""
     if not items:
         raise QuestionError(_NO_QUESTIONS)
-    _check_question_count(len(items))
     _assign_ids(items)
     for index, item in enumerate(items):
         _normalize_item(index, item)

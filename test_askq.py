@@ -837,6 +837,16 @@ class BoundsTests(RefusalCase):
             with self.subTest(literal=literal):
                 self.assertRefused('{"questions": ["q?"], "x": ' + literal + "}", "not valid JSON", literal)
 
+    def test_parse_where_json_has_no_c_scanner(self) -> None:
+        # As on PyPy: plain json.loads, with NaN and Infinity found by a scan.
+        with mock.patch.object(askq.json.scanner, "c_make_scanner", None):
+            self.assertEqual(labels(one('{"questions": [{"question": "q?", "options": ["NaN", "Infinity"]}]}')),
+                             ["NaN", "Infinity"])
+            for literal in ("NaN", "-Infinity"):
+                with self.subTest(literal=literal):
+                    self.assertRefused('{"questions": ["q?"], "x": ' + literal + "}", "not valid JSON", literal)
+            self.assertRefused('{"questions": ["q?"]', "not valid JSON", "char 20")
+
     def test_non_finite_floats_in_dicts_are_unusable(self) -> None:
         item = one(question(options=[float("nan"), "A"], id=float("inf")))
         self.assertEqual((labels(item), item.id), (["A"], "q0"))
