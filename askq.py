@@ -101,8 +101,8 @@ MAX_DEPTH = 32
 # usable value wins; an unusable value falls through to the next key.
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "header")
 _HEADER_KEYS = ("header", "label")
-_PURPOSE_KEYS = ("purpose", "description")
-_OPTIONS_KEYS = ("options", "choices", "suggestions")
+_PURPOSE_KEYS = ("purpose", "description", "context")
+_OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
 _MULTI_SELECT_KEYS = (
     "multiSelect",
     "multiple",
@@ -114,13 +114,23 @@ _MULTI_SELECT_KEYS = (
 _SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
 # Most entries say nothing of multi-select: one look for any of its keys.
 _ANY_MULTI_SELECT_KEY = frozenset(_MULTI_SELECT_KEYS + _SELECTION_MODE_KEYS)
-_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name")
+_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
 # Fields read from one key only.
 _REQUIRED_KEY = "required"
 _ID_KEY = "id"
 _KIND_KEY = "type"
 _RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
+_PLACEHOLDER_KEY = "placeholder"
 _OPTION_DESCRIPTION_KEY = "description"
+_OPTION_PREVIEW_KEY = "preview"
+# An object under 'options' with only these keys, a label key among them, is
+# one option sent without its list; any other object maps labels to descriptions.
+_OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
+_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, _RECOMMENDED_KEY}
+# Options sent as plain text: one per line, else split on the first of these
+# that occurs.  A line may start with a list marker, which is not the label.
+_OPTION_TEXT_SEPARATORS = ("|", ";", ",")
+_LIST_BULLETS = ("-", "*", "\u2022")
 
 _TRUE_WORDS = ("true", "yes", "1")
 _FALSE_WORDS = ("false", "no", "0")
@@ -209,15 +219,22 @@ _MULTI_TYPE = QuestionType.MULTI_CHOICE
 
 @dataclass
 class QuestionOption:
-    """One choice of a choice question."""
+    """One choice of a choice question.
+
+    ``preview`` is longer text (often Markdown) that a UI shows beside the
+    option while it is highlighted.
+    """
 
     label: str
     description: Optional[str] = None
+    preview: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         data: Dict[str, Any] = {"label": self.label}
         if self.description is not None:
             data["description"] = self.description
+        if self.preview is not None:
+            data["preview"] = self.preview
         return data
 
 
@@ -244,6 +261,7 @@ class QuestionItem:
     question_type: QuestionType = QuestionType.TEXT
     id: str = ""
     recommended: Optional[str] = None
+    placeholder: Optional[str] = None
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -283,6 +301,8 @@ class QuestionItem:
             data["id"] = self.id
         if self.recommended is not None:
             data["recommended"] = self.recommended
+        if self.placeholder is not None:
+            data["placeholder"] = self.placeholder
         return data
 
 
@@ -345,7 +365,8 @@ def decode(payload: Any) -> QuestionInput:
         >>> askq.decode({"questions": ["Project name?"]})
         QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
 options=None, multi_select=False, purpose=None, required=True, \
-question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None)])
+question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
+placeholder=None)])
     """
     entries = _question_entries(_payload_root(payload))
     return QuestionInput([_decode_entry(index, entry) for index, entry in enumerate(entries)])
@@ -400,23 +421,32 @@ def _questions_value(value: Any) -> List[Any]:
 
 def _decode_entry(index: int, entry: Any) -> QuestionItem:
     """One question entry: an object, JSON text of an object, or plain text."""
-    if isinstance(entry, str):
-        fields = _object_in_text(entry)
-        if fields is None:
-            return QuestionItem(_question_text(index, _text(entry)))
-        entry = fields
-    if not isinstance(entry, dict):
-        raise QuestionError(
-            f"questions[{index}] is {_json_type(entry)}; each question must be an"
-            " object like {\"question\": \"...\"} or a plain string.",
-            index,
-        )
-    question = _question_text(index, _first_text(entry, _QUESTION_KEYS))
+    question = None
     try:
+        if isinstance(entry, str):
+            fields = _object_in_text(entry)
+            if fields is None:
+                return QuestionItem(_question_text(index, _text(entry, "question")))
+            entry = fields
+        if not isinstance(entry, dict):
+            raise QuestionError(
+                f"questions[{index}] is {_json_type(entry)}; each question must be an"
+                " object like {\"question\": \"...\"} or a plain string.",
+                index,
+            )
+        question = _question_text(index, _first_text(entry, _QUESTION_KEYS))
         return _decode_fields(question, entry)
     except QuestionError as err:
-        # Coercion helpers know the field, not the question: add the place.
-        raise QuestionError(f"{_where(index, question)}: {err}", index) from None
+        raise _placed(err, index, question) from None
+
+
+def _placed(err: QuestionError, index: int, question: Optional[str]) -> QuestionError:
+    """An error given the place of its question, unless it has one: the
+    coercion helpers know the field, not the question."""
+    if err.index is not None:
+        return err
+    where = f"questions[{index}]" if question is None else _where(index, question)
+    return QuestionError(f"{where}: {err}", index)
 
 
 def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
@@ -427,13 +457,15 @@ def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
-    recommended = _text(entry[_RECOMMENDED_KEY]) if _RECOMMENDED_KEY in entry else None
+    recommended = _text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
+    placeholder = _text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
     # The explicit field wins when it names an option; else a marked option.
     if marked is not None and (recommended is None or not _names_option(recommended, options)):
         recommended = marked
     # Positional: keyword arguments double the cost of making a dataclass.
     item = QuestionItem(
-        question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id, recommended
+        question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id,
+        recommended, placeholder,
     )
     if _KIND_KEY in entry:
         _apply_kind(item, _kind(entry[_KIND_KEY]))
@@ -467,10 +499,11 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
     raw = _first(entry, _OPTIONS_KEYS, _option_source)
     if raw is None:
         return None, None
-    _check_option_count(len(raw))
+    if len(raw) > MAX_OPTIONS:
+        _check_option_count(len(raw))
     if isinstance(raw, dict):
         described = [
-            QuestionOption(label.strip(), _text(description))
+            QuestionOption(_text(label, "label") or "", _text(description, _OPTION_DESCRIPTION_KEY))
             for label, description in raw.items()
             if isinstance(label, str)
         ]
@@ -490,14 +523,19 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
 def _decode_option(value: Any) -> Optional[QuestionOption]:
     """An option entry: an object with a label key, a label, or a number."""
     if isinstance(value, dict):
-        label = _first_text(value, _OPTION_LABEL_KEYS, numbers=True)
+        label = _first_text(value, _OPTION_LABEL_KEYS, True)
         if label is None:
             return None
-        return QuestionOption(label, _text(value.get(_OPTION_DESCRIPTION_KEY)))
+        description = (
+            _text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
+            if _OPTION_DESCRIPTION_KEY in value else None
+        )
+        preview = _text(value[_OPTION_PREVIEW_KEY], _OPTION_PREVIEW_KEY) if _OPTION_PREVIEW_KEY in value else None
+        return QuestionOption(label, description, preview)
     if isinstance(value, str):
-        # Kept even when blank, so that a list of blanks is refused as
-        # "zero options" rather than silently turned into free text.
-        return QuestionOption(value.strip())
+        # Kept even when blank: normalization decides what blanks mean.
+        label = value.strip()
+        return QuestionOption(_mended(label, "label") if len(label) > MAX_TEXT or "\\n" in label else label)
     label = _number_text(value)
     return None if label is None else QuestionOption(label)
 
@@ -556,7 +594,7 @@ def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = Fals
             if isinstance(value, str):
                 value = value.strip()
                 if value:
-                    return value
+                    return _mended(value, key) if len(value) > MAX_TEXT or "\\n" in value else value
             elif numbers:
                 value = _number_text(value)
                 if value is not None:
@@ -564,10 +602,30 @@ def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = Fals
     return None
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any, key: str = "text") -> Optional[str]:
     if isinstance(value, str):
-        return value.strip() or None
+        value = value.strip()
+        if len(value) > MAX_TEXT or "\\n" in value:
+            value = _mended(value, key)
+        return value or None
     return None
+
+
+def _mended(text: str, key: str) -> str:
+    """Trimmed text that may be long or hold an escaped line break, made right.
+
+    A model that escapes line breaks twice sends a backslash and an "n"
+    where it meant a line break; text that also holds a real line break
+    meant its backslashes.  Text over MAX_TEXT is refused.
+    """
+    if "\\n" in text and "\n" not in text:
+        text = text.replace("\\n", "\n")
+    if len(text) > MAX_TEXT:
+        raise QuestionError(
+            f"its {key!r} is {len(text)} characters long (it starts"
+            f" {_quoted(text[:_QUOTE_CHARS])}); the limit is {MAX_TEXT}. Shorten it."
+        )
+    return text
 
 
 def _number_text(value: Any) -> Optional[str]:
@@ -577,14 +635,15 @@ def _number_text(value: Any) -> Optional[str]:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     try:
-        return str(value)
+        text = str(value)
     except ValueError:  # an int too long for this interpreter to print
         return None
+    return _mended(text, "number") if len(text) > MAX_TEXT else text
 
 
 def _identifier(value: Any) -> Optional[str]:
     if isinstance(value, str):
-        return value.strip() or None
+        return _text(value, _ID_KEY)
     if isinstance(value, int) and not isinstance(value, bool):
         return _number_text(value)
     return None
@@ -618,13 +677,45 @@ def _kind(value: Any) -> Optional[str]:
 
 
 def _option_source(value: Any) -> Optional[Union[List[Any], Dict[Any, Any]]]:
-    """A list of option entries or a label -> description object, maybe as JSON text."""
+    """A list of option entries or a label -> description object, maybe as JSON
+    text; one option object sent without its list; or options as plain text."""
     if isinstance(value, str):
         stripped = value.strip()
         if not stripped.startswith(("[", "{")):
-            return None
+            return _options_in_text(stripped)
         value = _parse_json(stripped, "'options'")
-    return value if isinstance(value, (list, dict)) else None
+    if isinstance(value, dict):
+        return [value] if _is_one_option(value) else value
+    return value if isinstance(value, list) else None
+
+
+def _is_one_option(value: Dict[Any, Any]) -> bool:
+    return _OPTION_FIELDS.issuperset(value) and not _OPTION_LABEL_KEY_SET.isdisjoint(value)
+
+
+def _options_in_text(text: str) -> Optional[List[str]]:
+    """Labels from plain text: one a line, else split on a separator; None
+    below two, when the text was most likely not meant as options."""
+    if "\n" in text:
+        parts = [_without_list_marker(line.strip()) for line in text.splitlines()]
+    else:
+        separator = next((mark for mark in _OPTION_TEXT_SEPARATORS if mark in text), None)
+        parts = text.split(separator) if separator else [text]
+    labels = [part.strip() for part in parts if part.strip()]
+    return labels if len(labels) >= 2 else None
+
+
+def _without_list_marker(line: str) -> str:
+    """A line without its leading bullet ("-", "*", "\u2022") or number ("1.",
+    "1)"); a marker is followed by a space, so "1.5 GB" keeps its number."""
+    digits = len(line) - len(line.lstrip("0123456789"))
+    if digits and line[digits: digits + 1] in (".", ")"):
+        marker = digits + 1
+    elif line.startswith(_LIST_BULLETS):
+        marker = 1
+    else:
+        return line
+    return line[marker:] if line[marker: marker + 1].isspace() else line
 
 
 def _check_question_count(count: int) -> None:
@@ -822,7 +913,13 @@ def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
     if not isinstance(items, list) or not all(isinstance(item, QuestionItem) for item in items):
         raise QuestionError("validate_and_normalize() takes a QuestionInput of QuestionItem.")
     _check_question_count(len(items))
-    return _normalize([_coerced_copy(item) for item in items])
+    copies = []
+    for index, item in enumerate(items):
+        try:
+            copies.append(_coerced_copy(item))
+        except QuestionError as err:
+            raise _placed(err, index, None) from None
+    return _normalize(copies)
 
 
 def ask(payload: Any) -> QuestionOutput:
@@ -847,15 +944,16 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
     elif options is not None:
         options = []  # not a list: a choice question with no usable option
     return QuestionItem(
-        _text(item.question) or "",  # blank: refused in its turn, by _normalize_item()
-        _text(item.header),
+        _text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
+        _text(item.header, "header"),
         options,
         item.multi_select is True,
-        _text(item.purpose),
+        _text(item.purpose, "purpose"),
         _boolean(item.required) is not False,
         _derived_kind(item),  # taken from the item as given, whatever 'options' held
         _identifier(item.id) or "",
-        _text(item.recommended),
+        _text(item.recommended, "recommended"),
+        _text(item.placeholder, "placeholder"),
     )
 
 
@@ -863,8 +961,11 @@ def _coerced_option(option: Any) -> QuestionOption:
     # A bare label, as a caller may list, becomes an option of its own.
     if not isinstance(option, QuestionOption):
         option = QuestionOption(option)
-    label = option.label.strip() if isinstance(option.label, str) else ""
-    return QuestionOption(label, _text(option.description))
+    return QuestionOption(
+        _text(option.label, "label") or "",
+        _text(option.description, "description"),
+        _text(option.preview, "preview"),
+    )
 
 
 # From here on, items are the caller's own and hold what decode() gives:
@@ -917,14 +1018,14 @@ def _free_id(base: str, taken: Set[str]) -> str:
 def _normalize_item(index: int, item: QuestionItem) -> None:
     if not item.question:  # only an item built in code can get here without one
         _question_text(index, None)
+    declared = item.question_type
     kind = _derived_kind(item)
     item.question_type = kind
     item.multi_select = kind is _MULTI_TYPE
-    if kind is _TEXT_TYPE:
+    if kind is not _TEXT_TYPE:
+        _normalize_choices(index, item, declared)
+    if item.question_type is _TEXT_TYPE:
         item.options = item.recommended = None
-    else:
-        _normalize_choices(index, item)
-    _check_lengths(index, item)
 
 
 def _derived_kind(item: QuestionItem) -> QuestionType:
@@ -936,8 +1037,10 @@ def _derived_kind(item: QuestionItem) -> QuestionType:
     return _TEXT_TYPE
 
 
-def _normalize_choices(index: int, item: QuestionItem) -> None:
-    """Clean the options of a choice question, and settle its recommendation."""
+def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -> None:
+    """Clean the options of a choice question, and settle its recommendation.
+    A question that only its options made a choice, and whose options were all
+    blank, becomes a free-text question (``declared`` is the kind it came with)."""
     if item.options is None:
         raise QuestionError(
             f"{_where(index, item.question)} is a choice question but has no 'options'. Give"
@@ -949,6 +1052,9 @@ def _normalize_choices(index: int, item: QuestionItem) -> None:
     except QuestionError as err:
         raise QuestionError(f"{_where(index, item.question)}: {err}", index) from None
     options, suffixed = _cleaned_options(item.options)
+    if not options and item.question_type is _SINGLE_TYPE and declared is _TEXT_TYPE:
+        item.question_type = _TEXT_TYPE
+        return
     if not options:
         raise QuestionError(
             f"{_where(index, item.question)} has zero options once blank and repeated labels"
@@ -1031,32 +1137,6 @@ def _recommended_first(
         return options
     top = [option for option in options if option.label == recommended]
     return top + [option for option in options if option.label != recommended]
-
-
-def _check_lengths(index: int, item: QuestionItem) -> None:
-    # Plain comparisons: max() over a list of lengths costs three times more.
-    too_long = (
-        len(item.question) > MAX_TEXT or len(item.header or "") > MAX_TEXT
-        or len(item.purpose or "") > MAX_TEXT or len(item.id) > MAX_TEXT
-    )
-    for option in item.options or ():
-        too_long = too_long or len(option.label) > MAX_TEXT or len(option.description or "") > MAX_TEXT
-    if too_long:
-        _refuse_long_text(index, item)
-
-
-def _refuse_long_text(index: int, item: QuestionItem) -> None:
-    fields = [("question", item.question), ("header", item.header),
-              ("purpose", item.purpose), ("id", item.id)]
-    for option in item.options or ():
-        fields += (("option label", option.label), ("option description", option.description))
-    for name, value in fields:
-        if value is not None and len(value) > MAX_TEXT:
-            raise QuestionError(
-                f"{_where(index, item.question)}: its {name} is {len(value)} characters"
-                f" long; the limit is {MAX_TEXT}. Shorten it.",
-                index,
-            )
 
 
 # ---------------------------------------------------------------------------

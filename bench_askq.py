@@ -1,7 +1,12 @@
 """Benchmark askq against the floor of any pure-Python decoder: json.loads.
 
-    python bench_askq.py          # one table
-    python bench_askq.py --json   # the same figures as JSON
+    python bench_askq.py                 # one table
+    python bench_askq.py --json          # the same figures as JSON
+    python bench_askq.py --against DIR   # also the askq.py in DIR, in the same rounds
+
+``--against`` compares two versions fairly: give it a folder holding the
+askq.py to compare with (``git worktree add /tmp/old HEAD~3`` makes one), and
+its example figures are measured in the same rounds as this one's.
 
 Every figure is a median over several rounds in which every case takes its
 turn, so that they are measured side by side in the same run; a ratio is the
@@ -112,34 +117,55 @@ def jsonschema_validator() -> Optional[Any]:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def import_self_time(repeats: int = 9) -> Optional[float]:
-    """Median self time of importing askq, in seconds, from a compiled .pyc
-    (None where the interpreter has no -X importtime)."""
+def import_self_times(folders: List[str], repeats: int = 15) -> List[Optional[float]]:
+    """Median self time of importing the askq in each folder, in seconds, from
+    a compiled .pyc, the folders taking turns (None where the interpreter has
+    no -X importtime)."""
     command = [sys.executable, "-X", "importtime", "-c", "import askq"]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="")
-    subprocess.run(command, cwd=HERE, capture_output=True, check=True, env=env)  # writes the .pyc
-    times = []
+    for folder in folders:
+        subprocess.run(command, cwd=folder, capture_output=True, check=True, env=env)  # writes the .pyc
+    times: List[List[float]] = [[] for _ in folders]
     for _ in range(repeats):
-        lines = subprocess.run(command, cwd=HERE, capture_output=True, text=True, check=True, env=env).stderr
-        for line in lines.splitlines():
-            fields = [field.strip() for field in line.split("|")]
-            if len(fields) == 3 and fields[2] == "askq":
-                times.append(int(fields[0].split(":")[-1]) / 1e6)
-    return statistics.median(times) if times else None
+        for folder, samples in zip(folders, times):
+            lines = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=True, env=env).stderr
+            for line in lines.splitlines():
+                fields = [field.strip() for field in line.split("|")]
+                if len(fields) == 3 and fields[2] == "askq":
+                    samples.append(int(fields[0].split(":")[-1]) / 1e6)
+    return [statistics.median(samples) if samples else None for samples in times]
 
 
-def measure() -> Dict[str, Any]:
+def load_against(folder: str) -> Any:
+    """The askq.py in another folder, as a module of its own name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("askq_against", os.path.join(folder, "askq.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["askq_against"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def answer_round(module: Any, text: str) -> Callable[[], str]:
+    """One round of checking the example's answers and writing the result."""
+    output = module.ask(text)
+    raw_answers = {"q0": "SQLite", "q1": ["Lint", "and docs"], "q2": "billing"}
+
+    def run() -> str:
+        output.answers = module.collect_answers(output, raw_answers)
+        return str(module.result_text(output))
+
+    return run
+
+
+def measure(against: Optional[str] = None) -> Dict[str, Any]:
     with open(os.path.join(HERE, "example_args.json"), encoding="utf-8") as stream:
         example_text = stream.read()
     example = json.loads(example_text)
     bounds = bounds_payload()
     bounds_text = json.dumps(bounds)
-    output = askq.ask(example_text)
-    raw_answers = {"q0": "SQLite", "q1": ["Lint", "and docs"], "q2": "billing"}
-
-    def answer_round() -> str:
-        output.answers = askq.collect_answers(output, raw_answers)
-        return askq.result_text(output)
 
     cases: Dict[str, Callable[[], Any]] = {}
     for name, text, data in (("example", example_text, example), ("bounds", bounds_text, bounds)):
@@ -149,7 +175,12 @@ def measure() -> Dict[str, Any]:
     # Where ask()'s time goes: decoding alone, and normalization (the rest).
     cases["example.decode_text"] = partial(askq.decode, example_text)
     cases["example.decode_dict"] = partial(askq.decode, example)
-    cases["answers"] = answer_round
+    cases["answers"] = answer_round(askq, example_text)
+    other = None if against is None else load_against(against)
+    if other is not None:
+        cases["against.ask_text"] = partial(other.ask, example_text)
+        cases["against.ask_dict"] = partial(other.ask, example)
+        cases["against.answers"] = answer_round(other, example_text)
     model = pydantic_model()
     if model is not None:
         cases["pydantic"] = partial(model.model_validate_json, example_text)
@@ -184,8 +215,17 @@ def measure() -> Dict[str, Any]:
     if validator is not None:
         figures["jsonschema_us"] = median_us(samples, "jsonschema")
         figures["jsonschema_vs_ask_text"] = median_ratio(samples, "jsonschema", "example.ask_text")
-    seconds = import_self_time()
-    figures["import_self_ms"] = None if seconds is None else seconds * 1e3
+    folders = [HERE] if against is None else [HERE, against]
+    seconds = import_self_times(folders)
+    figures["import_self_ms"] = None if seconds[0] is None else seconds[0] * 1e3
+    if other is not None:
+        figures["against"] = {
+            "folder": against,
+            "ask_text_ratio": median_ratio(samples, "against.ask_text", "example.json_loads"),
+            "ask_dict_ratio": median_ratio(samples, "against.ask_dict", "example.json_loads"),
+            "answers_and_result_us": median_us(samples, "against.answers"),
+            "import_self_ms": None if seconds[1] is None else seconds[1] * 1e3,
+        }
     return figures
 
 
@@ -215,11 +255,24 @@ def table(figures: Dict[str, Any]) -> str:
                     f" {figures['jsonschema_vs_ask_text']:.2f} x ask(text)")
     if figures["import_self_ms"] is not None:
         rows.append(f"import askq, self time from .pyc: {figures['import_self_ms']:.2f} ms")
+    if "against" in figures:
+        a = figures["against"]
+        rows += [
+            "",
+            f"against {a['folder']}, in the same rounds (this one -> that one):",
+            f"  example ask(text)   {figures['example']['ask_text_ratio']:.2f} x -> {a['ask_text_ratio']:.2f} x",
+            f"  example ask(dict)   {figures['example']['ask_dict_ratio']:.2f} x -> {a['ask_dict_ratio']:.2f} x",
+            "  collect_answers + result_text   "
+            + f"{figures['answers_and_result_us']:.1f} us -> {a['answers_and_result_us']:.1f} us",
+        ]
+        if a["import_self_ms"] is not None and figures["import_self_ms"] is not None:
+            rows.append(f"  import self time   {figures['import_self_ms']:.2f} ms -> {a['import_self_ms']:.2f} ms")
     return "\n".join(rows)
 
 
 def main(argv: List[str]) -> int:
-    figures = measure()
+    against = argv[argv.index("--against") + 1] if "--against" in argv else None
+    figures = measure(against)
     print(json.dumps(figures, indent=2) if "--json" in argv else table(figures))
     return 0
 

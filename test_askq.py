@@ -70,7 +70,7 @@ class DataModelTests(unittest.TestCase):
                 for f in dataclasses.fields(cls)
             ]
 
-        self.assertEqual(shape(QuestionOption), [("label", "-"), ("description", None)])
+        self.assertEqual(shape(QuestionOption), [("label", "-"), ("description", None), ("preview", None)])
         self.assertEqual(
             shape(QuestionItem),
             [
@@ -83,6 +83,7 @@ class DataModelTests(unittest.TestCase):
                 ("question_type", QuestionType.TEXT),
                 ("id", ""),
                 ("recommended", None),
+                ("placeholder", None),
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None)])
@@ -113,6 +114,8 @@ class DataModelTests(unittest.TestCase):
     def test_option_to_dict(self) -> None:
         self.assertEqual(QuestionOption("A").to_dict(), {"label": "A"})
         self.assertEqual(list(QuestionOption("A", "d").to_dict()), ["label", "description"])
+        self.assertEqual(list(QuestionOption("A", "d", "p").to_dict()), ["label", "description", "preview"])
+        self.assertEqual(QuestionOption("A", preview="p").to_dict(), {"label": "A", "preview": "p"})
 
     def test_question_to_dict_minimal(self) -> None:
         data = QuestionItem("Q?").to_dict()
@@ -129,12 +132,13 @@ class DataModelTests(unittest.TestCase):
             question_type=QuestionType.MULTI_CHOICE,
             id="x",
             recommended="A",
+            placeholder="ph",
         )
         data = item.to_dict()
         self.assertEqual(
             list(data),
             ["question", "header", "options", "multiSelect", "purpose", "required",
-             "question_type", "id", "recommended"],
+             "question_type", "id", "recommended", "placeholder"],
         )
         self.assertEqual(data["options"], [{"label": "A", "description": "a"}])
         self.assertIs(data["multiSelect"], True)
@@ -315,7 +319,7 @@ class FieldAliasTests(unittest.TestCase):
             with self.subTest(key=key):
                 self.assertEqual(labels(one(question(**{key: ["A", "B"]}))), ["A", "B"])
         self.assertEqual(labels(one(question(options=None, choices=["C"]))), ["C"])
-        self.assertEqual(labels(one(question(options="A, B", choices=["C"]))), ["C"])
+        self.assertEqual(labels(one(question(options="A", choices=["C"]))), ["C"])
         # An empty list is a usable value: it wins, and makes a free-text question.
         item = one(question(options=[], choices=["C"]))
         self.assertEqual((item.options, item.question_type), (None, QuestionType.TEXT))
@@ -546,6 +550,93 @@ class DialectTests(unittest.TestCase):
         self.assertEqual((item.question, labels(item), item.multi_select), ("Pick a color", ["red", "green"], True))
 
 
+class RecordedCallTests(RefusalCase):
+    """Calls recorded from real harnesses, each decoded as the person would expect."""
+
+    def test_options_as_one_object_is_one_option(self) -> None:
+        item = one({"question": "Pick one", "multiple": "false", "options": {"label": "First", "description": None}})
+        self.assertEqual((labels(item), item.question_type), (["First"], QuestionType.SINGLE_CHOICE))
+
+    def test_one_object_with_a_label_key_among_other_option_keys(self) -> None:
+        item = one(question(options={"text": "Fast", "description": "d", "preview": "p", "recommended": True}))
+        self.assertEqual(item.options, [QuestionOption("Fast", "d", "p")])
+        self.assertEqual(item.recommended, "Fast")
+        # A key that is no option field makes it a label -> description map again.
+        self.assertEqual(labels(one(question(options={"label": "A", "Other": "x"}))), ["label", "Other"])
+
+    def test_object_of_two_labels_is_still_a_map(self) -> None:
+        item = one(question(options={"Fast": "less safe", "Safe": "slower"}))
+        self.assertEqual(item.options, [QuestionOption("Fast", "less safe"), QuestionOption("Safe", "slower")])
+
+    def test_mangled_option_keys_keep_every_label(self) -> None:
+        item = one(question(options=[{"label": "A"}, {"text": "B"}, {"value": "C"}, {"name": "D"}, {"option": "E"}]))
+        self.assertEqual(labels(item), ["A", "B", "C", "D", "E"])
+
+    def test_options_as_plain_text(self) -> None:
+        self.assertEqual(labels(one(question(options="Postgres, SQLite, MySQL"))), ["Postgres", "SQLite", "MySQL"])
+        self.assertEqual(labels(one(question(options="A | B, with comma"))), ["A", "B, with comma"])
+        self.assertEqual(labels(one(question(options="A; B, C"))), ["A", "B, C"])
+        lines = "- Postgres\n* SQLite\n\u2022 MySQL\n\n1. Redis\n2) Mongo\n1.5 GB\n-v flag"
+        self.assertEqual(labels(one(question(options=lines))),
+                         ["Postgres", "SQLite", "MySQL", "Redis", "Mongo", "1.5 GB", "-v flag"])
+
+    def test_plain_text_with_one_part_falls_through(self) -> None:
+        self.assertEqual(labels(one(question(options="Postgres", choices=["A", "B"]))), ["A", "B"])
+        self.assertEqual(labels(one(question(options="Postgres, ", choices=["A", "B"]))), ["A", "B"])
+        item = one(question(options="Only one"))
+        self.assertEqual((item.options, item.question_type), (None, QuestionType.TEXT))
+
+    def test_double_escaped_line_breaks_are_repaired(self) -> None:
+        item = one({"question": "Line 1\\nLine 2", "header": "H\\nx", "purpose": "P\\nQ",
+                    "placeholder": "a\\nb",
+                    "options": [{"label": "A\\nB", "description": "d\\ne", "preview": "# T\\n\\nbody"}, "C\\nD"]})
+        self.assertEqual(item.question, "Line 1\nLine 2")
+        self.assertEqual((item.header, item.purpose, item.placeholder), ("H\nx", "P\nQ", "a\nb"))
+        self.assertEqual(item.options, [QuestionOption("A\nB", "d\ne", "# T\n\nbody"), QuestionOption("C\nD")])
+        self.assertEqual(labels(one(question(options={"X\\nY": "d\\ne"}))), ["X\nY"])
+        self.assertEqual(one(question(context="why\\nnot")).purpose, "why\nnot")
+
+    def test_escaped_line_break_beside_a_real_one_is_left_alone(self) -> None:
+        self.assertEqual(one({"question": "Use C:\\new\nor not?"}).question, "Use C:\\new\nor not?")
+
+    def test_preview_and_placeholder(self) -> None:
+        text = json.dumps({"questions": [
+            {"question": "Layout?", "options": [{"label": "A", "preview": " # A\n\nwide "},
+                                                {"label": "B", "preview": "# B", "description": "d"},
+                                                {"label": "C", "preview": "  "}, {"label": "D", "preview": 3}]},
+            {"question": "Name?", "placeholder": " e.g. billing "},
+            {"question": "Blank?", "placeholder": "  "},
+        ]})
+        output = askq.ask(text)
+        first, name, blank = output.to_dict()["questions"]
+        self.assertEqual(first["options"], [{"label": "A", "preview": "# A\n\nwide"},
+                                            {"label": "B", "description": "d", "preview": "# B"},
+                                            {"label": "C"}, {"label": "D"}])
+        self.assertEqual(name["placeholder"], "e.g. billing")
+        self.assertNotIn("placeholder", blank)
+        # Accepted, not asked for: the tool's schema does not advertise them.
+        schema = json.dumps(askq.tool_description()["inputSchema"])
+        self.assertNotIn("preview", schema)
+        self.assertNotIn("placeholder", schema)
+
+    def test_code_built_items_keep_preview_and_placeholder(self) -> None:
+        item = QuestionItem("Q?", options=[QuestionOption(" A ", preview=" p ")], placeholder=" h ")
+        normalized = askq.validate_and_normalize(QuestionInput([item]))[0]
+        self.assertEqual((normalized.options, normalized.placeholder), ([QuestionOption("A", None, "p")], "h"))
+
+    def test_follow_up_suggestions_and_context(self) -> None:
+        for key in ("follow_up", "followUp"):
+            with self.subTest(key=key):
+                item = one({"question": "Which?", key: [{"text": "A"}, "B"], "context": "Because"})
+                self.assertEqual((labels(item), item.purpose), (["A", "B"], "Because"))
+        self.assertEqual(one(question(description="D", context="C")).purpose, "D")
+
+    def test_blank_options_make_free_text(self) -> None:
+        item = one({"question": "Proceed?", "options": ["   "]})
+        self.assertEqual((item.question_type, item.options), (QuestionType.TEXT, None))
+        self.assertRefused({"question": "Proceed?", "options": ["   "], "multiSelect": True}, "has zero options")
+
+
 class NormalizationTests(RefusalCase):
     def test_auto_ids(self) -> None:
         items = askq.ask({"questions": ["a?", {"question": "b?", "id": "x"}, "c?"]}).questions
@@ -642,7 +733,8 @@ class NormalizationTests(RefusalCase):
         self.assertIn("is a choice question but has no 'options'", str(caught.exception))
 
     def test_zero_options_refused(self) -> None:
-        self.assertRefused(question(options=["", "  "]), 'questions[0] ("Which one?") has zero options')
+        self.assertRefused(question(options=["", "  "], multiSelect=True), 'questions[0] ("Which one?") has zero options')
+        self.assertRefused(question(options=["", "  "], type="choice"), "has zero options")
         with self.assertRaises(QuestionError) as caught:
             askq.validate_and_normalize(QuestionInput([QuestionItem.single_choice("a?", [])]))
         self.assertIn("has zero options", str(caught.exception))
@@ -732,16 +824,31 @@ class BoundsTests(RefusalCase):
     def test_text_length(self) -> None:
         fine = "x" * askq.MAX_TEXT
         self.assertEqual(one(question(purpose=fine)).purpose, fine)
+        self.assertEqual(one(question(placeholder=fine)).placeholder, fine)
+        self.assertEqual((one(question(options=[{"label": "A", "preview": fine}])).options or [])[0].preview, fine)
         long = fine + "y"
         for fields, name in (
-            ({"purpose": long}, "purpose"), ({"header": long}, "header"), ({"id": long}, "id"),
-            ({"options": [long]}, "option label"), ({"options": [{"label": "A", "description": long}]}, "option description"),
+            ({"purpose": long}, "purpose"), ({"context": long}, "context"), ({"header": long}, "header"),
+            ({"id": long}, "id"), ({"options": [long]}, "label"), ({"options": {long: None}}, "label"),
+            ({"options": [{"text": long}]}, "text"), ({"options": [{"label": "A", "description": long}]}, "description"),
+            ({"options": [{"label": "A", "preview": long}]}, "preview"), ({"placeholder": long}, "placeholder"),
+            ({"recommended": long}, "recommended"), ({"options": [int("9" * (askq.MAX_TEXT + 1))]}, "number"),
         ):
             with self.subTest(name=name):
-                self.assertRefused(question(**fields), f"its {name} is {askq.MAX_TEXT + 1} characters long",
-                                   f"the limit is {askq.MAX_TEXT}")
-        error = self.assertRefused({"questions": [long]}, "its question is")
-        self.assertLess(len(str(error)), 400)  # the message quotes only the start of the text
+                error = self.assertRefused(question(**fields), 'questions[0] ("Which one?"): ',
+                                           f"its '{name}' is {askq.MAX_TEXT + 1} characters long",
+                                           f"the limit is {askq.MAX_TEXT}. Shorten it.")
+                self.assertEqual(error.index, 0)
+                self.assertLess(len(str(error)), 400)  # the message quotes only the start of the text
+        error = self.assertRefused({"questions": ["q?", long]}, "questions[1]: its 'question' is 4001", '(it starts "xxx')
+        self.assertLess(len(str(error)), 400)
+        self.assertRefused({"questions": ["q?", {"prompt": long}]}, "questions[1]: its 'prompt' is")
+        # The bound applies after line breaks escaped twice are repaired.
+        self.assertEqual(len(one(question(purpose="x" * (askq.MAX_TEXT - 1) + "\\n")).purpose or ""), askq.MAX_TEXT)
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem("a?"), QuestionItem("b?", options=[QuestionOption("A", long)])]))
+        self.assertEqual(caught.exception.index, 1)
+        self.assertIn("questions[1]: its 'description' is 4001 characters long", str(caught.exception))
 
     def test_payload_size_refused_before_parsing(self) -> None:
         big = json.dumps({"questions": ["q?"], "pad": "x" * askq.MAX_PAYLOAD_BYTES})
@@ -1445,7 +1552,8 @@ FUZZ_KEYS = sorted(set(
     askq._QUESTION_KEYS + askq._HEADER_KEYS + askq._PURPOSE_KEYS + askq._OPTIONS_KEYS
     + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._OPTION_LABEL_KEYS
     + (askq._REQUIRED_KEY, askq._ID_KEY, askq._KIND_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
-    + ("questions", "answers", "metadata", "placeholder", "", "Question", "opts")
+    + (askq._PLACEHOLDER_KEY, askq._OPTION_PREVIEW_KEY)
+    + ("questions", "answers", "metadata", "", "Question", "opts")
 ))
 FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
 FUZZ_CHARS = "aZ 9_-,.?\"\\/{}[]:\n\t\r\x00\x1b\x7f\x85\u200b\u202e\u2066\u05d0\u4e2d\U0001f600\ud800"
@@ -1472,6 +1580,8 @@ class Fuzzer:
             return "x" * rng.choice([askq.MAX_TEXT, askq.MAX_TEXT + 1, 3 * askq.MAX_TEXT])
         if roll < 0.5:
             return json.dumps(self.value(2))
+        if roll < 0.56:  # options as plain text, and line breaks escaped twice
+            return rng.choice(["A, B", "- A\n* B\n1. C", "A | B; C", "one\\ntwo", "x\\ny\nz", "1.5 GB\n2) B"])
         return "".join(rng.choice(FUZZ_CHARS) for _ in range(rng.randrange(12)))
 
     def value(self, depth: int = 4) -> Any:
@@ -1580,6 +1690,10 @@ VALID_PAYLOADS: List[Dict[str, Any]] = [
     {"questions": [{"prompt": "Pick", "choices": {"A": "first", "B (Recommended)": None},
                     "selectionMode": "multiple"}, "Free text?"]},
     {"questions": json.dumps([{"question": "Q?", "options": json.dumps(["x", {"label": "y", "recommended": True}])}])},
+    {"questions": [{"question": "Pick one", "multiple": "false", "options": {"label": "First", "description": None}},
+                   {"text": "Where?", "follow_up": "North, South", "context": "Line 1\\nLine 2"},
+                   {"question": "Style?", "options": [{"option": "A", "preview": "# A\\n\\nbody"}, {"name": "B"}]},
+                   {"question": "Name?", "placeholder": "e.g. billing"}]},
 ]
 
 
