@@ -55,6 +55,7 @@ __all__ = [
     "MAX_TEXT",
     "RECOMMENDED_SUFFIX",
     "TOOL_NAME",
+    "AnswerError",
     "AnswerItem",
     "QuestionError",
     "QuestionInput",
@@ -63,6 +64,7 @@ __all__ = [
     "QuestionOutput",
     "QuestionType",
     "ask",
+    "assumed_answers",
     "collect_answers",
     "declined_text",
     "decode",
@@ -165,7 +167,12 @@ _KIND_WORDS = {
 }
 _YES_NO_LABELS = ("Yes", "No")
 
-_LINE_SEPARATORS = ("\x85", "\u2028", "\u2029")
+# JSON leaves these unescaped, yet some readers break lines at the first
+# three, and the bidirectional controls reorder what a person reads.
+_QUOTE_ESCAPES = {
+    code: f"\\u{code:04x}"
+    for code in (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
 _SUFFIX_LENGTH = len(RECOMMENDED_SUFFIX)
 _SUFFIX_FOLDED = RECOMMENDED_SUFFIX.lower()
@@ -311,16 +318,21 @@ class AnswerItem:
     """The user's answer to the question with this ``id``.
 
     ``answer`` is text the user typed, ``selected`` the option labels they
-    picked; both None means the question was skipped.
+    picked; both None means the question was skipped.  ``assumed`` is true
+    when a policy filled the answer in (see assumed_answers()), not the user.
     """
 
     id: str
     answer: Optional[str] = None
     selected: Optional[List[str]] = None
+    assumed: bool = False
 
     def to_dict(self) -> Dict[str, Any]:
         selected = None if self.selected is None else list(self.selected)
-        return {"id": self.id, "answer": self.answer, "selected": selected}
+        data: Dict[str, Any] = {"id": self.id, "answer": self.answer, "selected": selected}
+        if self.assumed:
+            data["assumed"] = True
+        return data
 
 
 @dataclass
@@ -335,16 +347,29 @@ class QuestionInput:
 
 @dataclass
 class QuestionOutput:
-    """The normalized questions and, once the user has answered, the answers."""
+    """The normalized questions and, once someone was asked, the outcome.
+
+    ``status`` is None until a person was asked; then "answered",
+    "declined" (dismissed), "timed_out" or "unavailable" (nobody could be
+    asked).  ``answers`` holds what the person answered, also the part
+    answered before a dismissal or a timeout.
+    """
 
     questions: List[QuestionItem]
     answers: List[AnswerItem]
+    status: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
-            "questions": [item.to_dict() for item in self.questions],
-            "answers": [answer.to_dict() for answer in self.answers],
-        }
+        """The JSON form; answers in any form collect_answers() takes are
+        checked first, and only QuestionError is ever raised."""
+        try:
+            questions = [item.to_dict() for item in self.questions]
+        except (AttributeError, TypeError):
+            raise AnswerError("Expected the normalized questions: a QuestionOutput of QuestionItem.") from None
+        data: Dict[str, Any] = {"questions": questions, "answers": _answer_dicts(self)}
+        if self.status is not None:
+            data["status"] = self.status
+        return data
 
     def to_json(self, indent: Optional[int] = None) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
@@ -864,11 +889,7 @@ def _json_type(value: Any) -> str:
 def _quoted(text: str) -> str:
     """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
     quoted = _json_encoder().encode(text)
-    # JSON leaves these unescaped, yet some readers break lines at them.
-    for separator in _LINE_SEPARATORS:
-        if separator in quoted:
-            quoted = quoted.replace(separator, f"\\u{ord(separator):04x}")
-    return quoted
+    return quoted if quoted.isascii() else quoted.translate(_QUOTE_ESCAPES)
 
 
 def _where(index: int, question: str) -> str:
@@ -1320,7 +1341,18 @@ def tool_definition(provider: str = "mcp") -> Dict[str, Any]:
 
 
 def error_text(err: BaseException) -> str:
-    """The tool-error text for the model: what went wrong, then a call to copy."""
+    """The tool-error text for the model: what went wrong, then a call to copy.
+
+    For an AnswerError the call was fine and the person may have answered:
+    the text says the answers could not be read, and that the model may ask
+    again.
+    """
+    if isinstance(err, AnswerError):
+        return (
+            f"The user's answers could not be read: {err}\n\nYour call was valid; the"
+            " fault lies in collecting the answers, not in your questions. Do not assume"
+            " any answers. You may ask the same questions again if you still need them."
+        )
     return (
         f"{err}\n\nThe user was not asked anything. Fix the call and send it"
         " again; a complete, valid call looks like this:\n"
@@ -1358,10 +1390,25 @@ def _read_beside_module(name: str) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------------
-# Answers and the tool result for the model
+# Answers, outcomes and the tool result for the model
+#
+# Once a person was asked, an output has one of four outcomes.  Whatever the
+# person answered before a dismissal or a timeout is kept: a partial answer
+# is information the model needs.  One rule says which option a string
+# names, for every way answers arrive (a UI's own form, a prompt, an MCP
+# client's form).
+
+_ANSWERED = "answered"
+_DECLINED = "declined"
+_TIMED_OUT = "timed_out"
+_UNAVAILABLE = "unavailable"
+_STATUSES = (_ANSWERED, _DECLINED, _TIMED_OUT, _UNAVAILABLE)
 
 _PICKED = "picked"
 _TYPED = "typed"
+_ASSUMED = "assumed"
+_YES_NO_FOLDED = ("yes", "no")
+_YES_NO_LETTERS = {"y": "yes", "n": "no"}
 
 _DECLINED_TEXT = (
     "The user saw your questions and dismissed them without answering. Do not"
@@ -1373,61 +1420,115 @@ _UNAVAILABLE_TEXT = (
     " in this run, so there are no answers. Go on with reasonable assumptions"
     " and state each one plainly, or stop and say what information you need."
 )
+_TIMED_OUT_TEXT = (
+    "The user did not respond in time: nobody answered your questions. Do not"
+    " assume any answers. Go on only with what you already know, or stop and"
+    " say what you need from the user."
+)
+# The first line of a result, by outcome and by whether the person answered.
+_HEADS = {
+    (_ANSWERED, True): "The user answered your questions.",
+    (_ANSWERED, False): "The user saw your questions and skipped all of them (each was optional).",
+    (_DECLINED, True): "The user answered some of your questions and dismissed the rest.",
+    (_DECLINED, False): "The user saw your questions and dismissed them without answering.",
+    (_TIMED_OUT, True): "The user answered some of your questions, then did not respond in time.",
+    (_TIMED_OUT, False): "The user did not respond in time and answered none of your questions.",
+    (_UNAVAILABLE, True): "The user answered some of your questions before the session ended.",
+    (_UNAVAILABLE, False): "Nobody was asked: no interactive user is available in this run.",
+}
+# Why a question has no answer, by outcome.
+_UNANSWERED = {
+    _ANSWERED: "no answer was given",
+    _DECLINED: "the user dismissed the questions before answering this one",
+    _TIMED_OUT: "time ran out with no answer to this one",
+    _UNAVAILABLE: "nobody was asked",
+}
+
+
+class AnswerError(QuestionError):
+    """Answers that askq cannot read: the fault of the harness or the UI that
+    collected them, not of the model's call.  error_text() of one does not
+    tell the model that the person was not asked."""
 
 
 def collect_answers(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], raw: Any
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], raw: Any, partial: bool = False
 ) -> List[AnswerItem]:
     """Check what a UI collected against the normalized questions.
 
-    ``raw`` is a list of AnswerItem or ``{id, answer, selected}`` dicts, or a
-    mapping from question id (or exact question text) to a string, a list
-    of strings or None; there, a string equal to an option's label is a
-    pick and any other string is typed text.  Returns one AnswerItem per
-    question, in question order; a skipped optional question comes back as
-    ``AnswerItem(id)``.  Anything else raises QuestionError.
+    ``raw`` may be any of the forms harnesses use:
 
-        >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A", "B"]}]})
-        >>> askq.collect_answers(out, {"q0": "B"})
-        [AnswerItem(id='q0', answer=None, selected=['B'])]
-        >>> askq.collect_answers(out, {"Which?": "neither"})
-        [AnswerItem(id='q0', answer='neither', selected=None)]
+    - a list of AnswerItem or ``{"id", "answer", "selected"}`` dicts;
+    - a mapping from question id, question text or 0-based position (an
+      int or its digits) to a string, a list of strings or None;
+    - a list with one string, list of strings or None per question;
+    - ``{"answers": {id: {"answers": [...]}}}``, or its inner mapping.
+
+    A string names an option when it equals the label, whatever its case
+    and with or without " (Recommended)"; on a multi-choice question, a
+    comma-separated list of labels names those options; on a Yes/No
+    question, "y" and "n" name Yes and No; CUSTOM_RESPONSE_LABEL picks the
+    row for typing.  Any other string is typed text.  Returns one AnswerItem
+    per question in question order (a skipped optional question as
+    ``AnswerItem(id)``); with ``partial``, only for the questions that were
+    answered or skipped, and a required question may lack an answer.
+    Anything else raises AnswerError, naming the question.
+
+        >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["Alpha", "Beta"]}]})
+        >>> askq.collect_answers(out, {"q0": "beta"})
+        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False)]
+        >>> askq.collect_answers(out, [["neither"]])
+        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False)]
     """
     items = _question_list(questions)
     given = _given_answers(items, raw)
+    answers = []
+    for index, item in enumerate(items):
+        entry = given.get(index)
+        if entry is None and partial:
+            continue
+        answers.append(_checked_answer(index, item, entry or _Given(), partial))
+    return answers
+
+
+def assumed_answers(output: QuestionOutput) -> List[AnswerItem]:
+    """What a run without a person may go on with: each single-choice
+    question's recommended option, marked ``assumed``; nothing for the
+    other questions.  askq never calls this by itself: a timeout or a
+    missing person is not consent.  The harness decides (the CLI's
+    ``--assume recommended``).
+
+        >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A", "B (Recommended)"]}]})
+        >>> askq.assumed_answers(out)
+        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True)]
+    """
     return [
-        _checked_answer(index, item, given.get(index, ([], [])))
-        for index, item in enumerate(items)
+        AnswerItem(item.id, None, [item.recommended], True)
+        for item in _question_list(output)
+        if item.question_type is _SINGLE_TYPE and item.recommended is not None
     ]
 
 
-def result_text(output: QuestionOutput) -> str:
-    """The tool result for the model once the user has answered.
+def result_text(output: QuestionOutput, answers: Any = None) -> str:
+    """The tool result for the model, for every outcome.
 
-    Every question appears once, by its text, with its answer; text that
-    came from the user is quoted as a JSON string, so that no answer can
-    forge a line of its own.  The answers are checked again first.
+    ``answers`` (any form collect_answers() takes) replaces
+    ``output.answers``; they are checked first.  Every question appears
+    once, by its text, with what became of it; text from the person is
+    quoted as a JSON string, so that no answer can forge a line of its own.
+    An output declined or unavailable with no answers gives exactly
+    declined_text() or unavailable_text().
     """
-    answers = collect_answers(output, output.answers)
+    status = _status(output)
+    checked = _checked_output_answers(output, output.answers if answers is None else answers, status)
+    if not checked and status in (_DECLINED, _UNAVAILABLE, _TIMED_OUT):
+        return {_DECLINED: _DECLINED_TEXT, _UNAVAILABLE: _UNAVAILABLE_TEXT, _TIMED_OUT: _TIMED_OUT_TEXT}[status]
+    by_id = {answer.id: answer for answer in checked}
     lines = []
-    for number, (item, answer) in enumerate(zip(output.questions, answers), 1):
+    for number, item in enumerate(output.questions, 1):
         lines.append(f"{number}. {_quoted(item.question)}")
-        if answer.selected:
-            lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
-        if answer.answer is not None:
-            lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
-        if answer.answer is None and not answer.selected:
-            lines.append("   skipped: the question was optional and the user gave no answer")
-    if all(answer.answer is None and not answer.selected for answer in answers):
-        head = "The user saw your questions and skipped all of them (each was optional)."
-        tail = "Go on without these answers; do not assume any."
-    else:
-        head = (
-            f"The user answered your questions. '{_PICKED}' lists options they chose;"
-            f" '{_TYPED}' is text they wrote themselves."
-        )
-        tail = "Go on with the task with these answers in mind."
-    return "\n".join([head, *lines, tail])
+        lines.extend(_answer_lines(by_id.get(item.id), status))
+    return "\n".join([_result_head(status, checked), *lines, _result_tail(status, checked)])
 
 
 def declined_text() -> str:
@@ -1440,41 +1541,145 @@ def unavailable_text() -> str:
     return _UNAVAILABLE_TEXT
 
 
-_Given = Tuple[List[str], List[str]]  # picked labels, typed texts
+def _status(output: QuestionOutput) -> str:
+    """The outcome of an output; one with no status yet counts as answered."""
+    status = getattr(output, "status", None)
+    if status is None:
+        return _ANSWERED
+    if status not in _STATUSES:
+        raise AnswerError(f"The status {status!r} is none of: {', '.join(_STATUSES)}.")
+    return str(status)
+
+
+def _checked_output_answers(output: Any, answers: Any, status: str) -> List[AnswerItem]:
+    return collect_answers(output, answers, partial=status != _ANSWERED)
+
+
+def _answer_dicts(output: QuestionOutput) -> List[Dict[str, Any]]:
+    """The JSON form of an output's answers: AnswerItems as they are, any
+    other form (or AnswerItems holding what no check let through) checked."""
+    answers = output.answers
+    if isinstance(answers, list) and all(_is_well_formed(answer) for answer in answers):
+        return [answer.to_dict() for answer in answers]
+    return [answer.to_dict() for answer in _checked_output_answers(output, answers, _status(output))]
+
+
+def _is_well_formed(answer: Any) -> bool:
+    return (
+        isinstance(answer, AnswerItem) and isinstance(answer.id, str)
+        and (answer.answer is None or isinstance(answer.answer, str))
+        and (answer.selected is None or isinstance(answer.selected, list)
+             and all(isinstance(label, str) for label in answer.selected))
+        and isinstance(answer.assumed, bool)
+    )
+
+
+def _is_person_answer(answer: AnswerItem) -> bool:
+    return not answer.assumed and (answer.answer is not None or bool(answer.selected))
+
+
+def _result_head(status: str, answers: List[AnswerItem]) -> str:
+    person = any(_is_person_answer(answer) for answer in answers)
+    head = _HEADS[status, person]
+    if person:
+        head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
+    if any(answer.assumed for answer in answers):
+        head += (
+            f" Answers marked '{_ASSUMED}' are your own recommended options, filled in"
+            " because the user did not answer: the user did not choose them."
+        )
+    return head
+
+
+def _result_tail(status: str, answers: List[AnswerItem]) -> str:
+    if status == _ANSWERED:
+        if any(_is_person_answer(answer) for answer in answers):
+            return "Go on with the task with these answers in mind."
+        return "Go on without these answers; do not assume any."
+    assumed = " State each assumed answer plainly as an assumption." if any(a.assumed for a in answers) else ""
+    return (
+        "Use the answers given and do not assume answers to the rest."
+        f"{assumed} Go on with what you know, or stop and say what you need from the user."
+    )
+
+
+def _answer_lines(answer: Optional[AnswerItem], status: str) -> List[str]:
+    if answer is None:
+        return [f"   unanswered: {_UNANSWERED[status]}"]
+    if answer.assumed:
+        picks = ", ".join(map(_quoted, answer.selected or ()))
+        return [f"   {_ASSUMED}: {picks} (your recommendation; the user did not choose it)"]
+    lines = []
+    if answer.selected:
+        lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
+    if answer.answer is not None:
+        lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
+    return lines or ["   skipped: the question was optional and the user gave no answer"]
+
+
+class _Given:
+    """What was given for one question, before any check: picked labels,
+    typed texts, whether the custom row was picked, and whether a policy
+    (not the person) gave it."""
+
+    __slots__ = ("assumed", "custom", "picked", "typed")
+
+    def __init__(self) -> None:
+        self.picked: List[str] = []
+        self.typed: List[str] = []
+        self.custom = False
+        self.assumed = False
 
 
 def _question_list(questions: Any) -> List[QuestionItem]:
     items = questions.questions if isinstance(questions, QuestionOutput) else questions
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
-        raise QuestionError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
+        raise AnswerError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
     return list(items)
 
 
 def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
     """What was given for each question, by its index, before any check."""
     if isinstance(raw, dict):
-        pairs = [_sorted_value(items, _answer_key(items, key), value) for key, value in raw.items()]
+        raw = _codex_answers(items, raw)
+        pairs = [(_answer_key(items, key), value) for key, value in raw.items()]
+        given = [(index, _given_values(items, index, value)) for index, value in pairs]
+    elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
+        given = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     elif isinstance(raw, (list, tuple)):
-        pairs = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
-    else:
-        raise QuestionError(
-            "The answers must be a list of {\"id\", \"answer\", \"selected\"} objects, or an"
-            f" object mapping question ids to answers, not {_json_type(raw)}."
-        )
-    given: Dict[int, _Given] = {}
-    for index, value in pairs:
-        if index in given:
-            raise QuestionError(
-                f"{_where(index, items[index].question)} is answered twice; send one"
-                " answer per question.",
-                index,
+        if len(raw) > len(items):
+            raise AnswerError(
+                f"The answers list {len(raw)} entries, one per question, but there are only"
+                f" {len(items)} questions."
             )
-        given[index] = value
-    return given
+        given = [(index, _given_values(items, index, value)) for index, value in enumerate(raw)]
+    else:
+        raise AnswerError(
+            "The answers must be a list of {\"id\", \"answer\", \"selected\"} objects, an"
+            " object mapping question ids to answers, or a list with one answer per"
+            f" question, not {_json_type(raw)}."
+        )
+    found: Dict[int, _Given] = {}
+    for index, value in given:
+        if index in found:
+            raise AnswerError(f"{_where(index, items[index].question)} is answered twice; send one answer per question.", index)
+        found[index] = value
+    return found
+
+
+def _codex_answers(items: List[QuestionItem], raw: Dict[Any, Any]) -> Dict[Any, Any]:
+    """Codex's form, {"answers": {id: {"answers": [...]}}}, as a plain mapping."""
+    inner = raw.get("answers")
+    if len(raw) == 1 and isinstance(inner, dict) and not any(item.id == "answers" for item in items):
+        raw = inner
+    return {
+        key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
+        for key, value in raw.items()
+    }
 
 
 def _answer_key(items: List[QuestionItem], key: Any) -> int:
-    """The question a mapping key names: an id first, else an exact question text."""
+    """The question a key names: its id, else its exact text, else its position."""
     for index, item in enumerate(items):
         if item.id == key:
             return index
@@ -1483,102 +1688,190 @@ def _answer_key(items: List[QuestionItem], key: Any) -> int:
         return named[0]
     if named:
         ids = ", ".join(_quoted(items[index].id) for index in named)
-        raise QuestionError(
+        raise AnswerError(
             f"The answers name the question {_quoted(str(key))}, but {len(named)} questions"
             f" have that text; key the answers by id instead: {ids}."
         )
+    position = _position(key)
+    if position is not None and position < len(items):
+        return position
     known = ", ".join(_quoted(item.id) for item in items)
-    raise QuestionError(
-        f"The answers name {_quoted(str(key))}, which is no question's id or text."
+    raise AnswerError(
+        f"The answers name {_quoted(str(key))}, which is no question's id, text or position."
         f" The ids are: {known}."
     )
 
 
-def _sorted_value(items: List[QuestionItem], index: int, value: Any) -> Tuple[int, _Given]:
-    """A mapping value: labels are picks, any other string is typed text."""
+def _position(key: Any) -> Optional[int]:
+    if isinstance(key, int) and not isinstance(key, bool):
+        return key if key >= 0 else None
+    if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
+        return int(key)
+    return None
+
+
+def _given_values(items: List[QuestionItem], index: int, value: Any) -> _Given:
+    """A string, a list of strings or None: each string a pick if it names an
+    option, else typed text."""
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
-        raise QuestionError(
+        raise AnswerError(
             f"{_where(index, items[index].question)}: its answer must be a string, a list"
             f" of strings or null, not {_json_type(value)}.",
             index,
         )
-    labels = {option.label for option in items[index].options or ()}
-    picked = [text.strip() for text in texts if text.strip() in labels]
-    typed = [text for text in texts if text.strip() not in labels]
-    return index, (picked, typed)
+    _check_pick_count(index, items[index], texts)
+    given = _Given()
+    for text in texts:
+        picks = _named_options(items[index], text)
+        if picks is None:
+            given.typed.append(text)
+        else:
+            _add_picks(given, picks)
+    return given
+
+
+def _check_pick_count(index: int, item: QuestionItem, texts: Sequence[str]) -> None:
+    # Each string is matched against every option: bound the work.
+    if len(texts) > MAX_OPTIONS + 1:
+        raise AnswerError(
+            f"{_where(index, item.question)} has {len(texts)} answers in one list; it has"
+            f" {len(item.options or ())} options and one typed answer at most.",
+            index,
+        )
+
+
+def _add_picks(given: _Given, picks: List[str]) -> None:
+    for label in picks:
+        if label is CUSTOM_RESPONSE_LABEL:
+            given.custom = True
+        else:
+            given.picked.append(label)
 
 
 def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[int, _Given]:
     """One {id, answer, selected} entry: the fields mean what they say."""
+    fields: Tuple[Any, Any, Any, Any]
     if isinstance(entry, AnswerItem):
-        entry = entry.to_dict()
-    if not isinstance(entry, dict):
-        raise QuestionError(
+        fields = (entry.id, entry.answer, entry.selected, entry.assumed)
+    elif isinstance(entry, dict):
+        fields = (entry.get("id"), entry.get("answer"), entry.get("selected"), entry.get("assumed"))
+    else:
+        raise AnswerError(
             f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
             " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
         )
-    index = _answer_key(items, entry.get("id"))
+    key, typed, selected, assumed = fields
+    index = _answer_key(items, key)
     where = _Place(index, items[index].question)
-    typed, selected = entry.get("answer"), entry.get("selected")
     if isinstance(selected, str):
         selected = [selected]
     if typed is not None and not isinstance(typed, str):
-        raise QuestionError(f"{where}: 'answer' must be a string or null, not {_json_type(typed)}.", index)
+        raise AnswerError(f"{where}: 'answer' must be a string or null, not {_json_type(typed)}.", index)
     if selected is not None and not (
         isinstance(selected, (list, tuple)) and all(isinstance(label, str) for label in selected)
     ):
-        raise QuestionError(
+        raise AnswerError(
             f"{where}: 'selected' must be a list of option labels or null, not"
             f" {_json_type(selected)}.",
             index,
         )
-    return index, ([label.strip() for label in selected or ()], [] if typed is None else [typed])
+    _check_pick_count(index, items[index], selected or ())
+    given = _Given()
+    given.typed = [] if typed is None else [typed]
+    given.assumed = assumed is True
+    for label in selected or ():
+        _add_picks(given, _picks_of_selected(where, index, items[index], label))
+    return index, given
 
 
-def _checked_answer(index: int, item: QuestionItem, given: _Given) -> AnswerItem:
-    where = _Place(index, item.question)
-    picked, typed = given
-    texts = [text.strip() for text in typed if text.strip()]  # blank is no answer
-    if len(texts) > 1:
-        raise QuestionError(f"{where} has {len(texts)} typed answers; it takes one.", index)
-    text = texts[0] if texts else None
-    picked = _checked_picks(where, index, item, picked)
-    if item.question_type is _SINGLE_TYPE and len(picked) + len(texts) > 1:
-        raise QuestionError(
-            f"{where} is a single-choice question: it takes one picked option or one"
-            " typed answer, not more.",
-            index,
-        )
-    if not picked and text is None:
-        if item.required:
-            raise QuestionError(f"{where} is required but has no answer.", index)
-        return AnswerItem(item.id)
-    return AnswerItem(item.id, text, picked or None)
-
-
-def _checked_picks(where: "_Place", index: int, item: QuestionItem, picked: List[str]) -> List[str]:
-    """Picked labels, each an option, repeats counted once, in option order."""
-    if not picked:
-        return []
-    options = [option.label for option in item.options or ()]
-    if not options:
-        raise QuestionError(
+def _picks_of_selected(where: "_Place", index: int, item: QuestionItem, label: str) -> List[str]:
+    picks = _named_options(item, label)
+    if picks is not None:
+        return picks
+    if not item.options:
+        raise AnswerError(
             f"{where} is a free-text question: it has no options to pick. Send the"
             " text as 'answer'.",
             index,
         )
-    if len(picked) > MAX_OPTIONS:
-        raise QuestionError(f"{where} has {len(picked)} picks; it has {len(options)} options.", index)
-    for label in picked:
-        if label not in options:
-            raise QuestionError(
-                f"{where}: {_quoted(label)} is not one of its options"
-                f" ({', '.join(map(_quoted, options))}). Pick one of those, or send the"
-                " text as a typed answer.",
-                index,
-            )
-    return [label for label in options if label in picked]
+    options = ", ".join(_quoted(option.label) for option in item.options)
+    raise AnswerError(
+        f"{where}: {_quoted(label)} is not one of its options ({options}). Pick one of"
+        " those, or send the text as a typed answer.",
+        index,
+    )
+
+
+def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> AnswerItem:
+    where = _Place(index, item.question)
+    texts = [text.strip() for text in given.typed if text.strip()]  # blank is no answer
+    if len(texts) > 1:
+        raise AnswerError(f"{where} has {len(texts)} typed answers; it takes one.", index)
+    if given.custom and not texts:
+        raise AnswerError(
+            f"{where}: {CUSTOM_RESPONSE_LABEL!r} was picked, but no text was typed for it."
+            " Send the typed text as the answer, or pick an option.",
+            index,
+        )
+    picked = [option.label for option in item.options or () if option.label in given.picked]
+    if item.question_type is _SINGLE_TYPE and len(picked) + len(texts) > 1:
+        raise AnswerError(
+            f"{where} is a single-choice question: it takes one picked option or one"
+            " typed answer, not more.",
+            index,
+        )
+    if not picked and not texts:
+        if item.required and not partial:
+            raise AnswerError(f"{where} is required but has no answer.", index)
+        return AnswerItem(item.id)
+    return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed)
+
+
+def _named_options(item: QuestionItem, text: str) -> Optional[List[str]]:
+    """The option labels that ``text`` names on ``item``, or None when it
+    names none and is therefore typed text.
+
+    The one rule for every way answers arrive: compared trimmed, without
+    case and without one trailing "(Recommended)"; CUSTOM_RESPONSE_LABEL
+    names the row for typing (returned as that very constant); on a
+    multi-choice question, comma-separated labels name those options; on
+    a Yes/No question, "y" and "n" name Yes and No.
+
+        >>> item = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
+        ...                                 "options": ["Unit tests", "Lint"]}]}).questions[0]
+        >>> askq._named_options(item, "unit tests, LINT")
+        ['Unit tests', 'Lint']
+        >>> askq._named_options(item, "tests") is None
+        True
+    """
+    if not item.options:
+        return None
+    label = _option_named(item.options, text)
+    if label is not None:
+        return [label]
+    if item.question_type is _MULTI_TYPE and "," in text:
+        parts = [part for part in text.split(",") if part.strip()]
+        labels = [_option_named(item.options, part) for part in parts]
+        if parts and all(label is not None for label in labels):
+            return [label for label in labels if label is not None]
+    return None
+
+
+def _option_named(options: List[QuestionOption], text: str) -> Optional[str]:
+    cleaned = _clean_label(text)
+    folded = cleaned.lower()
+    for option in options:
+        if option.label == cleaned:
+            return option.label
+    for option in options:
+        if option.label.lower() == folded:
+            return option.label
+    if folded == _CUSTOM_FOLDED:
+        return CUSTOM_RESPONSE_LABEL
+    if folded in _YES_NO_LETTERS and sorted(o.label.lower() for o in options) == sorted(_YES_NO_FOLDED):
+        return next(o.label for o in options if o.label.lower() == _YES_NO_LETTERS[folded])
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -1631,30 +1924,60 @@ def from_elicitation(
 ) -> Tuple[str, Optional[List[AnswerItem]]]:
     """Read an MCP ``ElicitResult`` for questions asked with to_elicitation().
 
-    Returns ``(action, answers)``: the answers from collect_answers() for
-    "accept", None for "decline" and "cancel".  Content that names no
-    question or companion, or holds a value of the wrong type, raises
-    QuestionError, as do answers that collect_answers() refuses.
+    ``result`` is the result as a dict, or any object with ``action`` and
+    ``content`` attributes or a ``model_dump()`` (the ``mcp`` SDK's
+    ``ElicitResult``).  Returns ``(action, answers)``: the answers from
+    collect_answers() for "accept", None for "decline" and "cancel".
+    Content that names no question or companion, or holds a value of the
+    wrong type, raises AnswerError, as do answers that collect_answers()
+    refuses.
     """
-    action = result.get("action") if isinstance(result, dict) else None
+    fields = _result_fields(result)
+    action = fields.get("action")
     if action not in _ELICIT_ACTIONS:
-        raise QuestionError("An ElicitResult needs an 'action' of \"accept\", \"decline\" or \"cancel\".")
+        raise AnswerError(
+            "An ElicitResult needs an 'action' of \"accept\", \"decline\" or \"cancel\";"
+            f" this one ({_described(result)}) has {_quoted(str(action)) if action is not None else 'none'}."
+        )
     if action != "accept":
         return str(action), None
     items = _question_list(questions)
-    content = result.get("content", {})
+    content = fields.get("content")
+    content = {} if content is None else content
     if not isinstance(content, dict):
-        raise QuestionError(f"The ElicitResult 'content' must be an object, not {_json_type(content)}.")
+        raise AnswerError(f"The ElicitResult 'content' must be an object, not {_json_type(content)}.")
     companions = _companion_keys(items)
     known = {item.id for item in items} | set(companions.values())
     for key in content:
         if key not in known:
-            raise QuestionError(
+            raise AnswerError(
                 f"The ElicitResult names {_quoted(str(key))}, which is no question id or"
                 " companion field of this form."
             )
     raw = [_elicited_answer(index, item, content, companions) for index, item in enumerate(items)]
     return action, collect_answers(items, raw)
+
+
+def _result_fields(result: Any) -> Dict[Any, Any]:
+    """An ElicitResult's fields, whether it came as a dict or as an SDK object."""
+    if isinstance(result, dict):
+        return result
+    dump = getattr(result, "model_dump", None)
+    if callable(dump):
+        try:
+            dumped = dump()
+        except Exception:  # noqa: BLE001 - a foreign object: fall back to its attributes
+            dumped = None
+        if isinstance(dumped, dict):
+            return dumped
+    return {name: getattr(result, name) for name in ("action", "content") if hasattr(result, name)}
+
+
+def _described(value: Any) -> str:
+    """A short, safe description of what a caller handed in, for a message."""
+    if isinstance(value, dict):
+        return f"an object with the keys {', '.join(_quoted(str(key)) for key in list(value)[:8]) or 'none'}"
+    return f"a Python {type(value).__name__}"
 
 
 def input_request(
@@ -1729,25 +2052,28 @@ def _elicited_answer(
     multi = item.question_type is _MULTI_TYPE
     if not _is_form_value(value, multi):
         wanted = "an array of strings" if multi else "a string"
-        raise QuestionError(f"{where}: its form value must be {wanted}, not {_json_type(value)}.", index)
+        raise AnswerError(f"{where}: its form value must be {wanted}, not {_json_type(value)}.", index)
     if other is not None and not isinstance(other, str):
-        raise QuestionError(f"{where}: its companion text must be a string, not {_json_type(other)}.", index)
+        raise AnswerError(f"{where}: its companion text must be a string, not {_json_type(other)}.", index)
     if not item.question_type.is_choice:
         return {"id": item.id, "answer": value}
     picked = (value or []) if multi else ([] if value is None else [value])
-    if CUSTOM_RESPONSE_LABEL in picked:
-        if not (other or "").strip():
-            raise QuestionError(
-                f"{where}: {CUSTOM_RESPONSE_LABEL!r} was chosen but its companion text"
-                f" {_quoted(companions[item.id])} is empty.",
-                index,
-            )
-        picked = [label for label in picked if label != CUSTOM_RESPONSE_LABEL]
-    return {"id": item.id, "answer": other, "selected": picked}
+    return {"id": item.id, "answer": _companion_text(picked, other), "selected": picked}
+
+
+def _companion_text(picked: List[str], text: Optional[str]) -> Optional[str]:
+    """Text typed for the custom row counts when the row is picked, or when
+    nothing else is: a person who typed and picked an option meant the option."""
+    custom = any(label.strip().lower() == _CUSTOM_FOLDED for label in picked)
+    return text if custom or not picked else None
 
 
 # ---------------------------------------------------------------------------
-# Terminal prompt
+# Asking a person on a terminal: prompt() and the line prompt
+#
+# prompt() picks the way of asking: the dialog where the terminal allows it,
+# the line prompt everywhere else.  Both return the same QuestionOutput,
+# with the outcome and whatever the person answered.
 
 # What the prompt shows of model-written or user-typed text: control
 # characters and bidirectional overrides could clear the screen, move the
@@ -1755,34 +2081,65 @@ def _elicited_answer(
 # escapes.  Lone surrogates, which no terminal encoding can write, too.
 _UNSAFE_RANGES = ((0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
 _terminal_escapes: Dict[int, str] = {}
+_CUE = "> "
+_TEXT_CUE = "  Your answer: "
+_NEEDS_ANSWER = "This question needs an answer."
+
+
+class _TimedOut(Exception):
+    """Nobody responded within the time the harness allowed."""
 
 
 def prompt(
     questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    *,
     stdin: Optional[Any] = None,
     stdout: Optional[Any] = None,
-) -> Optional[List[AnswerItem]]:
-    """Ask the questions on a plain line-based terminal.
+    timeout: Optional[float] = None,
+    plain: Optional[bool] = None,
+) -> QuestionOutput:
+    """Ask the questions on a terminal; return a new output with the outcome.
 
-    Reads lines from ``stdin`` (default ``sys.stdin``) and writes to
-    ``stdout`` (default ``sys.stderr``, which keeps a program's own output
-    clean).  Returns the checked answers, or None when the input ends or
-    the user presses Ctrl-C: the user declined.
+    Draws on ``stdout`` (default ``sys.stderr``, which keeps a program's own
+    output clean) and reads ``stdin`` (default ``sys.stdin``).  Where both
+    are terminals with raw keys, it shows the dialog (tabs, arrow keys,
+    toggles, a review); elsewhere, or with ``plain=True`` (screen readers,
+    logs), a numbered list answered line by line.  ``timeout`` is the idle
+    time in seconds after which the outcome is "timed_out".  The status is
+    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out"
+    or "unavailable" (no input at all); answers given before the end are kept.
     """
     import sys
 
     items = _question_list(questions)
     reader = sys.stdin if stdin is None else stdin
     writer = sys.stderr if stdout is None else stdout
-    raw = []
+    if reader is None or writer is None:
+        return QuestionOutput(items, [], _UNAVAILABLE)
+    if not plain and _dialog_possible(reader, writer):
+        status, raw = _run_dialog(items, reader, writer, timeout)
+    else:
+        status, raw = _line_prompt(items, _LineReader(reader, timeout), writer)
+    return QuestionOutput(items, collect_answers(items, raw, partial=status != _ANSWERED), status)
+
+
+def _line_prompt(items: List[QuestionItem], reader: "_LineReader", writer: Any) -> Tuple[str, List[Dict[str, Any]]]:
+    """Ask each question in turn; the outcome and the answers given."""
+    raw: List[Dict[str, Any]] = []
     try:
         for number, item in enumerate(items, 1):
             _show_question(writer, item, number, len(items))
             raw.append(_read_answer(reader, writer, item))
-    except (EOFError, KeyboardInterrupt):
-        writer.write("\n")
-        return None
-    return collect_answers(items, raw)
+    except EOFError:
+        # A person at a terminal ended it; from a pipe, no line means nobody was there.
+        status = _DECLINED if raw or _is_terminal(reader.stream) else _UNAVAILABLE
+        return status, raw
+    except KeyboardInterrupt:
+        return _DECLINED, raw
+    except _TimedOut:
+        writer.write("\n  No answer in time.\n")
+        return _TIMED_OUT, raw
+    return _ANSWERED, raw
 
 
 def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> None:
@@ -1790,14 +2147,34 @@ def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> 
     lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
     if item.purpose:
         lines.append(f"  Why: {_visible(item.purpose)}")
-    if item.question_type.is_choice:
-        for row, option in enumerate(item.options or (), 1):
-            badge = f" {RECOMMENDED_SUFFIX}" if option.label == item.recommended else ""
-            about = f" - {_visible(option.description)}" if option.description else ""
-            lines.append(f"  {row}. {_visible(option.label)}{badge}{about}")
-        lines.append(f"  {len(item.options or ()) + 1}. {CUSTOM_RESPONSE_LABEL}")
+    for row, label in enumerate(_rows(item), 1):
+        option = _option_of_row(item, row - 1)
+        badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
+        about = f" - {_visible(option.description)}" if option and option.description else ""
+        lines.append(f"  {row}. {_visible(label)}{badge}{about}")
+        if option and option.preview:
+            lines.extend("       " + _visible(line) for line in option.preview.splitlines())
     lines.append(_input_hint(item))
     writer.write("\n".join(lines) + "\n")
+
+
+def _rows(item: QuestionItem) -> List[str]:
+    """What a choice question's rows show: its options, then the row for
+    typing (a Yes/No question needs none: any other line is typed text)."""
+    labels = [option.label for option in item.options or ()]
+    if not labels or _is_yes_no(item):
+        return labels
+    return labels + [CUSTOM_RESPONSE_LABEL]
+
+
+def _option_of_row(item: QuestionItem, row: int) -> Optional[QuestionOption]:
+    options = item.options or []
+    return options[row] if row < len(options) else None
+
+
+def _is_yes_no(item: QuestionItem) -> bool:
+    labels = sorted(option.label.lower() for option in item.options or ())
+    return labels == sorted(_YES_NO_FOLDED)
 
 
 def _input_hint(item: QuestionItem) -> str:
@@ -1805,15 +2182,17 @@ def _input_hint(item: QuestionItem) -> str:
         hint = "Enter one or more numbers (like 1,3), or type your own answer."
     elif item.question_type is _SINGLE_TYPE:
         hint = "Enter a number, or type your own answer."
+    elif item.placeholder:
+        hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
         hint = "Type your answer."
-    return hint + ("" if item.required else " Press Enter to skip.")
+    return "  " + hint + ("" if item.required else " Press Enter to skip.")
 
 
-def _read_answer(reader: Any, writer: Any, item: QuestionItem) -> Dict[str, Any]:
+def _read_answer(reader: "_LineReader", writer: Any, item: QuestionItem) -> Dict[str, Any]:
     """Read lines until one answers the question; explain and ask again otherwise."""
     while True:
-        line = _read_line(reader, writer, "> ")
+        line = _read_line(reader, writer, _CUE)
         if not line:
             answer: Union[Dict[str, Any], str] = _no_answer(item)
         elif item.question_type.is_choice:
@@ -1825,52 +2204,142 @@ def _read_answer(reader: Any, writer: Any, item: QuestionItem) -> Dict[str, Any]
         writer.write(f"  {answer}\n")
 
 
-def _choice_answer(reader: Any, writer: Any, item: QuestionItem, line: str) -> Union[Dict[str, Any], str]:
+def _choice_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> Union[Dict[str, Any], str]:
     """The answer a line gives a choice question, or why it gives none."""
-    labels = [option.label for option in item.options or ()]
-    custom_row = len(labels) + 1
     words = line.replace(",", " ").split()
-    numbers = [int(word) for word in words if word.isascii() and word.isdigit()]
-    if numbers and len(numbers) == len(words):
-        return _picked_rows(reader, writer, item, numbers, labels)
-    for label in labels:
-        if line.lower() == label.lower():
-            return {"id": item.id, "selected": [label]}
-    if numbers:
-        return (
-            f"Enter only row numbers, or words without numbers. To write an answer"
-            f" that has numbers in it, enter {custom_row} first."
-        )
-    return {"id": item.id, "answer": line}
+    if words and all(word.isascii() and word.isdigit() for word in words):
+        return _picked_rows(reader, writer, item, [int(word) for word in words])
+    picks = _named_options(item, line)
+    if picks is None:
+        return {"id": item.id, "answer": line}
+    if CUSTOM_RESPONSE_LABEL in picks:
+        return _with_typed_text(reader, writer, item, [label for label in picks if label != CUSTOM_RESPONSE_LABEL])
+    return {"id": item.id, "selected": picks}
 
 
-def _picked_rows(
-    reader: Any, writer: Any, item: QuestionItem, rows: List[int], labels: List[str]
-) -> Union[Dict[str, Any], str]:
-    custom_row = len(labels) + 1
+def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: List[int]) -> Union[Dict[str, Any], str]:
+    labels = _rows(item)
     for row in rows:
-        if not 1 <= row <= custom_row:
-            return f"There is no row {row}: enter a number from 1 to {custom_row}."
+        if not 1 <= row <= len(labels):
+            return f"There is no row {row}: enter a number from 1 to {len(labels)}."
     if item.question_type is _SINGLE_TYPE and len(set(rows)) > 1:
         return "Pick one row only."
-    picked = [labels[row - 1] for row in rows if row != custom_row]
-    typed = _read_line(reader, writer, "  Your answer: ") if custom_row in rows else ""
+    picked = [labels[row - 1] for row in rows]
+    if CUSTOM_RESPONSE_LABEL in picked:
+        return _with_typed_text(reader, writer, item, [label for label in picked if label != CUSTOM_RESPONSE_LABEL])
+    return {"id": item.id, "selected": picked}
+
+
+def _with_typed_text(reader: "_LineReader", writer: Any, item: QuestionItem, picked: List[str]) -> Union[Dict[str, Any], str]:
+    """The custom row was picked: its text comes on the next line."""
+    typed = _read_line(reader, writer, _TEXT_CUE)
     if not picked and not typed:
         return _no_answer(item)
     return {"id": item.id, "answer": typed or None, "selected": picked or None}
 
 
 def _no_answer(item: QuestionItem) -> Union[Dict[str, Any], str]:
-    return "This question needs an answer." if item.required else {"id": item.id}
+    return _NEEDS_ANSWER if item.required else {"id": item.id}
 
 
-def _read_line(reader: Any, writer: Any, cue: str) -> str:
+def _read_line(reader: "_LineReader", writer: Any, cue: str) -> str:
     writer.write(cue)
     writer.flush()
-    line = reader.readline()
-    if not line:
-        raise EOFError
-    return str(line).strip()
+    return reader.readline().strip()
+
+
+class _LineReader:
+    """Lines from the person, each within the idle timeout.
+
+    With a timeout, lines are read from the file descriptor itself, after
+    select() says one is there: a stream's own buffer would hide what it
+    already holds from select().  Without one, a terminal gets readline's
+    line editing, so arrow keys move the cursor instead of becoming text.
+    """
+
+    def __init__(self, stream: Any, timeout: Optional[float]) -> None:
+        self.stream = stream
+        self.timeout = timeout
+        self.fd = _fileno(stream) if timeout is not None else None
+        self.pending = b""
+
+    def readline(self) -> str:
+        """The next line, without its line break; EOFError at the end of input."""
+        if self.fd is not None:
+            return self._line_from_fd(self.fd)
+        if self.stream is _standard_input() and _is_terminal(self.stream):
+            return _edited_line()
+        line = self.stream.readline()
+        if not line:
+            raise EOFError
+        return str(line).rstrip("\r\n")
+
+    def _line_from_fd(self, fd: int) -> str:
+        import select
+
+        assert self.timeout is not None
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], self.timeout)
+            if not ready:
+                raise _TimedOut
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            self.pending += chunk
+        if not self.pending:
+            raise EOFError
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line.decode("utf-8", "replace").rstrip("\r")
+
+
+def _edited_line() -> str:
+    """A line read with readline's editing, where the module exists.
+
+    input() edits only when standard input and output are both terminals;
+    a program whose output is a pipe (the CLI) lends its standard output the
+    terminal of standard error while the line is read.
+    """
+    import sys
+
+    try:
+        import readline  # noqa: F401  (imported for its effect on input())
+    except ImportError:
+        pass
+    lend = not _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
+    saved = os.dup(1) if lend else -1
+    try:
+        if lend:
+            sys.stdout.flush()
+            os.dup2(2, 1)
+        return input()
+    finally:
+        if lend:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _standard_input() -> Any:
+    import sys
+
+    return sys.stdin
+
+
+def _fileno(stream: Any) -> Optional[int]:
+    """The descriptor under a stream that select() can wait on, or None."""
+    try:
+        fd = int(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return None
+    if os.name == "nt":  # select() there takes sockets only
+        return None
+    return fd
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _visible(text: str) -> str:
@@ -1882,28 +2351,21 @@ def _visible(text: str) -> str:
     return text.translate(_terminal_escapes)
 
 
+def _dialog_possible(reader: Any, writer: Any) -> bool:
+    return False
+
+
+def _run_dialog(
+    items: List[QuestionItem], reader: Any, writer: Any, timeout: Optional[float]
+) -> Tuple[str, List[Dict[str, Any]]]:
+    raise NotImplementedError
+
+
 # ---------------------------------------------------------------------------
 # Command line
 
-_STATUS_EXIT = {"answered": 0, "declined": 1, "unavailable": 1}
-
-
 class _UsageError(Exception):
     pass
-
-
-class _LineCounter:
-    """A line reader that counts what it read: no line at all from a
-    non-terminal means nobody was there to answer."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.lines = 0
-
-    def readline(self) -> str:
-        line = str(self.stream.readline())
-        self.lines += bool(line)
-        return line
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -1946,6 +2408,11 @@ def _parse_args(argv: List[str]) -> Any:
     ask_command = commands.add_parser("ask", help="ask the questions of a call on the terminal")
     ask_command.add_argument("file", metavar="FILE|-")
     ask_command.add_argument("--text", action="store_true", help="print only the result for the model")
+    ask_command.add_argument("--plain", action="store_true", help="use the line prompt, not the dialog")
+    ask_command.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                             help="end as timed_out after this many idle seconds")
+    ask_command.add_argument("--assume", choices=["recommended"],
+                             help="when nobody answers, assume the recommended options")
     ask_command.set_defaults(run=_run_ask)
     answer = commands.add_parser("answer", help="check answers collected elsewhere")
     answer.add_argument("file", metavar="FILE")
@@ -1959,6 +2426,13 @@ def _parse_args(argv: List[str]) -> Any:
         if done.code:
             raise
         return None
+
+
+def _seconds(text: str) -> float:
+    seconds = float(text)
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise ValueError(text)
+    return seconds
 
 
 def _run_check(args: Any) -> int:
@@ -1978,19 +2452,25 @@ def _run_ask(args: Any) -> int:
     # With the call on stdin, the answers must come from the terminal itself.
     terminal = _open_terminal() if args.file == "-" else None
     source = terminal if args.file == "-" else sys.stdin
-    status = "unavailable"
     try:
-        if source is not None:
-            counter = _LineCounter(source)
-            answers = prompt(output, counter, sys.stderr)
-            if answers is not None:
-                output.answers, status = answers, "answered"
-            elif counter.lines or _is_terminal(source):
-                status = "declined"
+        if source is None:
+            output = QuestionOutput(output.questions, [], _UNAVAILABLE)
+        else:
+            output = prompt(output, stdin=source, stdout=sys.stderr, timeout=args.timeout, plain=args.plain)
     finally:
         if terminal is not None:
             terminal.close()
-    return _finish(output, status, args.text)
+    if args.assume == "recommended" and output.status in (_UNAVAILABLE, _TIMED_OUT):
+        output.answers = _with_assumed(output)
+    return _finish(output, args.text)
+
+
+def _with_assumed(output: QuestionOutput) -> List[AnswerItem]:
+    """The person's answers, and the assumed ones for questions they left."""
+    given = {answer.id: answer for answer in output.answers}
+    for answer in assumed_answers(output):
+        given.setdefault(answer.id, answer)
+    return [given[item.id] for item in output.questions if item.id in given]
 
 
 def _run_answer(args: Any) -> int:
@@ -1998,21 +2478,20 @@ def _run_answer(args: Any) -> int:
     spec = args.answers
     text = spec.encode() if spec.lstrip()[:1] in ("{", "[") else _read_input(spec)
     output.answers = collect_answers(output, _parse_json(text, "--answers"))
-    return _finish(output, "answered", args.text)
+    output.status = _ANSWERED
+    return _finish(output, args.text)
 
 
-def _finish(output: QuestionOutput, status: str, text_only: bool) -> int:
+def _finish(output: QuestionOutput, text_only: bool) -> int:
+    """Print the outcome; exit 0 when answered, 1 for any other outcome."""
     import sys
 
-    if status == "answered":
-        result = result_text(output)
-    else:
-        result = declined_text() if status == "declined" else unavailable_text()
+    result = result_text(output)
     if text_only:
         _write_text(sys.stdout, result + "\n")
     else:
-        _write_json({**output.to_dict(), "status": status, "result": result})
-    return _STATUS_EXIT[status]
+        _write_json({**output.to_dict(), "result": result})
+    return 0 if output.status == _ANSWERED else 1
 
 
 def _open_terminal() -> Optional[Any]:
@@ -2020,13 +2499,6 @@ def _open_terminal() -> Optional[Any]:
         return open("/dev/tty", encoding="utf-8", errors="replace")
     except OSError:
         return None
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _read_input(path: str) -> bytes:

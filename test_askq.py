@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, Dict, List
+from typing import Any, ClassVar, Dict, List
 from unittest import mock
 
 import askq
@@ -86,9 +86,9 @@ class DataModelTests(unittest.TestCase):
                 ("placeholder", None),
             ],
         )
-        self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None)])
+        self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False)])
         self.assertEqual(shape(QuestionInput), [("questions", "-")])
-        self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-")])
+        self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
 
     def test_question_type(self) -> None:
         self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice"])
@@ -1213,8 +1213,10 @@ class CollectAnswersTests(unittest.TestCase):
         self.assertEqual(error.index, 1)
 
     def test_unknown_key(self) -> None:
-        self.refused({"nope": "x"}, '"nope", which is no question\'s id or text', 'The ids are: "name", "db"')
-        self.refused([{"answer": "x"}], "no question's id or text")
+        self.refused({"nope": "x"}, '"nope", which is no question\'s id, text or position', 'The ids are: "name", "db"')
+        self.refused([{"answer": "x"}], "no question's id, text or position")
+        self.refused({"4": "x"}, '"4", which is no question\'s id, text or position')
+        self.refused({-1: "x"}, '"-1", which is no question')
 
     def test_shared_question_text(self) -> None:
         questions = askq.ask({"questions": ["Same?", "Same?"]})
@@ -1232,7 +1234,9 @@ class CollectAnswersTests(unittest.TestCase):
 
     def test_wrong_types(self) -> None:
         self.refused("name=x", "The answers must be a list", "not a string")
-        self.refused([5], "answers[0] is a number")
+        self.refused([{"id": "name", "answer": "n"}, 5], "answers[1] is a number")
+        self.refused([5], 'questions[0] ("Name?"): its answer must be a string, a list of strings or null, not a number')
+        self.refused(["n", None, None, None, "extra"], "The answers list 5 entries, one per question, but there are only 4")
         self.refused({"name": 5}, 'questions[0] ("Name?"): its answer must be a string')
         self.refused({"name": ["a", 1]}, "its answer must be a string")
         self.refused([{"id": "name", "answer": 3}], "'answer' must be a string or null, not a number")
@@ -1243,11 +1247,273 @@ class CollectAnswersTests(unittest.TestCase):
 
     def test_too_many_picks(self) -> None:
         self.refused([{"id": "name", "answer": "n"}, {"id": "db", "selected": ["SQLite"]},
-                      {"id": "checks", "selected": ["Lint"] * (askq.MAX_OPTIONS + 1)}], f"has {askq.MAX_OPTIONS + 1} picks")
+                      {"id": "checks", "selected": ["Lint"] * (askq.MAX_OPTIONS + 2)}],
+                     f'questions[2] ("Checks?") has {askq.MAX_OPTIONS + 2} answers in one list')
+        self.refused({"checks": ["Lint"] * (askq.MAX_OPTIONS + 2)}, f"has {askq.MAX_OPTIONS + 2} answers in one list")
 
     def test_multi_choice_optional_typed(self) -> None:
         answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "only docs"})
         self.assertEqual(answers[2], AnswerItem("checks", "only docs", None))
+
+
+class ReportedAnswerProblemTests(unittest.TestCase):
+    """Each problem reported with the answering half, now as SPEC 7 says."""
+
+    def test_label_typed_as_shown_with_its_badge_picks_it(self) -> None:
+        output, _ = drive(example_output(), "PostgreSQL (Recommended)\n1\n\n")
+        self.assertEqual(output.answers[0], AnswerItem("q0", None, ["PostgreSQL"]))
+        status, out, _ = run_main(["answer", EXAMPLE, "--answers", '{"q0": "PostgreSQL (Recommended)", "q1": "Lint"}'])
+        self.assertEqual((status, json.loads(out)["answers"][0]["selected"]), (0, ["PostgreSQL"]))
+
+    def test_collect_answers_uses_the_prompts_rule(self) -> None:
+        output = example_output()
+        self.assertEqual(askq.collect_answers(output, {"q0": "sqlite", "q1": "Unit tests, Lint"}, partial=True),
+                         [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", None, ["Unit tests", "Lint"])])
+        yes_no = askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]})
+        self.assertEqual(askq.collect_answers(yes_no, {"q0": "y"}), [AnswerItem("q0", None, ["Yes"])])
+        self.assertEqual(askq.collect_answers(yes_no, {"q0": " N "}), [AnswerItem("q0", None, ["No"])])
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_partial_answers_piped_into_the_cli_are_kept(self) -> None:
+        result = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--text"],
+                                input=b"1\n1,3\n", capture_output=True, check=False)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        text = result.stdout.decode()
+        self.assertTrue(text.startswith("The user answered some of your questions and dismissed the rest."), text)
+        self.assertIn('   picked: "PostgreSQL"', text)
+        self.assertIn('   picked: "Unit tests", "Lint"', text)
+        self.assertIn("unanswered: the user dismissed the questions before answering this one", text)
+        self.assertNotIn("dismissed them without answering", text)
+
+    def test_error_text_of_an_answer_error_does_not_say_nobody_was_asked(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(example_output(), {"q0": "SQLite"})
+        self.assertIsInstance(caught.exception, QuestionError)
+        text = askq.error_text(caught.exception)
+        self.assertNotIn("was not asked", text)
+        self.assertIn("could not be read", text)
+        self.assertIn('questions[1] ("Which checks should run before every commit?") is required but has no answer', text)
+        self.assertIn("ask the same questions again", text)
+        self.assertIn("was not asked anything", askq.error_text(QuestionError("bad call")))
+
+    def test_the_custom_rows_label_alone_is_not_an_answer(self) -> None:
+        for raw in ({"q0": askq.CUSTOM_RESPONSE_LABEL}, {"q0": "personalize your response"},
+                    [{"id": "q0", "selected": [askq.CUSTOM_RESPONSE_LABEL]}],
+                    [{"id": "q0", "selected": [askq.CUSTOM_RESPONSE_LABEL], "answer": "  "}]):
+            with self.subTest(raw=raw), self.assertRaises(askq.AnswerError) as caught:
+                askq.collect_answers(example_output(), raw, partial=True)
+            self.assertIn("'Personalize your response' was picked, but no text was typed for it", str(caught.exception))
+        answers = askq.collect_answers(example_output(), {"q0": [askq.CUSTOM_RESPONSE_LABEL, "MariaDB"]}, partial=True)
+        self.assertEqual(answers, [AnswerItem("q0", "MariaDB")])
+        answers = askq.collect_answers(example_output(), [{"id": "q0", "selected": [askq.CUSTOM_RESPONSE_LABEL],
+                                                           "answer": "MariaDB"}], partial=True)
+        self.assertEqual(answers, [AnswerItem("q0", "MariaDB")])
+
+    def test_to_json_after_raw_answers_were_set(self) -> None:
+        output = example_output()
+        output.answers = {"q0": "SQLite", "q1": ["Lint"]}  # type: ignore[assignment]
+        data = json.loads(output.to_json())
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["SQLite"]},
+                                           {"id": "q1", "answer": None, "selected": ["Lint"]},
+                                           {"id": "q2", "answer": None, "selected": None}])
+        self.assertTrue(askq.result_text(output).startswith("The user answered your questions."))
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_a_right_to_left_override_is_escaped_in_the_result(self) -> None:
+        path = write_temp(self, json.dumps({"questions": [{"question": "Pick \u202eevil", "options": ["A\u202e", "B"]}]}))
+        result = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", path, "--text"],
+                                input=b"1\n", capture_output=True, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("\u202e".encode(), result.stdout)
+        self.assertIn(b'1. "Pick \\u202eevil"', result.stdout)
+        self.assertIn(b'picked: "A\\u202e"', result.stdout)
+
+
+class AnswerFormTests(unittest.TestCase):
+    """Every answer form of SPEC 7, each read the same way."""
+
+    EXPECTED: ClassVar[List[AnswerItem]] = [
+        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2")]
+
+    def test_each_form_gives_the_same_answers(self) -> None:
+        forms = {
+            "ids": {"q0": "SQLite", "q1": ["Unit tests", "Lint", "docs"], "q2": None},
+            "texts": {"Which database should the new service use?": "sqlite",
+                      "Which checks should run before every commit?": ["unit tests, lint", "docs"]},
+            "int positions": {0: "SQLite", 1: ["Lint", "Unit tests", "docs"]},
+            "digit positions (Gemini CLI)": {"0": "SQLite", "1": ["Unit tests, Lint", "docs"], "2": ""},
+            "one list per question (OpenCode)": [["SQLite"], ["Unit tests", "Lint", "docs"], []],
+            "strings per question": ["SQLite", ["Unit tests", "Lint", "docs"], None],
+            "Codex": {"answers": {"q0": {"answers": ["SQLite"]}, "q1": {"answers": ["Unit tests", "Lint", "docs"]}}},
+            "bare Codex": {"q0": {"answers": ["SQLite"]}, "q1": {"answers": ["Unit tests", "Lint", "docs"]}},
+            "entries": [{"id": "q0", "selected": ["sqlite"]}, {"id": "q1", "answer": "docs", "selected": ["Unit tests, Lint"]}],
+            "AnswerItems": list(AnswerFormTests.EXPECTED),
+        }
+        for name, raw in forms.items():
+            with self.subTest(form=name):
+                self.assertEqual(askq.collect_answers(example_output(), raw), self.EXPECTED)
+
+    def test_partial_keeps_only_what_was_answered_or_skipped(self) -> None:
+        output = example_output()
+        self.assertEqual(askq.collect_answers(output, {"q1": "Lint"}, partial=True), [AnswerItem("q1", None, ["Lint"])])
+        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2")])
+        self.assertEqual(askq.collect_answers(output, {}, partial=True), [])
+        with self.assertRaises(askq.AnswerError):
+            askq.collect_answers(output, {"q1": "Lint"})
+
+    def test_a_comma_that_names_no_options_is_typed_text(self) -> None:
+        answers = askq.collect_answers(example_output(), {"q0": "SQLite", "q1": "Lint, and a spell check"})
+        self.assertEqual(answers[1], AnswerItem("q1", "Lint, and a spell check"))
+        # On a single-choice question commas never split.
+        self.assertEqual(askq.collect_answers(example_output(), {"q0": "SQLite, PostgreSQL", "q1": "Lint"})[0],
+                         AnswerItem("q0", "SQLite, PostgreSQL"))
+
+    def test_an_id_wins_over_a_position(self) -> None:
+        output = askq.ask({"questions": [{"question": "A?", "id": "1"}, {"question": "B?", "id": "x"}]})
+        self.assertEqual(askq.collect_answers(output, {"1": "a", 1: "b"}, partial=True),
+                         [AnswerItem("1", "a"), AnswerItem("x", "b")])
+
+    def test_a_question_named_answers_is_keyed_by_its_id(self) -> None:
+        output = askq.ask({"questions": [{"question": "Why?", "id": "answers"}, "Who?"]})
+        self.assertEqual(askq.collect_answers(output, {"answers": "x"}, partial=True), [AnswerItem("answers", "x")])
+        self.assertEqual(askq.collect_answers(output, {"answers": {"answers": ["x"]}}, partial=True),
+                         [AnswerItem("answers", "x")])
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(output, {"answers": {"q1": {"answers": ["x"]}}}, partial=True)
+        self.assertIn("its answer must be a string, a list of strings or null, not an object", str(caught.exception))
+
+    def test_assumed_flag_is_kept_through_the_check(self) -> None:
+        answers = askq.collect_answers(example_output(), [{"id": "q0", "selected": ["PostgreSQL"], "assumed": True}],
+                                       partial=True)
+        self.assertEqual(answers, [AnswerItem("q0", None, ["PostgreSQL"], True)])
+        self.assertEqual(answers[0].to_dict(), {"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True})
+
+
+class OutcomeTests(unittest.TestCase):
+    """The result text of each outcome: its first line, and no claim of an answer that was not given."""
+
+    def output(self, status: str, answers: Any) -> QuestionOutput:
+        output = example_output()
+        output.status = status
+        output.answers = answers
+        return output
+
+    def assert_no_false_claim(self, text: str, answers: List[AnswerItem]) -> None:
+        picked = [line for line in text.splitlines() if line.strip().startswith(("picked:", "typed:"))]
+        given = [a for a in answers if not a.assumed and (a.answer is not None or a.selected)]
+        self.assertEqual(len(picked), sum((a.answer is not None) + bool(a.selected) for a in given), text)
+        if not given:
+            self.assertNotIn("user answered", text.lower())
+
+    def test_every_outcome(self) -> None:
+        partial = [AnswerItem("q0", None, ["SQLite"])]
+        cases = [
+            ("answered", [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs"), AnswerItem("q2")],
+             "The user answered your questions."),
+            ("answered", [AnswerItem("q0", "x")], "The user answered your questions."),
+            ("declined", partial, "The user answered some of your questions and dismissed the rest."),
+            ("declined", [AnswerItem("q2")], "The user saw your questions and dismissed them without answering."),
+            ("timed_out", partial, "The user answered some of your questions, then did not respond in time."),
+            ("timed_out", [AnswerItem("q2")], "The user did not respond in time and answered none of your questions."),
+            ("unavailable", [AnswerItem("q0", None, ["PostgreSQL"], True)],
+             "Nobody was asked: no interactive user is available in this run."),
+        ]
+        for status, answers, first in cases:
+            with self.subTest(status=status, answers=answers):
+                output = self.output(status, answers)
+                if status == "answered" and len(answers) == 1:
+                    with self.assertRaises(askq.AnswerError):  # answered means every required one answered
+                        askq.result_text(output)
+                    continue
+                text = askq.result_text(output)
+                self.assertTrue(text.splitlines()[0].startswith(first), text)
+                self.assert_no_false_claim(text, answers)
+                self.assertEqual(text.count("\n1. "), 1)
+                self.assertEqual(output.to_dict()["status"], status)
+
+    def test_no_answers_at_all(self) -> None:
+        self.assertEqual(askq.result_text(self.output("declined", [])), askq.declined_text())
+        self.assertEqual(askq.result_text(self.output("unavailable", [])), askq.unavailable_text())
+        timed_out = askq.result_text(self.output("timed_out", []))
+        self.assertTrue(timed_out.startswith("The user did not respond in time"))
+        self.assertIn("Do not assume any answers", timed_out)
+
+    def test_assumed_answers_are_said_as_assumed(self) -> None:
+        output = self.output("timed_out", [AnswerItem("q1", None, ["Lint"])])
+        output.answers = output.answers + askq.assumed_answers(output)
+        text = askq.result_text(output)
+        lines = text.splitlines()
+        self.assertIn("Answers marked 'assumed' are your own recommended options", lines[0])
+        self.assertIn("the user did not choose them", lines[0])
+        self.assertIn('   assumed: "PostgreSQL" (your recommendation; the user did not choose it)', lines)
+        self.assertIn('   picked: "Lint"', lines)
+        self.assertIn("State each assumed answer plainly as an assumption.", lines[-1])
+        self.assertNotIn('picked: "PostgreSQL"', text)
+
+    def test_assumed_answers_only_for_recommended_single_choice(self) -> None:
+        output = askq.ask({"questions": [
+            {"question": "A?", "options": ["X", "Y (Recommended)"]}, {"question": "B?", "options": ["X", "Y"]},
+            {"question": "C?", "options": ["X (Recommended)", "Y"], "multiSelect": True}, "D?"]})
+        self.assertEqual(askq.assumed_answers(output), [AnswerItem("q0", None, ["Y"], True)])
+
+    def test_status_none_counts_as_answered_and_unknown_is_refused(self) -> None:
+        output = self.output("answered", [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "x")])
+        output.status = None
+        self.assertTrue(askq.result_text(output).startswith("The user answered your questions."))
+        self.assertNotIn("status", output.to_dict())
+        output.status = "maybe"
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.result_text(output)
+        self.assertIn("The status 'maybe' is none of: answered, declined, timed_out, unavailable", str(caught.exception))
+
+    def test_given_answers_replace_the_outputs(self) -> None:
+        output = self.output("declined", [])
+        text = askq.result_text(output, {"q1": "lint"})
+        self.assertIn('   picked: "Lint"', text.splitlines())
+        self.assertEqual(output.answers, [])
+
+    def test_to_dict_raises_only_question_errors(self) -> None:
+        junk: List[Any] = [None, 5, "x", [5], [AnswerItem("q0", 5)], [AnswerItem(5)],  # type: ignore[arg-type]
+                           {"zz": "x"}, {"q0": object()}, [AnswerItem("q0", None, [3])]]  # type: ignore[list-item]
+        for answers in junk:
+            with self.subTest(answers=answers):
+                output = self.output("declined", answers)
+                with self.assertRaises(QuestionError):
+                    output.to_json()
+        # AnswerItems holding what no check let through are checked, and come out checked.
+        for answers in ([AnswerItem("q0", None, "sqlite")], [AnswerItem("q0", None, ["SQLite"], "yes")]):  # type: ignore[arg-type]
+            with self.subTest(answers=answers):
+                data = self.output("declined", answers).to_dict()
+                self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["SQLite"]}])
+        bad = QuestionOutput([None], [])  # type: ignore[list-item]
+        with self.assertRaises(QuestionError):
+            bad.to_dict()
+
+
+class AssumeCommandTests(unittest.TestCase):
+    def test_assume_recommended_when_nobody_answers(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--assume", "recommended"])
+        data = json.loads(out)
+        self.assertEqual((status, data["status"]), (1, "unavailable"))
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True}])
+        self.assertIn("assumed: \"PostgreSQL\"", data["result"])
+
+    def test_without_assume_nothing_is_assumed(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE])
+        self.assertEqual((status, json.loads(out)["answers"]), (1, []))
+
+    def test_answers_given_win_over_assumed_ones(self) -> None:
+        output = example_output()
+        output.status = "timed_out"
+        output.answers = [AnswerItem("q0", None, ["SQLite"])]
+        merged = askq._with_assumed(output)
+        self.assertEqual(merged, [AnswerItem("q0", None, ["SQLite"])])
+
+    def test_assume_is_not_used_on_a_declined_outcome(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--plain", "--assume", "recommended"], stdin="2\n")
+        data = json.loads(out)
+        self.assertEqual(status, 1)
+        self.assertEqual((data["status"], data["answers"]), ("declined", [{"id": "q0", "answer": None, "selected": ["SQLite"]}]))
 
 
 class ResultTextTests(unittest.TestCase):
@@ -1303,17 +1569,17 @@ class ResultTextTests(unittest.TestCase):
             self.assertNotIn("user answered", text.lower())
 
 
-def drive(questions: Any, typed: str) -> Any:
-    """Run the prompt on typed lines; return (answers, screen)."""
+def drive(questions: Any, typed: str, **options: Any) -> Any:
+    """Run the line prompt on typed lines; return (output, screen)."""
     screen = io.StringIO()
-    answers = askq.prompt(questions, io.StringIO(typed), screen)
-    return answers, screen.getvalue()
+    output = askq.prompt(questions, stdin=io.StringIO(typed), stdout=screen, **options)
+    return output, screen.getvalue()
 
 
 class PromptTests(unittest.TestCase):
     def test_shows_each_question(self) -> None:
-        answers, screen = drive(example_output(), "1\n1 3\n\n")
-        self.assertIsNotNone(answers)
+        output, screen = drive(example_output(), "1\n1 3\n\n")
+        self.assertEqual(output.status, "answered")
         self.assertIn("[Database] Which database should the new service use?", screen)
         self.assertIn("Why: The schema", screen)
         self.assertIn("  1. PostgreSQL (Recommended) - Same as the other services", screen)
@@ -1321,70 +1587,132 @@ class PromptTests(unittest.TestCase):
         self.assertIn("  3. Personalize your response", screen)
         self.assertIn("  4. Personalize your response", screen)
         self.assertIn("Press Enter to skip", screen)
-        self.assertEqual(answers, [AnswerItem("q0", None, ["PostgreSQL"]),
-                                   AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")])
+        self.assertEqual(output.answers, [AnswerItem("q0", None, ["PostgreSQL"]),
+                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")])
+
+    def test_returns_a_new_output(self) -> None:
+        questions = example_output()
+        output, _ = drive(questions, "1\n1\n\n")
+        self.assertIsNot(output, questions)
+        self.assertEqual((questions.answers, questions.status), ([], None))
+        self.assertEqual(output.questions, questions.questions)
+
+    def test_preview_and_placeholder_are_shown(self) -> None:
+        questions = askq.ask({"questions": [
+            {"question": "Layout?", "options": [{"label": "A", "preview": "+--+\n|  |\n+--+"}, "B"]},
+            {"question": "Name?", "placeholder": "e.g. billing-api"}]})
+        _, screen = drive(questions, "1\nx\n")
+        self.assertIn("  1. A\n       +--+\n       |  |\n       +--+\n  2. B", screen)
+        self.assertIn("Type your answer (for example: e.g. billing-api).", screen)
 
     def test_free_text_line_is_the_answer(self) -> None:
-        answers, screen = drive(askq.ask({"questions": ["Name?"]}), "  3 apples, 2 pears \n")
-        self.assertEqual(answers, [AnswerItem("q0", "3 apples, 2 pears")])
+        output, screen = drive(askq.ask({"questions": ["Name?"]}), "  3 apples, 2 pears \n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "3 apples, 2 pears")])
         self.assertNotIn("Personalize", screen)
 
     def test_custom_row_reads_typed_text(self) -> None:
-        answers, screen = drive(mixed(), "n\n3\nMySQL 8\n1,2 4\nand docs\n\n")
-        self.assertEqual(answers[1], AnswerItem("db", "MySQL 8", None))
-        self.assertEqual(answers[2], AnswerItem("checks", "and docs", ["Tests", "Lint"]))
+        output, screen = drive(mixed(), "n\n3\nMySQL 8\n1,2 4\nand docs\n\n")
+        self.assertEqual(output.answers[1], AnswerItem("db", "MySQL 8", None))
+        self.assertEqual(output.answers[2], AnswerItem("checks", "and docs", ["Tests", "Lint"]))
         self.assertIn("Your answer:", screen)
 
-    def test_label_picks_any_case(self) -> None:
-        answers, _ = drive(mixed(), "n\nsqlite\nLINT\n\n")
-        self.assertEqual(answers[1].selected, ["SQLite"])
-        self.assertEqual(answers[2].selected, ["Lint"])
+    def test_custom_label_typed_asks_for_the_text(self) -> None:
+        output, _ = drive(mixed(), "n\npersonalize your response\nMySQL\n2\n\n")
+        self.assertEqual(output.answers[1], AnswerItem("db", "MySQL", None))
+
+    def test_label_picks_by_the_naming_rule(self) -> None:
+        output, _ = drive(mixed(), "n\nsqlite\nLINT, tests\n\n")
+        self.assertEqual(output.answers[1].selected, ["SQLite"])
+        self.assertEqual(output.answers[2].selected, ["Tests", "Lint"])
+        output, _ = drive(example_output(), "PostgreSQL (Recommended)\nlint\n\n")
+        self.assertEqual(output.answers[0], AnswerItem("q0", None, ["PostgreSQL"]))
+        yes_no = askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]})
+        output, screen = drive(yes_no, "y\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", None, ["Yes"])])
+        self.assertNotIn("Personalize", screen)  # a Yes/No question needs no row for typing
+        output, _ = drive(yes_no, "only on Fridays\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "only on Fridays")])
 
     def test_other_line_is_typed(self) -> None:
-        answers, _ = drive(mixed(), "n\nSomething else entirely\nno checks\n\n")
-        self.assertEqual(answers[1], AnswerItem("db", "Something else entirely"))
-        self.assertEqual(answers[2], AnswerItem("checks", "no checks"))
+        output, _ = drive(mixed(), "n\nPostgres 16 please\nno checks\n\n")
+        self.assertEqual(output.answers[1], AnswerItem("db", "Postgres 16 please"))
+        self.assertEqual(output.answers[2], AnswerItem("checks", "no checks"))
 
-    def test_out_of_range_and_mixed_lines_ask_again(self) -> None:
-        answers, screen = drive(mixed(), "n\n0\n9\n1 banana\n1 2\n2\n5\n3\n\n")
+    def test_out_of_range_lines_ask_again(self) -> None:
+        output, screen = drive(mixed(), "n\n0\n9\n1 2\n2\n5\n3\n\n")
         self.assertIn("There is no row 0", screen)
         self.assertIn("There is no row 9", screen)
-        self.assertIn("Enter only row numbers", screen)
         self.assertIn("Pick one row only", screen)
-        self.assertEqual(answers[1].selected, ["SQLite"])
+        self.assertEqual(output.answers[1].selected, ["SQLite"])
         self.assertIn("There is no row 5", screen)
-        self.assertEqual(answers[2].selected, ["Types"])
+        self.assertEqual(output.answers[2].selected, ["Types"])
+
+    def test_numbers_among_words_are_typed_text(self) -> None:
+        output, _ = drive(mixed(), "n\n1 banana\n,\n\n")
+        self.assertEqual(output.answers[1], AnswerItem("db", "1 banana"))
+        self.assertEqual(output.answers[2], AnswerItem("checks", ","))
 
     def test_empty_line_skips_optional_and_reasks_required(self) -> None:
-        answers, screen = drive(mixed(), "\n\nn\n1\n1\n\n")
+        output, screen = drive(mixed(), "\n\nn\n1\n1\n\n")
         self.assertEqual(screen.count("This question needs an answer."), 2)
-        self.assertEqual(answers[0].answer, "n")
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(output.answers[0].answer, "n")
+        self.assertEqual(output.answers[3], AnswerItem("notes"))
 
     def test_blank_custom_text_on_required_asks_again(self) -> None:
-        answers, screen = drive(mixed(), "n\n3\n\n2\n1\n\n")
+        output, screen = drive(mixed(), "n\n3\n\n2\n1\n\n")
         self.assertIn("This question needs an answer.", screen)
-        self.assertEqual(answers[1].selected, ["SQLite"])
+        self.assertEqual(output.answers[1].selected, ["SQLite"])
 
-    def test_decline_at_each_point(self) -> None:
-        for typed in ("", "n\n", "n\n3\n", "n\n1\n1\n"):
+    def test_input_ending_before_any_answer_is_unavailable(self) -> None:
+        output, _ = drive(mixed(), "")
+        self.assertEqual((output.status, output.answers), ("unavailable", []))
+
+    def test_input_ending_midway_is_declined_with_the_answers_so_far(self) -> None:
+        for typed, answers in (
+            ("n\n", [AnswerItem("name", "n")]),
+            ("n\n3\n", [AnswerItem("name", "n")]),
+            ("n\n1\n1\n", [AnswerItem("name", "n"), AnswerItem("db", None, ["Postgres"]),
+                             AnswerItem("checks", None, ["Tests"])]),
+        ):
             with self.subTest(typed=typed):
-                answers, _ = drive(mixed(), typed)
-                self.assertIsNone(answers)
+                output, _ = drive(mixed(), typed)
+                self.assertEqual((output.status, output.answers), ("declined", answers))
 
-    def test_ctrl_c_declines(self) -> None:
+    def test_ctrl_c_declines_and_keeps_answers(self) -> None:
         class Interrupting:
+            def __init__(self) -> None:
+                self.lines = ["me\n"]
+
             def readline(self) -> str:
+                if self.lines:
+                    return self.lines.pop()
                 raise KeyboardInterrupt
 
-        self.assertIsNone(askq.prompt(mixed(), Interrupting(), io.StringIO()))
+        output = askq.prompt(mixed(), stdin=Interrupting(), stdout=io.StringIO())
+        self.assertEqual((output.status, output.answers), ("declined", [AnswerItem("name", "me")]))
+
+    @unittest.skipUnless(CAN_SPAWN and os.name == "posix", "needs POSIX pipes and select()")
+    def test_timeout_ends_as_timed_out_with_the_answers_so_far(self) -> None:
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, write_end)
+        os.write(write_end, b"me\n")  # the person answers one question, then nothing more
+        with os.fdopen(read_end, "r") as stream:
+            screen_io = io.StringIO()
+            output = askq.prompt(mixed(), stdin=stream, stdout=screen_io, timeout=0.05)
+        self.assertEqual((output.status, output.answers), ("timed_out", [AnswerItem("name", "me")]))
+        self.assertIn("No answer in time", screen_io.getvalue())
 
     def test_defaults_to_stdin_and_stderr(self) -> None:
         err = io.StringIO()
         with mock.patch.object(sys, "stdin", io.StringIO("x\n")), redirect_stderr(err):
-            answers = askq.prompt(askq.ask({"questions": ["Name?"]}))
-        self.assertEqual(answers, [AnswerItem("q0", "x")])
+            output = askq.prompt(askq.ask({"questions": ["Name?"]}))
+        self.assertEqual(output.answers, [AnswerItem("q0", "x")])
         self.assertIn("Name?", err.getvalue())
+
+    def test_no_stdin_at_all_is_unavailable(self) -> None:
+        with mock.patch.object(sys, "stdin", None):
+            output = askq.prompt(mixed(), stdout=io.StringIO())
+        self.assertEqual((output.status, output.answers), ("unavailable", []))
 
 
 def write_temp(test: unittest.TestCase, text: str, suffix: str = ".json") -> str:
@@ -1425,10 +1753,16 @@ class AskCommandTests(unittest.TestCase):
         self.assertEqual((status, data["status"], data["answers"]), (1, "unavailable", []))
         self.assertEqual(data["result"], askq.unavailable_text())
 
-    def test_input_ending_midway_is_declined(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE], stdin="1\n")
+    def test_input_ending_midway_is_declined_and_keeps_the_answers(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--plain"], stdin="1\n1,3\n")
         data = json.loads(out)
-        self.assertEqual((status, data["status"], data["result"]), (1, "declined", askq.declined_text()))
+        self.assertEqual((status, data["status"]), (1, "declined"))
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
+                                           {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]}])
+        lines = data["result"].splitlines()
+        self.assertTrue(lines[0].startswith("The user answered some of your questions and dismissed the rest."))
+        self.assertIn('   picked: "PostgreSQL"', lines)
+        self.assertIn("   unanswered: the user dismissed the questions before answering this one", lines)
 
     def test_call_on_stdin_reads_the_terminal(self) -> None:
         with mock.patch.object(askq, "_open_terminal", return_value=None):
@@ -1503,7 +1837,7 @@ class AnswerCommandTests(unittest.TestCase):
 
     def test_answers_that_do_not_pass(self) -> None:
         for answers, fragment in (('{"q0": "x"}', "is required but has no answer"),
-                                  ('{"zz": "x"}', "no question's id or text"),
+                                  ('{"zz": "x"}', "no question's id, text or position"),
                                   ('{"q0": ', "--answers is not valid JSON"),
                                   ('[{"id": "q0", "selected": ["MySQL"]}]', "is not one of its options")):
             with self.subTest(answers=answers):
@@ -1661,23 +1995,48 @@ class Fuzzer:
         return self.value(4)
 
     def answers(self, output: QuestionOutput) -> Any:
+        """Answers in one of the forms collect_answers takes, plausible or not."""
         rng = self.rng
-        pool = [o.label for q in output.questions for o in q.options or []] + ["", " ", "typed \"text\"\n", "\u202e"]
-        def some() -> Any:
-            roll = rng.random()
-            if roll < 0.5:
-                return rng.choice(pool)
-            if roll < 0.8:
-                return [rng.choice(pool) for _ in range(rng.randrange(4))]
-            return self.value(1)
+        roll = rng.random()
+        if roll < 0.1:  # one list per question (OpenCode)
+            return [self.some_answer(output) for _ in output.questions[: rng.randrange(len(output.questions) + 2)]]
+        if roll < 0.2:  # Codex, wrapped or bare
+            inner = {rng.choice([q.id for q in output.questions] + ["zz"]): {"answers": self.some_answer(output)}
+                     for _ in range(rng.randrange(4))}
+            return {"answers": inner} if rng.random() < 0.5 else inner
+        if roll < 0.3:  # positions, as ints or digits
+            return {rng.choice([i, str(i), i + 7]): self.some_answer(output)
+                    for i in range(len(output.questions)) if rng.random() < 0.8}
+        return self.classic_answers(output)
+
+    def answer_pool(self, output: QuestionOutput) -> List[str]:
+        labels = [o.label for q in output.questions for o in q.options or []]
+        joined = [", ".join(self.rng.sample(labels, min(2, len(labels))))] if labels else []
+        badged = [label + " (Recommended)" for label in labels[:1]] + [label.upper() for label in labels[-1:]]
+        return labels + joined + badged + ["", " ", "typed \"text\"\n", "\u202e", "y", "n",
+                                           askq.CUSTOM_RESPONSE_LABEL, "personalize your response"]
+
+    def some_answer(self, output: QuestionOutput) -> Any:
+        rng = self.rng
+        pool = self.answer_pool(output)
+        roll = rng.random()
+        if roll < 0.45:
+            return rng.choice(pool)
+        if roll < 0.9:
+            return [rng.choice(pool) for _ in range(rng.randrange(4))]
+        return self.value(1)
+
+    def classic_answers(self, output: QuestionOutput) -> Any:
+        rng = self.rng
         if rng.random() < 0.4:  # plausible: each question answered by a pick or typed text
             return {q.id: rng.choice(labels(q) + ["typed", " "]) if q.options else rng.choice(["t", ""])
                     for q in output.questions if q.required or rng.random() < 0.5}
         if rng.random() < 0.5:
             keys = [q.id for q in output.questions] + [q.question for q in output.questions] + ["zz"]
-            return {rng.choice(keys): some() for _ in range(rng.randrange(len(keys) + 1))}
+            return {rng.choice(keys): self.some_answer(output) for _ in range(rng.randrange(len(keys) + 1))}
         return [
-            {"id": q.id, "answer": rng.choice([None, some()]), "selected": rng.choice([None, some()])}
+            {"id": q.id, "answer": rng.choice([None, self.some_answer(output)]),
+             "selected": rng.choice([None, self.some_answer(output)]), "assumed": rng.random() < 0.1}
             for q in output.questions if rng.random() < 0.9
         ]
 
@@ -1717,9 +2076,31 @@ def check_invariants(test: unittest.TestCase, output: QuestionOutput) -> None:
     test.assertEqual(json.loads(json.dumps(data)), data)
 
 
-def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List[AnswerItem]) -> None:
-    test.assertEqual([a.id for a in answers], [q.id for q in output.questions])
-    for item, answer in zip(output.questions, answers):
+def strings_in(value: Any) -> List[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, AnswerItem):
+        value = value.to_dict()
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in strings_in(item)]
+    return []
+
+
+def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List[AnswerItem],
+                  raw: Any = None, partial: bool = False) -> None:
+    ids = [a.id for a in answers]
+    if partial:
+        test.assertEqual(ids, [q.id for q in output.questions if q.id in ids])
+    else:
+        test.assertEqual(ids, [q.id for q in output.questions])
+    given = {text.strip() for text in strings_in(raw)}
+    by_id = {item.id: item for item in output.questions}
+    for answer in answers:
+        item = by_id[answer.id]
+        if answer.answer is not None and raw is not None:
+            test.assertIn(answer.answer, given)  # typed text is never changed, only trimmed
         if answer.selected is not None:
             options = labels(item)
             test.assertTrue(answer.selected)
@@ -1730,10 +2111,12 @@ def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List
         if answer.answer is not None:
             test.assertEqual(answer.answer, answer.answer.strip())
             test.assertTrue(answer.answer)
-        if item.required:
+        if item.required and not partial:
             test.assertTrue(answer.selected or answer.answer)
     output.answers = answers
+    output.status = "declined" if partial else None
     askq.result_text(output)
+    output.to_dict()
 
 
 class FuzzTests(unittest.TestCase):
@@ -1759,14 +2142,15 @@ class FuzzTests(unittest.TestCase):
             counts["accepted"] += 1
             check_invariants(self, output)
             raw = fuzzer.answers(output)
+            partial = fuzzer.rng.random() < 0.3
             try:
-                answers = askq.collect_answers(output, raw)
-            except QuestionError:
+                answers = askq.collect_answers(output, raw, partial=partial)
+            except askq.AnswerError:
                 continue
             except Exception as err:  # noqa: BLE001
                 self.fail(f"{context}: answers {raw!r:.300}: {type(err).__name__}: {err}")
             counts["answered"] += 1
-            check_answers(self, output, answers)
+            check_answers(self, output, answers, raw, partial)
         return counts
 
     def test_fuzz(self) -> None:
@@ -1819,7 +2203,7 @@ class TerminalSafetyTests(unittest.TestCase):
     def test_screen_is_writable_to_a_strict_stream(self) -> None:
         raw = io.BytesIO()
         strict = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
-        askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), io.StringIO("x\n"), strict)
+        askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), stdin=io.StringIO("x\n"), stdout=strict)
         strict.flush()
         self.assertIn(b"Q\\ud800?", raw.getvalue())
 
@@ -2222,22 +2606,54 @@ class ElicitationTests(unittest.TestCase):
             ({**base, "extra": "x"}, '"extra", which is no question id or companion field'),
             ({**base, "db": "MySQL"}, '"MySQL" is not one of its options'),
             ({**base, "checks": ["Lint", "Nope"]}, '"Nope" is not one of its options'),
-            ({**base, "db": custom}, "companion text \"db.other\" is empty"),
-            ({**base, "checks": [custom], "checks.other": " "}, "companion text"),
+            ({**base, "db": custom}, "'Personalize your response' was picked, but no text was typed for it"),
+            ({**base, "checks": [custom], "checks.other": " "}, "was picked, but no text was typed"),
             ({**base, "db": 3}, "its form value must be a string, not a number"),
             ({**base, "checks": "Lint"}, "must be an array of strings"),
             ({**base, "name": True}, "not a boolean"),
             ({**base, "db.other": 5}, "companion text must be a string"),
             ({"db": "SQLite", "checks": ["Lint"]}, "is required but has no answer"),
-            ({**base, "db.other": "also typed"}, "is a single-choice question"),
         ]
         for content, fragment in cases:
-            with self.subTest(fragment=fragment), self.assertRaises(QuestionError) as caught:
+            with self.subTest(fragment=fragment), self.assertRaises(askq.AnswerError) as caught:
                 askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": content})
             self.assertIn(fragment, str(caught.exception))
-        for result in ({"action": "ok"}, {}, "accept", {"action": "accept", "content": []}):
-            with self.subTest(result=result), self.assertRaises(QuestionError):
+        for result, fragment in (({"action": "ok"}, 'this one (an object with the keys "action") has "ok"'),
+                                 ({}, "this one (an object with the keys none) has none"),
+                                 ("accept", "this one (a Python str) has none"),
+                                 ({"action": "accept", "content": []}, "'content' must be an object, not an array")):
+            with self.subTest(result=result), self.assertRaises(askq.AnswerError) as caught:
                 askq.from_elicitation(elicitation_questions(), result)
+            self.assertIn(fragment, str(caught.exception))
+
+    def test_companion_text_counts_only_with_the_custom_row_or_alone(self) -> None:
+        base = {"name": "n", "checks": ["Lint"]}
+        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
+            **base, "db": "SQLite", "db.other": "typed, then picked an option"}})
+        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
+        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
+            **base, "db.other": "MariaDB"}})
+        self.assertEqual((answers or [])[1], AnswerItem("db", "MariaDB"))
+
+    def test_result_objects_of_an_sdk(self) -> None:
+        class ElicitResult:  # what the mcp SDK's session.elicit_form() returns, in shape
+            def __init__(self, action: str, content: Any = None) -> None:
+                self.action, self.content = action, content
+
+        class Dumped:
+            def model_dump(self) -> Dict[str, Any]:
+                return {"action": "accept", "content": {"name": "n", "db": "sqlite", "checks": ["Lint"]}}
+
+        content = {"name": "n", "db": "SQLite", "checks": ["Lint", "Tests"]}
+        action, answers = askq.from_elicitation(elicitation_questions(), ElicitResult("accept", content))
+        self.assertEqual((action, (answers or [])[2]), ("accept", AnswerItem("checks", None, ["Tests", "Lint"])))
+        self.assertEqual(askq.from_elicitation(elicitation_questions(), ElicitResult("decline")), ("decline", None))
+        self.assertEqual(askq.from_elicitation(elicitation_questions(), ElicitResult("cancel", None)), ("cancel", None))
+        action, answers = askq.from_elicitation(elicitation_questions(), Dumped())
+        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.from_elicitation(elicitation_questions(), object())
+        self.assertIn("this one (a Python object) has none", str(caught.exception))
 
 
 if __name__ == "__main__":
