@@ -169,10 +169,7 @@ _YES_NO_LABELS = ("Yes", "No")
 
 # JSON leaves these unescaped, yet some readers break lines at the first
 # three, and the bidirectional controls reorder what a person reads.
-_QUOTE_ESCAPES = {
-    code: f"\\u{code:04x}"
-    for code in (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+_QUOTE_ESCAPED = (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
 _SUFFIX_LENGTH = len(RECOMMENDED_SUFFIX)
 _SUFFIX_FOLDED = RECOMMENDED_SUFFIX.lower()
@@ -831,7 +828,8 @@ def _json_encoder() -> json.JSONEncoder:
 # keep quotes and brackets, with braces folded onto brackets (nesting is
 # nesting, whichever the kind).
 _FOLD_BRACES = bytes.maketrans(b"{}", b"[]")
-_NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'"[]{}')
+_STRUCTURE = b'"[]{}'
+
 
 
 def _too_deep(text: str) -> bool:
@@ -859,7 +857,7 @@ def _structure(text: str) -> bytes:
         # With escaped backslashes and quotes gone, every '"' left opens or
         # closes a string, as it does for json's own scanner.
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    marks = data.translate(_FOLD_BRACES, _NOT_STRUCTURE)
+    marks = data.translate(_FOLD_BRACES, _not_structure())
     # Two quotes side by side hold nothing, whether they open and close a
     # string or close one and open the next: without them, every other mark
     # stays on its side of the quotes.  Most texts have no quote left then.
@@ -867,6 +865,12 @@ def _structure(text: str) -> bytes:
     if b'"' in marks:
         marks = b"".join(marks.split(b'"')[::2])  # every other piece lies outside strings
     return marks
+
+
+@functools.lru_cache(maxsize=None)
+def _not_structure() -> bytes:
+    """Every byte but quotes and brackets: what translate() deletes."""
+    return bytes(byte for byte in range(256) if byte not in _STRUCTURE)
 
 
 def _json_type(value: Any) -> str:
@@ -889,7 +893,12 @@ def _json_type(value: Any) -> str:
 def _quoted(text: str) -> str:
     """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
     quoted = _json_encoder().encode(text)
-    return quoted if quoted.isascii() else quoted.translate(_QUOTE_ESCAPES)
+    return quoted if quoted.isascii() else quoted.translate(_quote_escapes())
+
+
+@functools.lru_cache(maxsize=None)
+def _quote_escapes() -> Dict[int, str]:
+    return {code: f"\\u{code:04x}" for code in _QUOTE_ESCAPED}
 
 
 def _where(index: int, question: str) -> str:
@@ -2351,14 +2360,825 @@ def _visible(text: str) -> str:
     return text.translate(_terminal_escapes)
 
 
+# ---------------------------------------------------------------------------
+# The dialog: its state, and what each key does to it
+#
+# Plain data and plain functions, with no terminal in sight: a harness with
+# a UI of its own can read here which rows a question has and what each
+# action means, and the tests drive the dialog key by key.  A key is a pair
+# (name, text): ("down", ""), ("text", "a"), ("paste", "pasted text").
+
+_Key = Tuple[str, str]
+_DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
+
+
+class _Dialog:
+    """Where the person is in the dialog and what they have entered so far.
+
+    ``tab`` is the question shown, or ``len(items)`` for the review tab.
+    Per question: the highlighted ``row``; the options ``picked`` (one at
+    most on a single-choice question); whether the row for typing is the
+    single choice (``custom``); the ``text`` typed and its ``caret``;
+    whether the answer was ``kept`` (confirmed with Enter, or left with Tab
+    or the arrows) or ``skipped`` (Enter on an empty optional question).
+    ``status`` is set when the dialog ends.
+    """
+
+    def __init__(self, items: List[QuestionItem]) -> None:
+        count = len(items)
+        self.items = items
+        self.tab = 0
+        self.row = [0] * count
+        self.picked: List[List[str]] = [[] for _ in items]
+        self.custom = [False] * count
+        self.text = [""] * count
+        self.caret = [0] * count
+        self.kept = [False] * count
+        self.skipped = [False] * count
+        self.notice = ""
+        self.status: Optional[str] = None
+
+    @property
+    def review_tab(self) -> int:
+        """The index of the review tab, which only a batch of several has."""
+        return len(self.items) if len(self.items) > 1 else -1
+
+
+def _dialog_rows(item: QuestionItem) -> List[str]:
+    """The rows of a question: its options, then the row for typing; a
+    free-text question has one row, the line being typed."""
+    return _rows(item) if item.question_type.is_choice else [""]
+
+
+def _is_editing(state: _Dialog) -> bool:
+    """Whether keys go to a line of text: a free-text question, or the row for typing."""
+    if state.tab == state.review_tab:
+        return False
+    item = state.items[state.tab]
+    if not item.question_type.is_choice:
+        return True
+    return _dialog_rows(item)[state.row[state.tab]] == CUSTOM_RESPONSE_LABEL
+
+
+def _dialog_answer(state: _Dialog, index: int) -> Optional[Dict[str, Any]]:
+    """What question ``index`` shows as its answer, as an {id, answer,
+    selected} entry; ``{"id": ...}`` for a skip, None for nothing yet."""
+    item = state.items[index]
+    text = state.text[index].strip()
+    typed = text if text and (item.question_type is not _SINGLE_TYPE or state.custom[index]) else None
+    picked = [] if state.custom[index] else state.picked[index]
+    if typed is not None or picked:
+        return {"id": item.id, "answer": typed, "selected": picked or None}
+    return {"id": item.id} if state.skipped[index] else None
+
+
+def _has_answer(state: _Dialog, index: int) -> bool:
+    answer = _dialog_answer(state, index)
+    return answer is not None and (answer.get("answer") is not None or bool(answer.get("selected")))
+
+
+def _dialog_outcome(state: _Dialog) -> List[Dict[str, Any]]:
+    """The answers the dialog ends with: all it shows once submitted; after a
+    dismissal or a timeout, those the person confirmed or left."""
+    answers = []
+    for index, item in enumerate(state.items):
+        if state.status != _ANSWERED and not state.kept[index]:
+            continue
+        answer = _dialog_answer(state, index)
+        if answer is None and state.status == _ANSWERED:
+            answer = {"id": item.id}  # optional and left empty: skipped
+        if answer is not None:
+            answers.append(answer)
+    return answers
+
+
+def _missing_required(state: _Dialog) -> List[int]:
+    return [i for i, item in enumerate(state.items) if item.required and not _has_answer(state, i)]
+
+
+def _dialog_key(state: _Dialog, key: _Key) -> None:
+    """Apply one key to the dialog."""
+    name, text = key
+    state.notice = ""
+    if name in _DISMISS_KEYS:
+        state.status = _DECLINED
+    elif name in ("tab", "shift-tab"):
+        _move_tab(state, 1 if name == "tab" else -1)
+    elif state.tab == state.review_tab:
+        _review_key(state, name)
+    elif _is_editing(state) and name in _EDIT_KEYS:
+        _EDIT_KEYS[name](state, key)
+    elif name in ("left", "right"):
+        _move_tab(state, 1 if name == "right" else -1)
+    elif name in ("up", "down"):
+        last = len(_dialog_rows(state.items[state.tab])) - 1
+        state.row[state.tab] = max(0, min(last, state.row[state.tab] + (1 if name == "down" else -1)))
+    elif name == "enter":
+        _enter(state)
+    elif name in ("text", "paste"):
+        _choice_text(state, text)
+
+
+def _move_tab(state: _Dialog, step: int) -> None:
+    """Tab, Shift-Tab, and Left/Right off a line: keep what the question shows."""
+    tabs = len(state.items) + (1 if state.review_tab >= 0 else 0)
+    if tabs == 1:
+        return
+    if state.tab != state.review_tab:
+        state.kept[state.tab] = True
+    state.tab = (state.tab + step) % tabs
+
+
+def _review_key(state: _Dialog, name: str) -> None:
+    if name == "enter":
+        _submit(state)
+    elif name in ("left", "up"):
+        _move_tab(state, -1)
+
+
+def _submit(state: _Dialog) -> None:
+    """Submit, or send the person to the first required question left unanswered."""
+    missing = _missing_required(state)
+    if not missing:
+        state.status = _ANSWERED
+        return
+    state.tab = missing[0]
+    state.notice = _NEEDS_ANSWER
+
+
+def _enter(state: _Dialog) -> None:
+    index = state.tab
+    item = state.items[index]
+    label = _dialog_rows(item)[state.row[index]]
+    if item.question_type is _SINGLE_TYPE and label != CUSTOM_RESPONSE_LABEL:
+        _pick(state, index, label)
+        _confirm(state)
+        return
+    if label == CUSTOM_RESPONSE_LABEL and state.text[index].strip() and item.question_type is _SINGLE_TYPE:
+        state.custom[index] = True
+    _confirm(state)
+
+
+def _pick(state: _Dialog, index: int, label: str) -> None:
+    state.picked[index] = [label]
+    state.custom[index] = False
+
+
+def _toggle(state: _Dialog, index: int, label: str) -> None:
+    picked = state.picked[index]
+    chosen = set(picked) ^ {label}
+    state.picked[index] = [o.label for o in state.items[index].options or () if o.label in chosen]
+
+
+def _confirm(state: _Dialog) -> None:
+    """Enter on a question: keep its answer and go on; an empty one is a
+    skip when optional, and a notice when required."""
+    index = state.tab
+    if not _has_answer(state, index):
+        if state.items[index].required:
+            state.notice = _NEEDS_ANSWER
+            return
+        state.skipped[index] = True
+    state.kept[index] = True
+    if len(state.items) == 1:
+        _submit(state)
+    else:
+        state.tab = index + 1
+
+
+def _choice_text(state: _Dialog, text: str) -> None:
+    """Printable keys on a choice row: digits act on their row, Space picks
+    or toggles, y/n answer a Yes/No question; anything else is typed."""
+    index = state.tab
+    item = state.items[index]
+    rows = _dialog_rows(item)
+    options = len(item.options or ())
+    if text.isdigit() and len(text) == 1 and 1 <= int(text) <= options:
+        state.row[index] = int(text) - 1
+        _act_on_row(state, advance=True)
+    elif text == " ":
+        _act_on_row(state, advance=False)
+    elif CUSTOM_RESPONSE_LABEL in rows:
+        state.row[index] = len(rows) - 1
+        _insert(state, text)
+    elif text.lower() in _YES_NO_LETTERS and _is_yes_no(item):
+        picks = _named_options(item, text)
+        _pick(state, index, (picks or [""])[0])
+        _confirm(state)
+    else:
+        state.notice = "Pick one of the options with the arrow keys and Enter."
+
+
+def _act_on_row(state: _Dialog, advance: bool) -> None:
+    """A digit or Space on an option row: pick it (and go on, for a digit),
+    or toggle it on a multi-choice question."""
+    index = state.tab
+    label = _dialog_rows(state.items[index])[state.row[index]]
+    if state.items[index].question_type is _MULTI_TYPE:
+        _toggle(state, index, label)
+        return
+    _pick(state, index, label)
+    if advance:
+        _confirm(state)
+
+
+# Line editing, on a free-text question or the row for typing.
+
+
+def _typed(state: _Dialog, key: _Key) -> None:
+    _insert(state, key[1])
+
+
+def _insert(state: _Dialog, text: str) -> None:
+    index = state.tab
+    line, caret = state.text[index], state.caret[index]
+    state.text[index] = line[:caret] + text + line[caret:]
+    state.caret[index] = caret + len(text)
+    if state.items[index].question_type is _SINGLE_TYPE:
+        state.custom[index] = True
+
+
+def _backspace(state: _Dialog, _: _Key) -> None:
+    index, caret = state.tab, state.caret[state.tab]
+    if caret:
+        state.text[index] = state.text[index][: caret - 1] + state.text[index][caret:]
+        state.caret[index] = caret - 1
+
+
+def _delete(state: _Dialog, _: _Key) -> None:
+    index, caret = state.tab, state.caret[state.tab]
+    state.text[index] = state.text[index][:caret] + state.text[index][caret + 1:]
+
+
+def _move_caret(state: _Dialog, key: _Key) -> None:
+    index = state.tab
+    moves = {"left": state.caret[index] - 1, "right": state.caret[index] + 1,
+             "home": 0, "end": len(state.text[index])}
+    state.caret[index] = max(0, min(len(state.text[index]), moves[key[0]]))
+
+
+def _clear_line(state: _Dialog, _: _Key) -> None:
+    state.text[state.tab], state.caret[state.tab] = "", 0
+
+
+def _leave_line(state: _Dialog, key: _Key) -> None:
+    # Up leaves the row for typing for the options above it; a free-text
+    # question has nowhere to go.
+    if state.items[state.tab].question_type.is_choice and key[0] == "up":
+        state.row[state.tab] = max(0, state.row[state.tab] - 1)
+
+
+def _enter_key(state: _Dialog, _: _Key) -> None:
+    _enter(state)
+
+
+# A quoted annotation: a typing form built at import costs time for nothing.
+_EDIT_KEYS: "Dict[str, Callable[[_Dialog, _Key], None]]" = {
+    "text": _typed, "paste": _typed, "backspace": _backspace, "delete": _delete,
+    "left": _move_caret, "right": _move_caret, "home": _move_caret, "end": _move_caret,
+    "ctrl-u": _clear_line, "up": _leave_line, "down": _leave_line, "enter": _enter_key,
+}
+
+
+# ---------------------------------------------------------------------------
+# The dialog: drawing, a function of the state and the terminal's width
+#
+# Lines are wrapped here, by the cells each character takes, with hanging
+# indents, so that the terminal never wraps one itself: the dialog then
+# knows how many lines it drew, and can draw itself again in place.
+
+_PREVIEW_LINES = 12
+_SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
+
+
+class _Style:
+    """How the dialog may draw: with colour and emphasis or without, and
+    with the marks of Unicode or of ASCII."""
+
+    def __init__(self, color: bool, unicode: bool) -> None:
+        self.color = color
+        self.pointer = "\u276f" if unicode else ">"
+        self.done = "\u2714" if unicode else "+"
+        self.missing = "!"
+        self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
+        self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
+        self.dot = " \u00b7 " if unicode else " - "
+
+    def paint(self, text: str, *looks: str) -> str:
+        if not self.color or not looks or not text:
+            return text
+        codes = ";".join(_SGR[look] for look in looks)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+class _Frame:
+    """What one drawing of the dialog is: its lines, where the caret stands
+    when a line is being edited (line index, column) or None, and the line
+    of the highlighted row."""
+
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+        self.caret: Optional[Tuple[int, int]] = None
+        self.focus = 0  # the line of the highlighted row
+
+    def add(self, style: _Style, text: str, *looks: str) -> None:
+        self.lines.append(style.paint(text, *looks))
+
+    def add_wrapped(self, style: _Style, text: str, width: int, first: str, rest: str, *looks: str) -> None:
+        for line in _wrap(text, width, first, rest):
+            self.add(style, line, *looks)
+
+
+def _dialog_frame(state: _Dialog, width: int, style: _Style) -> _Frame:
+    """The dialog as lines no wider than ``width`` cells."""
+    frame = _Frame()
+    width = max(width, 20)
+    _draw_tabs(frame, state, width, style)
+    frame.add(style, "")
+    if state.tab == state.review_tab:
+        _draw_review(frame, state, width, style)
+    else:
+        _draw_question(frame, state, width, style)
+    frame.add(style, "")
+    frame.add_wrapped(style, _help_line(state, style), width, " ", " ", "dim")
+    if state.notice:
+        frame.add_wrapped(style, state.notice, width, " ", " ", "yellow")
+    return frame
+
+
+def _draw_tabs(frame: _Frame, state: _Dialog, width: int, style: _Style) -> None:
+    names = [_visible(item.header or f"Q{number}") for number, item in enumerate(state.items, 1)]
+    if state.review_tab >= 0:
+        names.append("Submit")
+    cells = []
+    for index, name in enumerate(names):
+        answered = index < len(state.items) and _has_answer(state, index)
+        label = f"{style.done if answered else ' '} {name}"
+        if index != state.tab:
+            cells.append(f" {label} ")
+        else:  # reverse video where it can be drawn, brackets where not
+            cells.append(style.paint(f" {label} ", "reverse", "bold") if style.color else f"[{label}]")
+    line, used = "", 0
+    for cell, name in zip(cells, names):
+        size = _cells(name) + 4
+        if used and used + size > width:
+            frame.lines.append(line)
+            line, used = "", 0
+        line, used = line + cell, used + size
+    frame.lines.append(line)
+
+
+def _draw_question(frame: _Frame, state: _Dialog, width: int, style: _Style) -> None:
+    index = state.tab
+    item = state.items[index]
+    frame.add_wrapped(style, _visible(item.question), width, " ", " ", "bold")
+    if item.purpose:
+        frame.add_wrapped(style, _visible(item.purpose), width, " ", " ", "dim")
+    if not item.required:
+        frame.add(style, " (optional)", "dim")
+    frame.add(style, "")
+    if not item.question_type.is_choice:
+        _draw_line_editor(frame, state, width, style, " > ", item.placeholder)
+        return
+    for row, label in enumerate(_dialog_rows(item)):
+        _draw_row(frame, state, row, label, width, style)
+    option = _option_of_row(item, state.row[index])
+    if option is not None and option.preview:
+        frame.add(style, "")
+        for line in option.preview.splitlines()[:_PREVIEW_LINES]:
+            frame.add(style, _clipped("    " + _visible(line), width), "cyan")
+
+
+def _draw_row(frame: _Frame, state: _Dialog, row: int, label: str, width: int, style: _Style) -> None:
+    index = state.tab
+    item = state.items[index]
+    here = state.row[index] == row
+    pointer = style.pointer if here else " "
+    if label == CUSTOM_RESPONSE_LABEL:
+        on = bool(state.text[index].strip()) and (item.question_type is _MULTI_TYPE or state.custom[index])
+    else:
+        on = label in state.picked[index] and not state.custom[index]
+    if item.question_type is _MULTI_TYPE:
+        box = style.checked if on else style.unchecked
+    else:
+        box = style.chosen if on else style.unchosen
+    lead = f" {pointer} {box} {row + 1}. "
+    if label == CUSTOM_RESPONSE_LABEL and (here or state.text[index]):
+        _draw_line_editor(frame, state, width, style, lead + CUSTOM_RESPONSE_LABEL + ": ", None, here)
+        return
+    badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
+    looks = ("bold", "cyan") if here else ()
+    if here:
+        frame.focus = len(frame.lines)
+    frame.add_wrapped(style, _visible(label) + badge, width, lead, " " * _cells(lead), *looks)
+    option = _option_of_row(item, row)
+    if option is not None and option.description:
+        hang = " " * _cells(lead)
+        frame.add_wrapped(style, _visible(option.description), width, hang, hang, "dim")
+
+
+def _draw_line_editor(
+    frame: _Frame, state: _Dialog, width: int, style: _Style, lead: str,
+    placeholder: Optional[str], active: bool = True,
+) -> None:
+    """One line of typed text, scrolled sideways to keep the caret in view."""
+    index = state.tab
+    text = _visible(state.text[index].replace("\n", "\u21b5"))
+    caret = _cells(_visible(state.text[index][: state.caret[index]]))
+    room = max(width - _cells(lead) - 1, 8)
+    start = max(0, caret - room + 1)
+    shown = _cut_cells(text, start, room)
+    if not text and placeholder:
+        frame.add(style, _clipped(lead + _visible(placeholder), width), "dim")
+    else:
+        frame.add(style, lead + shown, "bold" if active else "")
+    if active:
+        frame.caret = (len(frame.lines) - 1, _cells(lead) + caret - start)
+
+
+def _draw_review(frame: _Frame, state: _Dialog, width: int, style: _Style) -> None:
+    frame.add(style, " Review your answers", "bold")
+    frame.add(style, "")
+    for index, item in enumerate(state.items):
+        name = _visible(item.header or item.question)
+        answer = _dialog_answer(state, index)
+        if _has_answer(state, index) and answer is not None:
+            shown = ", ".join(_visible(label) for label in answer.get("selected") or ())
+            if answer.get("answer") is not None:
+                typed = _quoted(str(answer["answer"]))
+                shown = f"{shown}, {typed}" if shown else typed
+            frame.add_wrapped(style, f"{name}: {shown}", width, f" {style.done} ", "   ", "green")
+        elif item.required:
+            frame.add_wrapped(style, f"{name}: needs an answer", width, f" {style.missing} ", "   ", "yellow")
+        else:
+            frame.add_wrapped(style, f"{name}: skipped", width, "   ", "   ", "dim")
+
+
+def _help_line(state: _Dialog, style: _Style) -> str:
+    if state.tab == state.review_tab:
+        keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+    elif _is_editing(state):
+        keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
+    elif state.items[state.tab].question_type is _MULTI_TYPE:
+        keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
+    else:
+        keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
+    if style.pointer == ">":
+        keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
+    return style.dot.join(keys)
+
+
+def _dialog_summary(state: _Dialog) -> List[str]:
+    """What the scrollback keeps once the dialog is gone: the answers, briefly."""
+    heads = {_ANSWERED: "Answered", _DECLINED: "Dismissed", _TIMED_OUT: "No answer in time"}
+    lines = [f"askq: {heads.get(state.status or '', state.status or '')}"]
+    answers = {answer["id"]: answer for answer in _dialog_outcome(state)}
+    for item in state.items:
+        answer = answers.get(item.id)
+        picks = [_visible(label) for label in (answer or {}).get("selected") or ()]
+        typed = (answer or {}).get("answer")
+        shown = ", ".join(picks + ([_quoted(typed)] if typed is not None else []))
+        if answer is None:
+            shown = "(not answered)"
+        lines.append(f"  {_visible(item.header or item.question)}: {shown or '(skipped)'}")
+    return lines
+
+
+# Cells: what a character takes on a terminal (two for wide East Asian
+# characters and most emoji, none for combining marks).
+
+
+def _cells(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(_char_cells(char) for char in text)
+
+
+def _char_cells(char: str) -> int:
+    import unicodedata
+
+    if unicodedata.combining(char) or char in "\u200b\u200d\ufe0f":
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _cut_cells(text: str, start: int, room: int) -> str:
+    """The part of ``text`` from cell ``start`` that fits in ``room`` cells."""
+    out, used = [], 0
+    for char in text:
+        size = _char_cells(char) if not char.isascii() else 1
+        if used >= start and used + size - start <= room:
+            out.append(char)
+        used += size
+    return "".join(out)
+
+
+def _clipped(text: str, width: int) -> str:
+    return text if _cells(text) <= width else _cut_cells(text, 0, width - 1) + "\u2026"
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> List[str]:
+    """Words wrapped to ``width`` cells, the first line after ``first`` and
+    the others after ``rest`` (a hanging indent); line breaks are kept."""
+    lines: List[str] = []
+    lead = first
+    for paragraph in text.split("\n"):
+        line, used = lead, _cells(lead)
+        for word in paragraph.split(" "):
+            size = _cells(word)
+            if used > _cells(lead) and used + 1 + size > width:
+                lines.append(line)
+                lead = rest
+                line, used = lead, _cells(lead)
+            while used + size > width and size > 1:  # a word longer than a line
+                room = max(width - used, 1)
+                piece = _cut_cells(word, 0, room) or word[0]
+                lines.append(line + piece)
+                word = word[len(piece):]
+                size = _cells(word)
+                lead = rest
+                line, used = lead, _cells(lead)
+            separator = " " if used > _cells(lead) else ""
+            line, used = line + separator + word, used + len(separator) + size
+        lines.append(line)
+        lead = rest
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# The dialog on a terminal: raw keys in, the frame drawn in place
+#
+# The terminal's mode is changed only between _enter_raw_mode() and
+# _leave_raw_mode(), which puts every setting back on the way out, whatever the way: a submit, a
+# dismissal, a timeout, an exception, or SIGTERM (restore, then end as the
+# signal would).  Nothing else here changes the terminal.
+
+_ESCAPE_WAIT = 0.05  # a lone Esc, told apart from the start of a sequence
+_SIZE_POLL = 0.25  # how often a waiting dialog looks for a new terminal size
+_PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
+_CONTROL_KEYS = {
+    "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
+    "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end",
+}
+# The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
+_SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
+_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived while the dialog had the terminal."""
+
+
 def _dialog_possible(reader: Any, writer: Any) -> bool:
-    return False
+    """Raw keys from a terminal, drawn on a terminal that can move its cursor."""
+    if os.name != "posix" or os.environ.get("TERM", "") in ("", "dumb"):
+        return False
+    if _fileno(reader) is None or not (_is_terminal(reader) and _is_terminal(writer)):
+        return False
+    try:
+        import termios  # noqa: F401  (absent on some platforms)
+    except ImportError:
+        return False
+    return True
 
 
 def _run_dialog(
     items: List[QuestionItem], reader: Any, writer: Any, timeout: Optional[float]
 ) -> Tuple[str, List[Dict[str, Any]]]:
-    raise NotImplementedError
+    """Run the dialog on a terminal; the outcome and the answers."""
+    import signal
+
+    state = _Dialog(items)
+    fd = _fileno(reader)
+    assert fd is not None
+    try:
+        saved = _enter_raw_mode(fd, writer)
+        try:
+            _dialog_loop(state, _KeyReader(fd), _Screen(writer), timeout)
+        finally:
+            _leave_raw_mode(fd, writer, saved)
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    return state.status or _DECLINED, _dialog_outcome(state)
+
+
+def _dialog_loop(state: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
+    import time
+
+    screen.draw(state)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while state.status is None:
+        wait = _SIZE_POLL if deadline is None else min(_SIZE_POLL, deadline - time.monotonic())
+        if wait <= 0:
+            state.status = _TIMED_OUT
+            break
+        pressed = keys.read(wait)
+        if not pressed:
+            if screen.resized():
+                screen.draw(state)
+            continue
+        for key in pressed:
+            if state.status is None:
+                _dialog_key(state, key)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        screen.draw(state)
+    screen.finish(_dialog_summary(state))
+
+
+def _enter_raw_mode(fd: int, writer: Any) -> Tuple[Any, Any]:
+    """Raw keys, bracketed paste, and SIGTERM turned into _Terminated; what
+    _leave_raw_mode() needs to put it all back."""
+    import signal
+    import termios
+
+    saved = termios.tcgetattr(fd)
+    raw = termios.tcgetattr(fd)
+    raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
+    raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
+    raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+    try:
+        handler = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: signals stay as they are
+        handler = None
+    termios.tcsetattr(fd, termios.TCSADRAIN, raw)
+    writer.write("\x1b[?2004h")
+    writer.flush()
+    return saved, handler
+
+
+def _leave_raw_mode(fd: int, writer: Any, saved: Tuple[Any, Any]) -> None:
+    """The terminal exactly as it was, and SIGTERM's handler too."""
+    import signal
+    import termios
+
+    mode, handler = saved
+    try:
+        writer.write("\x1b[?2004l\x1b[?25h")
+        writer.flush()
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, mode)
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+class _KeyReader:
+    """Keys from a terminal in raw mode, decoded from UTF-8 and escape sequences."""
+
+    def __init__(self, fd: int) -> None:
+        import codecs
+
+        self.fd = fd
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.pending = ""
+
+    def read(self, wait: float) -> List[_Key]:
+        """The keys that arrive within ``wait`` seconds (none, on a quiet terminal)."""
+        if not self._fill(wait):
+            return []
+        keys, self.pending = _parse_keys(self.pending, final=False)
+        while self.pending and self._fill(_ESCAPE_WAIT):  # the rest of a sequence
+            more, self.pending = _parse_keys(self.pending, final=False)
+            keys += more
+        if self.pending:  # nothing more came: a lone Esc, or a cut-off sequence
+            more, self.pending = _parse_keys(self.pending, final=True)
+            keys += more
+        return keys
+
+    def _fill(self, wait: float) -> bool:
+        import select
+
+        ready, _, _ = select.select([self.fd], [], [], max(wait, 0))
+        if not ready:
+            return False
+        data = os.read(self.fd, 4096)
+        if not data:
+            self.pending += "\x04"  # the terminal went away: as Ctrl-D
+            return True
+        self.pending += self.decoder.decode(data)
+        return True
+
+
+def _parse_keys(text: str, final: bool) -> Tuple[List[_Key], str]:
+    """The keys in ``text``, and what is left of an incomplete sequence at
+    its end (kept for more bytes unless ``final``)."""
+    keys: List[_Key] = []
+    at = 0
+    while at < len(text):
+        char = text[at]
+        if char == "\x1b":
+            key, size = _escape_key(text, at, final)
+            if key is None:
+                break  # wait for the rest
+            keys.append(key)
+            at += size
+        elif char in _CONTROL_KEYS:
+            keys.append((_CONTROL_KEYS[char], ""))
+            at += 2 if text.startswith("\r\n", at) else 1
+        elif char < " ":
+            at += 1  # other control characters mean nothing here
+        else:  # typed text, a key a character (pasted text comes whole, above)
+            keys.append(("text", char))
+            at += 1
+    return keys, text[at:]
+
+
+def _escape_key(text: str, at: int, final: bool) -> Tuple[Optional[_Key], int]:
+    """The key of the escape sequence at ``at`` and its length; (None, 0)
+    while it may still be incomplete."""
+    if text.startswith(_PASTE_START, at):
+        end = text.find(_PASTE_END, at)
+        if end < 0:
+            return (None, 0) if not final else (("paste", text[at + len(_PASTE_START):]), len(text) - at)
+        return ("paste", text[at + len(_PASTE_START): end]), end + len(_PASTE_END) - at
+    rest = text[at + 1: at + 2]
+    if rest in ("[", "O"):
+        end = at + 2
+        while end < len(text) and (text[end].isdigit() or text[end] == ";"):
+            end += 1
+        if end >= len(text):
+            return ((("esc", ""), 1) if final else (None, 0))
+        last, params = text[end], text[at + 2: end]
+        name = _TILDE_KEYS.get(params.split(";")[0]) if last == "~" else _SEQUENCE_KEYS.get(last)
+        return (name or "unknown", ""), end + 1 - at
+    if not rest and not final:
+        return None, 0
+    return ("esc", ""), 1
+
+
+class _Screen:
+    """Draws frames in place: each one over the last, in the normal screen."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+        self.above = 0  # lines between the top of the last frame and the cursor
+        self.size = self._size()
+        encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
+        color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
+        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"))
+
+    def _size(self) -> Tuple[int, int]:
+        try:
+            size = os.get_terminal_size(self.writer.fileno())
+        except (AttributeError, ValueError, OSError):
+            return 80, 24
+        return size.columns, size.lines
+
+    def resized(self) -> bool:
+        """Whether the terminal changed size; if so, the next frame starts on a
+        clear screen, since the terminal has rewrapped the last one."""
+        size = self._size()
+        if size == self.size:
+            return False
+        self.size = size
+        self.writer.write("\x1b[H\x1b[2J")
+        self.above = 0
+        return True
+
+    def draw(self, state: _Dialog) -> None:
+        width, height = self.size
+        frame = _dialog_frame(state, width - 1, self.style)
+        lines, caret = _fit_height(frame, height - 1)
+        out = [self._back_to_top(), "\x1b[J", "\r\n".join(lines)]
+        if caret is None:
+            out.append("\x1b[?25l")
+            self.above = len(lines) - 1
+        else:  # the cursor shows where typing goes
+            row, column = caret
+            up = len(lines) - 1 - row
+            out.append(f"\x1b[{up}A" if up else "")
+            out.append(f"\r\x1b[{column}C" if column else "\r")
+            out.append("\x1b[?25h")
+            self.above = row
+        self.writer.write("".join(out))
+        self.writer.flush()
+
+    def finish(self, summary: List[str]) -> None:
+        """Replace the dialog by a short summary that stays in the scrollback."""
+        self.writer.write(self._back_to_top() + "\x1b[J" + "\r\n".join(summary) + "\r\n")
+        self.writer.flush()
+        self.above = 0
+
+    def _back_to_top(self) -> str:
+        return "\r" + (f"\x1b[{self.above}A" if self.above else "")
+
+
+def _fit_height(frame: _Frame, height: int) -> Tuple[List[str], Optional[Tuple[int, int]]]:
+    """The frame's lines, cut to the screen's height around the caret or the
+    highlighted row: a frame taller than the screen could not be redrawn."""
+    lines, caret = frame.lines, frame.caret
+    if len(lines) <= height or height < 3:
+        return lines, caret
+    focus = caret[0] if caret is not None else frame.focus
+    top = max(0, min(focus - height // 2, len(lines) - height))
+    if caret is not None:
+        caret = (caret[0] - top, caret[1])
+    return lines[top: top + height], caret
 
 
 # ---------------------------------------------------------------------------
@@ -2386,6 +3206,53 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (QuestionError, _UsageError) as err:
         sys.stderr.write(_one_line(str(err)) + "\n")
         return 2
+    except SystemExit as done:  # no command: the help was printed
+        return int(done.code or 0)
+
+
+_EXIT_CODES = """\
+exit status:
+  0  answered
+  1  declined, timed out or unavailable (nobody could be asked)
+  2  bad input: the message, written for the model, is one line on stderr"""
+
+_CLI_HELP = {
+    "": """\
+Ask the structured questions of an LLM's tool call: check a call, ask a
+person on the terminal, or check answers collected elsewhere.  Standard
+output carries one JSON document (or the result text, with --text).
+
+  python askq.py ask example_args.json    ask the bundled example
+  python askq.py check call.json          print the normalized questions
+""",
+    "check": """\
+Decode and normalize a call's arguments (FILE, or - for standard input) and
+print the questions as JSON.  A call that cannot be shown prints, on stderr,
+the message the model would get, after the file's name.""",
+    "schema": """\
+Print the tool as the model sees it: name, description, JSON Schema and an
+example call; with --provider, in that model API's shape.""",
+    "ask": """\
+Ask the questions of a call (FILE, or - for standard input, when the answers
+come from the terminal) and print the outcome as JSON: the questions, the
+answers, the status and the result text for the model.  On a terminal it
+shows a dialog; elsewhere, or with --plain, a numbered list answered line by
+line (answers can be piped in: one line per question).
+
+dialog keys:
+  Up/Down        move between rows
+  Enter          pick the row (single choice) or confirm (multi choice, text)
+  Space          toggle a row (multi choice); pick it without moving on
+  1-9            act on that row
+  Tab/Shift-Tab  next / previous question; Left/Right too, off a text line
+  typing         on a choice question, goes to "Personalize your response"
+  Esc, Ctrl-C    dismiss (answers confirmed so far are kept)
+  Submit tab     review the answers; Enter submits""",
+    "answer": """\
+Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
+for standard input, in any form collect_answers() takes) against the call in
+FILE, and print the outcome as JSON, as 'ask' does.""",
+}
 
 
 def _parse_args(argv: List[str]) -> Any:
@@ -2395,31 +3262,40 @@ def _parse_args(argv: List[str]) -> Any:
         def error(self, message: str) -> Any:  # one line, no usage dump
             raise _UsageError(f"{self.prog}: {message}")
 
-    parser = Parser(prog="askq.py", description="Ask an LLM's questions on the terminal.")
+    def command(name: str, summary: str, run: Callable[[Any], int]) -> Any:
+        sub = commands.add_parser(name, help=summary, description=_CLI_HELP[name], epilog=_EXIT_CODES,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub.set_defaults(run=run)
+        return sub
+
+    parser = Parser(prog="askq.py", description=_CLI_HELP[""], epilog=_EXIT_CODES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    check = commands.add_parser("check", help="print the normalized questions of a call")
+    check = command("check", "print the normalized questions of a call", _run_check)
     check.add_argument("file", metavar="FILE|-")
-    check.set_defaults(run=_run_check)
-    schema = commands.add_parser("schema", help="print the tool definition")
+    schema = command("schema", "print the tool definition", _run_schema)
     schema.add_argument("--provider", choices=list(_PROVIDER_SCHEMA_KEYS),
                         help="print the tool in this model API's shape")
-    schema.set_defaults(run=_run_schema)
-    ask_command = commands.add_parser("ask", help="ask the questions of a call on the terminal")
+    ask_command = command("ask", "ask the questions of a call on the terminal", _run_ask)
     ask_command.add_argument("file", metavar="FILE|-")
     ask_command.add_argument("--text", action="store_true", help="print only the result for the model")
-    ask_command.add_argument("--plain", action="store_true", help="use the line prompt, not the dialog")
+    ask_command.add_argument("--plain", action="store_true",
+                             help="use the line prompt, not the dialog (screen readers, logs)")
     ask_command.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                              help="end as timed_out after this many idle seconds")
     ask_command.add_argument("--assume", choices=["recommended"],
-                             help="when nobody answers, assume the recommended options")
-    ask_command.set_defaults(run=_run_ask)
-    answer = commands.add_parser("answer", help="check answers collected elsewhere")
+                             help="when nobody answers in time or at all, assume the recommended options")
+    answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
     answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
                         help="a JSON file, inline JSON, or - for standard input")
     answer.add_argument("--text", action="store_true", help="print only the result for the model")
-    answer.set_defaults(run=_run_answer)
+    if not argv:
+        import sys
+
+        parser.print_help(sys.stderr)
+        raise SystemExit(2)
     try:
         return parser.parse_args(argv)
     except SystemExit as done:  # --help
@@ -2436,7 +3312,12 @@ def _seconds(text: str) -> float:
 
 
 def _run_check(args: Any) -> int:
-    _write_json(ask(_read_input(args.file)).to_dict())
+    try:
+        output = ask(_read_input(args.file))
+    except QuestionError as err:  # the model's message, for a person: which file
+        name = "<stdin>" if args.file == "-" else args.file
+        raise QuestionError(f"{name}: {err}", err.index) from None
+    _write_json(output.to_dict())
     return 0
 
 

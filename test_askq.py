@@ -1861,7 +1861,6 @@ class CommandLineErrorTests(unittest.TestCase):
             "payload over the size bound": ["check", write_temp(self, "[" + " " * askq.MAX_PAYLOAD_BYTES + "]")],
             "over the bounds": ["check", write_temp(self, json.dumps({"questions": ["q?"] * (askq.MAX_QUESTIONS + 1)}))],
             "unknown subcommand": ["frobnicate"],
-            "no subcommand": [],
             "missing --answers": ["answer", EXAMPLE],
             "unknown option": ["check", EXAMPLE, "--nope"],
         }
@@ -1876,6 +1875,31 @@ class CommandLineErrorTests(unittest.TestCase):
         status, out, _ = run_main(["--help"])
         self.assertEqual(status, 0)
         self.assertIn("answer", out)
+        for command in ("check", "schema", "ask", "answer"):
+            with self.subTest(command=command):
+                status, out, _ = run_main([command, "--help"])
+                self.assertEqual(status, 0)
+                self.assertIn("exit status:", out)
+                self.assertIn("1  declined, timed out or unavailable", out)
+        _, out, _ = run_main(["ask", "--help"])
+        for fragment in ("dialog keys:", "Up/Down", "Space", "Tab/Shift-Tab", "Esc, Ctrl-C", "--plain", "--timeout",
+                         "--assume", "standard input"):
+            self.assertIn(fragment, out)
+
+    def test_no_command_prints_the_help(self) -> None:
+        status, out, err = run_main([])
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("python askq.py ask example_args.json", err)
+        self.assertIn("exit status:", err)
+
+    def test_check_names_the_broken_file(self) -> None:
+        path = write_temp(self, '{"questions": [{"question": "Pick", "type": "choice"}]}')
+        status, out, err = run_main(["check", path])
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err, f"{path}: questions[0] (\"Pick\") is a choice question but has no 'options'."
+                              " Give it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.\n")
+        status, _, err = run_main(["check", "-"], stdin="[]")
+        self.assertEqual(err, "<stdin>: No questions provided. Ask at least one question.\n")
 
 
 
@@ -2206,6 +2230,337 @@ class TerminalSafetyTests(unittest.TestCase):
         askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), stdin=io.StringIO("x\n"), stdout=strict)
         strict.flush()
         self.assertIn(b"Q\\ud800?", raw.getvalue())
+
+
+DOWN, UP, RIGHT, LEFT, HOME, END, DELETE = "\x1b[B", "\x1b[A", "\x1b[C", "\x1b[D", "\x1b[H", "\x1b[F", "\x1b[3~"
+SHIFT_TAB, ESC, ENTER, TAB = "\x1b[Z", "\x1b", "\r", "\t"
+
+
+def dialog(questions: Any, typed: str) -> Any:
+    """Drive the dialog's state with the bytes a terminal would send; return it."""
+    output = questions if isinstance(questions, QuestionOutput) else askq.ask(questions)
+    state = askq._Dialog(output.questions)
+    keys, rest = askq._parse_keys(typed, final=True)
+    assert rest == ""
+    for key in keys:
+        if state.status is None:
+            askq._dialog_key(state, key)
+    return state
+
+
+def outcome(state: Any) -> Any:
+    """The dialog's outcome as prompt() returns it."""
+    items = state.items
+    answers = askq.collect_answers(items, askq._dialog_outcome(state), partial=state.status != "answered")
+    return state.status, answers
+
+
+class KeyParsingTests(unittest.TestCase):
+    def test_sequences(self) -> None:
+        keys, rest = askq._parse_keys(UP + DOWN + RIGHT + LEFT + HOME + END + DELETE + SHIFT_TAB + "\x1bOA\x1b[1;5C\x1b[4~",
+                                      final=False)
+        self.assertEqual([name for name, _ in keys],
+                         ["up", "down", "right", "left", "home", "end", "delete", "shift-tab", "up", "right", "end"])
+        self.assertEqual(rest, "")
+
+    def test_controls_and_text(self) -> None:
+        keys, _ = askq._parse_keys("ab\r\n\t\x7f\x08\x03\x04\x15\x01\x05\x02é", final=False)
+        self.assertEqual(keys, [("text", "a"), ("text", "b"), ("enter", ""), ("tab", ""), ("backspace", ""), ("backspace", ""),
+                                ("ctrl-c", ""), ("ctrl-d", ""), ("ctrl-u", ""), ("home", ""), ("end", ""),
+                                ("text", "é")])
+
+    def test_a_lone_escape_is_told_apart_from_a_sequence(self) -> None:
+        self.assertEqual(askq._parse_keys("\x1b", final=False), ([], "\x1b"))  # wait for more
+        self.assertEqual(askq._parse_keys("\x1b", final=True), ([("esc", "")], ""))
+        self.assertEqual(askq._parse_keys("a\x1b[", final=False), ([("text", "a")], "\x1b["))
+        self.assertEqual(askq._parse_keys("\x1b[", final=True)[0], [("esc", ""), ("text", "[")])
+        self.assertEqual(askq._parse_keys("\x1bx", final=False)[0], [("esc", ""), ("text", "x")])
+
+    def test_bracketed_paste(self) -> None:
+        keys, rest = askq._parse_keys("\x1b[200~1\r2\x1b[B\x1b[201~x", final=False)
+        self.assertEqual((keys, rest), ([("paste", "1\r2\x1b[B"), ("text", "x")], ""))
+        self.assertEqual(askq._parse_keys("\x1b[200~half", final=False), ([], "\x1b[200~half"))
+        self.assertEqual(askq._parse_keys("\x1b[200~half", final=True), ([("paste", "half")], ""))
+
+
+class DialogKeyTests(unittest.TestCase):
+    def test_single_choice_with_arrows(self) -> None:
+        state = dialog(example_output(), DOWN + ENTER + "13" + ENTER + ENTER + ENTER)
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["SQLite"]),
+                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")]))
+
+    def test_multi_choice_toggles(self) -> None:
+        state = dialog(example_output(), "1" + " " + DOWN + " " + DOWN + " " + UP + " " + ENTER + TAB + ENTER)
+        # Space toggled rows 1 (the highlighted one), 2 and 3, then 2 again.
+        self.assertEqual(outcome(state)[1][1], AnswerItem("q1", None, ["Unit tests", "Lint"]))
+        self.assertEqual(state.status, "answered")
+
+    def test_digits_act_on_their_row(self) -> None:
+        state = dialog(example_output(), "2" + "3" + "1" + ENTER)
+        self.assertEqual(state.picked[:2], [["SQLite"], ["Unit tests", "Lint"]])
+        self.assertEqual(state.tab, 2)
+
+    def test_custom_row_with_line_editing(self) -> None:
+        state = dialog(example_output(), "Big bng" + LEFT + LEFT + "a" + END + "!" + HOME + DELETE + "b" + ENTER)
+        self.assertEqual(state.text[0], "big bang!")
+        self.assertEqual(state.row[0], 2)  # typing jumped to the row for typing
+        state = dialog(example_output(), "wrong" + "\x15" + "1st choice" + ENTER + ENTER + ESC)
+        self.assertEqual(outcome(state), ("declined", [AnswerItem("q0", "1st choice")]))
+
+    def test_pasted_text_is_text_even_with_digits_and_newlines(self) -> None:
+        state = dialog(example_output(), "\x1b[200~12 apples\x1b[201~" + ENTER + ESC)
+        self.assertEqual(outcome(state), ("declined", [AnswerItem("q0", "12 apples")]))
+
+    def test_going_back_and_changing_an_answer(self) -> None:
+        state = dialog(example_output(), ENTER + "1" + ENTER + ENTER + SHIFT_TAB + SHIFT_TAB + SHIFT_TAB + DOWN + ENTER
+                       + TAB + TAB + ENTER)
+        self.assertEqual(outcome(state)[1][0], AnswerItem("q0", None, ["SQLite"]))
+        self.assertEqual(state.status, "answered")
+
+    def test_left_and_right_move_between_questions_off_a_line(self) -> None:
+        state = dialog(example_output(), RIGHT + RIGHT + LEFT + SHIFT_TAB)
+        self.assertEqual(state.tab, 1)  # Left on the free-text question moved its caret
+        state = dialog(example_output(), RIGHT + LEFT)
+        self.assertEqual(state.tab, 0)
+        state = dialog(example_output(), "ab" + LEFT + "x")  # on a line, they move the caret
+        self.assertEqual((state.tab, state.text[0]), (0, "axb"))
+
+    def test_review_with_a_missing_required_answer(self) -> None:
+        state = dialog(example_output(), ENTER + TAB + TAB + ENTER)
+        self.assertIsNone(state.status)
+        self.assertEqual(state.tab, 1)  # sent to the first required question left unanswered
+        self.assertEqual(state.notice, "This question needs an answer.")
+        lines = askq._dialog_frame(dialog(example_output(), ENTER + TAB + TAB), 80, askq._Style(False, False)).lines
+        self.assertIn(" + Database: PostgreSQL", lines)
+        self.assertIn(" ! Checks: needs an answer", lines)
+        self.assertIn("   Name: skipped", lines)
+
+    def test_dismissing_midway_keeps_the_answers_kept(self) -> None:
+        for dismiss in (ESC, "\x03", "\x04"):
+            with self.subTest(key=repr(dismiss)):
+                state = dialog(example_output(), DOWN + ENTER + " " + TAB + "half-typed" + dismiss)
+                # q1 was left with Tab, so its toggle counts; q2's text was never confirmed.
+                self.assertEqual(outcome(state), ("declined", [AnswerItem("q0", None, ["SQLite"]),
+                                                               AnswerItem("q1", None, ["Unit tests"])]))
+
+    def test_enter_on_an_empty_line(self) -> None:
+        state = dialog(example_output(), ENTER + "1" + ENTER + ENTER)
+        self.assertEqual((state.tab, state.skipped[2]), (3, True))  # optional: skipped, on to the review
+        state = dialog({"questions": ["Name?", "Other?"]}, ENTER)
+        self.assertEqual((state.tab, state.notice), (0, "This question needs an answer."))
+        state = dialog(example_output(), DOWN + DOWN + ENTER)  # the empty row for typing, required
+        self.assertEqual((state.tab, state.notice), (0, "This question needs an answer."))
+
+    def test_one_question_submits_when_confirmed(self) -> None:
+        state = dialog({"questions": [{"question": "Go?", "options": ["A", "B"]}]}, DOWN + ENTER)
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["B"])]))
+        state = dialog({"questions": [{"question": "Go?", "options": ["A", "B"]}]}, TAB + TAB + DOWN + ENTER)
+        self.assertEqual(state.status, "answered")  # Tab goes nowhere with one question
+
+    def test_yes_no_has_no_row_for_typing_and_takes_y_and_n(self) -> None:
+        questions = {"questions": [{"question": "Go?", "type": "yesno"}]}
+        self.assertEqual(askq._dialog_rows(askq.ask(questions).questions[0]), ["Yes", "No"])
+        self.assertEqual(outcome(dialog(questions, "n")), ("answered", [AnswerItem("q0", None, ["No"])]))
+        state = dialog(questions, "x")
+        self.assertEqual((state.status, state.notice), (None, "Pick one of the options with the arrow keys and Enter."))
+
+    def test_free_text_question(self) -> None:
+        state = dialog({"questions": [{"question": "Name?"}, "Why?"]}, "billing" + ENTER + "because" + ENTER + ENTER)
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "billing"), AnswerItem("q1", "because")]))
+
+    def test_single_choice_space_picks_without_moving_on(self) -> None:
+        state = dialog(example_output(), DOWN + " ")
+        self.assertEqual((state.tab, state.picked[0]), (0, ["SQLite"]))
+        state = dialog(example_output(), DOWN + " " + DOWN + "own" + UP + UP + " " + TAB + ESC)
+        # Picking an option after typing makes the option the answer; the text stays on its row.
+        self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
+
+
+class DialogDrawingTests(unittest.TestCase):
+    PLAIN = askq._Style(False, False)
+
+    def test_rows_badges_descriptions_and_previews(self) -> None:
+        questions = askq.ask({"questions": [{"question": "Layout?", "header": "Layout", "purpose": "Because.",
+                                             "options": [{"label": "Wide (Recommended)", "description": "More room",
+                                                          "preview": "+--+\\n|  |\\n+--+"}, "Narrow"]}]})
+        lines = askq._dialog_frame(askq._Dialog(questions.questions), 60, self.PLAIN).lines
+        self.assertEqual(lines[:4], ["[  Layout]", "", " Layout?", " Because."])
+        self.assertIn(" > ( ) 1. Wide (Recommended)", lines)
+        self.assertIn("          More room", lines)
+        self.assertIn("   ( ) 2. Narrow", lines)
+        self.assertIn("   ( ) 3. Personalize your response", lines)
+        self.assertIn("    +--+", lines)
+        state = dialog(questions, DOWN)  # the preview follows the highlight
+        self.assertNotIn("    +--+", askq._dialog_frame(state, 60, self.PLAIN).lines)
+
+    def test_tabs_mark_answered_questions(self) -> None:
+        state = dialog(example_output(), ENTER)
+        self.assertEqual(askq._dialog_frame(state, 80, self.PLAIN).lines[0],
+                         " + Database [  Checks]   Name    Submit ")
+
+    def test_wrapping_with_hanging_indents_within_the_width(self) -> None:
+        long = "A label that is one hundred and fifty characters long, which no model should send but some do"
+        state = askq._Dialog(askq.ask({"questions": [{"question": "Q " * 40, "options": [long, "中文选项 " * 12]}]}).questions)
+        for width in (20, 33, 50, 80):
+            with self.subTest(width=width):
+                lines = askq._dialog_frame(state, width, self.PLAIN).lines
+                self.assertTrue(all(askq._cells(line) <= width for line in lines), lines)
+                label_lines = [line for line in lines if "label" in line or "hundred" in line]
+                self.assertTrue(label_lines[0].startswith(" > ( ) 1. A"))
+                self.assertTrue(all(line.startswith("          ") for line in label_lines[1:]), label_lines)
+
+    def test_caret_is_where_typing_goes(self) -> None:
+        state = dialog(example_output(), "abc" + LEFT)
+        frame = askq._dialog_frame(state, 80, self.PLAIN)
+        row, column = frame.caret or (0, 0)
+        self.assertTrue(frame.lines[row].endswith("Personalize your response: abc"))
+        self.assertEqual(column, len(frame.lines[row]) - 1)
+
+    def test_model_text_is_drawn_escaped(self) -> None:
+        questions = askq.ask({"questions": [{"question": "Q " + HOSTILE, "header": "H\x1b[5m",
+                                             "options": [{"label": "L" + HOSTILE, "description": "D\u202e"}, "B"]}]})
+        state = dialog(questions, "typed\x1b[31m")  # an escape typed by the person is a key, not text
+        for style in (self.PLAIN, askq._Style(True, True)):
+            text = "\n".join(askq._dialog_frame(state, 80, style).lines)
+            for raw in ("\u202e", "\u2066", "\x07", "\x1b[2J", "\x1b[5m", "\x9b"):
+                self.assertNotIn(raw, text)
+            self.assertIn("\\u202e", text)
+            self.assertIn("\\x1b[2J", text)
+
+    def test_colour_only_when_asked(self) -> None:
+        plain = "\n".join(askq._dialog_frame(dialog(example_output(), ""), 80, self.PLAIN).lines)
+        self.assertNotIn("\x1b", plain)
+        coloured = "\n".join(askq._dialog_frame(dialog(example_output(), ""), 80, askq._Style(True, True)).lines)
+        self.assertIn("\x1b[7;1m", coloured)
+
+    def test_a_frame_taller_than_the_screen_keeps_the_highlight_in_view(self) -> None:
+        questions = askq.ask({"questions": [{"question": "Many?", "options": [f"Option {n}" for n in range(30)]}]})
+        state = dialog(questions, DOWN * 25)
+        lines, _ = askq._fit_height(askq._dialog_frame(state, 80, self.PLAIN), 10)
+        self.assertEqual(len(lines), 10)
+        self.assertTrue(any("26. Option 25" in line for line in lines), lines)
+
+    def test_summary(self) -> None:
+        state = dialog(example_output(), DOWN + ENTER + TAB + ESC)
+        self.assertEqual(askq._dialog_summary(state), ["askq: Dismissed", "  Database: SQLite",
+                                                       "  Checks: (not answered)", "  Name: (not answered)"])
+        state = dialog(example_output(), DOWN + ENTER + "1" + ENTER + ENTER + ENTER)
+        self.assertEqual(askq._dialog_summary(state), ["askq: Answered", "  Database: SQLite",
+                                                       "  Checks: Unit tests", "  Name: (skipped)"])
+
+
+try:
+    import pty
+    import termios
+except ImportError:  # Windows, Pyodide
+    pty = termios = None  # type: ignore[assignment]
+
+
+@unittest.skipUnless(pty is not None and CAN_SPAWN, "needs the pty module and subprocesses")
+class DialogTerminalTests(unittest.TestCase):
+    """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
+
+    def start(self, *extra: str) -> Any:
+        import threading
+
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        self.before = termios.tcgetattr(slave)
+        env = dict(os.environ, TERM="xterm-256color", NO_COLOR="1")
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, *extra],
+                                   stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
+        self.addCleanup(process.kill)
+        self.master, self.slave, self.screen = master, slave, bytearray()
+
+        def drain() -> None:
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.screen += data
+
+        threading.Thread(target=drain, daemon=True).start()
+        self.wait_for(b"Esc dismiss")
+        return process
+
+    def wait_for(self, text: bytes, seconds: float = 10) -> None:
+        import time
+
+        deadline = time.monotonic() + seconds
+        while text not in self.screen:
+            self.assertLess(time.monotonic(), deadline, f"{text!r} never drawn: {bytes(self.screen[-400:])!r}")
+            time.sleep(0.02)
+
+    def press(self, *keys: str) -> None:
+        import time
+
+        for key in keys:
+            os.write(self.master, key.encode())
+            time.sleep(0.08)  # a person's pace: each key arrives on its own
+
+    def finish(self, process: Any) -> Any:
+        out, _ = process.communicate(timeout=10)
+        self.assertEqual(termios.tcgetattr(self.slave), self.before, "the terminal's mode was not restored")
+        return json.loads(out) if out else None
+
+    def test_arrows_space_enter_going_back_and_submit(self) -> None:
+        process = self.start()
+        self.press(DOWN, ENTER)  # SQLite
+        self.press(" ", DOWN, DOWN, " ", ENTER)  # Unit tests and Lint
+        self.press(ENTER)  # skip the optional name
+        self.wait_for(b"Review your answers")
+        self.press(SHIFT_TAB, SHIFT_TAB, SHIFT_TAB, UP, ENTER)  # back to the first question: PostgreSQL
+        self.press(TAB, TAB, ENTER)
+        data = self.finish(process)
+        self.assertEqual(process.returncode, 0)
+        self.assertEqual(data["status"], "answered")
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
+                                           {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
+                                           {"id": "q2", "answer": None, "selected": None}])
+        self.assertIn(b"askq: Answered", self.screen)  # the summary left in the scrollback
+        self.assertNotIn(b"\x1b[?1049h", self.screen)  # never the alternate screen
+
+    def test_ctrl_c_dismisses_and_keeps_answers(self) -> None:
+        process = self.start()
+        self.press("2", "\x03")
+        data = self.finish(process)
+        self.assertEqual((process.returncode, data["status"]), (1, "declined"))
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["SQLite"]}])
+
+    def test_timeout(self) -> None:
+        process = self.start("--timeout", "0.5")
+        self.press("My ", "own")
+        data = self.finish(process)
+        self.assertEqual((process.returncode, data["status"], data["answers"]), (1, "timed_out", []))
+        self.assertTrue(data["result"].startswith("The user did not respond in time"))
+
+    def test_sigterm_restores_the_terminal(self) -> None:
+        import signal
+
+        process = self.start()
+        self.press(DOWN)
+        process.send_signal(signal.SIGTERM)
+        self.assertIsNone(self.finish(process))
+        self.assertEqual(process.returncode, -signal.SIGTERM)
+        self.assertTrue(self.screen.endswith(b"\x1b[?2004l\x1b[?25h") or b"\x1b[?2004l\x1b[?25h" in self.screen)
+
+    def test_plain_forces_the_line_prompt(self) -> None:
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        env = dict(os.environ, TERM="xterm-256color")
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--plain"],
+                                   stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
+        self.addCleanup(process.kill)
+        for line in (b"2\r", b"1,3\r", b"\r"):
+            os.write(master, line)
+        out, _ = process.communicate(timeout=10)
+        data = json.loads(out)
+        self.assertEqual(data["answers"][0], {"id": "q0", "answer": None, "selected": ["SQLite"]})
 
 
 class NoLossTests(unittest.TestCase):
