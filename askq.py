@@ -81,6 +81,7 @@ __all__ = [
     "validate_and_normalize",
 ]
 
+__version__ = "0.1.0"
 TOOL_NAME = "ask_questions"
 # Every UI adds this free-text row to a choice question, so no option may
 # carry it: the option would be unreachable behind the UI's own row.
@@ -1300,6 +1301,10 @@ _PROVIDER_SCHEMA_KEYS = {
     "gemini": "parametersJsonSchema",
 }
 
+_STRICT_PROVIDERS = ("openai", "openai-responses")
+# Keywords strict mode takes everywhere; the rest (defaults, bounds) is dropped.
+_STRICT_KEYWORDS = ("type", "description", "enum")
+
 _BUILTIN_RESOURCES = {
     "schema.json": _BUILTIN_SCHEMA,
     "example_args.json": _BUILTIN_EXAMPLE_ARGS,
@@ -1321,32 +1326,63 @@ def tool_description() -> Dict[str, Any]:
     }
 
 
-def tool_definition(provider: str = "mcp") -> Dict[str, Any]:
+def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, Any]:
     """The tool in the shape a model API wants it.
 
     ``provider`` is one of "mcp" (an MCP Tool), "openai" (Chat Completions),
     "openai-responses" (Responses API), "anthropic" (Messages API) or
-    "gemini" (a function declaration).
+    "gemini" (a function declaration).  ``strict=True`` (OpenAI's two APIs
+    only) gives the schema of strict function calling: every object closed,
+    every property required, optional ones nullable; calls made under it
+    (nulls, empty lists) decode to the same questions.
 
         >>> askq.tool_definition("anthropic")["input_schema"]["required"]
         ['questions']
         >>> sorted(askq.tool_definition("openai")["function"])
         ['description', 'name', 'parameters']
+        >>> askq.tool_definition("openai-responses", strict=True)["parameters"]["additionalProperties"]
+        False
     """
     schema_key = _PROVIDER_SCHEMA_KEYS.get(provider)
     if schema_key is None:
         known = ", ".join(_PROVIDER_SCHEMA_KEYS)
         raise ValueError(f"Unknown provider {provider!r}; the known providers are: {known}.")
+    if strict and provider not in _STRICT_PROVIDERS:
+        raise ValueError(
+            f"The provider {provider!r} has no strict mode; strict=True is for"
+            f" {' and '.join(map(repr, _STRICT_PROVIDERS))}."
+        )
+    schema = json.loads(_resource_text("schema.json"))
     function = {
         "name": TOOL_NAME,
         "description": _TOOL_DESCRIPTION,
-        schema_key: json.loads(_resource_text("schema.json")),
+        schema_key: _strict_schema(schema, True) if strict else schema,
     }
     if provider == "openai":
-        return {"type": "function", "function": function}
+        return {"type": "function", "function": {**function, "strict": True} if strict else function}
     if provider == "openai-responses":
-        return {"type": "function", **function}
+        return {"type": "function", **function, "strict": strict}
     return function
+
+
+def _strict_schema(schema: Dict[str, Any], required: bool) -> Dict[str, Any]:
+    """A schema as OpenAI's strict mode takes it: objects closed, every
+    property required (the optional ones nullable), only the keywords strict
+    mode accepts, the descriptions kept."""
+    strict = {key: value for key, value in schema.items() if key in _STRICT_KEYWORDS}
+    if schema.get("type") == "object":
+        properties = schema.get("properties", {})
+        needed = set(schema.get("required", ()))
+        strict["properties"] = {
+            name: _strict_schema(value, name in needed) for name, value in properties.items()
+        }
+        strict["required"] = list(properties)
+        strict["additionalProperties"] = False
+    if "items" in schema:
+        strict["items"] = _strict_schema(schema["items"], True)
+    if not required:
+        strict["type"] = [strict["type"], "null"]
+    return strict
 
 
 def error_text(err: BaseException) -> str:
@@ -3182,6 +3218,280 @@ def _fit_height(frame: _Frame, height: int) -> Tuple[List[str], Optional[Tuple[i
 
 
 # ---------------------------------------------------------------------------
+# The MCP server: python askq.py serve
+#
+# One reader, one writer, no threads: newline-delimited JSON-RPC on stdin
+# and stdout.  A call that waits for the person is a row in a table of
+# pending calls, keyed by the id of the elicitation request sent for it, so
+# that pings, lists and other calls go on being answered meanwhile.  Under
+# the protocol of 2026-07-28 nothing is pending at all: the call is answered
+# with an input request, and the client calls again with the responses.
+
+_HANDSHAKE_ERA = "2025-11-25"
+_STATELESS_ERA = "2026-07-28"
+_MCP_VERSIONS = (_HANDSHAKE_ERA, _STATELESS_ERA)
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_META_SERVER = "io.modelcontextprotocol/serverInfo"
+_TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
+_PARSE_ERROR = -32700
+_INVALID_REQUEST = -32600
+_METHOD_NOT_FOUND = -32601
+_INVALID_PARAMS = -32602
+_INTERNAL_ERROR = -32603
+_UNSUPPORTED_VERSION = -32022
+_MAX_LINE = 2 * MAX_PAYLOAD_BYTES  # a message holds a call and its envelope
+
+
+class _RpcError(Exception):
+    """A JSON-RPC error response, raised where a request is refused."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data
+
+
+class _Era:
+    """How one request speaks: its protocol version and the client's
+    capabilities (from the handshake, or from the request's own envelope)."""
+
+    __slots__ = ("capabilities", "version")
+
+    def __init__(self, version: str, capabilities: Dict[str, Any]) -> None:
+        self.version = version
+        self.capabilities = capabilities
+
+    @property
+    def stateless(self) -> bool:
+        return self.version == _STATELESS_ERA
+
+    @property
+    def can_elicit(self) -> bool:
+        """Whether the client draws forms: an elicitation capability that is
+        empty (forms, in the first era that had them) or names ``form``."""
+        elicitation = self.capabilities.get("elicitation")
+        return isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
+
+
+class _McpServer:
+    """One MCP session: what the client said in its handshake, and the calls
+    waiting for a person, by the id of the elicitation request sent for each."""
+
+    def __init__(self, writer: Any, log: Any) -> None:
+        self.writer = writer
+        self.log = log
+        self.handshake = _Era(_HANDSHAKE_ERA, {})
+        self.pending: Dict[str, Tuple[Any, QuestionOutput, _Era]] = {}
+        self.sent = 0
+
+    def receive(self, line: bytes) -> None:
+        """Act on one line from the client; answer it if it needs an answer."""
+        try:
+            message = _parse_json(line, "The message")
+        except QuestionError as err:
+            self._send_error(None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            request_id = message.get("id") if isinstance(message, dict) else None
+            self._send_error(request_id, _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
+            return
+        method = message.get("method")
+        if method is None and "id" in message and ("result" in message or "error" in message):
+            self._on_response(message)
+        elif not isinstance(method, str):
+            self._send_error(message.get("id"), _RpcError(_INVALID_REQUEST, "Invalid request: no method."))
+        elif "id" not in message:
+            self._on_notification(method, message.get("params"))
+        else:
+            self._on_request(message["id"], method, message.get("params", {}))
+
+    def refuse(self, reason: str) -> None:
+        """Answer a line that cannot be read as a message."""
+        self._send_error(None, _RpcError(_PARSE_ERROR, reason))
+
+    def _on_request(self, request_id: Any, method: str, params: Any) -> None:
+        try:
+            if not isinstance(params, dict):
+                raise _RpcError(_INVALID_PARAMS, "Invalid params: 'params' must be an object.")
+            handler = _MCP_REQUESTS.get(method)
+            if handler is None:
+                raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
+            era = self._era(params)
+            result = handler(self, request_id, params, era)
+        except _RpcError as err:
+            self._send_error(request_id, err)
+            return
+        except Exception as err:  # noqa: BLE001 - a bug must not end the session
+            self.log(f"internal error in {method}: {type(err).__name__}: {err}")
+            self._send_error(request_id, _RpcError(_INTERNAL_ERROR, f"Internal error: {type(err).__name__}"))
+            return
+        if result is not None:
+            self._send_result(request_id, result, era)
+
+    def _era(self, params: Dict[str, Any]) -> _Era:
+        """The version and capabilities of a request: its envelope's, else the handshake's."""
+        meta = params.get("_meta")
+        version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+        if version is None:
+            return self.handshake
+        if version not in _MCP_VERSIONS:
+            raise _RpcError(_UNSUPPORTED_VERSION, f"Unsupported protocol version: {version}",
+                            {"requested": version, "supported": list(_MCP_VERSIONS)})
+        capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
+        return _Era(str(version), capabilities if isinstance(capabilities, dict) else {})
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/cancelled" and isinstance(params, dict):
+            self._cancel(params.get("requestId"))
+
+    def _cancel(self, call_id: Any) -> None:
+        """The client gave up on a call: forget it, and withdraw its form."""
+        for key, (waiting_id, _, _) in list(self.pending.items()):
+            if waiting_id == call_id:
+                del self.pending[key]
+                self._send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": json.loads(key), "reason": "The tool call was cancelled."}})
+
+    def _on_response(self, message: Dict[str, Any]) -> None:
+        """The client's answer to an elicitation request: answer its call."""
+        waiting = self.pending.pop(_request_key(message["id"]), None)
+        if waiting is None:
+            self.log(f"a response to no pending request: {message['id']!r}")
+            return
+        call_id, output, era = waiting
+        if "error" in message:  # the client could not show the form
+            self._send_result(call_id, _tool_result(unavailable_text()), era)
+        else:
+            self._send_result(call_id, _elicited_result(output, message.get("result")), era)
+
+    def call_tool(self, request_id: Any, params: Dict[str, Any], era: _Era) -> Optional[Dict[str, Any]]:
+        """tools/call: a refused call is a tool error; otherwise ask the person
+        through the client's form, or say that nobody could be asked."""
+        if params.get("name") != TOOL_NAME:
+            raise _RpcError(_INVALID_PARAMS, f"Unknown tool {params.get('name')!r}; this server has {TOOL_NAME!r}.")
+        try:
+            output = ask(params.get("arguments", {}))
+        except QuestionError as err:
+            return _tool_result(error_text(err), error=True)
+        if era.stateless and params.get("inputResponses") is not None:
+            return self._from_input_responses(output, params["inputResponses"])
+        if not era.can_elicit:
+            return _tool_result(unavailable_text())
+        if era.stateless:
+            return {"resultType": "input_required", "inputRequests": input_request(output)}
+        self.sent += 1
+        elicitation_id = f"askq-{self.sent}"
+        self.pending[_request_key(elicitation_id)] = (request_id, output, era)
+        self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
+                    "params": to_elicitation(output)})
+        return None
+
+    def _from_input_responses(self, output: QuestionOutput, responses: Any) -> Dict[str, Any]:
+        response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
+        if response is None:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
+        return _elicited_result(output, response)
+
+    def _send_result(self, request_id: Any, result: Dict[str, Any], era: _Era) -> None:
+        if era.stateless:
+            result = {"resultType": "complete", **result}
+            result.setdefault("_meta", {_META_SERVER: _server_info()})
+        self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _send_error(self, request_id: Any, err: _RpcError) -> None:
+        error: Dict[str, Any] = {"code": err.code, "message": str(err)}
+        if err.data is not None:
+            error["data"] = err.data
+        self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def _send(self, message: Dict[str, Any]) -> None:
+        self.writer.write(json.dumps(message).encode("ascii") + b"\n")
+        self.writer.flush()
+
+
+def _initialize(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
+    # Whatever version the client asks for, the server answers with the one
+    # it speaks; the client then decides (older versions lack askq's forms).
+    capabilities = params.get("capabilities")
+    server.handshake = _Era(_HANDSHAKE_ERA, capabilities if isinstance(capabilities, dict) else {})
+    client = params.get("clientInfo")
+    name = client.get("name") if isinstance(client, dict) else None
+    forms = "draws forms" if server.handshake.can_elicit else "draws no forms: calls will say nobody could be asked"
+    server.log(f"client {name or '(unnamed)'} {forms}")
+    return {"protocolVersion": _HANDSHAKE_ERA, "capabilities": {"tools": {}}, "serverInfo": _server_info()}
+
+
+def _discover(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
+    return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
+            "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
+
+
+def _ping(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
+    return {}
+
+
+def _list_tools(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
+    result: Dict[str, Any] = {"tools": [tool_definition("mcp")]}
+    if era.stateless:
+        result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
+    return result
+
+
+def _call_tool(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Optional[Dict[str, Any]]:
+    return server.call_tool(request_id, params, era)
+
+
+_MCP_REQUESTS: "Dict[str, Callable[[_McpServer, Any, Dict[str, Any], _Era], Optional[Dict[str, Any]]]]" = {
+    "initialize": _initialize,
+    "server/discover": _discover,
+    "ping": _ping,
+    "tools/list": _list_tools,
+    "tools/call": _call_tool,
+}
+
+
+def _elicited_result(output: QuestionOutput, result: Any) -> Dict[str, Any]:
+    """The tool result for what the client's form gave back."""
+    try:
+        answers = from_elicitation(output, result)[1]
+    except AnswerError as err:
+        return _tool_result(error_text(err), error=True)
+    if answers is None:  # declined or cancelled
+        return _tool_result(declined_text())
+    return _tool_result(result_text(QuestionOutput(output.questions, answers, _ANSWERED)))
+
+
+def _tool_result(text: str, error: bool = False) -> Dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+def _server_info() -> Dict[str, str]:
+    return {"name": "askq", "version": __version__}
+
+
+def _request_key(request_id: Any) -> str:
+    """A request id as a key: 1 and "1" are different ids."""
+    return json.dumps(request_id)
+
+
+def _serve(reader: Any, writer: Any, log: Callable[[str], None]) -> int:
+    """Serve MCP on binary streams until the input ends; return 0."""
+    server = _McpServer(writer, log)
+    while True:
+        line = reader.readline(_MAX_LINE + 1)
+        if not line:
+            return 0
+        if len(line) > _MAX_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # skip the rest: it is no message
+                line = reader.readline(_MAX_LINE + 1)
+            server.refuse(f"Parse error: the message is longer than {_MAX_LINE} bytes.")
+            continue
+        if line.strip():
+            server.receive(line)
+
+
+# ---------------------------------------------------------------------------
 # Command line
 
 class _UsageError(Exception):
@@ -3248,6 +3558,14 @@ dialog keys:
   typing         on a choice question, goes to "Personalize your response"
   Esc, Ctrl-C    dismiss (answers confirmed so far are kept)
   Submit tab     review the answers; Enter submits""",
+    "serve": """\
+Serve the tool to an MCP client over stdio: newline-delimited JSON-RPC on
+standard input and output, logs on stderr, until the input ends (exit 0).
+The client's own form UI asks the person (MCP elicitation); a client that
+draws no forms gets the result saying that nobody could be asked.  In a
+client's configuration:
+
+  {"command": "python", "args": ["path/to/askq.py", "serve"]}""",
     "answer": """\
 Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
 for standard input, in any form collect_answers() takes) against the call in
@@ -3286,6 +3604,8 @@ def _parse_args(argv: List[str]) -> Any:
                              help="end as timed_out after this many idle seconds")
     ask_command.add_argument("--assume", choices=["recommended"],
                              help="when nobody answers in time or at all, assume the recommended options")
+    serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
+    serve.set_defaults(web=False)
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
     answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
@@ -3352,6 +3672,16 @@ def _with_assumed(output: QuestionOutput) -> List[AnswerItem]:
     for answer in assumed_answers(output):
         given.setdefault(answer.id, answer)
     return [given[item.id] for item in output.questions if item.id in given]
+
+
+def _run_serve(args: Any) -> int:
+    import sys
+
+    def log(message: str) -> None:
+        sys.stderr.write(f"askq serve: {message}\n")
+        sys.stderr.flush()
+
+    return _serve(sys.stdin.buffer, sys.stdout.buffer, log)
 
 
 def _run_answer(args: Any) -> int:

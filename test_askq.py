@@ -2798,7 +2798,8 @@ class ProviderTests(unittest.TestCase):
         self.assertEqual(askq.tool_definition("openai"), {
             "type": "function", "function": {"name": "ask_questions", "description": description, "parameters": schema}})
         self.assertEqual(askq.tool_definition("openai-responses"), {
-            "type": "function", "name": "ask_questions", "description": description, "parameters": schema})
+            "type": "function", "name": "ask_questions", "description": description, "parameters": schema,
+            "strict": False})
         self.assertEqual(askq.tool_definition("anthropic"), {
             "name": "ask_questions", "description": description, "input_schema": schema})
         self.assertEqual(askq.tool_definition("gemini"), {
@@ -2823,6 +2824,398 @@ class ProviderTests(unittest.TestCase):
         status, _, err = run_main(["schema", "--provider", "bard"])
         self.assertEqual(status, 2)
         self.assertIn("invalid choice", err)
+
+
+def strict_violations(schema: Any, path: str = "$") -> List[str]:
+    """Where a schema breaks OpenAI's strict-mode rules."""
+    found = [f"{path}: {key}" for key in schema if key not in ("type", "description", "enum", "properties",
+                                                                "required", "additionalProperties", "items")]
+    if "object" in (schema.get("type") if isinstance(schema.get("type"), list) else [schema.get("type")]):
+        if schema.get("additionalProperties") is not False:
+            found.append(f"{path}: object not closed")
+        if sorted(schema.get("required", [])) != sorted(schema.get("properties", {})):
+            found.append(f"{path}: not every property required")
+        for name, value in schema.get("properties", {}).items():
+            found += strict_violations(value, f"{path}.{name}")
+    if "items" in schema:
+        found += strict_violations(schema["items"], f"{path}[]")
+    return found
+
+
+class StrictSchemaTests(unittest.TestCase):
+    def test_openai_responses_always_says_strict(self) -> None:
+        self.assertIs(askq.tool_definition("openai-responses")["strict"], False)
+        self.assertIs(askq.tool_definition("openai-responses", strict=True)["strict"], True)
+        self.assertIs(askq.tool_definition("openai", strict=True)["function"]["strict"], True)
+        self.assertNotIn("strict", askq.tool_definition("openai")["function"])
+
+    def test_strict_schema_follows_the_rules(self) -> None:
+        for definition in (askq.tool_definition("openai", strict=True)["function"]["parameters"],
+                           askq.tool_definition("openai-responses", strict=True)["parameters"]):
+            self.assertEqual(strict_violations(definition), [])
+            self.assertTrue(strict_violations(askq.tool_description()["inputSchema"]))  # the checker can fail
+            item = definition["properties"]["questions"]["items"]
+            self.assertEqual(item["properties"]["question"]["type"], "string")
+            self.assertEqual(item["properties"]["options"]["type"], ["array", "null"])
+            self.assertEqual(item["properties"]["required"]["type"], ["boolean", "null"])
+            option = item["properties"]["options"]["items"]
+            self.assertEqual((option["properties"]["label"]["type"], option["properties"]["description"]["type"]),
+                             ("string", ["string", "null"]))
+            self.assertEqual(item["properties"]["header"]["description"],
+                             askq.tool_description()["inputSchema"]["properties"]["questions"]["items"]
+                             ["properties"]["header"]["description"])
+
+    def test_strict_calls_decode_as_plain_calls(self) -> None:
+        nulls = {"header": None, "options": None, "multiSelect": None, "purpose": None, "required": None}
+        pairs = [
+            ({"question": "Name?", **nulls}, {"question": "Name?"}),
+            ({"question": "Name?", **nulls, "options": []}, {"question": "Name?"}),
+            ({"question": "DB?", **nulls, "header": "DB", "options": [{"label": "A (Recommended)", "description": None},
+                                                                       {"label": "B", "description": "b"}]},
+             {"question": "DB?", "header": "DB", "options": [{"label": "A (Recommended)"}, {"label": "B", "description": "b"}]}),
+            ({"question": "Checks?", **nulls, "multiSelect": True, "required": False, "options": [
+                {"label": "X", "description": None}, {"label": "Y", "description": None}]},
+             {"question": "Checks?", "multiSelect": True, "required": False, "options": [{"label": "X"}, {"label": "Y"}]}),
+        ]
+        for strict, plain in pairs:
+            with self.subTest(plain=plain):
+                self.assertEqual(askq.ask({"questions": [strict]}), askq.ask({"questions": [plain]}))
+
+    def test_strict_for_a_provider_without_a_strict_mode(self) -> None:
+        for provider in ("mcp", "anthropic", "gemini"):
+            with self.subTest(provider=provider), self.assertRaises(ValueError) as caught:
+                askq.tool_definition(provider, strict=True)
+            self.assertIn(f"The provider '{provider}' has no strict mode", str(caught.exception))
+            self.assertIn("'openai' and 'openai-responses'", str(caught.exception))
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+class McpServerTests(unittest.TestCase):
+    """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+
+    def start(self) -> Any:
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(process.kill)
+        self.addCleanup(process.stdout.close)
+        self.addCleanup(process.stderr.close)
+        self.process = process
+        return process
+
+    def send(self, message: Any) -> None:
+        line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.process.stdin.write(line)
+        self.process.stdin.flush()
+
+    def receive(self) -> Dict[str, Any]:
+        line = self.process.stdout.readline()
+        self.assertTrue(line, "the server said nothing")
+        return dict(json.loads(line))
+
+    def request(self, request_id: Any, method: str, params: Any = None) -> Dict[str, Any]:
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.receive()
+
+    def initialize(self, elicitation: bool) -> Dict[str, Any]:
+        capabilities = {"elicitation": {"form": {}}} if elicitation else {}
+        reply = self.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                                               "clientInfo": {"name": "test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return reply
+
+    def end(self) -> None:
+        self.process.stdin.close()
+        self.assertEqual(self.process.wait(timeout=10), 0)
+        self.assertEqual(self.process.stdout.read(), b"")  # a notification got no answer
+
+    def test_initialize_and_list(self) -> None:
+        self.start()
+        reply = self.initialize(elicitation=True)
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")
+        self.assertEqual(reply["result"]["serverInfo"], {"name": "askq", "version": askq.__version__})
+        self.assertIn("tools", reply["result"]["capabilities"])
+        self.assertEqual(self.process.stderr.readline(), b"askq serve: client test draws forms\n")
+        reply = self.request("older", "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")  # the client decides
+        reply = self.request(1, "tools/list")
+        self.assertEqual(reply, {"jsonrpc": "2.0", "id": 1, "result": {"tools": [askq.tool_definition("mcp")]}})
+        self.assertEqual(self.request(2, "ping"), {"jsonrpc": "2.0", "id": 2, "result": {}})
+        self.end()
+
+    def call(self, call_id: Any, arguments: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                   "params": {"name": "ask_questions", "arguments": arguments}})
+
+    def test_a_call_answered_through_the_clients_form(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(7, self.CALL)
+        elicit = self.receive()
+        self.assertEqual(elicit["method"], "elicitation/create")
+        self.assertEqual(elicit["params"], askq.to_elicitation(askq.ask(self.CALL)))
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
+            "q0": askq.CUSTOM_RESPONSE_LABEL, "q0.other": "MariaDB", "q1": ["Lint", "Unit tests"], "q2": "billing"}}})
+        reply = self.receive()
+        self.assertEqual(reply["id"], 7)
+        self.assertIs(reply["result"]["isError"], False)
+        text = reply["result"]["content"][0]["text"]
+        self.assertTrue(text.startswith("The user answered your questions."))
+        self.assertIn('   typed: "MariaDB"', text)
+        self.assertIn('   picked: "Unit tests", "Lint"', text)
+        self.end()
+
+    def test_declined_cancelled_and_failed_forms(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        for call_id, answer in ((1, {"result": {"action": "decline"}}), (2, {"result": {"action": "cancel"}}),
+                                (3, {"error": {"code": -32603, "message": "no UI"}}),
+                                (4, {"result": {"action": "accept", "content": {"q0": "Oracle"}}})):
+            with self.subTest(answer=answer):
+                self.call(call_id, self.CALL)
+                elicit = self.receive()
+                self.send({"jsonrpc": "2.0", "id": elicit["id"], **answer})
+                reply = self.receive()
+                self.assertEqual(reply["id"], call_id)
+                text = reply["result"]["content"][0]["text"]
+                if call_id < 3:
+                    self.assertEqual((text, reply["result"]["isError"]), (askq.declined_text(), False))
+                elif call_id == 3:
+                    self.assertEqual((text, reply["result"]["isError"]), (askq.unavailable_text(), False))
+                else:
+                    self.assertIs(reply["result"]["isError"], True)
+                    self.assertIn('"Oracle" is not one of its options', text)
+                    self.assertIn("could not be read", text)
+        self.end()
+
+    def test_a_client_without_forms_is_told_nobody_could_be_asked(self) -> None:
+        self.start()
+        self.initialize(elicitation=False)
+        self.call(1, self.CALL)
+        reply = self.receive()
+        self.assertEqual(reply["result"], {"content": [{"type": "text", "text": askq.unavailable_text()}], "isError": False})
+        self.end()
+
+    def test_a_bad_call_is_a_tool_error(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(1, {"questions": []})
+        reply = self.receive()
+        self.assertIs(reply["result"]["isError"], True)
+        self.assertEqual(reply["result"]["content"][0]["text"], askq.error_text(askq.QuestionError(
+            "No questions provided. Ask at least one question.")))
+        reply = self.request(2, "tools/call", {"name": "other_tool", "arguments": {}})
+        self.assertEqual(reply["error"]["code"], -32602)
+        self.assertIn("Unknown tool 'other_tool'", reply["error"]["message"])
+        self.assertEqual(self.request(3, "tools/call", [1])["error"]["code"], -32602)
+        self.end()
+
+    def test_protocol_errors(self) -> None:
+        self.start()
+        self.send(b"this is not JSON\n")
+        reply = self.receive()
+        self.assertEqual((reply["id"], reply["error"]["code"]), (None, -32700))
+        self.assertTrue(reply["error"]["message"].startswith("Parse error: The message is not valid JSON"))
+        self.send(b"[" * 100 + b"\n")
+        self.assertEqual(self.receive()["error"]["code"], -32700)
+        self.send(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * (2 * askq.MAX_PAYLOAD_BYTES) + b'"}\n')
+        reply = self.receive()
+        self.assertEqual(reply["error"]["code"], -32700)
+        self.assertIn("the message is longer than", reply["error"]["message"])
+        self.send({"id": 5, "method": "ping"})  # no jsonrpc member
+        self.assertEqual(self.receive()["error"]["code"], -32600)
+        reply = self.request(6, "resources/list")
+        self.assertEqual((reply["id"], reply["error"]["code"]), (6, -32601))
+        self.send({"jsonrpc": "2.0", "method": "notifications/unknown"})  # no answer to a notification
+        self.send(b"\n")  # a blank line neither
+        self.assertEqual(self.request(7, "ping")["id"], 7)
+        self.end()
+
+    def test_a_ping_and_a_second_call_while_a_call_is_pending(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call("first", self.CALL)
+        first = self.receive()
+        self.call("second", {"questions": ["Name?"]})
+        second = self.receive()
+        self.assertNotEqual(first["id"], second["id"])
+        self.assertEqual(self.request(9, "ping"), {"jsonrpc": "2.0", "id": 9, "result": {}})
+        self.send({"jsonrpc": "2.0", "id": second["id"], "result": {"action": "accept", "content": {"q0": "me"}}})
+        self.assertEqual(self.receive()["id"], "second")
+        self.send({"jsonrpc": "2.0", "id": first["id"], "result": {"action": "decline"}})
+        self.assertEqual(self.receive()["id"], "first")
+        self.end()
+
+    def test_cancelled_call_is_forgotten_and_its_form_withdrawn(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(1, self.CALL)
+        elicit = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        self.assertEqual(self.receive(), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})  # too late: no answer
+        self.assertEqual(self.request(2, "ping")["id"], 2)
+        self.end()
+        self.assertIn(b"a response to no pending request", self.process.stderr.read())
+
+    def meta(self, elicitation: bool, version: str = "2026-07-28") -> Dict[str, Any]:
+        return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
+                          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
+
+    def test_the_2026_era_without_a_handshake(self) -> None:
+        self.start()
+        reply = self.request(1, "server/discover", self.meta(True))
+        result = reply["result"]
+        self.assertEqual(result["supportedVersions"], ["2025-11-25", "2026-07-28"])
+        self.assertEqual((result["resultType"], result["cacheScope"]), ("complete", "public"))
+        self.assertIsInstance(result["ttlMs"], int)
+        listed = self.request(2, "tools/list", self.meta(True))["result"]
+        self.assertEqual((listed["tools"], listed["resultType"], listed["cacheScope"]),
+                         ([askq.tool_definition("mcp")], "complete", "public"))
+        params = {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)}
+        first = self.request(3, "tools/call", params)["result"]
+        self.assertEqual(first["resultType"], "input_required")
+        self.assertEqual(first["inputRequests"], askq.input_request(askq.ask(self.CALL)))
+        retried = self.request(4, "tools/call", {**params, "inputResponses": {"ask_questions": {
+            "action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})["result"]
+        self.assertEqual((retried["resultType"], retried["isError"]), ("complete", False))
+        self.assertIn('picked: "SQLite"', retried["content"][0]["text"])
+        declined = self.request(5, "tools/call", {**params, "inputResponses": {"ask_questions": {"action": "decline"}}})
+        self.assertEqual(declined["result"]["content"][0]["text"], askq.declined_text())
+        without = self.request(6, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(False)})
+        self.assertEqual(without["result"]["content"][0]["text"], askq.unavailable_text())
+        self.end()
+
+    def test_an_unsupported_version_in_the_envelope(self) -> None:
+        self.start()
+        reply = self.request(1, "tools/list", self.meta(True, "2099-01-01"))
+        self.assertEqual(reply["error"]["code"], -32022)
+        self.assertEqual(reply["error"]["data"], {"requested": "2099-01-01", "supported": ["2025-11-25", "2026-07-28"]})
+        self.end()
+
+    def test_results_are_valid_against_the_mcp_schemas(self) -> None:
+        defs = {name: d for name, d in zip(("2025-11-25", "2026-07-28"), mcp_definitions())}
+        if not defs:
+            self.skipTest("the MCP reference schemas are not beside the checkout")
+        self.start()
+        old = defs["2025-11-25"]
+        initialize = self.initialize(elicitation=True)["result"]
+        self.assertEqual(schema_errors(initialize, old["InitializeResult"], old), [])
+        self.call(1, self.CALL)
+        elicit = self.receive()
+        self.assertEqual(schema_errors(elicit, old["ElicitRequest"], old), [])
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})
+        self.assertEqual(schema_errors(self.receive()["result"], old["CallToolResult"], old), [])
+        new = defs["2026-07-28"]
+        discover = self.request(2, "server/discover", self.meta(True))["result"]
+        self.assertEqual(schema_errors(discover, new["DiscoverResult"], new), [])
+        listed = self.request(3, "tools/list", self.meta(True))["result"]
+        self.assertEqual(schema_errors(listed, new["ListToolsResult"], new), [])
+        asked = self.request(4, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)})
+        self.assertEqual(schema_errors(asked["result"], new["InputRequiredResult"], new), [])
+        self.end()
+
+
+def importable(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class SdkPresenceTests(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
+    def test_the_sdks_are_there_when_required(self) -> None:
+        # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
+        for name in ("mcp", "openai", "agents", "pydantic"):
+            self.assertTrue(importable(name), f"{name} is not importable")
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp"), "the mcp SDK is not installed (CI installs it in a venv)")
+class McpSdkTests(unittest.TestCase):
+    """The official mcp SDK's client against python askq.py serve, in both protocol eras."""
+
+    def run_client(self, mode: str, answer: Any) -> Any:
+        import asyncio
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        asked: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            return mcp_types.ElicitResult(**answer)
+
+        async def session() -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback) as client:
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return tools, result, client.session._negotiated_version
+
+        tools, result, version = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
+        self.assertEqual(len(asked), 1)
+        self.assertEqual(asked[0].message, askq.to_elicitation(example_output())["message"])
+        return result, version
+
+    def test_a_call_answered_in_the_elicitation_callback(self) -> None:
+        picks = {"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0.other": "MariaDB",
+                                                 "q1": ["Lint", "Unit tests"], "q2": "billing"}}
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                result, version = self.run_client(mode, picks)
+                self.assertEqual(version, era)
+                self.assertFalse(result.is_error)
+                text = result.content[0].text
+                self.assertTrue(text.startswith("The user answered your questions."))
+                self.assertIn('   typed: "MariaDB"', text)
+                self.assertIn('   picked: "Unit tests", "Lint"', text)
+
+    def test_a_declined_form(self) -> None:
+        for mode in ("legacy", "auto"):
+            with self.subTest(mode=mode):
+                result, _ = self.run_client(mode, {"action": "decline"})
+                self.assertEqual(result.content[0].text, askq.declined_text())
+
+
+@unittest.skipUnless(importable("openai") and importable("agents"), "the openai SDKs are not installed (CI installs them)")
+class OpenAISdkTests(unittest.TestCase):
+    def test_responses_definition_is_a_function_tool_param(self) -> None:
+        from openai.types.chat.chat_completion_function_tool_param import (
+            ChatCompletionFunctionToolParam,
+        )
+        from openai.types.responses.function_tool_param import FunctionToolParam
+        from pydantic import TypeAdapter
+
+        for strict in (False, True):
+            responses = askq.tool_definition("openai-responses", strict=strict)
+            self.assertEqual(TypeAdapter(FunctionToolParam).validate_python(responses), responses)
+            chat = askq.tool_definition("openai", strict=strict)
+            self.assertEqual(TypeAdapter(ChatCompletionFunctionToolParam).validate_python(chat), chat)
+
+    def test_strict_schemas_pass_unchanged_through_ensure_strict_json_schema(self) -> None:
+        from agents.strict_schema import ensure_strict_json_schema
+
+        for schema in (askq.tool_definition("openai", strict=True)["function"]["parameters"],
+                       askq.tool_definition("openai-responses", strict=True)["parameters"]):
+            self.assertEqual(ensure_strict_json_schema(copy.deepcopy(schema)), schema)
+
+    def test_parse_accepts_only_the_strict_tool(self) -> None:
+        from openai.lib._parsing._completions import validate_input_tools
+
+        validate_input_tools([askq.tool_definition("openai", strict=True)])
+        with self.assertRaises(ValueError):
+            validate_input_tools([askq.tool_definition("openai")])
 
 
 def elicitation_questions() -> QuestionOutput:
