@@ -73,6 +73,7 @@ __all__ = [
     "input_request",
     "main",
     "prompt",
+    "prompt_web",
     "result_text",
     "to_elicitation",
     "tool_definition",
@@ -3218,6 +3219,441 @@ def _fit_height(frame: _Frame, height: int) -> Tuple[List[str], Optional[Tuple[i
 
 
 # ---------------------------------------------------------------------------
+# Asking in a browser: prompt_web() and the page
+#
+# For a person who is not at the terminal: the questions as one HTML form,
+# served by http.server on 127.0.0.1 with a one-time token, and the same
+# questions as JSON for other UIs.  One request at a time, on the caller's
+# thread: the page's state is plain data, and each request is a function of
+# it (_web_request), which the HTTP handler only carries in and out.
+
+_WEB_ROUTES = {"/": ("GET", "POST"), "/questions": ("GET",), "/answers": ("POST",), "/dismiss": ("POST",)}
+_WEB_CONNECTION_SECONDS = 5  # a connection that sends nothing must not hold the page
+_WEB_STYLE = """
+:root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
+        --accent: #0b57d0; --on-accent: #ffffff; --warn: #b42318; --card: #f6f8fa; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9aa4af; --line: #30363d; --accent: #6ea8fe;
+          --on-accent: #0d1117; --warn: #ff8a80; --card: #161b22; } }
+body { font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0; }
+main { max-width: 42rem; margin: 0 auto; padding: 1rem; }
+fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 1rem; padding: 0.75rem 1rem; }
+legend { font-weight: 600; padding: 0 0.4rem; }
+.question { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0; }
+.purpose, .desc, .note { color: var(--muted); }
+.desc { display: block; margin-left: 1.9rem; font-size: 0.95rem; }
+.option { display: block; padding: 0.35rem 0; }
+.option input { width: 1.1rem; height: 1.1rem; margin-right: 0.6rem; vertical-align: -0.15rem; }
+.badge { color: var(--accent); font-size: 0.9rem; }
+.required { color: var(--warn); }
+.error { color: var(--warn); font-weight: 600; }
+pre.preview { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem;
+              margin: 0.2rem 0 0.4rem 1.9rem; overflow-x: auto; font-size: 0.85rem; white-space: pre; }
+input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
+        background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
+input.other { margin: 0.2rem 0 0 1.9rem; width: calc(100% - 1.9rem); }
+.buttons { display: flex; gap: 0.75rem; flex-wrap: wrap; }
+button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
+         background: var(--card); color: inherit; }
+button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+"""
+# A little script ticks the row for typing as the person types; the page
+# works the same without it.
+_WEB_SCRIPT = """
+document.querySelectorAll("input.other").forEach(function (field) {
+  field.addEventListener("input", function () {
+    var row = document.getElementById(field.dataset.row);
+    if (row && field.value.trim()) { row.checked = true; }
+  });
+});
+"""
+
+
+class _WebPage:
+    """What the page knows: the questions, its token, the person's last
+    form (kept for a redraw and for a dismissal), and how it ended."""
+
+    def __init__(self, items: List[QuestionItem]) -> None:
+        import secrets
+        import time
+
+        self.items = items
+        self.token = secrets.token_urlsafe(24)
+        self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
+        self.last_form: Dict[str, List[str]] = {}
+        self.status: Optional[str] = None
+        self.answers: List[AnswerItem] = []
+        self.last_seen = time.monotonic()
+
+    def end(self, status: str, answers: List[AnswerItem]) -> None:
+        self.status, self.answers = status, answers
+
+    def outcome(self) -> QuestionOutput:
+        return QuestionOutput(self.items, self.answers, self.status)
+
+    def kept_answers(self) -> List[AnswerItem]:
+        """The answers of the person's last form, as far as they go: for a
+        dismissal or a timeout."""
+        try:
+            return collect_answers(self.items, _form_answers(self.items, self.last_form), partial=True)
+        except AnswerError:
+            return []
+
+
+_WebResponse = Tuple[int, str, bytes]
+
+
+def _web_request(page: _WebPage, method: str, target: str, headers: Any, read: Callable[[int], bytes]) -> _WebResponse:
+    """One HTTP request to the page, checked in this order: the Host header,
+    the path, the method, the body's size (before reading it), the token."""
+    from urllib.parse import parse_qs
+
+    path, _, query = target.partition("?")
+    if not _is_local_name(headers.get("Host") or ""):
+        return _web_text(403, "Forbidden: this page answers only to an IP address or localhost.")
+    if path not in _WEB_ROUTES:
+        return _web_text(404, "Not found.")
+    if method not in _WEB_ROUTES[path]:
+        return _web_text(405, "Method not allowed.")
+    try:
+        length = int(headers.get("Content-Length") or 0)
+    except ValueError:
+        return _web_text(400, "Bad request: Content-Length is not a number.")
+    if length > MAX_PAYLOAD_BYTES:
+        return _web_text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.")
+    body = read(length) if length > 0 else b""
+    form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if _is_form(headers) else {}
+    if not _token_matches(page, parse_qs(query), form, headers):
+        return _web_text(403, "Forbidden: the link's token is missing or wrong.")
+    if page.status is not None:
+        return _web_text(409, "Conflict: the answers were already sent.")
+    _touch(page)
+    return _WEB_HANDLERS[method, path](page, body, form)
+
+
+def _touch(page: _WebPage) -> None:
+    import time
+
+    page.last_seen = time.monotonic()
+
+
+def _is_local_name(host: str) -> bool:
+    """Whether a Host header names an IP address or localhost: a DNS name
+    could be rebound to this machine by a page from elsewhere."""
+    import ipaddress
+
+    name = host.strip()
+    if name.startswith("["):  # an IPv6 literal, maybe with a port
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    if name.lower() == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_form(headers: Any) -> bool:
+    return (headers.get("Content-Type") or "").split(";")[0].strip() == "application/x-www-form-urlencoded"
+
+
+def _token_matches(page: _WebPage, query: Dict[str, List[str]], form: Dict[str, List[str]], headers: Any) -> bool:
+    import secrets
+
+    bearer = (headers.get("Authorization") or "").partition("Bearer ")[2].strip()
+    given = (query.get("token") or form.get("token") or [bearer])[0]
+    return secrets.compare_digest(given.encode("utf-8", "replace"), page.token.encode())
+
+
+def _show_page(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
+    return 200, "text/html; charset=utf-8", _web_html(page).encode("utf-8", "surrogatepass")
+
+
+def _post_form(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
+    """A form submitted: dismissed, refused with the message beside its
+    question and every entry kept, or answered."""
+    page.last_form = form
+    if (form.get("action") or [""])[0] == "dismiss":
+        page.end(_DECLINED, page.kept_answers())
+        return 200, "text/html; charset=utf-8", _web_done_html(page, "The questions were dismissed. You can close this page.")
+    try:
+        answers = collect_answers(page.items, _form_answers(page.items, form))
+    except AnswerError as err:
+        html_text = _web_html(page, err)
+        return 400, "text/html; charset=utf-8", html_text.encode("utf-8", "surrogatepass")
+    page.end(_ANSWERED, answers)
+    return 200, "text/html; charset=utf-8", _web_done_html(page, "Your answers were sent. You can close this page.")
+
+
+def _get_questions(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
+    return _web_json(200, QuestionOutput(page.items, []).to_dict())
+
+
+def _post_answers(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
+    try:
+        answers = collect_answers(page.items, _parse_json(body, "The answers"))
+    except QuestionError as err:  # an AnswerError, or JSON that does not parse
+        return _web_json(400, {"error": str(err)})
+    page.end(_ANSWERED, answers)
+    return _web_json(200, page.outcome().to_dict())
+
+
+def _post_dismiss(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
+    page.end(_DECLINED, page.kept_answers())
+    return _web_json(200, page.outcome().to_dict())
+
+
+_WEB_HANDLERS: "Dict[Tuple[str, str], Callable[[_WebPage, bytes, Dict[str, List[str]]], _WebResponse]]" = {
+    ("GET", "/"): _show_page,
+    ("POST", "/"): _post_form,
+    ("GET", "/questions"): _get_questions,
+    ("POST", "/answers"): _post_answers,
+    ("POST", "/dismiss"): _post_dismiss,
+}
+
+
+def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List[Dict[str, Any]]:
+    """The form's fields as {id, answer, selected} entries, for collect_answers();
+    a question left empty has none, so that a dismissal does not report it skipped."""
+    raw = []
+    for item in items:
+        picked = form.get(f"q:{item.id}", [])
+        if item.question_type.is_choice:
+            typed = _companion_text(picked, (form.get(f"other:{item.id}") or [""])[0])
+        else:
+            typed = (form.get(f"text:{item.id}") or [""])[0]
+        if picked or (typed or "").strip():
+            raw.append({"id": item.id, "answer": typed, "selected": picked or None})
+    return raw
+
+
+def _web_text(status: int, text: str) -> _WebResponse:
+    return status, "text/plain; charset=utf-8", text.encode("utf-8")
+
+
+def _web_json(status: int, document: Any) -> _WebResponse:
+    return status, "application/json", json.dumps(document).encode("ascii")
+
+
+# The page itself.  Everything from the model, and everything the person
+# typed, is HTML-escaped where it is written.
+
+
+def _web_html(page: _WebPage, error: Optional[QuestionError] = None) -> str:
+    import html
+
+    nonce = page.nonce
+    token = html.escape(page.token)
+    parts = [
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        "<title>Questions for you</title>",
+        f"<style nonce=\"{nonce}\">{_WEB_STYLE}</style></head><body><main>",
+        "<h1>Questions for you</h1>",
+        ("<p class=\"note\">An assistant is waiting for your answers. "
+         "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
+    ]
+    if error is not None and error.index is None:
+        parts.append(f"<p class=\"error\" role=\"alert\">{html.escape(str(error))}</p>")
+    parts.append(f"<form method=\"post\" action=\"/?token={token}\"><input type=\"hidden\" name=\"token\" value=\"{token}\">")
+    for index, item in enumerate(page.items):
+        message = _for_person(error) if error is not None and error.index == index else None
+        parts.append(_web_fieldset(index, item, page.last_form, message))
+    parts.append(
+        "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
+        "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
+        f"</main><script nonce=\"{nonce}\">{_WEB_SCRIPT}</script></body></html>"
+    )
+    return "".join(parts)
+
+
+# What a refusal means to the person at the form, by a fragment of the
+# message written for the harness; any other refusal is shown as it is.
+_PERSON_MESSAGES = (
+    ("is required but has no answer", "This question needs an answer."),
+    ("was picked, but no text was typed", "Type your own answer in the field, or pick one of the options."),
+    ("is a single-choice question", "Pick one option, or type your own answer, not both."),
+)
+
+
+def _for_person(error: QuestionError) -> str:
+    text = str(error)
+    for fragment, message in _PERSON_MESSAGES:
+        if fragment in text:
+            return message
+    return text
+
+
+def _web_fieldset(index: int, item: QuestionItem, form: Dict[str, List[str]], message: Optional[str]) -> str:
+    from html import escape
+
+    mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
+    parts = [
+        f"<fieldset id=\"question-{index}\"><legend>{escape(item.header or f'Question {index + 1}')}{mark}</legend>",
+        f"<p class=\"question\">{escape(item.question)}</p>",
+    ]
+    if item.purpose:
+        parts.append(f"<p class=\"purpose\">{escape(item.purpose)}</p>")
+    if message is not None:
+        parts.append(f"<p class=\"error\" role=\"alert\">{escape(message)}</p>")
+    if item.question_type.is_choice:
+        parts.extend(_web_choices(index, item, form))
+    else:
+        typed = escape((form.get(f"text:{item.id}") or [""])[0])
+        placeholder = f" placeholder=\"{escape(item.placeholder)}\"" if item.placeholder else ""
+        parts.append(f"<textarea name=\"{escape('text:' + item.id)}\" rows=\"3\" aria-label=\"Your answer\"{placeholder}>"
+                     f"{typed}</textarea>")
+    parts.append("</fieldset>")
+    return "".join(parts)
+
+
+def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> List[str]:
+    """The rows of a choice question: its options, then the row for typing."""
+    from html import escape
+
+    kind = "checkbox" if item.question_type is _MULTI_TYPE else "radio"
+    name = escape(f"q:{item.id}")
+    picked = form.get(f"q:{item.id}", [])
+    rows = []
+    for option in item.options or ():
+        checked = " checked" if option.label in picked else ""
+        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if option.label == item.recommended else ""
+        about = f"<span class=\"desc\">{escape(option.description)}</span>" if option.description else ""
+        rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(option.label)}\""
+                    f"{checked}>{escape(option.label)}{badge}{about}</label>")
+        if option.preview:
+            rows.append(f"<pre class=\"preview\">{escape(option.preview)}</pre>")
+    row_id = f"custom-{index}"
+    checked = " checked" if CUSTOM_RESPONSE_LABEL in picked else ""
+    typed = escape((form.get(f"other:{item.id}") or [""])[0])
+    hint = escape(item.placeholder or "Your own answer")
+    rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
+                f" value=\"{CUSTOM_RESPONSE_LABEL}\"{checked}>{CUSTOM_RESPONSE_LABEL}</label>"
+                f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
+                f" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{CUSTOM_RESPONSE_LABEL}\">")
+    return rows
+
+
+def _web_done_html(page: _WebPage, text: str) -> bytes:
+    from html import escape
+
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Questions for you</title>"
+        f"<style nonce=\"{page.nonce}\">{_WEB_STYLE}</style></head><body><main><h1>Thank you</h1>"
+        f"<p>{escape(text)}</p></main></body></html>"
+    ).encode()
+
+
+# The server around the page.
+
+
+class _WebSession:
+    """The page on an HTTP server of its own, one request at a time."""
+
+    def __init__(self, items: List[QuestionItem], host: str, port: int) -> None:
+        import socket
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+
+        page = self.page = _WebPage(items)
+
+        class Handler(BaseHTTPRequestHandler):
+            timeout = _WEB_CONNECTION_SECONDS
+
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def do_PUT(self) -> None:  # every other method: 405 on a known path, 404 elsewhere
+                self._answer()
+
+            do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_PUT
+
+            def _answer(self) -> None:
+                status, kind, body = _web_request(page, self.command, self.path, self.headers, self.rfile.read)
+                _send_web_response(self, status, kind, b"" if self.command == "HEAD" else body, page.nonce)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the harness's
+                pass
+
+        class Server(HTTPServer):
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        self.server = Server((host, port), Handler)
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self.server.server_address[1]}/?token={page.token}"
+
+    def fileno(self) -> int:
+        return int(self.server.fileno())
+
+    def handle(self, wait: float) -> None:
+        """Serve one request, waiting at most ``wait`` seconds for it."""
+        self.server.timeout = wait
+        self.server.handle_request()
+
+    def close(self) -> None:
+        self.server.server_close()
+
+
+def _send_web_response(handler: Any, status: int, kind: str, body: bytes, nonce: str) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", kind)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.send_header("Cache-Control", "no-store")
+    handler.send_header("X-Content-Type-Options", "nosniff")
+    handler.send_header("Referrer-Policy", "no-referrer")
+    handler.send_header("X-Frame-Options", "DENY")
+    handler.send_header("Content-Security-Policy", f"default-src 'none'; style-src 'nonce-{nonce}';"
+                        f" script-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def prompt_web(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    timeout: Optional[float] = None,
+    on_ready: Optional[Callable[[str], None]] = None,
+) -> QuestionOutput:
+    """Ask the questions on a web page; return a new output with the outcome.
+
+    Serves one page (and a JSON interface: ``GET /questions``, ``POST
+    /answers``, ``POST /dismiss``) on ``host``:``port`` (a free port by
+    default) until the person submits or dismisses it, or ``timeout`` idle
+    seconds pass.  ``on_ready(url)`` is called once the server listens; the
+    URL carries a one-time token that every request must show.  The
+    outcome is that of prompt(): "answered", "declined" or "timed_out",
+    with the answers of the person's last form on a dismissal or a timeout.
+    """
+    session = _WebSession(_question_list(questions), host, port)
+    try:
+        if on_ready is not None:
+            on_ready(session.url)
+        while session.page.status is None:
+            wait = _idle_left(session.page, timeout)
+            if wait is not None and wait <= 0:
+                session.page.end(_TIMED_OUT, session.page.kept_answers())
+                break
+            session.handle(_SIZE_POLL if wait is None else min(wait, _SIZE_POLL))
+    finally:
+        session.close()
+    return session.page.outcome()
+
+
+def _idle_left(page: _WebPage, timeout: Optional[float]) -> Optional[float]:
+    import time
+
+    return None if timeout is None else page.last_seen + timeout - time.monotonic()
+
+
+# ---------------------------------------------------------------------------
 # The MCP server: python askq.py serve
 #
 # One reader, one writer, no threads: newline-delimited JSON-RPC on stdin
@@ -3233,6 +3669,8 @@ _MCP_VERSIONS = (_HANDSHAKE_ERA, _STATELESS_ERA)
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
+_META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+_LOG_LEVELS_WITH_INFO = ("debug", "info")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
@@ -3256,11 +3694,12 @@ class _Era:
     """How one request speaks: its protocol version and the client's
     capabilities (from the handshake, or from the request's own envelope)."""
 
-    __slots__ = ("capabilities", "version")
+    __slots__ = ("capabilities", "logs", "version")
 
-    def __init__(self, version: str, capabilities: Dict[str, Any]) -> None:
+    def __init__(self, version: str, capabilities: Dict[str, Any], logs: bool = True) -> None:
         self.version = version
         self.capabilities = capabilities
+        self.logs = logs  # whether log notifications may be sent for the request
 
     @property
     def stateless(self) -> bool:
@@ -3278,11 +3717,13 @@ class _McpServer:
     """One MCP session: what the client said in its handshake, and the calls
     waiting for a person, by the id of the elicitation request sent for each."""
 
-    def __init__(self, writer: Any, log: Any) -> None:
+    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
         self.writer = writer
         self.log = log
+        self.web = web
         self.handshake = _Era(_HANDSHAKE_ERA, {})
         self.pending: Dict[str, Tuple[Any, QuestionOutput, _Era]] = {}
+        self.pages: Dict[str, Tuple[Any, _WebSession, _Era]] = {}  # calls asked on a web page
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -3339,19 +3780,30 @@ class _McpServer:
             raise _RpcError(_UNSUPPORTED_VERSION, f"Unsupported protocol version: {version}",
                             {"requested": version, "supported": list(_MCP_VERSIONS)})
         capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
-        return _Era(str(version), capabilities if isinstance(capabilities, dict) else {})
+        # From 2026-07-28 on, a request opts in to log messages by naming a level.
+        logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
+        return _Era(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
             self._cancel(params.get("requestId"))
 
     def _cancel(self, call_id: Any) -> None:
-        """The client gave up on a call: forget it, and withdraw its form."""
+        """The client gave up on a call: forget it, and withdraw its form or page."""
+        for key, (waiting_id, session, _) in list(self.pages.items()):
+            if waiting_id == call_id:
+                del self.pages[key]
+                session.close()
         for key, (waiting_id, _, _) in list(self.pending.items()):
             if waiting_id == call_id:
                 del self.pending[key]
                 self._send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                             "params": {"requestId": json.loads(key), "reason": "The tool call was cancelled."}})
+
+    def close(self) -> None:
+        for _, session, _ in self.pages.values():
+            session.close()
+        self.pages.clear()
 
     def _on_response(self, message: Dict[str, Any]) -> None:
         """The client's answer to an elicitation request: answer its call."""
@@ -3376,8 +3828,11 @@ class _McpServer:
             return _tool_result(error_text(err), error=True)
         if era.stateless and params.get("inputResponses") is not None:
             return self._from_input_responses(output, params["inputResponses"])
-        if not era.can_elicit:
+        if not era.can_elicit and self.web is None:
             return _tool_result(unavailable_text())
+        if not era.can_elicit:
+            self._ask_on_web(request_id, output, era)
+            return None
         if era.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output)}
         self.sent += 1
@@ -3386,6 +3841,37 @@ class _McpServer:
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": to_elicitation(output)})
         return None
+
+    def _ask_on_web(self, request_id: Any, output: QuestionOutput, era: _Era) -> None:
+        """For a client that draws no forms: the questions on a web page; the
+        call is answered when the person is done there."""
+        assert self.web is not None
+        session = _WebSession(output.questions, self.web.host, self.web.port)
+        self.sent += 1
+        self.pages[f"page-{self.sent}"] = (request_id, session, era)
+        opened = _open_browser(session.url)
+        self.log(f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"))
+        if era.logs:
+            self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                "level": "info", "logger": "askq", "data": f"Answer the questions in a browser: {session.url}"}})
+
+    def waiting_pages(self) -> List["_WebSession"]:
+        return [session for _, session, _ in self.pages.values()]
+
+    def page_served(self, session: "_WebSession") -> None:
+        """After a request to a page: answer its call if the page is done."""
+        timeout = self.web.timeout if self.web is not None else None
+        page = session.page
+        left = _idle_left(page, timeout)
+        if page.status is None and left is not None and left <= 0:
+            page.end(_TIMED_OUT, page.kept_answers())
+        if page.status is None:
+            return
+        for key, (call_id, waiting, era) in list(self.pages.items()):
+            if waiting is session:
+                del self.pages[key]
+                session.close()
+                self._send_result(call_id, _tool_result(result_text(page.outcome())), era)
 
     def _from_input_responses(self, output: QuestionOutput, responses: Any) -> Dict[str, Any]:
         response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
@@ -3419,7 +3905,8 @@ def _initialize(server: _McpServer, request_id: Any, params: Dict[str, Any], era
     name = client.get("name") if isinstance(client, dict) else None
     forms = "draws forms" if server.handshake.can_elicit else "draws no forms: calls will say nobody could be asked"
     server.log(f"client {name or '(unnamed)'} {forms}")
-    return {"protocolVersion": _HANDSHAKE_ERA, "capabilities": {"tools": {}}, "serverInfo": _server_info()}
+    return {"protocolVersion": _HANDSHAKE_ERA, "capabilities": {"tools": {}, "logging": {}},
+            "serverInfo": _server_info()}
 
 
 def _discover(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
@@ -3428,6 +3915,13 @@ def _discover(server: _McpServer, request_id: Any, params: Dict[str, Any], era: 
 
 
 def _ping(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
+    return {}
+
+
+def _set_level(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
+    # The one thing askq logs to the client is where a web page waits: any
+    # level that still shows "info" keeps it.
+    server.handshake.logs = params.get("level") in _LOG_LEVELS_WITH_INFO
     return {}
 
 
@@ -3446,6 +3940,7 @@ _MCP_REQUESTS: "Dict[str, Callable[[_McpServer, Any, Dict[str, Any], _Era], Opti
     "initialize": _initialize,
     "server/discover": _discover,
     "ping": _ping,
+    "logging/setLevel": _set_level,
     "tools/list": _list_tools,
     "tools/call": _call_tool,
 }
@@ -3475,20 +3970,80 @@ def _request_key(request_id: Any) -> str:
     return json.dumps(request_id)
 
 
-def _serve(reader: Any, writer: Any, log: Callable[[str], None]) -> int:
+class _WebOptions:
+    """Where ``serve --web`` puts its pages, and how long they wait."""
+
+    __slots__ = ("host", "port", "timeout")
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: Optional[float] = None) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
+
+
+class _LineBuffer:
+    """Complete lines out of the bytes read; a line over _MAX_LINE is
+    dropped whole and comes out as None, to be refused."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.dropping = False
+
+    def feed(self, data: bytes) -> List[Optional[bytes]]:
+        lines: List[Optional[bytes]] = []
+        self.pending += data
+        while b"\n" in self.pending:
+            line, _, self.pending = self.pending.partition(b"\n")
+            lines.append(None if self.dropping or len(line) > _MAX_LINE else line)
+            self.dropping = False
+        if len(self.pending) > _MAX_LINE:
+            self.pending, self.dropping = b"", True
+        return lines
+
+
+def _serve(reader: Any, writer: Any, log: Callable[[str], None], web: Optional[_WebOptions] = None) -> int:
     """Serve MCP on binary streams until the input ends; return 0."""
-    server = _McpServer(writer, log)
+    server = _McpServer(writer, log, web)
+    lines = _LineBuffer()
+    fd = _fileno(reader)
+    try:
+        while True:
+            data = _next_input(reader, fd, server)
+            if not data:
+                return 0
+            for line in lines.feed(data):
+                if line is None:
+                    server.refuse(f"Parse error: the message is longer than {_MAX_LINE} bytes.")
+                elif line.strip():
+                    server.receive(line)
+    finally:
+        server.close()
+
+
+def _next_input(reader: Any, fd: Optional[int], server: _McpServer) -> Optional[bytes]:
+    """The next bytes from the client (empty at the end of input); web pages
+    waiting meanwhile are served in turn, on this one thread."""
+    if fd is None:  # nothing select() can wait on: a line at a time
+        return bytes(reader.readline(_MAX_LINE + 1))
+    import select
+
     while True:
-        line = reader.readline(_MAX_LINE + 1)
-        if not line:
-            return 0
-        if len(line) > _MAX_LINE and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # skip the rest: it is no message
-                line = reader.readline(_MAX_LINE + 1)
-            server.refuse(f"Parse error: the message is longer than {_MAX_LINE} bytes.")
-            continue
-        if line.strip():
-            server.receive(line)
+        pages = server.waiting_pages()
+        ready, _, _ = select.select([fd, *[page.fileno() for page in pages]], [], [], _SIZE_POLL if pages else None)
+        for session in pages:
+            if session.fileno() in ready:
+                session.handle(0)
+            server.page_served(session)
+        if fd in ready:
+            return os.read(fd, 65536)
+
+
+def _open_browser(url: str) -> bool:
+    """Open the default browser where one can be opened; whether it was."""
+    import webbrowser
+
+    try:
+        return bool(webbrowser.open(url))
+    except webbrowser.Error:
+        return False
 
 
 # ---------------------------------------------------------------------------
@@ -3604,8 +4159,14 @@ def _parse_args(argv: List[str]) -> Any:
                              help="end as timed_out after this many idle seconds")
     ask_command.add_argument("--assume", choices=["recommended"],
                              help="when nobody answers in time or at all, assume the recommended options")
+    ask_command.add_argument("--web", action="store_true",
+                             help="ask on a web page instead of the terminal (its address goes to stderr)")
+    _web_arguments(ask_command)
+    ask_command.add_argument("--open", action="store_true", help="with --web, open it in the default browser")
     serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
-    serve.set_defaults(web=False)
+    serve.add_argument("--web", action="store_true",
+                       help="for clients that draw no forms, ask on a web page instead")
+    _web_arguments(serve)
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
     answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
@@ -3622,6 +4183,15 @@ def _parse_args(argv: List[str]) -> Any:
         if done.code:
             raise
         return None
+
+
+def _web_arguments(parser: Any) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="with --web, the address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=0, help="with --web, the port (default: a free one)")
+    if parser.prog.endswith("serve"):
+        parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                            help="with --web, end a page as timed_out after this many idle seconds")
 
 
 def _seconds(text: str) -> float:
@@ -3654,7 +4224,9 @@ def _run_ask(args: Any) -> int:
     terminal = _open_terminal() if args.file == "-" else None
     source = terminal if args.file == "-" else sys.stdin
     try:
-        if source is None:
+        if args.web:
+            output = _ask_on_web(output, args)
+        elif source is None:
             output = QuestionOutput(output.questions, [], _UNAVAILABLE)
         else:
             output = prompt(output, stdin=source, stdout=sys.stderr, timeout=args.timeout, plain=args.plain)
@@ -3664,6 +4236,20 @@ def _run_ask(args: Any) -> int:
     if args.assume == "recommended" and output.status in (_UNAVAILABLE, _TIMED_OUT):
         output.answers = _with_assumed(output)
     return _finish(output, args.text)
+
+
+def _ask_on_web(output: QuestionOutput, args: Any) -> QuestionOutput:
+    import sys
+
+    _warn_if_exposed(args.host)
+
+    def ready(url: str) -> None:
+        sys.stderr.write(f"askq: answer the questions at {url}\n")
+        sys.stderr.flush()
+        if args.open:
+            _open_browser(url)
+
+    return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready)
 
 
 def _with_assumed(output: QuestionOutput) -> List[AnswerItem]:
@@ -3681,7 +4267,23 @@ def _run_serve(args: Any) -> int:
         sys.stderr.write(f"askq serve: {message}\n")
         sys.stderr.flush()
 
-    return _serve(sys.stdin.buffer, sys.stdout.buffer, log)
+    web = None
+    if args.web:
+        _warn_if_exposed(args.host)
+        web = _WebOptions(args.host, args.port, args.timeout)
+    return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
+
+
+def _warn_if_exposed(host: str) -> None:
+    import ipaddress
+    import sys
+
+    try:
+        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = False
+    if not local:
+        sys.stderr.write(f"askq: warning: listening on {host}: anyone on that network who has the URL can answer.\n")
 
 
 def _run_answer(args: Any) -> int:

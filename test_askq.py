@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, ClassVar, Dict, List
+from typing import Any, ClassVar, Dict, List, Optional
 from unittest import mock
 
 import askq
@@ -3216,6 +3216,281 @@ class OpenAISdkTests(unittest.TestCase):
         validate_input_tools([askq.tool_definition("openai", strict=True)])
         with self.assertRaises(ValueError):
             validate_input_tools([askq.tool_definition("openai")])
+
+
+WEB_CALL = {"questions": [
+    {"question": "Which database?", "header": "Database", "purpose": "The schema depends on it.",
+     "options": [{"label": "PostgreSQL (Recommended)", "description": "Needs a server", "preview": "CREATE TABLE t ();"},
+                 {"label": "SQLite", "description": "One file"}]},
+    {"question": "Which checks?", "header": "Checks", "multiSelect": True, "options": ["Unit tests", "Lint"]},
+    {"question": "Name?", "header": "Name", "placeholder": "e.g. billing-api"},
+    {"question": "Notes?", "required": False},
+]}
+
+
+class WebPageTests(unittest.TestCase):
+    """prompt_web() on port 0 in a thread, spoken to over HTTP as a browser and as other UIs would."""
+
+    def start(self, payload: Any = None, timeout: Optional[float] = None) -> str:
+        import queue
+        import threading
+
+        urls: queue.Queue[str] = queue.Queue()
+        self.result: Dict[str, Any] = {}
+        output = askq.ask(payload or WEB_CALL)
+
+        def run() -> None:
+            self.result["output"] = askq.prompt_web(output, timeout=timeout, on_ready=urls.put)
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        url = urls.get(timeout=10)
+        self.addCleanup(self.finish_quietly, url)
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.netloc, self.token = parts.netloc, parts.query.partition("=")[2]
+        self.assertTrue(url.startswith("http://127.0.0.1:"))
+        self.assertGreaterEqual(len(self.token), 32)
+        return url
+
+    def finish_quietly(self, url: str) -> None:
+        if self.thread.is_alive():
+            self.http("POST", f"/dismiss?token={self.token}")
+        self.thread.join(timeout=10)
+
+    def http(self, method: str, target: str, body: bytes = b"", headers: Optional[Dict[str, str]] = None) -> Any:
+        import http.client
+
+        connection = http.client.HTTPConnection(self.netloc, timeout=10)
+        try:
+            connection.request(method, target, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.read().decode("utf-8"), dict(response.getheaders())
+        finally:
+            connection.close()
+
+    def post_form(self, fields: List[Any], token: Optional[str] = None) -> Any:
+        from urllib.parse import urlencode
+
+        body = urlencode([("token", token or self.token), *fields]).encode()
+        return self.http("POST", "/", body, {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def outcome(self) -> QuestionOutput:
+        self.thread.join(timeout=10)
+        self.assertFalse(self.thread.is_alive())
+        return self.result["output"]  # type: ignore[no-any-return]
+
+    def test_the_page_holds_every_question_and_row(self) -> None:
+        self.start()
+        status, page, headers = self.http("GET", f"/?token={self.token}")
+        self.assertEqual(status, 200)
+        self.assertIn("width=device-width", page)
+        self.assertIn("prefers-color-scheme: dark", page)
+        for text in ("Which database?", "The schema depends on it.", "Needs a server", "CREATE TABLE t ();",
+                     "One file", "Which checks?", "Unit tests", "Lint", "e.g. billing-api", "Notes?",
+                     "<legend>Database <span class=\"required\"", "<legend>Question 4</legend>",
+                     "<span class=\"badge\">(Recommended)</span>"):
+            self.assertIn(text, page)
+        self.assertEqual(page.count('value="Personalize your response"'), 2)
+        self.assertEqual(page.count('type="radio"'), 3)
+        self.assertEqual(page.count('type="checkbox"'), 3)
+        self.assertEqual(page.count("<textarea"), 2)
+        self.assertNotIn(" checked", page)  # the recommended option is not chosen for the person
+        self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
+        self.assertEqual(headers["Referrer-Policy"], "no-referrer")
+
+    def test_model_text_is_escaped(self) -> None:
+        hostile = {"questions": [{"question": "Pick <script>alert(1)</script>", "header": "\"><img src=x onerror=alert(1)>",
+                                  "options": [{"label": "\"><img src=x onerror=alert(2)>", "preview": "</pre><script>x</script>"},
+                                              "B"], "placeholder": "\"onfocus=alert(3) x=\""}]}
+        self.start(hostile)
+        _, page, _ = self.http("GET", f"/?token={self.token}")
+        self.assertNotIn("<img", page)
+        self.assertNotIn("<script>alert", page)
+        self.assertNotIn("</pre><script>", page)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", page)
+        self.assertIn('value="&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"', page)
+        self.assertEqual(page.count("<script"), 1)  # the page's own, with its nonce
+
+    def test_a_form_post_answers(self) -> None:
+        self.start()
+        status, page, _ = self.post_form([("q:q0", "SQLite"), ("other:q0", ""), ("q:q1", "Lint"),
+                                          ("q:q1", askq.CUSTOM_RESPONSE_LABEL), ("other:q1", "and docs"),
+                                          ("text:q2", "  billing  "), ("text:q3", ""), ("action", "submit")])
+        self.assertEqual(status, 200)
+        self.assertIn("Your answers were sent", page)
+        output = self.outcome()
+        self.assertEqual(output.status, "answered")
+        self.assertEqual(output.answers, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "and docs", ["Lint"]),
+                                          AnswerItem("q2", "billing"), AnswerItem("q3")])
+
+    def test_text_in_the_custom_field_counts_when_nothing_else_is_picked(self) -> None:
+        self.start()
+        self.post_form([("other:q0", "MariaDB"), ("q:q1", "Lint"), ("text:q2", "x"), ("action", "submit")])
+        self.assertEqual(self.outcome().answers[0], AnswerItem("q0", "MariaDB"))
+
+    def test_a_refused_post_keeps_every_entry_and_shows_the_message(self) -> None:
+        self.start()
+        status, page, _ = self.post_form([("q:q0", "SQLite"), ("q:q1", "Lint"), ("other:q1", "and <docs>"),
+                                          ("text:q2", ""), ("text:q3", "my notes"), ("action", "submit")])
+        self.assertEqual(status, 400)
+        self.assertIn('value="SQLite" checked', page)
+        self.assertIn('value="Lint" checked', page)
+        self.assertIn('value="and &lt;docs&gt;"', page)
+        self.assertIn(">my notes</textarea>", page)
+        fieldset = page[page.index('id="question-2"'):page.index('id="question-3"')]
+        self.assertIn("This question needs an answer.", fieldset)
+        self.assertTrue(self.thread.is_alive())  # still waiting for the person
+        self.post_form([("q:q0", "SQLite"), ("q:q1", "Lint"), ("text:q2", "billing"), ("action", "submit")])
+        self.assertEqual(self.outcome().status, "answered")
+
+    def test_dismiss_keeps_the_last_forms_answers(self) -> None:
+        self.start()
+        self.post_form([("q:q0", "SQLite"), ("action", "submit")])  # refused: q1 and q2 are required
+        status, page, _ = self.post_form([("q:q0", "SQLite"), ("text:q2", "billing"), ("action", "dismiss")])
+        self.assertEqual(status, 200)
+        self.assertIn("dismissed", page)
+        output = self.outcome()
+        self.assertEqual((output.status, output.answers), ("declined", [AnswerItem("q0", None, ["SQLite"]),
+                                                                       AnswerItem("q2", "billing")]))
+
+    def test_idle_timeout(self) -> None:
+        self.start(timeout=0.3)
+        output = self.outcome()
+        self.assertEqual((output.status, output.answers), ("timed_out", []))
+
+    def test_token_host_path_method_and_size(self) -> None:
+        self.start()
+        self.assertEqual(self.http("GET", "/")[0], 403)
+        self.assertEqual(self.http("GET", "/?token=wrong")[0], 403)
+        self.assertEqual(self.http("GET", "/questions", headers={"Authorization": "Bearer wrong"})[0], 403)
+        self.assertEqual(self.http("GET", "/questions", headers={"Authorization": f"Bearer {self.token}"})[0], 200)
+        self.assertEqual(self.post_form([("action", "submit")], token="wrong")[0], 403)
+        self.assertEqual(self.http("GET", f"/?token={self.token}", headers={"Host": "evil.example:80"})[0], 403)
+        self.assertEqual(self.http("GET", f"/?token={self.token}", headers={"Host": f"localhost:{self.netloc.split(':')[1]}"})[0], 200)
+        self.assertEqual(self.http("GET", f"/secret?token={self.token}")[0], 404)
+        self.assertEqual(self.http("GET", "/etc/passwd")[0], 404)
+        self.assertEqual(self.http("DELETE", f"/?token={self.token}")[0], 405)
+        self.assertEqual(self.http("GET", f"/answers?token={self.token}")[0], 405)
+        self.assertTrue(self.thread.is_alive())
+
+    def test_a_body_over_the_bound_is_refused_before_it_is_read(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+
+        def read(size: int) -> bytes:
+            raise AssertionError("the body was read")
+
+        headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
+        status, _, body = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, read)
+        self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
+        self.start()
+        import socket
+
+        with socket.create_connection(tuple(self.netloc.split(":")[:1] + [int(self.netloc.split(":")[1])])) as raw:
+            raw.sendall(f"POST /answers?token={self.token} HTTP/1.1\r\nHost: {self.netloc}\r\n"
+                        f"Content-Length: {10 * askq.MAX_PAYLOAD_BYTES}\r\n\r\n".encode())
+            self.assertIn(b" 413 ", raw.recv(4096).split(b"\r\n")[0] + b" ")
+
+    def test_the_first_submission_wins(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        headers = {"Host": "127.0.0.1:1", "Content-Type": "application/json"}
+        body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "billing"}).encode()
+        first = askq._web_request(page, "POST", f"/answers?token={page.token}", dict(headers, **{"Content-Length": str(len(body))}),
+                                  io.BytesIO(body).read)
+        again = askq._web_request(page, "POST", f"/answers?token={page.token}", dict(headers, **{"Content-Length": str(len(body))}),
+                                  io.BytesIO(body).read)
+        self.assertEqual((first[0], again[0]), (200, 409))
+        self.assertEqual(page.status, "answered")
+
+    def test_the_json_interface(self) -> None:
+        forms = [{"q0": "sqlite", "q1": ["Lint"], "q2": "billing"},
+                 [["SQLite"], ["Lint"], ["billing"], []],
+                 {"0": "SQLite", "1": "Unit tests, Lint", "2": "billing"},
+                 {"answers": {"q0": {"answers": ["SQLite"]}, "q1": {"answers": ["Lint"]}, "q2": {"answers": ["billing"]}}},
+                 [{"id": "q0", "selected": ["SQLite"]}, {"id": "q1", "selected": ["Lint"]}, {"id": "q2", "answer": "billing"}]]
+        for raw in forms:
+            with self.subTest(raw=raw):
+                self.start()
+                status, text, _ = self.http("GET", f"/questions?token={self.token}")
+                self.assertEqual((status, json.loads(text)), (200, askq.ask(WEB_CALL).to_dict()))
+                status, text, _ = self.http("POST", f"/answers?token={self.token}", b"{bad json")
+                self.assertEqual(status, 400)
+                self.assertIn("not valid JSON", json.loads(text)["error"])
+                status, text, _ = self.http("POST", f"/answers?token={self.token}", json.dumps({"q0": "Oracle"}).encode())
+                self.assertEqual(status, 400)
+                self.assertIn("is required but has no answer", json.loads(text)["error"])
+                status, text, _ = self.http("POST", f"/answers?token={self.token}", json.dumps(raw).encode())
+                self.assertEqual(status, 200, text)
+                data = json.loads(text)
+                self.assertEqual(data["status"], "answered")
+                self.assertEqual(data["answers"][0], {"id": "q0", "answer": None, "selected": ["SQLite"]})
+                self.assertEqual(self.outcome().answers[2], AnswerItem("q2", "billing"))
+
+    def test_post_dismiss(self) -> None:
+        self.start()
+        status, text, _ = self.http("POST", f"/dismiss?token={self.token}")
+        self.assertEqual((status, json.loads(text)["status"]), (200, "declined"))
+        self.assertEqual(self.outcome().status, "declined")
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+class WebCommandTests(unittest.TestCase):
+    def test_ask_web_prints_the_url_and_the_outcome(self) -> None:
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--web", "--text"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+        self.addCleanup(process.kill)
+        line = process.stderr.readline().decode()
+        self.assertTrue(line.startswith("askq: answer the questions at http://127.0.0.1:"), line)
+        url = line.split()[-1]
+        import urllib.request
+
+        request = urllib.request.Request(url.replace("/?", "/answers?"), data=json.dumps(
+            {"q0": "SQLite", "q1": ["Lint"]}).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            self.assertEqual(response.status, 200)
+        out, _ = process.communicate(timeout=10)
+        self.assertEqual(process.returncode, 0)
+        self.assertTrue(out.decode().startswith("The user answered your questions."))
+
+    def test_listening_beyond_this_machine_warns(self) -> None:
+        process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--web", "--host",
+                                  "0.0.0.0", "--timeout", "0.2"], capture_output=True, check=False)
+        self.assertEqual(process.returncode, 1)
+        self.assertIn(b"warning: listening on 0.0.0.0: anyone on that network who has the URL can answer", process.stderr)
+        self.assertEqual(json.loads(process.stdout)["status"], "timed_out")
+
+    def test_serve_web_for_a_client_without_elicitation(self) -> None:
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--web"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+        self.addCleanup(process.kill)
+
+        def send(message: Dict[str, Any]) -> None:
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+        self.assertEqual(json.loads(process.stdout.readline())["id"], 0)
+        send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_questions",
+                                                                            "arguments": json.loads(askq._BUILTIN_EXAMPLE_ARGS)}})
+        log = json.loads(process.stdout.readline())
+        self.assertEqual(log["method"], "notifications/message")
+        url = log["params"]["data"].split()[-1]
+        self.assertTrue(url.startswith("http://127.0.0.1:"))
+        send({"jsonrpc": "2.0", "id": 2, "method": "ping"})  # the server goes on answering meanwhile
+        self.assertEqual(json.loads(process.stdout.readline()), {"jsonrpc": "2.0", "id": 2, "result": {}})
+        import urllib.request
+
+        request = urllib.request.Request(url.replace("/?", "/answers?"), data=json.dumps(
+            {"q0": "PostgreSQL (Recommended)", "q1": "Lint, Unit tests"}).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            self.assertEqual(response.status, 200)
+        reply = json.loads(process.stdout.readline())
+        self.assertEqual(reply["id"], 1)
+        self.assertIn('picked: "Unit tests", "Lint"', reply["result"]["content"][0]["text"])
+        process.stdin.close()
+        self.assertEqual(process.wait(timeout=10), 0)
+        self.assertIn(b"the questions are at http://127.0.0.1:", process.stderr.read())
 
 
 def elicitation_questions() -> QuestionOutput:
