@@ -14,6 +14,16 @@ with no dependencies: copy ``askq.py`` into a project and import it.
     >>> [option.label for option in item.options]
     ['Postgres', 'SQLite']
 
+The person's answers, however a UI collected them, are checked and become
+the tool result the model reads, for every outcome (answered, declined,
+timed out, nobody there).  prompt() asks on a terminal, prompt_web() in a
+browser, and ``python askq.py serve`` is an MCP server with the tool:
+
+    >>> answers = askq.collect_answers(out, {"q0": "sqlite"})
+    >>> done = askq.QuestionOutput(out.questions, answers, "answered")
+    >>> print(askq.result_text(done).splitlines()[2])
+       picked: "SQLite"
+
 Whatever a model plausibly meant is accepted: options as plain strings,
 ``questions`` sent as JSON inside a string, another harness's field names.
 What cannot be shown to a user raises QuestionError, whose message is
@@ -202,6 +212,12 @@ class QuestionError(ValueError):
         super().__init__(message)
         self.message = message
         self.index = index
+
+
+class AnswerError(QuestionError):
+    """Answers that askq cannot read: the fault of the harness or the UI that
+    collected them, not of the model's call.  error_text() of one does not
+    tell the model that the person was not asked."""
 
 
 class QuestionType(str, enum.Enum):
@@ -1489,12 +1505,6 @@ _UNANSWERED = {
     _TIMED_OUT: "time ran out with no answer to this one",
     _UNAVAILABLE: "nobody was asked",
 }
-
-
-class AnswerError(QuestionError):
-    """Answers that askq cannot read: the fault of the harness or the UI that
-    collected them, not of the model's call.  error_text() of one does not
-    tell the model that the person was not asked."""
 
 
 def collect_answers(
@@ -4150,7 +4160,35 @@ def _parse_args(argv: List[str]) -> Any:
     schema = command("schema", "print the tool definition", _run_schema)
     schema.add_argument("--provider", choices=list(_PROVIDER_SCHEMA_KEYS),
                         help="print the tool in this model API's shape")
-    ask_command = command("ask", "ask the questions of a call on the terminal", _run_ask)
+    _ask_arguments(command("ask", "ask the questions of a call on the terminal", _run_ask))
+    serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
+    serve.add_argument("--web", action="store_true",
+                       help="for clients that draw no forms, ask on a web page instead")
+    _web_arguments(serve)
+    answer = command("answer", "check answers collected elsewhere", _run_answer)
+    answer.add_argument("file", metavar="FILE")
+    answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
+                        help="a JSON file, inline JSON, or - for standard input")
+    answer.add_argument("--text", action="store_true", help="print only the result for the model")
+    return _parsed(parser, argv)
+
+
+def _parsed(parser: Any, argv: List[str]) -> Any:
+    """The parsed arguments; None once --help was printed."""
+    if not argv:
+        import sys
+
+        parser.print_help(sys.stderr)
+        raise SystemExit(2)
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as done:  # --help
+        if done.code:
+            raise
+        return None
+
+
+def _ask_arguments(ask_command: Any) -> None:
     ask_command.add_argument("file", metavar="FILE|-")
     ask_command.add_argument("--text", action="store_true", help="print only the result for the model")
     ask_command.add_argument("--plain", action="store_true",
@@ -4163,26 +4201,6 @@ def _parse_args(argv: List[str]) -> Any:
                              help="ask on a web page instead of the terminal (its address goes to stderr)")
     _web_arguments(ask_command)
     ask_command.add_argument("--open", action="store_true", help="with --web, open it in the default browser")
-    serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
-    serve.add_argument("--web", action="store_true",
-                       help="for clients that draw no forms, ask on a web page instead")
-    _web_arguments(serve)
-    answer = command("answer", "check answers collected elsewhere", _run_answer)
-    answer.add_argument("file", metavar="FILE")
-    answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
-                        help="a JSON file, inline JSON, or - for standard input")
-    answer.add_argument("--text", action="store_true", help="print only the result for the model")
-    if not argv:
-        import sys
-
-        parser.print_help(sys.stderr)
-        raise SystemExit(2)
-    try:
-        return parser.parse_args(argv)
-    except SystemExit as done:  # --help
-        if done.code:
-            raise
-        return None
 
 
 def _web_arguments(parser: Any) -> None:
