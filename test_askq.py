@@ -2548,6 +2548,23 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(process.returncode, -signal.SIGTERM)
         self.assertTrue(self.screen.endswith(b"\x1b[?2004l\x1b[?25h") or b"\x1b[?2004l\x1b[?25h" in self.screen)
 
+    def test_an_exception_inside_restores_the_terminal(self) -> None:
+        import signal
+
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        before = termios.tcgetattr(slave)
+        handler = signal.getsignal(signal.SIGTERM)
+        with os.fdopen(os.dup(slave), "r") as reader, os.fdopen(os.dup(slave), "w", encoding="utf-8") as writer:
+            os.write(master, DOWN.encode())
+            with mock.patch.object(askq, "_dialog_key", side_effect=RuntimeError("a bug")), \
+                    self.assertRaises(RuntimeError):
+                askq._run_dialog(example_output().questions, reader, writer, None)
+            self.assertEqual(termios.tcgetattr(slave), before)
+            self.assertIs(signal.getsignal(signal.SIGTERM), handler)
+        self.assertIn(b"\x1b[?2004l\x1b[?25h", os.read(master, 65536))
+
     def test_plain_forces_the_line_prompt(self) -> None:
         master, slave = os.openpty()
         self.addCleanup(os.close, master)
@@ -3228,6 +3245,37 @@ WEB_CALL = {"questions": [
 ]}
 
 
+class WebRequestTests(unittest.TestCase):
+    """The page's requests as plain functions: what runs where there are no sockets."""
+
+    def test_a_body_over_the_bound_is_refused_before_it_is_read(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+
+        def read(size: int) -> bytes:
+            raise AssertionError("the body was read")
+
+        headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
+        status, _, body = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, read)
+        self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
+
+    def test_the_first_submission_wins(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "billing"}).encode()
+        headers = {"Host": "127.0.0.1:1", "Content-Type": "application/json", "Content-Length": str(len(body))}
+        first = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
+        again = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
+        self.assertEqual((first[0], again[0]), (200, 409))
+        self.assertEqual(page.status, "answered")
+
+    def test_host_names(self) -> None:
+        for host, local in (("127.0.0.1:8080", True), ("localhost", True), ("LOCALHOST:1", True), ("[::1]:9", True),
+                            ("192.168.1.5:80", True), ("::1", True), ("evil.example", False),
+                            ("127.0.0.1.nip.io:80", False), ("", False), ("localhost.evil:1", False)):
+            with self.subTest(host=host):
+                self.assertIs(askq._is_local_name(host), local)
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class WebPageTests(unittest.TestCase):
     """prompt_web() on port 0 in a thread, spoken to over HTTP as a browser and as other UIs would."""
 
@@ -3375,15 +3423,7 @@ class WebPageTests(unittest.TestCase):
         self.assertEqual(self.http("GET", f"/answers?token={self.token}")[0], 405)
         self.assertTrue(self.thread.is_alive())
 
-    def test_a_body_over_the_bound_is_refused_before_it_is_read(self) -> None:
-        page = askq._WebPage(askq.ask(WEB_CALL).questions)
-
-        def read(size: int) -> bytes:
-            raise AssertionError("the body was read")
-
-        headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
-        status, _, body = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, read)
-        self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
+    def test_a_body_over_the_bound_gets_413_over_http(self) -> None:
         self.start()
         import socket
 
@@ -3391,17 +3431,6 @@ class WebPageTests(unittest.TestCase):
             raw.sendall(f"POST /answers?token={self.token} HTTP/1.1\r\nHost: {self.netloc}\r\n"
                         f"Content-Length: {10 * askq.MAX_PAYLOAD_BYTES}\r\n\r\n".encode())
             self.assertIn(b" 413 ", raw.recv(4096).split(b"\r\n")[0] + b" ")
-
-    def test_the_first_submission_wins(self) -> None:
-        page = askq._WebPage(askq.ask(WEB_CALL).questions)
-        headers = {"Host": "127.0.0.1:1", "Content-Type": "application/json"}
-        body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "billing"}).encode()
-        first = askq._web_request(page, "POST", f"/answers?token={page.token}", dict(headers, **{"Content-Length": str(len(body))}),
-                                  io.BytesIO(body).read)
-        again = askq._web_request(page, "POST", f"/answers?token={page.token}", dict(headers, **{"Content-Length": str(len(body))}),
-                                  io.BytesIO(body).read)
-        self.assertEqual((first[0], again[0]), (200, 409))
-        self.assertEqual(page.status, "answered")
 
     def test_the_json_interface(self) -> None:
         forms = [{"q0": "sqlite", "q1": ["Lint"], "q2": "billing"},
