@@ -1925,9 +1925,14 @@ def _option_named(options: List[QuestionOption], text: str) -> Optional[str]:
             return option.label
     if folded == _CUSTOM_FOLDED:
         return CUSTOM_RESPONSE_LABEL
-    if folded in _YES_NO_LETTERS and sorted(o.label.lower() for o in options) == sorted(_YES_NO_FOLDED):
+    if folded in _YES_NO_LETTERS and _are_yes_no(options):
         return next(o.label for o in options if o.label.lower() == _YES_NO_LETTERS[folded])
     return None
+
+
+def _are_yes_no(options: Sequence[QuestionOption]) -> bool:
+    """Whether a question's options are exactly Yes and No, in any case and order."""
+    return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
 
 
 # ---------------------------------------------------------------------------
@@ -2218,7 +2223,7 @@ def _rows(item: QuestionItem) -> List[str]:
     """What a choice question's rows show: its options, then the row for
     typing (a Yes/No question needs none: any other line is typed text)."""
     labels = [option.label for option in item.options or ()]
-    if not labels or _is_yes_no(item):
+    if not labels or _are_yes_no(item.options or ()):
         return labels
     return labels + [CUSTOM_RESPONSE_LABEL]
 
@@ -2226,11 +2231,6 @@ def _rows(item: QuestionItem) -> List[str]:
 def _option_of_row(item: QuestionItem, row: int) -> Optional[QuestionOption]:
     options = item.options or []
     return options[row] if row < len(options) else None
-
-
-def _is_yes_no(item: QuestionItem) -> bool:
-    labels = sorted(option.label.lower() for option in item.options or ())
-    return labels == sorted(_YES_NO_FOLDED)
 
 
 def _input_hint(item: QuestionItem) -> str:
@@ -2608,7 +2608,7 @@ def _choice_text(state: _Dialog, text: str) -> None:
     elif CUSTOM_RESPONSE_LABEL in rows:
         state.row[index] = len(rows) - 1
         _insert(state, text)
-    elif text.lower() in _YES_NO_LETTERS and _is_yes_no(item):
+    elif text.lower() in _YES_NO_LETTERS and _are_yes_no(item.options or ()):
         picks = _named_options(item, text)
         _pick(state, index, (picks or [""])[0])
         _confirm(state)

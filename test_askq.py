@@ -6,6 +6,7 @@ import doctest
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -2565,6 +2566,36 @@ class DialogTerminalTests(unittest.TestCase):
             self.assertIs(signal.getsignal(signal.SIGTERM), handler)
         self.assertIn(b"\x1b[?2004l\x1b[?25h", os.read(master, 65536))
 
+    def test_a_new_size_is_read_and_colour_follows_no_color(self) -> None:
+        import fcntl
+        import struct
+
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+
+        def resize(columns: int) -> None:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
+
+        resize(60)
+        with os.fdopen(os.dup(slave), "w", encoding="utf-8") as writer:
+            with mock.patch.dict(os.environ, {"TERM": "xterm"}):
+                os.environ.pop("NO_COLOR", None)
+                screen = askq._Screen(writer)
+            self.assertEqual((screen.size, screen.style.color, screen.style.pointer), ((60, 30), True, "\u276f"))
+            self.assertFalse(screen.resized())
+            resize(40)
+            self.assertTrue(screen.resized())
+            self.assertEqual(screen.size, (40, 30))
+            screen.draw(askq._Dialog(example_output().questions))
+            with mock.patch.dict(os.environ, {"TERM": "xterm", "NO_COLOR": "1"}):
+                self.assertFalse(askq._Screen(writer).style.color)
+        drawn = os.read(master, 65536).decode("utf-8")
+        self.assertIn("\x1b[H\x1b[2J", drawn)  # a clear screen before the frame at the new width
+        lines = [line for line in drawn.split("\r\n") if line.strip()]
+        visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
+        self.assertLessEqual(max(visible), 39)
+
     def test_plain_forces_the_line_prompt(self) -> None:
         master, slave = os.openpty()
         self.addCleanup(os.close, master)
@@ -3456,6 +3487,17 @@ class WebPageTests(unittest.TestCase):
                 self.assertEqual(data["answers"][0], {"id": "q0", "answer": None, "selected": ["SQLite"]})
                 self.assertEqual(self.outcome().answers[2], AnswerItem("q2", "billing"))
 
+    def test_any_request_with_the_token_keeps_the_page_waiting(self) -> None:
+        import time
+
+        self.start(timeout=0.6)
+        for _ in range(6):
+            time.sleep(0.2)
+            self.assertEqual(self.http("GET", f"/questions?token={self.token}")[0], 200)
+        self.assertTrue(self.thread.is_alive())  # 1.2 s passed, never 0.6 s idle
+        self.assertEqual(self.http("GET", "/questions?token=wrong")[0], 403)  # a wrong token is no activity
+        self.assertEqual(self.outcome().status, "timed_out")
+
     def test_post_dismiss(self) -> None:
         self.start()
         status, text, _ = self.http("POST", f"/dismiss?token={self.token}")
@@ -3481,6 +3523,25 @@ class WebCommandTests(unittest.TestCase):
         out, _ = process.communicate(timeout=10)
         self.assertEqual(process.returncode, 0)
         self.assertTrue(out.decode().startswith("The user answered your questions."))
+
+    def test_serve_web_logs_to_the_client_only_at_info(self) -> None:
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--web", "--timeout", "0.3"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=dict(os.environ, BROWSER="true"))
+        self.addCleanup(process.kill)
+        call = {"name": "ask_questions", "arguments": {"questions": ["Name?"]}}
+        messages = [{"id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
+                    {"id": 1, "method": "logging/setLevel", "params": {"level": "error"}},
+                    {"id": 2, "method": "tools/call", "params": call}]
+        for message in messages:
+            process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        process.stdin.flush()
+        replies = [json.loads(process.stdout.readline()) for _ in range(3)]
+        self.assertEqual([reply.get("id") for reply in replies], [0, 1, 2])  # no log message among them
+        self.assertIn("logging", replies[0]["result"]["capabilities"])
+        self.assertTrue(replies[2]["result"]["content"][0]["text"].startswith("The user did not respond in time"))
+        process.stdin.close()
+        self.assertEqual(process.wait(timeout=10), 0)
 
     def test_listening_beyond_this_machine_warns(self) -> None:
         process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--web", "--host",
