@@ -2457,6 +2457,34 @@ except ImportError:  # Windows, Pyodide
     pty = termios = None  # type: ignore[assignment]
 
 
+def spawn_askq(test: unittest.TestCase, *args: str, **options: Any) -> Any:
+    """``python askq.py ARGS`` as a child process, killed and its pipes closed after the test."""
+    process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), *args], **options)
+
+    def clean_up() -> None:
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+    test.addCleanup(clean_up)
+    return process
+
+
+def read_until(fd: int, marker: bytes, seconds: float = 10) -> bytes:
+    """What a pty's master side reads until ``marker`` shows (reads may come in pieces)."""
+    import select
+    import time
+
+    data = b""
+    deadline = time.monotonic() + seconds
+    while marker not in data and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            data += os.read(fd, 65536)
+    return data
+
+
 @unittest.skipUnless(pty is not None and CAN_SPAWN, "needs the pty module and subprocesses")
 class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
@@ -2469,9 +2497,7 @@ class DialogTerminalTests(unittest.TestCase):
         self.addCleanup(os.close, slave)
         self.before = termios.tcgetattr(slave)
         env = dict(os.environ, TERM="xterm-256color", NO_COLOR="1")
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, *extra],
-                                   stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
-        self.addCleanup(process.kill)
+        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
         def drain() -> None:
@@ -2564,7 +2590,7 @@ class DialogTerminalTests(unittest.TestCase):
                 askq._run_dialog(example_output().questions, reader, writer, None)
             self.assertEqual(termios.tcgetattr(slave), before)
             self.assertIs(signal.getsignal(signal.SIGTERM), handler)
-        self.assertIn(b"\x1b[?2004l\x1b[?25h", os.read(master, 65536))
+        self.assertIn(b"\x1b[?2004l\x1b[?25h", read_until(master, b"\x1b[?25h"))
 
     def test_a_new_size_is_read_and_colour_follows_no_color(self) -> None:
         import fcntl
@@ -2590,7 +2616,7 @@ class DialogTerminalTests(unittest.TestCase):
             screen.draw(askq._Dialog(example_output().questions))
             with mock.patch.dict(os.environ, {"TERM": "xterm", "NO_COLOR": "1"}):
                 self.assertFalse(askq._Screen(writer).style.color)
-        drawn = os.read(master, 65536).decode("utf-8")
+        drawn = read_until(master, b"Esc dismiss").decode("utf-8")
         self.assertIn("\x1b[H\x1b[2J", drawn)  # a clear screen before the frame at the new width
         lines = [line for line in drawn.split("\r\n") if line.strip()]
         visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
@@ -2601,9 +2627,7 @@ class DialogTerminalTests(unittest.TestCase):
         self.addCleanup(os.close, master)
         self.addCleanup(os.close, slave)
         env = dict(os.environ, TERM="xterm-256color")
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--plain"],
-                                   stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
-        self.addCleanup(process.kill)
+        process = spawn_askq(self, "ask", EXAMPLE, "--plain", stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
         for line in (b"2\r", b"1,3\r", b"\r"):
             os.write(master, line)
         out, _ = process.communicate(timeout=10)
@@ -2944,11 +2968,7 @@ class McpServerTests(unittest.TestCase):
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
 
     def start(self) -> Any:
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.addCleanup(process.kill)
-        self.addCleanup(process.stdout.close)
-        self.addCleanup(process.stderr.close)
+        process = spawn_askq(self, "serve", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.process = process
         return process
 
@@ -3508,9 +3528,8 @@ class WebPageTests(unittest.TestCase):
 @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
 class WebCommandTests(unittest.TestCase):
     def test_ask_web_prints_the_url_and_the_outcome(self) -> None:
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--web", "--text"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
-        self.addCleanup(process.kill)
+        process = spawn_askq(self, "ask", EXAMPLE, "--web", "--text", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=dict(os.environ, BROWSER="true"))
         line = process.stderr.readline().decode()
         self.assertTrue(line.startswith("askq: answer the questions at http://127.0.0.1:"), line)
         url = line.split()[-1]
@@ -3525,10 +3544,8 @@ class WebCommandTests(unittest.TestCase):
         self.assertTrue(out.decode().startswith("The user answered your questions."))
 
     def test_serve_web_logs_to_the_client_only_at_info(self) -> None:
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--web", "--timeout", "0.3"],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=dict(os.environ, BROWSER="true"))
-        self.addCleanup(process.kill)
+        process = spawn_askq(self, "serve", "--web", "--timeout", "0.3", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
         call = {"name": "ask_questions", "arguments": {"questions": ["Name?"]}}
         messages = [{"id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
                     {"id": 1, "method": "logging/setLevel", "params": {"level": "error"}},
@@ -3551,9 +3568,8 @@ class WebCommandTests(unittest.TestCase):
         self.assertEqual(json.loads(process.stdout)["status"], "timed_out")
 
     def test_serve_web_for_a_client_without_elicitation(self) -> None:
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--web"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
-        self.addCleanup(process.kill)
+        process = spawn_askq(self, "serve", "--web", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=dict(os.environ, BROWSER="true"))
 
         def send(message: Dict[str, Any]) -> None:
             process.stdin.write(json.dumps(message).encode() + b"\n")
