@@ -167,6 +167,14 @@ class DataModelTests(unittest.TestCase):
         self.assertIn("\n", output.to_json(indent=2))
         self.assertIn("é", QuestionOutput([QuestionItem("Café?")], []).to_json())
 
+    def test_version_matches_the_package(self) -> None:
+        path = os.path.join(HERE, "setup.cfg")
+        if not os.path.exists(path):
+            self.skipTest("no setup.cfg beside the module")
+        with open(path, encoding="utf-8") as stream:
+            versions = [line.split("=", 1)[1].strip() for line in stream if line.startswith("version")]
+        self.assertEqual(versions, [askq.__version__])
+
     def test_public_names(self) -> None:
         for name in askq.__all__:
             self.assertTrue(hasattr(askq, name), name)
