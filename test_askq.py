@@ -2630,6 +2630,18 @@ class DialogTerminalTests(unittest.TestCase):
         visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
         self.assertLessEqual(max(visible), 39)
 
+    def test_when_the_dialog_is_used(self) -> None:
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        with os.fdopen(os.dup(slave), "r") as reader, os.fdopen(os.dup(slave), "w") as writer:
+            for term, possible in (("xterm", True), ("dumb", False), ("", False)):
+                with self.subTest(term=term), mock.patch.dict(os.environ, {"TERM": term}):
+                    self.assertIs(askq._dialog_possible(reader, writer), possible)
+            with mock.patch.dict(os.environ, {"TERM": "xterm"}):
+                self.assertFalse(askq._dialog_possible(reader, io.StringIO()))  # drawing on no terminal
+                self.assertFalse(askq._dialog_possible(io.StringIO(), writer))  # reading from no terminal
+
     def test_plain_forces_the_line_prompt(self) -> None:
         master, slave = os.openpty()
         self.addCleanup(os.close, master)
@@ -3142,6 +3154,12 @@ class McpServerTests(unittest.TestCase):
     def meta(self, elicitation: bool, version: str = "2026-07-28") -> Dict[str, Any]:
         return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
                           "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
+
+    def test_which_clients_draw_forms(self) -> None:
+        for capabilities, forms in (({}, False), ({"elicitation": {}}, True), ({"elicitation": {"form": {}}}, True),
+                                    ({"elicitation": {"url": {}}}, False), ({"elicitation": True}, False)):
+            with self.subTest(capabilities=capabilities):
+                self.assertIs(askq._Era("2025-11-25", capabilities).can_elicit, forms)
 
     def test_the_2026_era_without_a_handshake(self) -> None:
         self.start()
