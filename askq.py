@@ -2838,7 +2838,7 @@ def _draw_line_editor(
     if not text and placeholder:
         frame.add(style, _clipped(lead + _visible(placeholder), width), "dim")
     else:
-        frame.add(style, lead + shown, "bold" if active else "")
+        frame.add(style, lead + shown, *(("bold",) if active else ()))
     if active:
         frame.caret = (len(frame.lines) - 1, _cells(lead) + caret - start)
 

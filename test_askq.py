@@ -2436,6 +2436,13 @@ class DialogDrawingTests(unittest.TestCase):
             self.assertIn("\\u202e", text)
             self.assertIn("\\x1b[2J", text)
 
+    def test_typing_on_the_custom_row_then_moving_up_draws_in_colour(self) -> None:
+        # The row for typing, drawn while not highlighted, once painted with an empty look and crashed.
+        state = dialog(example_output(), "x" + UP)
+        self.assertEqual(state.row[0], 1)
+        lines = askq._dialog_frame(state, 80, askq._Style(True, True)).lines
+        self.assertTrue(any("Personalize your response: x" in line for line in lines), lines)
+
     def test_colour_only_when_asked(self) -> None:
         plain = "\n".join(askq._dialog_frame(dialog(example_output(), ""), 80, self.PLAIN).lines)
         self.assertNotIn("\x1b", plain)
