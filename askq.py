@@ -56,6 +56,11 @@ from typing import (
     Union,
 )
 
+# ===========================================================================
+# Vocabulary: public constants, bounds, errors and the data model
+#
+# Everything the other parts speak in.
+
 __all__ = [
     "CUSTOM_RESPONSE_LABEL",
     "MAX_DEPTH",
@@ -91,9 +96,9 @@ __all__ = [
     "unavailable_text",
     "validate_and_normalize",
 ]
-
 __version__ = "0.1.0"
 TOOL_NAME = "ask_questions"
+
 # Every UI adds this free-text row to a choice question, so no option may
 # carry it: the option would be unreachable behind the UI's own row.
 CUSTOM_RESPONSE_LABEL = "Personalize your response"
@@ -106,89 +111,18 @@ MAX_QUESTIONS = 16
 MAX_OPTIONS = 32
 MAX_TEXT = 4000
 MAX_PAYLOAD_BYTES = 1024 * 1024
+
 # A valid call nests four levels deep.  Some embedded interpreters (Pyodide)
 # crash outright when json.loads recurses a few thousand levels, so deeper
 # JSON text is refused before it is parsed.
 MAX_DEPTH = 32
-
-# Decoding tables (SPEC 4).  For each field the first key present with a
-# usable value wins; an unusable value falls through to the next key.
-_QUESTION_KEYS = ("question", "prompt", "message", "text", "header")
-_HEADER_KEYS = ("header", "label")
-_PURPOSE_KEYS = ("purpose", "description", "context")
-_OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
-_MULTI_SELECT_KEYS = (
-    "multiSelect",
-    "multiple",
-    "multi_select",
-    "multiselect",
-    "allowMultiple",
-    "allow_multiple",
-)
-_SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
-# Most entries say nothing of multi-select: one look for any of its keys.
-_ANY_MULTI_SELECT_KEY = frozenset(_MULTI_SELECT_KEYS + _SELECTION_MODE_KEYS)
-_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
-# Fields read from one key only.
-_REQUIRED_KEY = "required"
-_ID_KEY = "id"
-_KIND_KEY = "type"
-_RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
-_PLACEHOLDER_KEY = "placeholder"
-_OPTION_DESCRIPTION_KEY = "description"
-_OPTION_PREVIEW_KEY = "preview"
-# An object under 'options' with only these keys, a label key among them, is
-# one option sent without its list; any other object maps labels to descriptions.
-_OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
-_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, _RECOMMENDED_KEY}
-# Options sent as plain text: one per line, else split on the first of these
-# that occurs.  A line may start with a list marker, which is not the label.
-_OPTION_TEXT_SEPARATORS = ("|", ";", ",")
-_LIST_BULLETS = ("-", "*", "\u2022")
-
-_TRUE_WORDS = ("true", "yes", "1")
-_FALSE_WORDS = ("false", "no", "0")
-_SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
-
-# `type` words, folded by _kind(): lower case, no "_", "-" or spaces.
-_TEXT_KIND = "text"
-_CHOICE_KIND = "choice"
-_MULTI_KIND = "multi"
-_YES_NO_KIND = "yesno"
-_KIND_WORDS = {
-    "text": _TEXT_KIND,
-    "freetext": _TEXT_KIND,
-    "string": _TEXT_KIND,
-    "input": _TEXT_KIND,
-    "choice": _CHOICE_KIND,
-    "single": _CHOICE_KIND,
-    "singlechoice": _CHOICE_KIND,
-    "singleselect": _CHOICE_KIND,
-    "select": _CHOICE_KIND,
-    "radio": _CHOICE_KIND,
-    "multi": _MULTI_KIND,
-    "multiple": _MULTI_KIND,
-    "multichoice": _MULTI_KIND,
-    "multiselect": _MULTI_KIND,
-    "checkbox": _MULTI_KIND,
-    "checkboxes": _MULTI_KIND,
-    "yesno": _YES_NO_KIND,
-    "boolean": _YES_NO_KIND,
-    "bool": _YES_NO_KIND,
-    "confirm": _YES_NO_KIND,
-}
-_YES_NO_LABELS = ("Yes", "No")
-
-# JSON leaves these unescaped, yet some readers break lines at the first
-# three, and the bidirectional controls reorder what a person reads.
-_QUOTE_ESCAPED = (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
 _SUFFIX_LENGTH = len(RECOMMENDED_SUFFIX)
 _SUFFIX_FOLDED = RECOMMENDED_SUFFIX.lower()
 _CUSTOM_FOLDED = CUSTOM_RESPONSE_LABEL.lower()
+
 # How much of a question's text an error message quotes to name it.
 _QUOTE_CHARS = 60
-
 _T = TypeVar("_T")
 
 
@@ -237,6 +171,11 @@ class QuestionType(str, enum.Enum):
 _TEXT_TYPE = QuestionType.TEXT
 _SINGLE_TYPE = QuestionType.SINGLE_CHOICE
 _MULTI_TYPE = QuestionType.MULTI_CHOICE
+_ANSWERED = "answered"
+_DECLINED = "declined"
+_TIMED_OUT = "timed_out"
+_UNAVAILABLE = "unavailable"
+_STATUSES = (_ANSWERED, _DECLINED, _TIMED_OUT, _UNAVAILABLE)
 
 
 @dataclass
@@ -390,8 +329,561 @@ class QuestionOutput:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
 
-# ---------------------------------------------------------------------------
+# ===========================================================================
+# Shared helpers
+#
+# Naming a question in a message, making model text safe to show, display
+# widths, and the rules that every way of asking shares.
+
+# JSON leaves these unescaped, yet some readers break lines at the first
+# three, and the bidirectional controls reorder what a person reads.
+_QUOTE_ESCAPED = (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+
+
+def _json_type(value: Any) -> str:
+    """How a JSON value is named in a message: 'a number', 'null', ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a Python {type(value).__name__}"
+
+
+@functools.lru_cache(maxsize=None)
+def _json_encoder() -> json.JSONEncoder:
+    """One encoder that keeps non-ASCII text readable, made on first use."""
+    return json.JSONEncoder(ensure_ascii=False)
+
+
+def _quoted(text: str) -> str:
+    """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
+    quoted = _json_encoder().encode(text)
+    return quoted if quoted.isascii() else quoted.translate(_quote_escapes())
+
+
+@functools.lru_cache(maxsize=None)
+def _quote_escapes() -> Dict[int, str]:
+    return {code: f"\\u{code:04x}" for code in _QUOTE_ESCAPED}
+
+
+def _where(index: int, question: str) -> str:
+    """Name a question in a message: its place in the call and its text."""
+    if len(question) > _QUOTE_CHARS:
+        question = question[: _QUOTE_CHARS - 3].rstrip() + "..."
+    return f"questions[{index}] ({_quoted(question)})"
+
+
+class _Place:
+    """A question's place for a message, named only if a message is made:
+    most checks pass, and quoting the question costs more than the check."""
+
+    __slots__ = ("index", "question")
+
+    def __init__(self, index: int, question: str) -> None:
+        self.index = index
+        self.question = question
+
+    def __str__(self) -> str:
+        return _where(self.index, self.question)
+
+
+def _placed(err: QuestionError, index: int, question: Optional[str]) -> QuestionError:
+    """An error given the place of its question, unless it has one: the
+    coercion helpers know the field, not the question."""
+    if err.index is not None:
+        return err
+    where = f"questions[{index}]" if question is None else _where(index, question)
+    return QuestionError(f"{where}: {err}", index)
+
+
+# What the prompt shows of model-written or user-typed text: control
+# characters and bidirectional overrides could clear the screen, move the
+# cursor, recolour or reorder what the user reads, so they are shown as
+# escapes.  Lone surrogates, which no terminal encoding can write, too.
+_UNSAFE_RANGES = ((0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
+_terminal_escapes: Dict[int, str] = {}
+
+
+def _visible(text: str) -> str:
+    """Text safe to print on a terminal: unsafe characters become escapes."""
+    if not _terminal_escapes:
+        for low, high in _UNSAFE_RANGES:
+            for code in range(low, high + 1):
+                _terminal_escapes[code] = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return text.translate(_terminal_escapes)
+
+
+def _cells(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(_char_cells(char) for char in text)
+
+
+def _char_cells(char: str) -> int:
+    import unicodedata
+
+    if unicodedata.combining(char) or char in "\u200b\u200d\ufe0f":
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _cut_cells(text: str, start: int, room: int) -> str:
+    """The part of ``text`` from cell ``start`` that fits in ``room`` cells."""
+    out, used = [], 0
+    for char in text:
+        size = _char_cells(char) if not char.isascii() else 1
+        if used >= start and used + size - start <= room:
+            out.append(char)
+        used += size
+    return "".join(out)
+
+
+def _clipped(text: str, width: int) -> str:
+    return text if _cells(text) <= width else _cut_cells(text, 0, width - 1) + "\u2026"
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> List[str]:
+    """Words wrapped to ``width`` cells, the first line after ``first`` and
+    the others after ``rest`` (a hanging indent); line breaks are kept."""
+    lines: List[str] = []
+    lead = first
+    for paragraph in text.split("\n"):
+        line, used = lead, _cells(lead)
+        for word in paragraph.split(" "):
+            size = _cells(word)
+            if used > _cells(lead) and used + 1 + size > width:
+                lines.append(line)
+                lead = rest
+                line, used = lead, _cells(lead)
+            while used + size > width and size > 1:  # a word longer than a line
+                room = max(width - used, 1)
+                piece = _cut_cells(word, 0, room) or word[0]
+                lines.append(line + piece)
+                word = word[len(piece):]
+                size = _cells(word)
+                lead = rest
+                line, used = lead, _cells(lead)
+            separator = " " if used > _cells(lead) else ""
+            line, used = line + separator + word, used + len(separator) + size
+        lines.append(line)
+        lead = rest
+    return lines
+
+
+def _fileno(stream: Any) -> Optional[int]:
+    """The descriptor under a stream that select() can wait on, or None."""
+    try:
+        fd = int(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return None
+    if os.name == "nt":  # select() there takes sockets only
+        return None
+    return fd
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _question_list(questions: Any) -> List[QuestionItem]:
+    items = questions.questions if isinstance(questions, QuestionOutput) else questions
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
+        raise AnswerError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
+    return list(items)
+
+
+def _without_suffix(label: str) -> Optional[str]:
+    """A trimmed label without its one trailing "(Recommended)", in any case;
+    None when it has none, or when nothing would remain to show."""
+    if label[-_SUFFIX_LENGTH:].lower() != _SUFFIX_FOLDED:
+        return None
+    return label[:-_SUFFIX_LENGTH].rstrip() or None
+
+
+def _clean_label(label: str) -> str:
+    """Trim a label and take off one trailing "(Recommended)", in any case."""
+    label = label.strip()
+    return _without_suffix(label) or label
+
+
+_YES_NO_FOLDED = ("yes", "no")
+_YES_NO_LETTERS = {"y": "yes", "n": "no"}
+
+
+def _are_yes_no(options: Sequence[QuestionOption]) -> bool:
+    """Whether a question's options are exactly Yes and No, in any case and order."""
+    return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
+
+
+def _rows(item: QuestionItem) -> List[str]:
+    """What a choice question's rows show: its options, then the row for
+    typing (a Yes/No question needs none: any other line is typed text)."""
+    labels = [option.label for option in item.options or ()]
+    if not labels or _are_yes_no(item.options or ()):
+        return labels
+    return labels + [CUSTOM_RESPONSE_LABEL]
+
+
+def _option_of_row(item: QuestionItem, row: int) -> Optional[QuestionOption]:
+    options = item.options or []
+    return options[row] if row < len(options) else None
+
+
+def _companion_text(picked: List[str], text: Optional[str]) -> Optional[str]:
+    """Text typed for the custom row counts when the row is picked, or when
+    nothing else is: a person who typed and picked an option meant the option."""
+    custom = any(label.strip().lower() == _CUSTOM_FOLDED for label in picked)
+    return text if custom or not picked else None
+
+
+_SIZE_POLL = 0.25  # how often a waiting dialog looks for a new terminal size
+
+
+# ===========================================================================
+# The tool shown to the model
+#
+# tool_description() and tool_definition(): the schema and an example call,
+# read from beside the module when they are askq's own, else built in.
+
+_TOOL_DESCRIPTION = (
+    "Ask the user one or more questions and wait for their answers. Put every"
+    " question you need into this one call: each call interrupts the user, so"
+    " batch them. Use 'purpose' to say why you need each answer; it helps the"
+    " user answer well.\n\n"
+    "Each question has:\n"
+    "- question: the full question, clear and specific, ending with a question"
+    " mark.\n"
+    "- header: a very short tag shown beside it (at most 12 characters), such"
+    " as \"Database\" or \"Auth method\".\n"
+    "- options: 2-4 distinct choices, each {\"label\": 1-5 words, \"description\":"
+    " what choosing it means or costs}. Leave 'options' out to ask for free"
+    " text.\n"
+    "- multiSelect: true when the user may pick several options; false (the"
+    " default) when the choices exclude each other.\n"
+    "- purpose: why you need the answer.\n"
+    "- required: false when the user may skip the question (default true).\n\n"
+    "The user can always type their own answer instead of picking one, so never"
+    " add an 'Other' option of your own. To recommend an option, put it first"
+    " and end its label with \" (Recommended)\".\n\n"
+    "Do not ask what you can find out yourself from the code, the files or the"
+    " conversation: ask only when you need the user's own decision."
+)
+
+# Built-in copies of schema.json and example_args.json, which override them
+# when they stand beside this file; a test keeps the copies equal.
+_BUILTIN_SCHEMA = """\
+{
+  "type": "object",
+  "properties": {
+    "questions": {
+      "type": "array",
+      "description": "The questions to ask, 1-4 of them, all in this one call.",
+      "minItems": 1,
+      "maxItems": 4,
+      "items": {
+        "type": "object",
+        "properties": {
+          "question": {
+            "type": "string",
+            "description": "The full question to show the user: clear, specific, ending with a question mark. For multiSelect, phrase it so several answers fit, e.g. \\"Which checks should run?\\""
+          },
+          "header": {
+            "type": "string",
+            "description": "A very short tag shown beside the question, at most 12 characters, e.g. \\"Database\\" or \\"Auth method\\"."
+          },
+          "options": {
+            "type": "array",
+            "description": "2-4 distinct choices. Leave out for a free-text question. Never add an 'Other' option: the user can always type their own answer. To recommend an option, put it first and end its label with \\" (Recommended)\\".",
+            "items": {
+              "type": "object",
+              "properties": {
+                "label": {
+                  "type": "string",
+                  "description": "What the user sees and picks: 1-5 words."
+                },
+                "description": {
+                  "type": "string",
+                  "description": "What choosing this option means, or what it costs."
+                }
+              },
+              "required": ["label"]
+            }
+          },
+          "multiSelect": {
+            "type": "boolean",
+            "default": false,
+            "description": "true when the user may pick several options; false when the choices exclude each other."
+          },
+          "purpose": {
+            "type": "string",
+            "description": "Why you need this answer; it helps the user answer well."
+          },
+          "required": {
+            "type": "boolean",
+            "default": true,
+            "description": "false when the user may skip this question."
+          }
+        },
+        "required": ["question"]
+      }
+    }
+  },
+  "required": ["questions"]
+}
+"""
+_BUILTIN_EXAMPLE_ARGS = """\
+{
+  "questions": [
+    {
+      "question": "Which database should the new service use?",
+      "header": "Database",
+      "purpose": "The schema, the migrations and the test setup depend on it.",
+      "options": [
+        {"label": "PostgreSQL (Recommended)", "description": "Same as the other services; needs a server"},
+        {"label": "SQLite", "description": "One file and no server; fine for a single instance"}
+      ]
+    },
+    {
+      "question": "Which checks should run before every commit?",
+      "header": "Checks",
+      "multiSelect": true,
+      "options": [
+        {"label": "Unit tests", "description": "About 20 seconds"},
+        {"label": "Type check", "description": "mypy in strict mode"},
+        {"label": "Lint", "description": "ruff, under a second"}
+      ]
+    },
+    {
+      "question": "What should the service be called?",
+      "header": "Name",
+      "purpose": "Used for the package, the container image and the logs.",
+      "required": false
+    }
+  ]
+}
+"""
+
+# Where each model API wants the JSON Schema of a tool's arguments.
+_PROVIDER_SCHEMA_KEYS = {
+    "mcp": "inputSchema",
+    "openai": "parameters",
+    "openai-responses": "parameters",
+    "anthropic": "input_schema",
+    "gemini": "parametersJsonSchema",
+}
+_STRICT_PROVIDERS = ("openai", "openai-responses")
+
+# Keywords strict mode takes everywhere; the rest (defaults, bounds) is dropped.
+_STRICT_KEYWORDS = ("type", "description", "enum")
+_BUILTIN_RESOURCES = {
+    "schema.json": _BUILTIN_SCHEMA,
+    "example_args.json": _BUILTIN_EXAMPLE_ARGS,
+}
+_resource_cache: Dict[str, str] = {}
+
+
+def tool_description() -> Dict[str, Any]:
+    """The tool as shown to the model: name, description, schema, an example call.
+
+        >>> sorted(askq.tool_description())
+        ['description', 'exampleArgs', 'inputSchema', 'name']
+    """
+    return {
+        "name": TOOL_NAME,
+        "description": _TOOL_DESCRIPTION,
+        "inputSchema": json.loads(_resource_text("schema.json")),
+        "exampleArgs": json.loads(_resource_text("example_args.json")),
+    }
+
+
+def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, Any]:
+    """The tool in the shape a model API wants it.
+
+    ``provider`` is one of "mcp" (an MCP Tool), "openai" (Chat Completions),
+    "openai-responses" (Responses API), "anthropic" (Messages API) or
+    "gemini" (a function declaration).  ``strict=True`` (OpenAI's two APIs
+    only) gives the schema of strict function calling: every object closed,
+    every property required, optional ones nullable; calls made under it
+    (nulls, empty lists) decode to the same questions.
+
+        >>> askq.tool_definition("anthropic")["input_schema"]["required"]
+        ['questions']
+        >>> sorted(askq.tool_definition("openai")["function"])
+        ['description', 'name', 'parameters']
+        >>> askq.tool_definition("openai-responses", strict=True)["parameters"]["additionalProperties"]
+        False
+    """
+    schema_key = _PROVIDER_SCHEMA_KEYS.get(provider)
+    if schema_key is None:
+        known = ", ".join(_PROVIDER_SCHEMA_KEYS)
+        raise ValueError(f"Unknown provider {provider!r}; the known providers are: {known}.")
+    if strict and provider not in _STRICT_PROVIDERS:
+        raise ValueError(
+            f"The provider {provider!r} has no strict mode; strict=True is for"
+            f" {' and '.join(map(repr, _STRICT_PROVIDERS))}."
+        )
+    schema = json.loads(_resource_text("schema.json"))
+    function = {
+        "name": TOOL_NAME,
+        "description": _TOOL_DESCRIPTION,
+        schema_key: _strict_schema(schema, True) if strict else schema,
+    }
+    if provider == "openai":
+        return {"type": "function", "function": {**function, "strict": True} if strict else function}
+    if provider == "openai-responses":
+        return {"type": "function", **function, "strict": strict}
+    return function
+
+
+def _strict_schema(schema: Dict[str, Any], required: bool) -> Dict[str, Any]:
+    """A schema as OpenAI's strict mode takes it: objects closed, every
+    property required (the optional ones nullable), only the keywords strict
+    mode accepts, the descriptions kept."""
+    strict = {key: value for key, value in schema.items() if key in _STRICT_KEYWORDS}
+    if schema.get("type") == "object":
+        properties = schema.get("properties", {})
+        needed = set(schema.get("required", ()))
+        strict["properties"] = {
+            name: _strict_schema(value, name in needed) for name, value in properties.items()
+        }
+        strict["required"] = list(properties)
+        strict["additionalProperties"] = False
+    if "items" in schema:
+        strict["items"] = _strict_schema(schema["items"], True)
+    if not required:
+        strict["type"] = [strict["type"], "null"]
+    return strict
+
+
+def _resource_text(name: str) -> str:
+    """A JSON file from beside this module, read once; the built-in copy if absent."""
+    text = _resource_cache.get(name)
+    if text is None:
+        text = _read_beside_module(name)
+        if text is None:
+            text = _BUILTIN_RESOURCES[name]
+        _resource_cache[name] = text
+    return text
+
+
+def _read_beside_module(name: str) -> Optional[str]:
+    """Read a file next to this module, through its loader so zip imports work."""
+    module_file = globals().get("__file__")
+    if not module_file:
+        return None  # an interpreter that runs modules without files
+    path = os.path.join(os.path.dirname(module_file), name)
+    loader = globals().get("__loader__")
+    try:
+        if hasattr(loader, "get_data"):
+            data = loader.get_data(path)  # type: ignore[union-attr]
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+    except OSError:
+        return None
+    return bytes(data).decode("utf-8-sig")
+
+
+# ===========================================================================
 # Decoding: whatever the model sent -> QuestionInput
+#
+# ask() is decode() then validate_and_normalize().  Tables first: for each
+# field the first key present with a usable value wins.
+
+def ask(payload: Any) -> QuestionOutput:
+    """Decode (unless given a QuestionInput) and normalize one tool call.
+
+    Returns the normalized questions with no answers yet; raises
+    QuestionError, written for the model, for a call that cannot be shown.
+    """
+    if isinstance(payload, QuestionInput):
+        return QuestionOutput(validate_and_normalize(payload), [])
+    # The items decode() made are ours alone, and of the types it promises:
+    # normalize them in place, without a copy.
+    return QuestionOutput(_normalize(decode(payload).questions), [])
+
+
+# Decoding tables (SPEC 4).  For each field the first key present with a
+# usable value wins; an unusable value falls through to the next key.
+_QUESTION_KEYS = ("question", "prompt", "message", "text", "header")
+_HEADER_KEYS = ("header", "label")
+_PURPOSE_KEYS = ("purpose", "description", "context")
+_OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
+_MULTI_SELECT_KEYS = (
+    "multiSelect",
+    "multiple",
+    "multi_select",
+    "multiselect",
+    "allowMultiple",
+    "allow_multiple",
+)
+_SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
+
+# Most entries say nothing of multi-select: one look for any of its keys.
+_ANY_MULTI_SELECT_KEY = frozenset(_MULTI_SELECT_KEYS + _SELECTION_MODE_KEYS)
+_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
+
+# Fields read from one key only.
+_REQUIRED_KEY = "required"
+_ID_KEY = "id"
+_KIND_KEY = "type"
+_RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
+_PLACEHOLDER_KEY = "placeholder"
+_OPTION_DESCRIPTION_KEY = "description"
+_OPTION_PREVIEW_KEY = "preview"
+
+# An object under 'options' with only these keys, a label key among them, is
+# one option sent without its list; any other object maps labels to descriptions.
+_OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
+_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, _RECOMMENDED_KEY}
+
+# Options sent as plain text: one per line, else split on the first of these
+# that occurs.  A line may start with a list marker, which is not the label.
+_OPTION_TEXT_SEPARATORS = ("|", ";", ",")
+_LIST_BULLETS = ("-", "*", "\u2022")
+_TRUE_WORDS = ("true", "yes", "1")
+_FALSE_WORDS = ("false", "no", "0")
+_SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
+
+# `type` words, folded by _kind(): lower case, no "_", "-" or spaces.
+_TEXT_KIND = "text"
+_CHOICE_KIND = "choice"
+_MULTI_KIND = "multi"
+_YES_NO_KIND = "yesno"
+_KIND_WORDS = {
+    "text": _TEXT_KIND,
+    "freetext": _TEXT_KIND,
+    "string": _TEXT_KIND,
+    "input": _TEXT_KIND,
+    "choice": _CHOICE_KIND,
+    "single": _CHOICE_KIND,
+    "singlechoice": _CHOICE_KIND,
+    "singleselect": _CHOICE_KIND,
+    "select": _CHOICE_KIND,
+    "radio": _CHOICE_KIND,
+    "multi": _MULTI_KIND,
+    "multiple": _MULTI_KIND,
+    "multichoice": _MULTI_KIND,
+    "multiselect": _MULTI_KIND,
+    "checkbox": _MULTI_KIND,
+    "checkboxes": _MULTI_KIND,
+    "yesno": _YES_NO_KIND,
+    "boolean": _YES_NO_KIND,
+    "bool": _YES_NO_KIND,
+    "confirm": _YES_NO_KIND,
+}
+_YES_NO_LABELS = ("Yes", "No")
 
 
 def decode(payload: Any) -> QuestionInput:
@@ -478,15 +970,6 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         return _decode_fields(question, entry)
     except QuestionError as err:
         raise _placed(err, index, question) from None
-
-
-def _placed(err: QuestionError, index: int, question: Optional[str]) -> QuestionError:
-    """An error given the place of its question, unless it has one: the
-    coercion helpers know the field, not the question."""
-    if err.index is not None:
-        return err
-    where = f"questions[{index}]" if question is None else _where(index, question)
-    return QuestionError(f"{where}: {err}", index)
 
 
 def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
@@ -610,10 +1093,6 @@ def _apply_kind(item: QuestionItem, kind: Optional[str]) -> None:
 def _names_option(label: str, options: Optional[List[QuestionOption]]) -> bool:
     wanted = _clean_label(label)
     return any(_clean_label(option.label) == wanted for option in options or ())
-
-
-# Coercion helpers: one per value shape.  Each returns None for a value it
-# cannot use, so that _first() falls through to the next key.
 
 
 def _first(entry: Dict[Any, Any], keys: Sequence[str], coerce: Callable[[Any], Optional[_T]]) -> Optional[_T]:
@@ -774,9 +1253,6 @@ def _check_option_count(count: int) -> None:
         )
 
 
-# JSON text, parsed within the bounds.
-
-
 def _parse_json(text: Union[str, bytes, bytearray], what: str) -> Any:
     """Parse JSON text; every failure is a QuestionError that names ``what``."""
     if isinstance(text, (bytes, bytearray)):
@@ -836,18 +1312,11 @@ def _json_decoder() -> json.JSONDecoder:
     return json.JSONDecoder(parse_constant=_refuse_constant)
 
 
-@functools.lru_cache(maxsize=None)
-def _json_encoder() -> json.JSONEncoder:
-    """One encoder that keeps non-ASCII text readable, made on first use."""
-    return json.JSONEncoder(ensure_ascii=False)
-
-
 # Outside strings, JSON's structure is ASCII: of the UTF-8 bytes of a text,
 # keep quotes and brackets, with braces folded onto brackets (nesting is
 # nesting, whichever the kind).
 _FOLD_BRACES = bytes.maketrans(b"{}", b"[]")
 _STRUCTURE = b'"[]{}'
-
 
 
 def _too_deep(text: str) -> bool:
@@ -891,58 +1360,10 @@ def _not_structure() -> bytes:
     return bytes(byte for byte in range(256) if byte not in _STRUCTURE)
 
 
-def _json_type(value: Any) -> str:
-    """How a JSON value is named in a message: 'a number', 'null', ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a Python {type(value).__name__}"
-
-
-def _quoted(text: str) -> str:
-    """Text quoted as a JSON string: unambiguous, and one line whatever it holds."""
-    quoted = _json_encoder().encode(text)
-    return quoted if quoted.isascii() else quoted.translate(_quote_escapes())
-
-
-@functools.lru_cache(maxsize=None)
-def _quote_escapes() -> Dict[int, str]:
-    return {code: f"\\u{code:04x}" for code in _QUOTE_ESCAPED}
-
-
-def _where(index: int, question: str) -> str:
-    """Name a question in a message: its place in the call and its text."""
-    if len(question) > _QUOTE_CHARS:
-        question = question[: _QUOTE_CHARS - 3].rstrip() + "..."
-    return f"questions[{index}] ({_quoted(question)})"
-
-
-class _Place:
-    """A question's place for a message, named only if a message is made:
-    most checks pass, and quoting the question costs more than the check."""
-
-    __slots__ = ("index", "question")
-
-    def __init__(self, index: int, question: str) -> None:
-        self.index = index
-        self.question = question
-
-    def __str__(self) -> str:
-        return _where(self.index, self.question)
-
-
-# ---------------------------------------------------------------------------
+# ===========================================================================
 # Normalization and validation
-
+#
+# validate_and_normalize(): ids, cleaned labels, kinds, the recommended option first.
 
 def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
     """Validate a batch and return new, normalized items; ``input`` is unchanged.
@@ -968,19 +1389,6 @@ def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
         except QuestionError as err:
             raise _placed(err, index, None) from None
     return _normalize(copies)
-
-
-def ask(payload: Any) -> QuestionOutput:
-    """Decode (unless given a QuestionInput) and normalize one tool call.
-
-    Returns the normalized questions with no answers yet; raises
-    QuestionError, written for the model, for a call that cannot be shown.
-    """
-    if isinstance(payload, QuestionInput):
-        return QuestionOutput(validate_and_normalize(payload), [])
-    # The items decode() made are ours alone, and of the types it promises:
-    # normalize them in place, without a copy.
-    return QuestionOutput(_normalize(decode(payload).questions), [])
 
 
 def _coerced_copy(item: QuestionItem) -> QuestionItem:
@@ -1014,11 +1422,6 @@ def _coerced_option(option: Any) -> QuestionOption:
         _text(option.description, "description"),
         _text(option.preview, "preview"),
     )
-
-
-# From here on, items are the caller's own and hold what decode() gives:
-# trimmed text or None (a blank question only in a copy), booleans, and
-# option lists of QuestionOption.
 
 
 def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
@@ -1140,20 +1543,6 @@ def _cleaned_options(raw_options: List[QuestionOption]) -> Tuple[List[QuestionOp
     return options, suffixed
 
 
-def _without_suffix(label: str) -> Optional[str]:
-    """A trimmed label without its one trailing "(Recommended)", in any case;
-    None when it has none, or when nothing would remain to show."""
-    if label[-_SUFFIX_LENGTH:].lower() != _SUFFIX_FOLDED:
-        return None
-    return label[:-_SUFFIX_LENGTH].rstrip() or None
-
-
-def _clean_label(label: str) -> str:
-    """Trim a label and take off one trailing "(Recommended)", in any case."""
-    label = label.strip()
-    return _without_suffix(label) or label
-
-
 def _check_custom_label(index: int, question: str, options: List[QuestionOption]) -> None:
     # Only single-choice UIs draw the custom row beside the options.
     for option in options:
@@ -1187,324 +1576,15 @@ def _recommended_first(
     return top + [option for option in options if option.label != recommended]
 
 
-# ---------------------------------------------------------------------------
-# The tool definition shown to the model
-
-_TOOL_DESCRIPTION = (
-    "Ask the user one or more questions and wait for their answers. Put every"
-    " question you need into this one call: each call interrupts the user, so"
-    " batch them. Use 'purpose' to say why you need each answer; it helps the"
-    " user answer well.\n\n"
-    "Each question has:\n"
-    "- question: the full question, clear and specific, ending with a question"
-    " mark.\n"
-    "- header: a very short tag shown beside it (at most 12 characters), such"
-    " as \"Database\" or \"Auth method\".\n"
-    "- options: 2-4 distinct choices, each {\"label\": 1-5 words, \"description\":"
-    " what choosing it means or costs}. Leave 'options' out to ask for free"
-    " text.\n"
-    "- multiSelect: true when the user may pick several options; false (the"
-    " default) when the choices exclude each other.\n"
-    "- purpose: why you need the answer.\n"
-    "- required: false when the user may skip the question (default true).\n\n"
-    "The user can always type their own answer instead of picking one, so never"
-    " add an 'Other' option of your own. To recommend an option, put it first"
-    " and end its label with \" (Recommended)\".\n\n"
-    "Do not ask what you can find out yourself from the code, the files or the"
-    " conversation: ask only when you need the user's own decision."
-)
-
-# Built-in copies of schema.json and example_args.json, which override them
-# when they stand beside this file; a test keeps the copies equal.
-_BUILTIN_SCHEMA = """\
-{
-  "type": "object",
-  "properties": {
-    "questions": {
-      "type": "array",
-      "description": "The questions to ask, 1-4 of them, all in this one call.",
-      "minItems": 1,
-      "maxItems": 4,
-      "items": {
-        "type": "object",
-        "properties": {
-          "question": {
-            "type": "string",
-            "description": "The full question to show the user: clear, specific, ending with a question mark. For multiSelect, phrase it so several answers fit, e.g. \\"Which checks should run?\\""
-          },
-          "header": {
-            "type": "string",
-            "description": "A very short tag shown beside the question, at most 12 characters, e.g. \\"Database\\" or \\"Auth method\\"."
-          },
-          "options": {
-            "type": "array",
-            "description": "2-4 distinct choices. Leave out for a free-text question. Never add an 'Other' option: the user can always type their own answer. To recommend an option, put it first and end its label with \\" (Recommended)\\".",
-            "items": {
-              "type": "object",
-              "properties": {
-                "label": {
-                  "type": "string",
-                  "description": "What the user sees and picks: 1-5 words."
-                },
-                "description": {
-                  "type": "string",
-                  "description": "What choosing this option means, or what it costs."
-                }
-              },
-              "required": ["label"]
-            }
-          },
-          "multiSelect": {
-            "type": "boolean",
-            "default": false,
-            "description": "true when the user may pick several options; false when the choices exclude each other."
-          },
-          "purpose": {
-            "type": "string",
-            "description": "Why you need this answer; it helps the user answer well."
-          },
-          "required": {
-            "type": "boolean",
-            "default": true,
-            "description": "false when the user may skip this question."
-          }
-        },
-        "required": ["question"]
-      }
-    }
-  },
-  "required": ["questions"]
-}
-"""
-
-_BUILTIN_EXAMPLE_ARGS = """\
-{
-  "questions": [
-    {
-      "question": "Which database should the new service use?",
-      "header": "Database",
-      "purpose": "The schema, the migrations and the test setup depend on it.",
-      "options": [
-        {"label": "PostgreSQL (Recommended)", "description": "Same as the other services; needs a server"},
-        {"label": "SQLite", "description": "One file and no server; fine for a single instance"}
-      ]
-    },
-    {
-      "question": "Which checks should run before every commit?",
-      "header": "Checks",
-      "multiSelect": true,
-      "options": [
-        {"label": "Unit tests", "description": "About 20 seconds"},
-        {"label": "Type check", "description": "mypy in strict mode"},
-        {"label": "Lint", "description": "ruff, under a second"}
-      ]
-    },
-    {
-      "question": "What should the service be called?",
-      "header": "Name",
-      "purpose": "Used for the package, the container image and the logs.",
-      "required": false
-    }
-  ]
-}
-"""
-
-# Where each model API wants the JSON Schema of a tool's arguments.
-_PROVIDER_SCHEMA_KEYS = {
-    "mcp": "inputSchema",
-    "openai": "parameters",
-    "openai-responses": "parameters",
-    "anthropic": "input_schema",
-    "gemini": "parametersJsonSchema",
-}
-
-_STRICT_PROVIDERS = ("openai", "openai-responses")
-# Keywords strict mode takes everywhere; the rest (defaults, bounds) is dropped.
-_STRICT_KEYWORDS = ("type", "description", "enum")
-
-_BUILTIN_RESOURCES = {
-    "schema.json": _BUILTIN_SCHEMA,
-    "example_args.json": _BUILTIN_EXAMPLE_ARGS,
-}
-_resource_cache: Dict[str, str] = {}
-
-
-def tool_description() -> Dict[str, Any]:
-    """The tool as shown to the model: name, description, schema, an example call.
-
-        >>> sorted(askq.tool_description())
-        ['description', 'exampleArgs', 'inputSchema', 'name']
-    """
-    return {
-        "name": TOOL_NAME,
-        "description": _TOOL_DESCRIPTION,
-        "inputSchema": json.loads(_resource_text("schema.json")),
-        "exampleArgs": json.loads(_resource_text("example_args.json")),
-    }
-
-
-def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, Any]:
-    """The tool in the shape a model API wants it.
-
-    ``provider`` is one of "mcp" (an MCP Tool), "openai" (Chat Completions),
-    "openai-responses" (Responses API), "anthropic" (Messages API) or
-    "gemini" (a function declaration).  ``strict=True`` (OpenAI's two APIs
-    only) gives the schema of strict function calling: every object closed,
-    every property required, optional ones nullable; calls made under it
-    (nulls, empty lists) decode to the same questions.
-
-        >>> askq.tool_definition("anthropic")["input_schema"]["required"]
-        ['questions']
-        >>> sorted(askq.tool_definition("openai")["function"])
-        ['description', 'name', 'parameters']
-        >>> askq.tool_definition("openai-responses", strict=True)["parameters"]["additionalProperties"]
-        False
-    """
-    schema_key = _PROVIDER_SCHEMA_KEYS.get(provider)
-    if schema_key is None:
-        known = ", ".join(_PROVIDER_SCHEMA_KEYS)
-        raise ValueError(f"Unknown provider {provider!r}; the known providers are: {known}.")
-    if strict and provider not in _STRICT_PROVIDERS:
-        raise ValueError(
-            f"The provider {provider!r} has no strict mode; strict=True is for"
-            f" {' and '.join(map(repr, _STRICT_PROVIDERS))}."
-        )
-    schema = json.loads(_resource_text("schema.json"))
-    function = {
-        "name": TOOL_NAME,
-        "description": _TOOL_DESCRIPTION,
-        schema_key: _strict_schema(schema, True) if strict else schema,
-    }
-    if provider == "openai":
-        return {"type": "function", "function": {**function, "strict": True} if strict else function}
-    if provider == "openai-responses":
-        return {"type": "function", **function, "strict": strict}
-    return function
-
-
-def _strict_schema(schema: Dict[str, Any], required: bool) -> Dict[str, Any]:
-    """A schema as OpenAI's strict mode takes it: objects closed, every
-    property required (the optional ones nullable), only the keywords strict
-    mode accepts, the descriptions kept."""
-    strict = {key: value for key, value in schema.items() if key in _STRICT_KEYWORDS}
-    if schema.get("type") == "object":
-        properties = schema.get("properties", {})
-        needed = set(schema.get("required", ()))
-        strict["properties"] = {
-            name: _strict_schema(value, name in needed) for name, value in properties.items()
-        }
-        strict["required"] = list(properties)
-        strict["additionalProperties"] = False
-    if "items" in schema:
-        strict["items"] = _strict_schema(schema["items"], True)
-    if not required:
-        strict["type"] = [strict["type"], "null"]
-    return strict
-
-
-def error_text(err: BaseException) -> str:
-    """The tool-error text for the model: what went wrong, then a call to copy.
-
-    For an AnswerError the call was fine and the person may have answered:
-    the text says the answers could not be read, and that the model may ask
-    again.
-    """
-    if isinstance(err, AnswerError):
-        return (
-            f"The user's answers could not be read: {err}\n\nYour call was valid; the"
-            " fault lies in collecting the answers, not in your questions. Do not assume"
-            " any answers. You may ask the same questions again if you still need them."
-        )
-    return (
-        f"{err}\n\nThe user was not asked anything. Fix the call and send it"
-        " again; a complete, valid call looks like this:\n"
-        + _resource_text("example_args.json").strip()
-    )
-
-
-def _resource_text(name: str) -> str:
-    """A JSON file from beside this module, read once; the built-in copy if absent."""
-    text = _resource_cache.get(name)
-    if text is None:
-        text = _read_beside_module(name)
-        if text is None:
-            text = _BUILTIN_RESOURCES[name]
-        _resource_cache[name] = text
-    return text
-
-
-def _read_beside_module(name: str) -> Optional[str]:
-    """Read a file next to this module, through its loader so zip imports work."""
-    module_file = globals().get("__file__")
-    if not module_file:
-        return None  # an interpreter that runs modules without files
-    path = os.path.join(os.path.dirname(module_file), name)
-    loader = globals().get("__loader__")
-    try:
-        if hasattr(loader, "get_data"):
-            data = loader.get_data(path)  # type: ignore[union-attr]
-        else:
-            with open(path, "rb") as stream:
-                data = stream.read()
-    except OSError:
-        return None
-    return bytes(data).decode("utf-8-sig")
-
-
-# ---------------------------------------------------------------------------
-# Answers, outcomes and the tool result for the model
+# ===========================================================================
+# Answers
 #
-# Once a person was asked, an output has one of four outcomes.  Whatever the
-# person answered before a dismissal or a timeout is kept: a partial answer
-# is information the model needs.  One rule says which option a string
-# names, for every way answers arrive (a UI's own form, a prompt, an MCP
-# client's form).
-
-_ANSWERED = "answered"
-_DECLINED = "declined"
-_TIMED_OUT = "timed_out"
-_UNAVAILABLE = "unavailable"
-_STATUSES = (_ANSWERED, _DECLINED, _TIMED_OUT, _UNAVAILABLE)
+# collect_answers(): whatever a UI collected, checked against the questions;
+# the one rule for which option a string names; assumed_answers().
 
 _PICKED = "picked"
 _TYPED = "typed"
 _ASSUMED = "assumed"
-_YES_NO_FOLDED = ("yes", "no")
-_YES_NO_LETTERS = {"y": "yes", "n": "no"}
-
-_DECLINED_TEXT = (
-    "The user saw your questions and dismissed them without answering. Do not"
-    " assume any answers. Go on only with what you already know, or stop and"
-    " say what you need from the user."
-)
-_UNAVAILABLE_TEXT = (
-    "Nobody was asked: no interactive user is available to answer questions"
-    " in this run, so there are no answers. Go on with reasonable assumptions"
-    " and state each one plainly, or stop and say what information you need."
-)
-_TIMED_OUT_TEXT = (
-    "The user did not respond in time: nobody answered your questions. Do not"
-    " assume any answers. Go on only with what you already know, or stop and"
-    " say what you need from the user."
-)
-# The first line of a result, by outcome and by whether the person answered.
-_HEADS = {
-    (_ANSWERED, True): "The user answered your questions.",
-    (_ANSWERED, False): "The user saw your questions and skipped all of them (each was optional).",
-    (_DECLINED, True): "The user answered some of your questions and dismissed the rest.",
-    (_DECLINED, False): "The user saw your questions and dismissed them without answering.",
-    (_TIMED_OUT, True): "The user answered some of your questions, then did not respond in time.",
-    (_TIMED_OUT, False): "The user did not respond in time and answered none of your questions.",
-    (_UNAVAILABLE, True): "The user answered some of your questions before the session ended.",
-    (_UNAVAILABLE, False): "Nobody was asked: no interactive user is available in this run.",
-}
-# Why a question has no answer, by outcome.
-_UNANSWERED = {
-    _ANSWERED: "no answer was given",
-    _DECLINED: "the user dismissed the questions before answering this one",
-    _TIMED_OUT: "time ran out with no answer to this one",
-    _UNAVAILABLE: "nobody was asked",
-}
 
 
 def collect_answers(
@@ -1565,114 +1645,6 @@ def assumed_answers(output: QuestionOutput) -> List[AnswerItem]:
     ]
 
 
-def result_text(output: QuestionOutput, answers: Any = None) -> str:
-    """The tool result for the model, for every outcome.
-
-    ``answers`` (any form collect_answers() takes) replaces
-    ``output.answers``; they are checked first.  Every question appears
-    once, by its text, with what became of it; text from the person is
-    quoted as a JSON string, so that no answer can forge a line of its own.
-    An output declined or unavailable with no answers gives exactly
-    declined_text() or unavailable_text().
-    """
-    status = _status(output)
-    checked = _checked_output_answers(output, output.answers if answers is None else answers, status)
-    if not checked and status in (_DECLINED, _UNAVAILABLE, _TIMED_OUT):
-        return {_DECLINED: _DECLINED_TEXT, _UNAVAILABLE: _UNAVAILABLE_TEXT, _TIMED_OUT: _TIMED_OUT_TEXT}[status]
-    by_id = {answer.id: answer for answer in checked}
-    lines = []
-    for number, item in enumerate(output.questions, 1):
-        lines.append(f"{number}. {_quoted(item.question)}")
-        lines.extend(_answer_lines(by_id.get(item.id), status))
-    return "\n".join([_result_head(status, checked), *lines, _result_tail(status, checked)])
-
-
-def declined_text() -> str:
-    """The tool result when the user saw the questions and dismissed them."""
-    return _DECLINED_TEXT
-
-
-def unavailable_text() -> str:
-    """The tool result when no interactive user could be asked at all."""
-    return _UNAVAILABLE_TEXT
-
-
-def _status(output: QuestionOutput) -> str:
-    """The outcome of an output; one with no status yet counts as answered."""
-    status = getattr(output, "status", None)
-    if status is None:
-        return _ANSWERED
-    if status not in _STATUSES:
-        raise AnswerError(f"The status {status!r} is none of: {', '.join(_STATUSES)}.")
-    return str(status)
-
-
-def _checked_output_answers(output: Any, answers: Any, status: str) -> List[AnswerItem]:
-    return collect_answers(output, answers, partial=status != _ANSWERED)
-
-
-def _answer_dicts(output: QuestionOutput) -> List[Dict[str, Any]]:
-    """The JSON form of an output's answers: AnswerItems as they are, any
-    other form (or AnswerItems holding what no check let through) checked."""
-    answers = output.answers
-    if isinstance(answers, list) and all(_is_well_formed(answer) for answer in answers):
-        return [answer.to_dict() for answer in answers]
-    return [answer.to_dict() for answer in _checked_output_answers(output, answers, _status(output))]
-
-
-def _is_well_formed(answer: Any) -> bool:
-    return (
-        isinstance(answer, AnswerItem) and isinstance(answer.id, str)
-        and (answer.answer is None or isinstance(answer.answer, str))
-        and (answer.selected is None or isinstance(answer.selected, list)
-             and all(isinstance(label, str) for label in answer.selected))
-        and isinstance(answer.assumed, bool)
-    )
-
-
-def _is_person_answer(answer: AnswerItem) -> bool:
-    return not answer.assumed and (answer.answer is not None or bool(answer.selected))
-
-
-def _result_head(status: str, answers: List[AnswerItem]) -> str:
-    person = any(_is_person_answer(answer) for answer in answers)
-    head = _HEADS[status, person]
-    if person:
-        head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
-    if any(answer.assumed for answer in answers):
-        head += (
-            f" Answers marked '{_ASSUMED}' are your own recommended options, filled in"
-            " because the user did not answer: the user did not choose them."
-        )
-    return head
-
-
-def _result_tail(status: str, answers: List[AnswerItem]) -> str:
-    if status == _ANSWERED:
-        if any(_is_person_answer(answer) for answer in answers):
-            return "Go on with the task with these answers in mind."
-        return "Go on without these answers; do not assume any."
-    assumed = " State each assumed answer plainly as an assumption." if any(a.assumed for a in answers) else ""
-    return (
-        "Use the answers given and do not assume answers to the rest."
-        f"{assumed} Go on with what you know, or stop and say what you need from the user."
-    )
-
-
-def _answer_lines(answer: Optional[AnswerItem], status: str) -> List[str]:
-    if answer is None:
-        return [f"   unanswered: {_UNANSWERED[status]}"]
-    if answer.assumed:
-        picks = ", ".join(map(_quoted, answer.selected or ()))
-        return [f"   {_ASSUMED}: {picks} (your recommendation; the user did not choose it)"]
-    lines = []
-    if answer.selected:
-        lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
-    if answer.answer is not None:
-        lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
-    return lines or ["   skipped: the question was optional and the user gave no answer"]
-
-
 class _Given:
     """What was given for one question, before any check: picked labels,
     typed texts, whether the custom row was picked, and whether a policy
@@ -1685,13 +1657,6 @@ class _Given:
         self.typed: List[str] = []
         self.custom = False
         self.assumed = False
-
-
-def _question_list(questions: Any) -> List[QuestionItem]:
-    items = questions.questions if isinstance(questions, QuestionOutput) else questions
-    if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
-        raise AnswerError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
-    return list(items)
 
 
 def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
@@ -1930,13 +1895,180 @@ def _option_named(options: List[QuestionOption], text: str) -> Optional[str]:
     return None
 
 
-def _are_yes_no(options: Sequence[QuestionOption]) -> bool:
-    """Whether a question's options are exactly Yes and No, in any case and order."""
-    return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
+# ===========================================================================
+# Results: the text the model reads
+#
+# result_text() for every outcome, declined_text(), unavailable_text(), error_text().
+
+_DECLINED_TEXT = (
+    "The user saw your questions and dismissed them without answering. Do not"
+    " assume any answers. Go on only with what you already know, or stop and"
+    " say what you need from the user."
+)
+_UNAVAILABLE_TEXT = (
+    "Nobody was asked: no interactive user is available to answer questions"
+    " in this run, so there are no answers. Go on with reasonable assumptions"
+    " and state each one plainly, or stop and say what information you need."
+)
+_TIMED_OUT_TEXT = (
+    "The user did not respond in time: nobody answered your questions. Do not"
+    " assume any answers. Go on only with what you already know, or stop and"
+    " say what you need from the user."
+)
+
+# The first line of a result, by outcome and by whether the person answered.
+_HEADS = {
+    (_ANSWERED, True): "The user answered your questions.",
+    (_ANSWERED, False): "The user saw your questions and skipped all of them (each was optional).",
+    (_DECLINED, True): "The user answered some of your questions and dismissed the rest.",
+    (_DECLINED, False): "The user saw your questions and dismissed them without answering.",
+    (_TIMED_OUT, True): "The user answered some of your questions, then did not respond in time.",
+    (_TIMED_OUT, False): "The user did not respond in time and answered none of your questions.",
+    (_UNAVAILABLE, True): "The user answered some of your questions before the session ended.",
+    (_UNAVAILABLE, False): "Nobody was asked: no interactive user is available in this run.",
+}
+
+# Why a question has no answer, by outcome.
+_UNANSWERED = {
+    _ANSWERED: "no answer was given",
+    _DECLINED: "the user dismissed the questions before answering this one",
+    _TIMED_OUT: "time ran out with no answer to this one",
+    _UNAVAILABLE: "nobody was asked",
+}
 
 
-# ---------------------------------------------------------------------------
-# MCP elicitation: the questions as a form the MCP client draws itself
+def result_text(output: QuestionOutput, answers: Any = None) -> str:
+    """The tool result for the model, for every outcome.
+
+    ``answers`` (any form collect_answers() takes) replaces
+    ``output.answers``; they are checked first.  Every question appears
+    once, by its text, with what became of it; text from the person is
+    quoted as a JSON string, so that no answer can forge a line of its own.
+    An output declined or unavailable with no answers gives exactly
+    declined_text() or unavailable_text().
+    """
+    status = _status(output)
+    checked = _checked_output_answers(output, output.answers if answers is None else answers, status)
+    if not checked and status in (_DECLINED, _UNAVAILABLE, _TIMED_OUT):
+        return {_DECLINED: _DECLINED_TEXT, _UNAVAILABLE: _UNAVAILABLE_TEXT, _TIMED_OUT: _TIMED_OUT_TEXT}[status]
+    by_id = {answer.id: answer for answer in checked}
+    lines = []
+    for number, item in enumerate(output.questions, 1):
+        lines.append(f"{number}. {_quoted(item.question)}")
+        lines.extend(_answer_lines(by_id.get(item.id), status))
+    return "\n".join([_result_head(status, checked), *lines, _result_tail(status, checked)])
+
+
+def declined_text() -> str:
+    """The tool result when the user saw the questions and dismissed them."""
+    return _DECLINED_TEXT
+
+
+def unavailable_text() -> str:
+    """The tool result when no interactive user could be asked at all."""
+    return _UNAVAILABLE_TEXT
+
+
+def error_text(err: BaseException) -> str:
+    """The tool-error text for the model: what went wrong, then a call to copy.
+
+    For an AnswerError the call was fine and the person may have answered:
+    the text says the answers could not be read, and that the model may ask
+    again.
+    """
+    if isinstance(err, AnswerError):
+        return (
+            f"The user's answers could not be read: {err}\n\nYour call was valid; the"
+            " fault lies in collecting the answers, not in your questions. Do not assume"
+            " any answers. You may ask the same questions again if you still need them."
+        )
+    return (
+        f"{err}\n\nThe user was not asked anything. Fix the call and send it"
+        " again; a complete, valid call looks like this:\n"
+        + _resource_text("example_args.json").strip()
+    )
+
+
+def _status(output: QuestionOutput) -> str:
+    """The outcome of an output; one with no status yet counts as answered."""
+    status = getattr(output, "status", None)
+    if status is None:
+        return _ANSWERED
+    if status not in _STATUSES:
+        raise AnswerError(f"The status {status!r} is none of: {', '.join(_STATUSES)}.")
+    return str(status)
+
+
+def _checked_output_answers(output: Any, answers: Any, status: str) -> List[AnswerItem]:
+    return collect_answers(output, answers, partial=status != _ANSWERED)
+
+
+def _answer_dicts(output: QuestionOutput) -> List[Dict[str, Any]]:
+    """The JSON form of an output's answers: AnswerItems as they are, any
+    other form (or AnswerItems holding what no check let through) checked."""
+    answers = output.answers
+    if isinstance(answers, list) and all(_is_well_formed(answer) for answer in answers):
+        return [answer.to_dict() for answer in answers]
+    return [answer.to_dict() for answer in _checked_output_answers(output, answers, _status(output))]
+
+
+def _is_well_formed(answer: Any) -> bool:
+    return (
+        isinstance(answer, AnswerItem) and isinstance(answer.id, str)
+        and (answer.answer is None or isinstance(answer.answer, str))
+        and (answer.selected is None or isinstance(answer.selected, list)
+             and all(isinstance(label, str) for label in answer.selected))
+        and isinstance(answer.assumed, bool)
+    )
+
+
+def _is_person_answer(answer: AnswerItem) -> bool:
+    return not answer.assumed and (answer.answer is not None or bool(answer.selected))
+
+
+def _result_head(status: str, answers: List[AnswerItem]) -> str:
+    person = any(_is_person_answer(answer) for answer in answers)
+    head = _HEADS[status, person]
+    if person:
+        head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
+    if any(answer.assumed for answer in answers):
+        head += (
+            f" Answers marked '{_ASSUMED}' are your own recommended options, filled in"
+            " because the user did not answer: the user did not choose them."
+        )
+    return head
+
+
+def _result_tail(status: str, answers: List[AnswerItem]) -> str:
+    if status == _ANSWERED:
+        if any(_is_person_answer(answer) for answer in answers):
+            return "Go on with the task with these answers in mind."
+        return "Go on without these answers; do not assume any."
+    assumed = " State each assumed answer plainly as an assumption." if any(a.assumed for a in answers) else ""
+    return (
+        "Use the answers given and do not assume answers to the rest."
+        f"{assumed} Go on with what you know, or stop and say what you need from the user."
+    )
+
+
+def _answer_lines(answer: Optional[AnswerItem], status: str) -> List[str]:
+    if answer is None:
+        return [f"   unanswered: {_UNANSWERED[status]}"]
+    if answer.assumed:
+        picks = ", ".join(map(_quoted, answer.selected or ()))
+        return [f"   {_ASSUMED}: {picks} (your recommendation; the user did not choose it)"]
+    lines = []
+    if answer.selected:
+        lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
+    if answer.answer is not None:
+        lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
+    return lines or ["   skipped: the question was optional and the user gave no answer"]
+
+
+# ===========================================================================
+# MCP elicitation: the questions as a form the client draws
+#
+# to_elicitation(), from_elicitation(), input_request().
 
 _ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _COMPANION_SUFFIX = ".other"
@@ -2122,26 +2254,12 @@ def _elicited_answer(
     return {"id": item.id, "answer": _companion_text(picked, other), "selected": picked}
 
 
-def _companion_text(picked: List[str], text: Optional[str]) -> Optional[str]:
-    """Text typed for the custom row counts when the row is picked, or when
-    nothing else is: a person who typed and picked an option meant the option."""
-    custom = any(label.strip().lower() == _CUSTOM_FOLDED for label in picked)
-    return text if custom or not picked else None
-
-
-# ---------------------------------------------------------------------------
-# Asking a person on a terminal: prompt() and the line prompt
+# ===========================================================================
+# Prompts: the line prompt
 #
 # prompt() picks the way of asking: the dialog where the terminal allows it,
-# the line prompt everywhere else.  Both return the same QuestionOutput,
-# with the outcome and whatever the person answered.
+# the line prompt everywhere else.  Both return the same QuestionOutput.
 
-# What the prompt shows of model-written or user-typed text: control
-# characters and bidirectional overrides could clear the screen, move the
-# cursor, recolour or reorder what the user reads, so they are shown as
-# escapes.  Lone surrogates, which no terminal encoding can write, too.
-_UNSAFE_RANGES = ((0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
-_terminal_escapes: Dict[int, str] = {}
 _CUE = "> "
 _TEXT_CUE = "  Your answer: "
 _NEEDS_ANSWER = "This question needs an answer."
@@ -2217,20 +2335,6 @@ def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> 
             lines.extend("       " + _visible(line) for line in option.preview.splitlines())
     lines.append(_input_hint(item))
     writer.write("\n".join(lines) + "\n")
-
-
-def _rows(item: QuestionItem) -> List[str]:
-    """What a choice question's rows show: its options, then the row for
-    typing (a Yes/No question needs none: any other line is typed text)."""
-    labels = [option.label for option in item.options or ()]
-    if not labels or _are_yes_no(item.options or ()):
-        return labels
-    return labels + [CUSTOM_RESPONSE_LABEL]
-
-
-def _option_of_row(item: QuestionItem, row: int) -> Optional[QuestionOption]:
-    options = item.options or []
-    return options[row] if row < len(options) else None
 
 
 def _input_hint(item: QuestionItem) -> str:
@@ -2380,40 +2484,10 @@ def _standard_input() -> Any:
     return sys.stdin
 
 
-def _fileno(stream: Any) -> Optional[int]:
-    """The descriptor under a stream that select() can wait on, or None."""
-    try:
-        fd = int(stream.fileno())
-    except (AttributeError, ValueError, OSError):
-        return None
-    if os.name == "nt":  # select() there takes sockets only
-        return None
-    return fd
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-def _visible(text: str) -> str:
-    """Text safe to print on a terminal: unsafe characters become escapes."""
-    if not _terminal_escapes:
-        for low, high in _UNSAFE_RANGES:
-            for code in range(low, high + 1):
-                _terminal_escapes[code] = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return text.translate(_terminal_escapes)
-
-
-# ---------------------------------------------------------------------------
-# The dialog: its state, and what each key does to it
+# ===========================================================================
+# Prompts: the dialog
 #
-# Plain data and plain functions, with no terminal in sight: a harness with
-# a UI of its own can read here which rows a question has and what each
-# action means, and the tests drive the dialog key by key.  A key is a pair
-# (name, text): ("down", ""), ("text", "a"), ("paste", "pasted text").
+# State, drawing and the terminal, each on its own.
 
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
@@ -2629,9 +2703,6 @@ def _act_on_row(state: _Dialog, advance: bool) -> None:
         _confirm(state)
 
 
-# Line editing, on a free-text question or the row for typing.
-
-
 def _typed(state: _Dialog, key: _Key) -> None:
     _insert(state, key[1])
 
@@ -2685,15 +2756,6 @@ _EDIT_KEYS: "Dict[str, Callable[[_Dialog, _Key], None]]" = {
     "left": _move_caret, "right": _move_caret, "home": _move_caret, "end": _move_caret,
     "ctrl-u": _clear_line, "up": _leave_line, "down": _leave_line, "enter": _enter_key,
 }
-
-
-# ---------------------------------------------------------------------------
-# The dialog: drawing, a function of the state and the terminal's width
-#
-# Lines are wrapped here, by the cells each character takes, with hanging
-# indents, so that the terminal never wraps one itself: the dialog then
-# knows how many lines it drew, and can draw itself again in place.
-
 _PREVIEW_LINES = 12
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
 
@@ -2891,82 +2953,13 @@ def _dialog_summary(state: _Dialog) -> List[str]:
     return lines
 
 
-# Cells: what a character takes on a terminal (two for wide East Asian
-# characters and most emoji, none for combining marks).
-
-
-def _cells(text: str) -> int:
-    if text.isascii():
-        return len(text)
-    return sum(_char_cells(char) for char in text)
-
-
-def _char_cells(char: str) -> int:
-    import unicodedata
-
-    if unicodedata.combining(char) or char in "\u200b\u200d\ufe0f":
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-
-
-def _cut_cells(text: str, start: int, room: int) -> str:
-    """The part of ``text`` from cell ``start`` that fits in ``room`` cells."""
-    out, used = [], 0
-    for char in text:
-        size = _char_cells(char) if not char.isascii() else 1
-        if used >= start and used + size - start <= room:
-            out.append(char)
-        used += size
-    return "".join(out)
-
-
-def _clipped(text: str, width: int) -> str:
-    return text if _cells(text) <= width else _cut_cells(text, 0, width - 1) + "\u2026"
-
-
-def _wrap(text: str, width: int, first: str, rest: str) -> List[str]:
-    """Words wrapped to ``width`` cells, the first line after ``first`` and
-    the others after ``rest`` (a hanging indent); line breaks are kept."""
-    lines: List[str] = []
-    lead = first
-    for paragraph in text.split("\n"):
-        line, used = lead, _cells(lead)
-        for word in paragraph.split(" "):
-            size = _cells(word)
-            if used > _cells(lead) and used + 1 + size > width:
-                lines.append(line)
-                lead = rest
-                line, used = lead, _cells(lead)
-            while used + size > width and size > 1:  # a word longer than a line
-                room = max(width - used, 1)
-                piece = _cut_cells(word, 0, room) or word[0]
-                lines.append(line + piece)
-                word = word[len(piece):]
-                size = _cells(word)
-                lead = rest
-                line, used = lead, _cells(lead)
-            separator = " " if used > _cells(lead) else ""
-            line, used = line + separator + word, used + len(separator) + size
-        lines.append(line)
-        lead = rest
-    return lines
-
-
-# ---------------------------------------------------------------------------
-# The dialog on a terminal: raw keys in, the frame drawn in place
-#
-# The terminal's mode is changed only between _enter_raw_mode() and
-# _leave_raw_mode(), which puts every setting back on the way out, whatever the way: a submit, a
-# dismissal, a timeout, an exception, or SIGTERM (restore, then end as the
-# signal would).  Nothing else here changes the terminal.
-
 _ESCAPE_WAIT = 0.05  # a lone Esc, told apart from the start of a sequence
-_SIZE_POLL = 0.25  # how often a waiting dialog looks for a new terminal size
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end",
 }
+
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
 _TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
@@ -3228,14 +3221,10 @@ def _fit_height(frame: _Frame, height: int) -> Tuple[List[str], Optional[Tuple[i
     return lines[top: top + height], caret
 
 
-# ---------------------------------------------------------------------------
-# Asking in a browser: prompt_web() and the page
+# ===========================================================================
+# Prompts: the web page
 #
-# For a person who is not at the terminal: the questions as one HTML form,
-# served by http.server on 127.0.0.1 with a one-time token, and the same
-# questions as JSON for other UIs.  One request at a time, on the caller's
-# thread: the page's state is plain data, and each request is a function of
-# it (_web_request), which the HTTP handler only carries in and out.
+# prompt_web(): the questions as one HTML form with a JSON interface.
 
 _WEB_ROUTES = {"/": ("GET", "POST"), "/questions": ("GET",), "/answers": ("POST",), "/dismiss": ("POST",)}
 _WEB_CONNECTION_SECONDS = 5  # a connection that sends nothing must not hold the page
@@ -3267,6 +3256,7 @@ button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px
          background: var(--card); color: inherit; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
 """
+
 # A little script ticks the row for typing as the person types; the page
 # works the same without it.
 _WEB_SCRIPT = """
@@ -3448,10 +3438,6 @@ def _web_json(status: int, document: Any) -> _WebResponse:
     return status, "application/json", json.dumps(document).encode("ascii")
 
 
-# The page itself.  Everything from the model, and everything the person
-# typed, is HTML-escaped where it is written.
-
-
 def _web_html(page: _WebPage, error: Optional[QuestionError] = None) -> str:
     import html
 
@@ -3558,9 +3544,6 @@ def _web_done_html(page: _WebPage, text: str) -> bytes:
     ).encode()
 
 
-# The server around the page.
-
-
 class _WebSession:
     """The page on an HTTP server of its own, one request at a time."""
 
@@ -3663,15 +3646,10 @@ def _idle_left(page: _WebPage, timeout: Optional[float]) -> Optional[float]:
     return None if timeout is None else page.last_seen + timeout - time.monotonic()
 
 
-# ---------------------------------------------------------------------------
+# ===========================================================================
 # The MCP server: python askq.py serve
 #
-# One reader, one writer, no threads: newline-delimited JSON-RPC on stdin
-# and stdout.  A call that waits for the person is a row in a table of
-# pending calls, keyed by the id of the elicitation request sent for it, so
-# that pings, lists and other calls go on being answered meanwhile.  Under
-# the protocol of 2026-07-28 nothing is pending at all: the call is answered
-# with an input request, and the client calls again with the responses.
+# Newline-delimited JSON-RPC on stdin and stdout.
 
 _HANDSHAKE_ERA = "2025-11-25"
 _STATELESS_ERA = "2026-07-28"
@@ -4056,8 +4034,10 @@ def _open_browser(url: str) -> bool:
         return False
 
 
-# ---------------------------------------------------------------------------
-# Command line
+# ===========================================================================
+# The command line
+#
+# main() and its subcommands.
 
 class _UsageError(Exception):
     pass
@@ -4090,7 +4070,6 @@ exit status:
   0  answered
   1  declined, timed out or unavailable (nobody could be asked)
   2  bad input: the message, written for the model, is one line on stderr"""
-
 _CLI_HELP = {
     "": """\
 Ask the structured questions of an LLM's tool call: check a call, ask a
