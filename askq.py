@@ -41,6 +41,8 @@ import json
 import json.scanner
 import math
 import os
+import sys
+import time
 from dataclasses import dataclass
 from typing import (
     Any,
@@ -48,6 +50,7 @@ from typing import (
     Dict,
     Iterable,
     List,
+    NamedTuple,
     Optional,
     Sequence,
     Set,
@@ -62,6 +65,7 @@ from typing import (
 # Everything the other parts speak in.
 
 __all__ = [
+    "ANSWER_ERROR_REASONS",
     "CUSTOM_RESPONSE_LABEL",
     "MAX_DEPTH",
     "MAX_OPTIONS",
@@ -72,6 +76,7 @@ __all__ = [
     "TOOL_NAME",
     "AnswerError",
     "AnswerItem",
+    "Outcome",
     "QuestionError",
     "QuestionInput",
     "QuestionItem",
@@ -147,11 +152,38 @@ class QuestionError(ValueError):
         self.message = message
         self.index = index
 
+    def placed(self, index: int, question: Optional[str] = None) -> "QuestionError":
+        """This error with the place of its question in front, unless it has
+        one: the helpers that read a field know the field, not the question."""
+        if self.index is not None:
+            return self
+        where = f"questions[{index}]" if question is None else _where(index, question)
+        return type(self)(f"{where}: {self.message}", index)
+
 
 class AnswerError(QuestionError):
     """Answers that askq cannot read: the fault of the harness or the UI that
     collected them, not of the model's call.  error_text() of one does not
-    tell the model that the person was not asked."""
+    tell the model that the person was not asked.
+
+    ``reason`` is one word of ANSWER_ERROR_REASONS, and ``question_id`` the
+    id of the question concerned (None when the answers as a whole are at
+    fault), so that a UI can tell the person in its own words what to fix.
+    """
+
+    def __init__(
+        self, message: str, index: Optional[int] = None, reason: str = "malformed",
+        question_id: Optional[str] = None,
+    ) -> None:
+        super().__init__(message, index)
+        self.reason = reason
+        self.question_id = question_id
+
+
+ANSWER_ERROR_REASONS = (
+    "required", "unknown_option", "unknown_question", "ambiguous_question", "two_answers",
+    "custom_without_text", "custom_not_allowed", "malformed",
+)
 
 
 class QuestionType(str, enum.Enum):
@@ -171,11 +203,25 @@ class QuestionType(str, enum.Enum):
 _TEXT_TYPE = QuestionType.TEXT
 _SINGLE_TYPE = QuestionType.SINGLE_CHOICE
 _MULTI_TYPE = QuestionType.MULTI_CHOICE
-_ANSWERED = "answered"
-_DECLINED = "declined"
-_TIMED_OUT = "timed_out"
-_UNAVAILABLE = "unavailable"
-_STATUSES = (_ANSWERED, _DECLINED, _TIMED_OUT, _UNAVAILABLE)
+
+
+class Outcome(str, enum.Enum):
+    """What became of the questions once a person was asked (SPEC 7).
+
+    A ``str`` enum: ``output.status == "answered"`` holds for
+    ``Outcome.ANSWERED``.  Every text chosen by outcome is in _OUTCOME_WORDS.
+    """
+
+    ANSWERED = "answered"
+    DECLINED = "declined"
+    TIMED_OUT = "timed_out"
+    UNAVAILABLE = "unavailable"
+
+
+_ANSWERED = Outcome.ANSWERED
+_DECLINED = Outcome.DECLINED
+_TIMED_OUT = Outcome.TIMED_OUT
+_UNAVAILABLE = Outcome.UNAVAILABLE
 
 
 @dataclass
@@ -223,6 +269,7 @@ class QuestionItem:
     id: str = ""
     recommended: Optional[str] = None
     placeholder: Optional[str] = None
+    allow_custom: bool = True
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -264,6 +311,8 @@ class QuestionItem:
             data["recommended"] = self.recommended
         if self.placeholder is not None:
             data["placeholder"] = self.placeholder
+        if not self.allow_custom:
+            data["allowCustom"] = False
         return data
 
 
@@ -280,12 +329,15 @@ class AnswerItem:
     answer: Optional[str] = None
     selected: Optional[List[str]] = None
     assumed: bool = False
+    note: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         selected = None if self.selected is None else list(self.selected)
         data: Dict[str, Any] = {"id": self.id, "answer": self.answer, "selected": selected}
         if self.assumed:
             data["assumed"] = True
+        if self.note is not None:
+            data["note"] = self.note
         return data
 
 
@@ -322,7 +374,7 @@ class QuestionOutput:
             raise AnswerError("Expected the normalized questions: a QuestionOutput of QuestionItem.") from None
         data: Dict[str, Any] = {"questions": questions, "answers": _answer_dicts(self)}
         if self.status is not None:
-            data["status"] = self.status
+            data["status"] = getattr(self.status, "value", self.status)
         return data
 
     def to_json(self, indent: Optional[int] = None) -> str:
@@ -526,28 +578,50 @@ def _are_yes_no(options: Sequence[QuestionOption]) -> bool:
     return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
 
 
-def _rows(item: QuestionItem) -> List[str]:
-    """What a choice question's rows show: its options, then the row for
-    typing (a Yes/No question needs none: any other line is typed text)."""
+def _question_rows(item: QuestionItem) -> List[str]:
+    """The rows every way of asking shows a question (line prompt, dialog,
+    web page, MCP form): its options' labels, then the row for typing,
+    CUSTOM_RESPONSE_LABEL, unless the call said ``allow_custom`` false.  A
+    free-text question has no rows: it is one text field."""
     labels = [option.label for option in item.options or ()]
-    if not labels or _are_yes_no(item.options or ()):
-        return labels
-    return labels + [CUSTOM_RESPONSE_LABEL]
+    if labels and item.allow_custom:
+        labels.append(CUSTOM_RESPONSE_LABEL)
+    return labels
 
 
 def _option_of_row(item: QuestionItem, row: int) -> Optional[QuestionOption]:
     options = item.options or []
-    return options[row] if row < len(options) else None
+    return options[row] if 0 <= row < len(options) else None
 
 
-def _companion_text(picked: List[str], text: Optional[str]) -> Optional[str]:
+def _custom_text(text: Optional[str], custom_picked: bool, options_picked: bool) -> Optional[str]:
     """Text typed for the custom row counts when the row is picked, or when
     nothing else is: a person who typed and picked an option meant the option."""
-    custom = any(label.strip().lower() == _CUSTOM_FOLDED for label in picked)
-    return text if custom or not picked else None
+    return text if custom_picked or not options_picked else None
 
 
-_SIZE_POLL = 0.25  # how often a waiting dialog looks for a new terminal size
+def _is_custom_label(label: str) -> bool:
+    return label.strip().lower() == _CUSTOM_FOLDED
+
+
+def _shown_answer(answer: Optional[AnswerItem]) -> str:
+    """An answer as the person reads it back (the dialog's review and summary,
+    the page after sending): picks, then typed text in quotes, then the note;
+    safe to print, but not yet HTML-escaped."""
+    if answer is None:
+        return "(not answered)"
+    parts = [_visible(label) for label in answer.selected or ()]
+    if answer.answer is not None:
+        parts.append(_quoted(answer.answer))
+    shown = ", ".join(parts) or "(skipped)"
+    if answer.note is not None:
+        shown += f"; note: {_quoted(answer.note)}"
+    return shown
+
+
+# How often a loop that waits for a person looks up from waiting: the
+# dialog for a new terminal size, the servers for an idle page.
+_POLL_SECONDS = 0.25
 
 
 # ===========================================================================
@@ -898,7 +972,7 @@ def decode(payload: Any) -> QuestionInput:
         QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
 options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
-placeholder=None)])
+placeholder=None, allow_custom=True)])
     """
     entries = _question_entries(_payload_root(payload))
     return QuestionInput([_decode_entry(index, entry) for index, entry in enumerate(entries)])
@@ -983,7 +1057,7 @@ def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
     recommended = _text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
     placeholder = _text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
     # The explicit field wins when it names an option; else a marked option.
-    if marked is not None and (recommended is None or not _names_option(recommended, options)):
+    if marked is not None and (recommended is None or not _is_option_label(recommended, options)):
         recommended = marked
     # Positional: keyword arguments double the cost of making a dataclass.
     item = QuestionItem(
@@ -1090,7 +1164,7 @@ def _apply_kind(item: QuestionItem, kind: Optional[str]) -> None:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
 
 
-def _names_option(label: str, options: Optional[List[QuestionOption]]) -> bool:
+def _is_option_label(label: str, options: Optional[List[QuestionOption]]) -> bool:
     wanted = _clean_label(label)
     return any(_clean_label(option.label) == wanted for option in options or ())
 
@@ -1612,9 +1686,9 @@ def collect_answers(
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["Alpha", "Beta"]}]})
         >>> askq.collect_answers(out, {"q0": "beta"})
-        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False)]
+        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False, note=None)]
         >>> askq.collect_answers(out, [["neither"]])
-        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False)]
+        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False, note=None)]
     """
     items = _question_list(questions)
     given = _given_answers(items, raw)
@@ -1636,7 +1710,7 @@ def assumed_answers(output: QuestionOutput) -> List[AnswerItem]:
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A", "B (Recommended)"]}]})
         >>> askq.assumed_answers(out)
-        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True)]
+        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True, note=None)]
     """
     return [
         AnswerItem(item.id, None, [item.recommended], True)
@@ -1744,7 +1818,7 @@ def _given_values(items: List[QuestionItem], index: int, value: Any) -> _Given:
     _check_pick_count(index, items[index], texts)
     given = _Given()
     for text in texts:
-        picks = _named_options(items[index], text)
+        picks = _options_named_by(items[index], text)
         if picks is None:
             given.typed.append(text)
         else:
@@ -1807,7 +1881,7 @@ def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[in
 
 
 def _picks_of_selected(where: "_Place", index: int, item: QuestionItem, label: str) -> List[str]:
-    picks = _named_options(item, label)
+    picks = _options_named_by(item, label)
     if picks is not None:
         return picks
     if not item.options:
@@ -1849,7 +1923,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed)
 
 
-def _named_options(item: QuestionItem, text: str) -> Optional[List[str]]:
+def _options_named_by(item: QuestionItem, text: str) -> Optional[List[str]]:
     """The option labels that ``text`` names on ``item``, or None when it
     names none and is therefore typed text.
 
@@ -1861,25 +1935,25 @@ def _named_options(item: QuestionItem, text: str) -> Optional[List[str]]:
 
         >>> item = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
         ...                                 "options": ["Unit tests", "Lint"]}]}).questions[0]
-        >>> askq._named_options(item, "unit tests, LINT")
+        >>> askq._options_named_by(item, "unit tests, LINT")
         ['Unit tests', 'Lint']
-        >>> askq._named_options(item, "tests") is None
+        >>> askq._options_named_by(item, "tests") is None
         True
     """
     if not item.options:
         return None
-    label = _option_named(item.options, text)
+    label = _label_named(item.options, text)
     if label is not None:
         return [label]
     if item.question_type is _MULTI_TYPE and "," in text:
         parts = [part for part in text.split(",") if part.strip()]
-        labels = [_option_named(item.options, part) for part in parts]
+        labels = [_label_named(item.options, part) for part in parts]
         if parts and all(label is not None for label in labels):
             return [label for label in labels if label is not None]
     return None
 
 
-def _option_named(options: List[QuestionOption], text: str) -> Optional[str]:
+def _label_named(options: List[QuestionOption], text: str) -> Optional[str]:
     cleaned = _clean_label(text)
     folded = cleaned.lower()
     for option in options:
@@ -1900,41 +1974,58 @@ def _option_named(options: List[QuestionOption], text: str) -> Optional[str]:
 #
 # result_text() for every outcome, declined_text(), unavailable_text(), error_text().
 
-_DECLINED_TEXT = (
-    "The user saw your questions and dismissed them without answering. Do not"
-    " assume any answers. Go on only with what you already know, or stop and"
-    " say what you need from the user."
+class _OutcomeWords(NamedTuple):
+    """What is said of one outcome, wherever it is said."""
+
+    head_some: str  # the result's first line when the person answered some
+    head_none: str  # ... and when they answered none
+    unanswered: str  # why a question has no answer
+    ended: str  # the dialog's summary and the page: how it ended, for the person
+
+
+# Said to the model whenever it got no answers it may use.
+_ASSUME_NOTHING = (
+    "Do not assume any answers. Go on only with what you already know, or stop"
+    " and say what you need from the user."
 )
-_UNAVAILABLE_TEXT = (
+_OUTCOME_WORDS = {
+    Outcome.ANSWERED: _OutcomeWords(
+        "The user answered your questions.",
+        "The user saw your questions and skipped all of them (each was optional).",
+        "no answer was given",
+        "Answered",
+    ),
+    Outcome.DECLINED: _OutcomeWords(
+        "The user answered some of your questions and dismissed the rest.",
+        "The user saw your questions and dismissed them without answering.",
+        "the user dismissed the questions before answering this one",
+        "Dismissed",
+    ),
+    Outcome.TIMED_OUT: _OutcomeWords(
+        "The user answered some of your questions, then did not respond in time.",
+        "The user did not respond in time and answered none of your questions.",
+        "time ran out with no answer to this one",
+        "No answer in time",
+    ),
+    Outcome.UNAVAILABLE: _OutcomeWords(
+        "The user answered some of your questions before the session ended.",
+        "Nobody was asked: no interactive user is available in this run.",
+        "nobody was asked",
+        "Nobody could be asked",
+    ),
+}
+_UNAVAILABLE_ALONE = (
     "Nobody was asked: no interactive user is available to answer questions"
     " in this run, so there are no answers. Go on with reasonable assumptions"
     " and state each one plainly, or stop and say what information you need."
 )
-_TIMED_OUT_TEXT = (
-    "The user did not respond in time: nobody answered your questions. Do not"
-    " assume any answers. Go on only with what you already know, or stop and"
-    " say what you need from the user."
-)
 
-# The first line of a result, by outcome and by whether the person answered.
-_HEADS = {
-    (_ANSWERED, True): "The user answered your questions.",
-    (_ANSWERED, False): "The user saw your questions and skipped all of them (each was optional).",
-    (_DECLINED, True): "The user answered some of your questions and dismissed the rest.",
-    (_DECLINED, False): "The user saw your questions and dismissed them without answering.",
-    (_TIMED_OUT, True): "The user answered some of your questions, then did not respond in time.",
-    (_TIMED_OUT, False): "The user did not respond in time and answered none of your questions.",
-    (_UNAVAILABLE, True): "The user answered some of your questions before the session ended.",
-    (_UNAVAILABLE, False): "Nobody was asked: no interactive user is available in this run.",
-}
 
-# Why a question has no answer, by outcome.
-_UNANSWERED = {
-    _ANSWERED: "no answer was given",
-    _DECLINED: "the user dismissed the questions before answering this one",
-    _TIMED_OUT: "time ran out with no answer to this one",
-    _UNAVAILABLE: "nobody was asked",
-}
+def _alone_text(status: Outcome) -> str:
+    """The whole result of an outcome that came with no answers at all."""
+    if status is Outcome.UNAVAILABLE:
+        return _UNAVAILABLE_ALONE
+    return f"{_OUTCOME_WORDS[status].head_none} {_ASSUME_NOTHING}"
 
 
 def result_text(output: QuestionOutput, answers: Any = None) -> str:
@@ -1949,8 +2040,8 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
     """
     status = _status(output)
     checked = _checked_output_answers(output, output.answers if answers is None else answers, status)
-    if not checked and status in (_DECLINED, _UNAVAILABLE, _TIMED_OUT):
-        return {_DECLINED: _DECLINED_TEXT, _UNAVAILABLE: _UNAVAILABLE_TEXT, _TIMED_OUT: _TIMED_OUT_TEXT}[status]
+    if not checked and status is not Outcome.ANSWERED:
+        return _alone_text(status)
     by_id = {answer.id: answer for answer in checked}
     lines = []
     for number, item in enumerate(output.questions, 1):
@@ -1961,12 +2052,12 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
 
 def declined_text() -> str:
     """The tool result when the user saw the questions and dismissed them."""
-    return _DECLINED_TEXT
+    return _alone_text(Outcome.DECLINED)
 
 
 def unavailable_text() -> str:
     """The tool result when no interactive user could be asked at all."""
-    return _UNAVAILABLE_TEXT
+    return _UNAVAILABLE_ALONE
 
 
 def error_text(err: BaseException) -> str:
@@ -1989,17 +2080,19 @@ def error_text(err: BaseException) -> str:
     )
 
 
-def _status(output: QuestionOutput) -> str:
+def _status(output: QuestionOutput) -> Outcome:
     """The outcome of an output; one with no status yet counts as answered."""
     status = getattr(output, "status", None)
     if status is None:
-        return _ANSWERED
-    if status not in _STATUSES:
-        raise AnswerError(f"The status {status!r} is none of: {', '.join(_STATUSES)}.")
-    return str(status)
+        return Outcome.ANSWERED
+    try:
+        return Outcome(status)
+    except ValueError:
+        known = ", ".join(outcome.value for outcome in Outcome)
+        raise AnswerError(f"The status {status!r} is none of: {known}.") from None
 
 
-def _checked_output_answers(output: Any, answers: Any, status: str) -> List[AnswerItem]:
+def _checked_output_answers(output: Any, answers: Any, status: Outcome) -> List[AnswerItem]:
     return collect_answers(output, answers, partial=status != _ANSWERED)
 
 
@@ -2026,9 +2119,10 @@ def _is_person_answer(answer: AnswerItem) -> bool:
     return not answer.assumed and (answer.answer is not None or bool(answer.selected))
 
 
-def _result_head(status: str, answers: List[AnswerItem]) -> str:
+def _result_head(status: Outcome, answers: List[AnswerItem]) -> str:
     person = any(_is_person_answer(answer) for answer in answers)
-    head = _HEADS[status, person]
+    words = _OUTCOME_WORDS[status]
+    head = words.head_some if person else words.head_none
     if person:
         head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
     if any(answer.assumed for answer in answers):
@@ -2039,7 +2133,7 @@ def _result_head(status: str, answers: List[AnswerItem]) -> str:
     return head
 
 
-def _result_tail(status: str, answers: List[AnswerItem]) -> str:
+def _result_tail(status: Outcome, answers: List[AnswerItem]) -> str:
     if status == _ANSWERED:
         if any(_is_person_answer(answer) for answer in answers):
             return "Go on with the task with these answers in mind."
@@ -2051,9 +2145,9 @@ def _result_tail(status: str, answers: List[AnswerItem]) -> str:
     )
 
 
-def _answer_lines(answer: Optional[AnswerItem], status: str) -> List[str]:
+def _answer_lines(answer: Optional[AnswerItem], status: Outcome) -> List[str]:
     if answer is None:
-        return [f"   unanswered: {_UNANSWERED[status]}"]
+        return [f"   unanswered: {_OUTCOME_WORDS[status].unanswered}"]
     if answer.assumed:
         picks = ", ".join(map(_quoted, answer.selected or ()))
         return [f"   {_ASSUMED}: {picks} (your recommendation; the user did not choose it)"]
@@ -2237,8 +2331,8 @@ def _is_form_value(value: Any, multi: bool) -> bool:
 
 def _elicited_answer(
     index: int, item: QuestionItem, content: Dict[Any, Any], companions: Dict[str, str]
-) -> Dict[str, Any]:
-    """One question's form values as an {id, answer, selected} entry."""
+) -> AnswerItem:
+    """One question's form values as an answer, for collect_answers() to check."""
     where = _Place(index, item.question)
     value = content.get(item.id)
     other = content.get(companions.get(item.id, ""))
@@ -2249,9 +2343,10 @@ def _elicited_answer(
     if other is not None and not isinstance(other, str):
         raise AnswerError(f"{where}: its companion text must be a string, not {_json_type(other)}.", index)
     if not item.question_type.is_choice:
-        return {"id": item.id, "answer": value}
+        return AnswerItem(item.id, value)
     picked = (value or []) if multi else ([] if value is None else [value])
-    return {"id": item.id, "answer": _companion_text(picked, other), "selected": picked}
+    custom = any(_is_custom_label(label) for label in picked)
+    return AnswerItem(item.id, _custom_text(other, custom, bool(picked)), picked)
 
 
 # ===========================================================================
@@ -2263,6 +2358,7 @@ def _elicited_answer(
 _CUE = "> "
 _TEXT_CUE = "  Your answer: "
 _NEEDS_ANSWER = "This question needs an answer."
+_PICK_A_ROW = "Pick one of the options by its number."
 
 
 class _TimedOut(Exception):
@@ -2288,7 +2384,6 @@ def prompt(
     "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out"
     or "unavailable" (no input at all); answers given before the end are kept.
     """
-    import sys
 
     items = _question_list(questions)
     reader = sys.stdin if stdin is None else stdin
@@ -2302,23 +2397,26 @@ def prompt(
     return QuestionOutput(items, collect_answers(items, raw, partial=status != _ANSWERED), status)
 
 
-def _line_prompt(items: List[QuestionItem], reader: "_LineReader", writer: Any) -> Tuple[str, List[Dict[str, Any]]]:
+class _Retry(Exception):
+    """A line that answers nothing; its message says why, and the question is asked again."""
+
+
+def _line_prompt(items: List[QuestionItem], reader: "_LineReader", writer: Any) -> Tuple[Outcome, List[AnswerItem]]:
     """Ask each question in turn; the outcome and the answers given."""
-    raw: List[Dict[str, Any]] = []
+    answers: List[AnswerItem] = []
     try:
         for number, item in enumerate(items, 1):
             _show_question(writer, item, number, len(items))
-            raw.append(_read_answer(reader, writer, item))
+            answers.append(_read_answer(reader, writer, item))
     except EOFError:
         # A person at a terminal ended it; from a pipe, no line means nobody was there.
-        status = _DECLINED if raw or _is_terminal(reader.stream) else _UNAVAILABLE
-        return status, raw
+        return (_DECLINED if answers or _is_terminal(reader.stream) else _UNAVAILABLE), answers
     except KeyboardInterrupt:
-        return _DECLINED, raw
+        return _DECLINED, answers
     except _TimedOut:
         writer.write("\n  No answer in time.\n")
-        return _TIMED_OUT, raw
-    return _ANSWERED, raw
+        return _TIMED_OUT, answers
+    return _ANSWERED, answers
 
 
 def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> None:
@@ -2326,7 +2424,7 @@ def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> 
     lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
     if item.purpose:
         lines.append(f"  Why: {_visible(item.purpose)}")
-    for row, label in enumerate(_rows(item), 1):
+    for row, label in enumerate(_question_rows(item), 1):
         option = _option_of_row(item, row - 1)
         badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
         about = f" - {_visible(option.description)}" if option and option.description else ""
@@ -2338,10 +2436,11 @@ def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> 
 
 
 def _input_hint(item: QuestionItem) -> str:
+    typed = ", or type your own answer" if item.allow_custom else ""
     if item.question_type is _MULTI_TYPE:
-        hint = "Enter one or more numbers (like 1,3), or type your own answer."
+        hint = f"Enter one or more numbers (like 1,3){typed}."
     elif item.question_type is _SINGLE_TYPE:
-        hint = "Enter a number, or type your own answer."
+        hint = f"Enter a number{typed}."
     elif item.placeholder:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
@@ -2349,57 +2448,60 @@ def _input_hint(item: QuestionItem) -> str:
     return "  " + hint + ("" if item.required else " Press Enter to skip.")
 
 
-def _read_answer(reader: "_LineReader", writer: Any, item: QuestionItem) -> Dict[str, Any]:
+def _read_answer(reader: "_LineReader", writer: Any, item: QuestionItem) -> AnswerItem:
     """Read lines until one answers the question; explain and ask again otherwise."""
     while True:
         line = _read_line(reader, writer, _CUE)
-        if not line:
-            answer: Union[Dict[str, Any], str] = _no_answer(item)
-        elif item.question_type.is_choice:
-            answer = _choice_answer(reader, writer, item, line)
-        else:
-            answer = {"id": item.id, "answer": line}
-        if isinstance(answer, dict):
-            return answer
-        writer.write(f"  {answer}\n")
+        try:
+            if not line:
+                return _no_answer(item)
+            if item.question_type.is_choice:
+                return _choice_answer(reader, writer, item, line)
+            return AnswerItem(item.id, line)
+        except _Retry as retry:
+            writer.write(f"  {retry}\n")
 
 
-def _choice_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> Union[Dict[str, Any], str]:
-    """The answer a line gives a choice question, or why it gives none."""
+def _choice_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> AnswerItem:
+    """The answer a line gives a choice question; _Retry when it gives none."""
     words = line.replace(",", " ").split()
     if words and all(word.isascii() and word.isdigit() for word in words):
         return _picked_rows(reader, writer, item, [int(word) for word in words])
-    picks = _named_options(item, line)
+    picks = _options_named_by(item, line)
     if picks is None:
-        return {"id": item.id, "answer": line}
+        if not item.allow_custom:
+            raise _Retry(_PICK_A_ROW)
+        return AnswerItem(item.id, line)
     if CUSTOM_RESPONSE_LABEL in picks:
         return _with_typed_text(reader, writer, item, [label for label in picks if label != CUSTOM_RESPONSE_LABEL])
-    return {"id": item.id, "selected": picks}
+    return AnswerItem(item.id, None, picks)
 
 
-def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: List[int]) -> Union[Dict[str, Any], str]:
-    labels = _rows(item)
+def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: List[int]) -> AnswerItem:
+    labels = _question_rows(item)
     for row in rows:
         if not 1 <= row <= len(labels):
-            return f"There is no row {row}: enter a number from 1 to {len(labels)}."
+            raise _Retry(f"There is no row {row}: enter a number from 1 to {len(labels)}.")
     if item.question_type is _SINGLE_TYPE and len(set(rows)) > 1:
-        return "Pick one row only."
+        raise _Retry("Pick one row only.")
     picked = [labels[row - 1] for row in rows]
     if CUSTOM_RESPONSE_LABEL in picked:
         return _with_typed_text(reader, writer, item, [label for label in picked if label != CUSTOM_RESPONSE_LABEL])
-    return {"id": item.id, "selected": picked}
+    return AnswerItem(item.id, None, picked)
 
 
-def _with_typed_text(reader: "_LineReader", writer: Any, item: QuestionItem, picked: List[str]) -> Union[Dict[str, Any], str]:
+def _with_typed_text(reader: "_LineReader", writer: Any, item: QuestionItem, picked: List[str]) -> AnswerItem:
     """The custom row was picked: its text comes on the next line."""
     typed = _read_line(reader, writer, _TEXT_CUE)
     if not picked and not typed:
         return _no_answer(item)
-    return {"id": item.id, "answer": typed or None, "selected": picked or None}
+    return AnswerItem(item.id, typed or None, picked or None)
 
 
-def _no_answer(item: QuestionItem) -> Union[Dict[str, Any], str]:
-    return _NEEDS_ANSWER if item.required else {"id": item.id}
+def _no_answer(item: QuestionItem) -> AnswerItem:
+    if item.required:
+        raise _Retry(_NEEDS_ANSWER)
+    return AnswerItem(item.id)
 
 
 def _read_line(reader: "_LineReader", writer: Any, cue: str) -> str:
@@ -2459,7 +2561,6 @@ def _edited_line() -> str:
     a program whose output is a pipe (the CLI) lends its standard output the
     terminal of standard error while the line is read.
     """
-    import sys
 
     try:
         import readline  # noqa: F401  (imported for its effect on input())
@@ -2479,7 +2580,6 @@ def _edited_line() -> str:
 
 
 def _standard_input() -> Any:
-    import sys
 
     return sys.stdin
 
@@ -2487,276 +2587,263 @@ def _standard_input() -> Any:
 # ===========================================================================
 # Prompts: the dialog
 #
-# State, drawing and the terminal, each on its own.
+# Three pieces, each readable alone.  _Dialog is the state: what the person
+# has done on each question, changed only by feed(keys), which the terminal
+# loop and the tests drive alike; it knows nothing of terminals.  _Painter
+# draws a state as lines no wider than the terminal.  _RawTerminal, _KeyReader
+# and _Screen are the terminal: raw keys in, frames drawn in place.  A key is
+# a pair (name, text): ("down", ""), ("text", "a"), ("paste", "pasted text").
 
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
+_PICK_HINT = "Pick one of the options with the arrow keys and Enter."
+
+
+class _Entry:
+    """What the person did on one question: the highlighted ``row``, the
+    options ``picked`` (one at most on a single-choice question), whether the
+    row for typing is the single choice (``custom``), the ``text`` typed and
+    its ``caret``, and whether an optional question was ``skipped``."""
+
+    __slots__ = ("caret", "custom", "picked", "row", "skipped", "text")
+
+    def __init__(self) -> None:
+        self.row = 0
+        self.picked: List[str] = []
+        self.custom = False
+        self.text = ""
+        self.caret = 0
+        self.skipped = False
 
 
 class _Dialog:
-    """Where the person is in the dialog and what they have entered so far.
+    """The dialog's state and what each key does to it.
 
-    ``tab`` is the question shown, or ``len(items)`` for the review tab.
-    Per question: the highlighted ``row``; the options ``picked`` (one at
-    most on a single-choice question); whether the row for typing is the
-    single choice (``custom``); the ``text`` typed and its ``caret``;
-    whether the answer was ``kept`` (confirmed with Enter, or left with Tab
-    or the arrows) or ``skipped`` (Enter on an empty optional question).
-    ``status`` is set when the dialog ends.
+    ``tab`` is the question shown, or ``review_tab`` for the review; one
+    _Entry per question; ``notice`` is a word for the person after a key;
+    ``status`` is set when the dialog ends.  What a question shows as its
+    answer is what a dismissal keeps, and what its tab's mark says.
     """
 
     def __init__(self, items: List[QuestionItem]) -> None:
-        count = len(items)
         self.items = items
+        self.entries = [_Entry() for _ in items]
         self.tab = 0
-        self.row = [0] * count
-        self.picked: List[List[str]] = [[] for _ in items]
-        self.custom = [False] * count
-        self.text = [""] * count
-        self.caret = [0] * count
-        self.kept = [False] * count
-        self.skipped = [False] * count
         self.notice = ""
-        self.status: Optional[str] = None
+        self.status: Optional[Outcome] = None
 
     @property
     def review_tab(self) -> int:
         """The index of the review tab, which only a batch of several has."""
         return len(self.items) if len(self.items) > 1 else -1
 
+    @property
+    def entry(self) -> _Entry:
+        return self.entries[self.tab]
 
-def _dialog_rows(item: QuestionItem) -> List[str]:
-    """The rows of a question: its options, then the row for typing; a
-    free-text question has one row, the line being typed."""
-    return _rows(item) if item.question_type.is_choice else [""]
+    def rows(self, index: int) -> List[str]:
+        """A question's rows; a free-text question has one, the line being typed."""
+        return _question_rows(self.items[index]) or [""]
 
+    def editing(self) -> bool:
+        """Whether keys go to a line of text: a free-text question, or the row for typing."""
+        if self.tab == self.review_tab:
+            return False
+        if not self.items[self.tab].question_type.is_choice:
+            return True
+        return self.rows(self.tab)[self.entry.row] == CUSTOM_RESPONSE_LABEL
 
-def _is_editing(state: _Dialog) -> bool:
-    """Whether keys go to a line of text: a free-text question, or the row for typing."""
-    if state.tab == state.review_tab:
-        return False
-    item = state.items[state.tab]
-    if not item.question_type.is_choice:
-        return True
-    return _dialog_rows(item)[state.row[state.tab]] == CUSTOM_RESPONSE_LABEL
+    def answer(self, index: int) -> Optional[AnswerItem]:
+        """What question ``index`` shows as its answer: AnswerItem(id) for a
+        skip, None for nothing yet."""
+        item, entry = self.items[index], self.entries[index]
+        text = entry.text.strip() or None
+        custom = entry.custom or item.question_type is _MULTI_TYPE
+        picked = [] if entry.custom else entry.picked
+        typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
+        if typed is not None or picked:
+            return AnswerItem(item.id, typed, picked or None)
+        return AnswerItem(item.id) if entry.skipped else None
 
+    def has_answer(self, index: int) -> bool:
+        answer = self.answer(index)
+        return answer is not None and (answer.answer is not None or bool(answer.selected))
 
-def _dialog_answer(state: _Dialog, index: int) -> Optional[Dict[str, Any]]:
-    """What question ``index`` shows as its answer, as an {id, answer,
-    selected} entry; ``{"id": ...}`` for a skip, None for nothing yet."""
-    item = state.items[index]
-    text = state.text[index].strip()
-    typed = text if text and (item.question_type is not _SINGLE_TYPE or state.custom[index]) else None
-    picked = [] if state.custom[index] else state.picked[index]
-    if typed is not None or picked:
-        return {"id": item.id, "answer": typed, "selected": picked or None}
-    return {"id": item.id} if state.skipped[index] else None
+    def answers(self) -> List[AnswerItem]:
+        """The answers the dialog ends with: once submitted, every question
+        (an optional one left empty as skipped); otherwise every explicit
+        act, confirmed or not."""
+        answers = []
+        for index, item in enumerate(self.items):
+            answer = self.answer(index)
+            if answer is None and self.status is Outcome.ANSWERED:
+                answer = AnswerItem(item.id)
+            if answer is not None:
+                answers.append(answer)
+        return answers
 
+    def outcome(self) -> Tuple[Outcome, List[AnswerItem]]:
+        return self.status or Outcome.DECLINED, self.answers()
 
-def _has_answer(state: _Dialog, index: int) -> bool:
-    answer = _dialog_answer(state, index)
-    return answer is not None and (answer.get("answer") is not None or bool(answer.get("selected")))
+    def missing_required(self) -> List[int]:
+        return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
 
+    def feed(self, keys: Iterable[_Key]) -> None:
+        """Apply keys in turn, until the dialog ends."""
+        for key in keys:
+            if self.status is not None:
+                return
+            self.press(key)
 
-def _dialog_outcome(state: _Dialog) -> List[Dict[str, Any]]:
-    """The answers the dialog ends with: all it shows once submitted; after a
-    dismissal or a timeout, those the person confirmed or left."""
-    answers = []
-    for index, item in enumerate(state.items):
-        if state.status != _ANSWERED and not state.kept[index]:
-            continue
-        answer = _dialog_answer(state, index)
-        if answer is None and state.status == _ANSWERED:
-            answer = {"id": item.id}  # optional and left empty: skipped
-        if answer is not None:
-            answers.append(answer)
-    return answers
+    def press(self, key: _Key) -> None:
+        """Apply one key."""
+        name, text = key
+        self.notice = ""
+        if name in _DISMISS_KEYS:
+            self.status = Outcome.DECLINED
+        elif name in ("tab", "shift-tab"):
+            self._move_tab(1 if name == "tab" else -1)
+        elif self.tab == self.review_tab:
+            self._review_key(name)
+        elif self.editing() and name in _EDIT_KEYS:
+            getattr(self, _EDIT_KEYS[name])(name, text)
+        elif name in ("left", "right"):
+            self._move_tab(1 if name == "right" else -1)
+        elif name in ("up", "down"):
+            last = len(self.rows(self.tab)) - 1
+            self.entry.row = max(0, min(last, self.entry.row + (1 if name == "down" else -1)))
+        elif name == "enter":
+            self._enter()
+        elif name in ("text", "paste"):
+            self._choice_text(text)
 
+    def _move_tab(self, step: int) -> None:
+        tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
+        self.tab = (self.tab + step) % tabs
 
-def _missing_required(state: _Dialog) -> List[int]:
-    return [i for i, item in enumerate(state.items) if item.required and not _has_answer(state, i)]
+    def _review_key(self, name: str) -> None:
+        if name == "enter":
+            self._submit()
+        elif name in ("left", "up"):
+            self._move_tab(-1)
 
-
-def _dialog_key(state: _Dialog, key: _Key) -> None:
-    """Apply one key to the dialog."""
-    name, text = key
-    state.notice = ""
-    if name in _DISMISS_KEYS:
-        state.status = _DECLINED
-    elif name in ("tab", "shift-tab"):
-        _move_tab(state, 1 if name == "tab" else -1)
-    elif state.tab == state.review_tab:
-        _review_key(state, name)
-    elif _is_editing(state) and name in _EDIT_KEYS:
-        _EDIT_KEYS[name](state, key)
-    elif name in ("left", "right"):
-        _move_tab(state, 1 if name == "right" else -1)
-    elif name in ("up", "down"):
-        last = len(_dialog_rows(state.items[state.tab])) - 1
-        state.row[state.tab] = max(0, min(last, state.row[state.tab] + (1 if name == "down" else -1)))
-    elif name == "enter":
-        _enter(state)
-    elif name in ("text", "paste"):
-        _choice_text(state, text)
-
-
-def _move_tab(state: _Dialog, step: int) -> None:
-    """Tab, Shift-Tab, and Left/Right off a line: keep what the question shows."""
-    tabs = len(state.items) + (1 if state.review_tab >= 0 else 0)
-    if tabs == 1:
-        return
-    if state.tab != state.review_tab:
-        state.kept[state.tab] = True
-    state.tab = (state.tab + step) % tabs
-
-
-def _review_key(state: _Dialog, name: str) -> None:
-    if name == "enter":
-        _submit(state)
-    elif name in ("left", "up"):
-        _move_tab(state, -1)
-
-
-def _submit(state: _Dialog) -> None:
-    """Submit, or send the person to the first required question left unanswered."""
-    missing = _missing_required(state)
-    if not missing:
-        state.status = _ANSWERED
-        return
-    state.tab = missing[0]
-    state.notice = _NEEDS_ANSWER
-
-
-def _enter(state: _Dialog) -> None:
-    index = state.tab
-    item = state.items[index]
-    label = _dialog_rows(item)[state.row[index]]
-    if item.question_type is _SINGLE_TYPE and label != CUSTOM_RESPONSE_LABEL:
-        _pick(state, index, label)
-        _confirm(state)
-        return
-    if label == CUSTOM_RESPONSE_LABEL and state.text[index].strip() and item.question_type is _SINGLE_TYPE:
-        state.custom[index] = True
-    _confirm(state)
-
-
-def _pick(state: _Dialog, index: int, label: str) -> None:
-    state.picked[index] = [label]
-    state.custom[index] = False
-
-
-def _toggle(state: _Dialog, index: int, label: str) -> None:
-    picked = state.picked[index]
-    chosen = set(picked) ^ {label}
-    state.picked[index] = [o.label for o in state.items[index].options or () if o.label in chosen]
-
-
-def _confirm(state: _Dialog) -> None:
-    """Enter on a question: keep its answer and go on; an empty one is a
-    skip when optional, and a notice when required."""
-    index = state.tab
-    if not _has_answer(state, index):
-        if state.items[index].required:
-            state.notice = _NEEDS_ANSWER
+    def _submit(self) -> None:
+        """Submit, or send the person to the first required question left unanswered."""
+        missing = self.missing_required()
+        if not missing:
+            self.status = Outcome.ANSWERED
             return
-        state.skipped[index] = True
-    state.kept[index] = True
-    if len(state.items) == 1:
-        _submit(state)
-    else:
-        state.tab = index + 1
+        self.tab = missing[0]
+        self.notice = _NEEDS_ANSWER
+
+    def _enter(self) -> None:
+        item, entry = self.items[self.tab], self.entry
+        label = self.rows(self.tab)[entry.row]
+        if item.question_type is _SINGLE_TYPE:
+            if label != CUSTOM_RESPONSE_LABEL:
+                self._pick(label)
+            elif entry.text.strip():
+                entry.custom = True
+        self._confirm()
+
+    def _pick(self, label: str) -> None:
+        self.entry.picked = [label]
+        self.entry.custom = False
+
+    def _toggle(self, label: str) -> None:
+        chosen = set(self.entry.picked) ^ {label}
+        self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
+
+    def _confirm(self) -> None:
+        """Enter on a question: go on; an empty one is a skip when optional,
+        and a notice when required."""
+        if not self.has_answer(self.tab):
+            if self.items[self.tab].required:
+                self.notice = _NEEDS_ANSWER
+                return
+            self.entry.skipped = True
+        if len(self.items) == 1:
+            self._submit()
+        else:
+            self.tab += 1
+
+    def _choice_text(self, text: str) -> None:
+        """Printable keys on an option row: digits act on their row, Space
+        picks or toggles, y/n answer a Yes/No question; anything else is typed."""
+        item = self.items[self.tab]
+        options = item.options or []
+        if len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
+            self.entry.row = int(text) - 1
+            self._act_on_row(advance=True)
+        elif text == " ":
+            self._act_on_row(advance=False)
+        elif text.lower() in _YES_NO_LETTERS and _are_yes_no(options):
+            self._pick(next(o.label for o in options if o.label.lower() == _YES_NO_LETTERS[text.lower()]))
+            self._confirm()
+        elif item.allow_custom:
+            self.entry.row = len(self.rows(self.tab)) - 1
+            self._insert("text", text)
+        else:
+            self.notice = _PICK_HINT
+
+    def _act_on_row(self, advance: bool) -> None:
+        """A digit or Space on an option row: pick it (and go on, for a
+        digit), or toggle it on a multi-choice question."""
+        label = self.rows(self.tab)[self.entry.row]
+        if self.items[self.tab].question_type is _MULTI_TYPE:
+            self._toggle(label)
+            return
+        self._pick(label)
+        if advance:
+            self._confirm()
+
+    # Line editing, on a free-text question or the row for typing.  Each
+    # takes the key's name and text, as _EDIT_KEYS calls them.
+
+    def _insert(self, name: str, text: str) -> None:
+        entry = self.entry
+        entry.text = entry.text[: entry.caret] + text + entry.text[entry.caret:]
+        entry.caret += len(text)
+        if self.items[self.tab].question_type is _SINGLE_TYPE:
+            entry.custom = True
+
+    def _backspace(self, name: str, text: str) -> None:
+        entry = self.entry
+        if entry.caret:
+            entry.text = entry.text[: entry.caret - 1] + entry.text[entry.caret:]
+            entry.caret -= 1
+
+    def _delete(self, name: str, text: str) -> None:
+        entry = self.entry
+        entry.text = entry.text[: entry.caret] + entry.text[entry.caret + 1:]
+
+    def _move_caret(self, name: str, text: str) -> None:
+        entry = self.entry
+        moves = {"left": entry.caret - 1, "right": entry.caret + 1, "home": 0, "end": len(entry.text)}
+        entry.caret = max(0, min(len(entry.text), moves[name]))
+
+    def _clear_line(self, name: str, text: str) -> None:
+        self.entry.text, self.entry.caret = "", 0
+
+    def _leave_line(self, name: str, text: str) -> None:
+        # Up leaves the row for typing for the options above it; a free-text
+        # question has nowhere to go.
+        if self.items[self.tab].question_type.is_choice and name == "up":
+            self.entry.row = max(0, self.entry.row - 1)
+
+    def _enter_line(self, name: str, text: str) -> None:
+        self._enter()
 
 
-def _choice_text(state: _Dialog, text: str) -> None:
-    """Printable keys on a choice row: digits act on their row, Space picks
-    or toggles, y/n answer a Yes/No question; anything else is typed."""
-    index = state.tab
-    item = state.items[index]
-    rows = _dialog_rows(item)
-    options = len(item.options or ())
-    if text.isdigit() and len(text) == 1 and 1 <= int(text) <= options:
-        state.row[index] = int(text) - 1
-        _act_on_row(state, advance=True)
-    elif text == " ":
-        _act_on_row(state, advance=False)
-    elif CUSTOM_RESPONSE_LABEL in rows:
-        state.row[index] = len(rows) - 1
-        _insert(state, text)
-    elif text.lower() in _YES_NO_LETTERS and _are_yes_no(item.options or ()):
-        picks = _named_options(item, text)
-        _pick(state, index, (picks or [""])[0])
-        _confirm(state)
-    else:
-        state.notice = "Pick one of the options with the arrow keys and Enter."
-
-
-def _act_on_row(state: _Dialog, advance: bool) -> None:
-    """A digit or Space on an option row: pick it (and go on, for a digit),
-    or toggle it on a multi-choice question."""
-    index = state.tab
-    label = _dialog_rows(state.items[index])[state.row[index]]
-    if state.items[index].question_type is _MULTI_TYPE:
-        _toggle(state, index, label)
-        return
-    _pick(state, index, label)
-    if advance:
-        _confirm(state)
-
-
-def _typed(state: _Dialog, key: _Key) -> None:
-    _insert(state, key[1])
-
-
-def _insert(state: _Dialog, text: str) -> None:
-    index = state.tab
-    line, caret = state.text[index], state.caret[index]
-    state.text[index] = line[:caret] + text + line[caret:]
-    state.caret[index] = caret + len(text)
-    if state.items[index].question_type is _SINGLE_TYPE:
-        state.custom[index] = True
-
-
-def _backspace(state: _Dialog, _: _Key) -> None:
-    index, caret = state.tab, state.caret[state.tab]
-    if caret:
-        state.text[index] = state.text[index][: caret - 1] + state.text[index][caret:]
-        state.caret[index] = caret - 1
-
-
-def _delete(state: _Dialog, _: _Key) -> None:
-    index, caret = state.tab, state.caret[state.tab]
-    state.text[index] = state.text[index][:caret] + state.text[index][caret + 1:]
-
-
-def _move_caret(state: _Dialog, key: _Key) -> None:
-    index = state.tab
-    moves = {"left": state.caret[index] - 1, "right": state.caret[index] + 1,
-             "home": 0, "end": len(state.text[index])}
-    state.caret[index] = max(0, min(len(state.text[index]), moves[key[0]]))
-
-
-def _clear_line(state: _Dialog, _: _Key) -> None:
-    state.text[state.tab], state.caret[state.tab] = "", 0
-
-
-def _leave_line(state: _Dialog, key: _Key) -> None:
-    # Up leaves the row for typing for the options above it; a free-text
-    # question has nowhere to go.
-    if state.items[state.tab].question_type.is_choice and key[0] == "up":
-        state.row[state.tab] = max(0, state.row[state.tab] - 1)
-
-
-def _enter_key(state: _Dialog, _: _Key) -> None:
-    _enter(state)
-
-
-# A quoted annotation: a typing form built at import costs time for nothing.
-_EDIT_KEYS: "Dict[str, Callable[[_Dialog, _Key], None]]" = {
-    "text": _typed, "paste": _typed, "backspace": _backspace, "delete": _delete,
-    "left": _move_caret, "right": _move_caret, "home": _move_caret, "end": _move_caret,
-    "ctrl-u": _clear_line, "up": _leave_line, "down": _leave_line, "enter": _enter_key,
+# The method of _Dialog that each key calls while a line is being edited.
+_EDIT_KEYS = {
+    "text": "_insert", "paste": "_insert", "backspace": "_backspace", "delete": "_delete",
+    "left": "_move_caret", "right": "_move_caret", "home": "_move_caret", "end": "_move_caret",
+    "ctrl-u": "_clear_line", "up": "_leave_line", "down": "_leave_line", "enter": "_enter_line",
 }
+
 _PREVIEW_LINES = 12
+_MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
 
 
@@ -2769,6 +2856,7 @@ class _Style:
         self.pointer = "\u276f" if unicode else ">"
         self.done = "\u2714" if unicode else "+"
         self.missing = "!"
+        self.skipped = "-"
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
@@ -2781,154 +2869,182 @@ class _Style:
 
 
 class _Frame:
-    """What one drawing of the dialog is: its lines, where the caret stands
-    when a line is being edited (line index, column) or None, and the line
-    of the highlighted row."""
+    """One drawing of the dialog: its lines; where the caret stands while a
+    line is edited (line, column) or None; the line of the highlighted row;
+    and how many lines at the top (the tabs) and at the bottom (the hints)
+    must stay on screen when the frame is cut to the terminal's height."""
 
     def __init__(self) -> None:
         self.lines: List[str] = []
         self.caret: Optional[Tuple[int, int]] = None
-        self.focus = 0  # the line of the highlighted row
+        self.focus = 0
+        self.head = 0
+        self.foot = 0
 
-    def add(self, style: _Style, text: str, *looks: str) -> None:
-        self.lines.append(style.paint(text, *looks))
-
-    def add_wrapped(self, style: _Style, text: str, width: int, first: str, rest: str, *looks: str) -> None:
-        for line in _wrap(text, width, first, rest):
-            self.add(style, line, *looks)
-
-
-def _dialog_frame(state: _Dialog, width: int, style: _Style) -> _Frame:
-    """The dialog as lines no wider than ``width`` cells."""
-    frame = _Frame()
-    width = max(width, 20)
-    _draw_tabs(frame, state, width, style)
-    frame.add(style, "")
-    if state.tab == state.review_tab:
-        _draw_review(frame, state, width, style)
-    else:
-        _draw_question(frame, state, width, style)
-    frame.add(style, "")
-    frame.add_wrapped(style, _help_line(state, style), width, " ", " ", "dim")
-    if state.notice:
-        frame.add_wrapped(style, state.notice, width, " ", " ", "yellow")
-    return frame
+    def cut(self, height: int) -> Tuple[List[str], Optional[Tuple[int, int]]]:
+        """The lines that fit ``height``: the head and the foot, and between
+        them the rows around the caret or the highlighted row."""
+        lines, caret = self.lines, self.caret
+        if len(lines) <= height:
+            return lines, caret
+        room = height - self.head - self.foot
+        if room < 1:  # too short for the tabs and hints: the middle only
+            self.head = self.foot = 0
+            room = height
+        body = lines[self.head: len(lines) - self.foot]
+        focus = (caret[0] if caret is not None else self.focus) - self.head
+        top = max(0, min(focus - room // 2, len(body) - room))
+        shown = lines[: self.head] + body[top: top + room] + lines[len(lines) - self.foot:]
+        if caret is not None:
+            caret = (caret[0] - top, caret[1]) if 0 <= focus - top < room else None
+        return shown, caret
 
 
-def _draw_tabs(frame: _Frame, state: _Dialog, width: int, style: _Style) -> None:
-    names = [_visible(item.header or f"Q{number}") for number, item in enumerate(state.items, 1)]
-    if state.review_tab >= 0:
-        names.append("Submit")
-    cells = []
-    for index, name in enumerate(names):
-        answered = index < len(state.items) and _has_answer(state, index)
-        label = f"{style.done if answered else ' '} {name}"
-        if index != state.tab:
-            cells.append(f" {label} ")
-        else:  # reverse video where it can be drawn, brackets where not
-            cells.append(style.paint(f" {label} ", "reverse", "bold") if style.color else f"[{label}]")
-    line, used = "", 0
-    for cell, name in zip(cells, names):
-        size = _cells(name) + 4
-        if used and used + size > width:
-            frame.lines.append(line)
-            line, used = "", 0
-        line, used = line + cell, used + size
-    frame.lines.append(line)
+class _Painter:
+    """Draws a dialog's state as lines no wider than ``width`` cells.
 
+    Lines are wrapped here, by the cells each character takes, with hanging
+    indents, so that the terminal never wraps one itself: the screen then
+    knows how many lines it drew, and can draw again in place.
+    """
 
-def _draw_question(frame: _Frame, state: _Dialog, width: int, style: _Style) -> None:
-    index = state.tab
-    item = state.items[index]
-    frame.add_wrapped(style, _visible(item.question), width, " ", " ", "bold")
-    if item.purpose:
-        frame.add_wrapped(style, _visible(item.purpose), width, " ", " ", "dim")
-    if not item.required:
-        frame.add(style, " (optional)", "dim")
-    frame.add(style, "")
-    if not item.question_type.is_choice:
-        _draw_line_editor(frame, state, width, style, " > ", item.placeholder)
-        return
-    for row, label in enumerate(_dialog_rows(item)):
-        _draw_row(frame, state, row, label, width, style)
-    option = _option_of_row(item, state.row[index])
-    if option is not None and option.preview:
-        frame.add(style, "")
-        for line in option.preview.splitlines()[:_PREVIEW_LINES]:
-            frame.add(style, _clipped("    " + _visible(line), width), "cyan")
+    def __init__(self, width: int, style: _Style) -> None:
+        self.width = max(width, _MIN_WIDTH)
+        self.style = style
+        self.frame = _Frame()
 
-
-def _draw_row(frame: _Frame, state: _Dialog, row: int, label: str, width: int, style: _Style) -> None:
-    index = state.tab
-    item = state.items[index]
-    here = state.row[index] == row
-    pointer = style.pointer if here else " "
-    if label == CUSTOM_RESPONSE_LABEL:
-        on = bool(state.text[index].strip()) and (item.question_type is _MULTI_TYPE or state.custom[index])
-    else:
-        on = label in state.picked[index] and not state.custom[index]
-    if item.question_type is _MULTI_TYPE:
-        box = style.checked if on else style.unchecked
-    else:
-        box = style.chosen if on else style.unchosen
-    lead = f" {pointer} {box} {row + 1}. "
-    if label == CUSTOM_RESPONSE_LABEL and (here or state.text[index]):
-        _draw_line_editor(frame, state, width, style, lead + CUSTOM_RESPONSE_LABEL + ": ", None, here)
-        return
-    badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
-    looks = ("bold", "cyan") if here else ()
-    if here:
-        frame.focus = len(frame.lines)
-    frame.add_wrapped(style, _visible(label) + badge, width, lead, " " * _cells(lead), *looks)
-    option = _option_of_row(item, row)
-    if option is not None and option.description:
-        hang = " " * _cells(lead)
-        frame.add_wrapped(style, _visible(option.description), width, hang, hang, "dim")
-
-
-def _draw_line_editor(
-    frame: _Frame, state: _Dialog, width: int, style: _Style, lead: str,
-    placeholder: Optional[str], active: bool = True,
-) -> None:
-    """One line of typed text, scrolled sideways to keep the caret in view."""
-    index = state.tab
-    text = _visible(state.text[index].replace("\n", "\u21b5"))
-    caret = _cells(_visible(state.text[index][: state.caret[index]]))
-    room = max(width - _cells(lead) - 1, 8)
-    start = max(0, caret - room + 1)
-    shown = _cut_cells(text, start, room)
-    if not text and placeholder:
-        frame.add(style, _clipped(lead + _visible(placeholder), width), "dim")
-    else:
-        frame.add(style, lead + shown, *(("bold",) if active else ()))
-    if active:
-        frame.caret = (len(frame.lines) - 1, _cells(lead) + caret - start)
-
-
-def _draw_review(frame: _Frame, state: _Dialog, width: int, style: _Style) -> None:
-    frame.add(style, " Review your answers", "bold")
-    frame.add(style, "")
-    for index, item in enumerate(state.items):
-        name = _visible(item.header or item.question)
-        answer = _dialog_answer(state, index)
-        if _has_answer(state, index) and answer is not None:
-            shown = ", ".join(_visible(label) for label in answer.get("selected") or ())
-            if answer.get("answer") is not None:
-                typed = _quoted(str(answer["answer"]))
-                shown = f"{shown}, {typed}" if shown else typed
-            frame.add_wrapped(style, f"{name}: {shown}", width, f" {style.done} ", "   ", "green")
-        elif item.required:
-            frame.add_wrapped(style, f"{name}: needs an answer", width, f" {style.missing} ", "   ", "yellow")
+    def paint(self, dialog: _Dialog) -> _Frame:
+        self._tabs(dialog)
+        self._add("")
+        self.frame.head = len(self.frame.lines)
+        if dialog.tab == dialog.review_tab:
+            self._review(dialog)
         else:
-            frame.add_wrapped(style, f"{name}: skipped", width, "   ", "   ", "dim")
+            self._question(dialog)
+        self._add("")
+        foot = len(self.frame.lines)
+        self._wrapped(_hints(dialog, self.style), " ", " ", "dim")
+        if dialog.notice:
+            self._wrapped(dialog.notice, " ", " ", "yellow")
+        self.frame.foot = len(self.frame.lines) - foot
+        return self.frame
+
+    def _add(self, text: str, *looks: str) -> None:
+        self.frame.lines.append(self.style.paint(text, *looks))
+
+    def _wrapped(self, text: str, first: str, rest: str, *looks: str) -> None:
+        for line in _wrap(text, self.width, first, rest):
+            self._add(line, *looks)
+
+    def _tabs(self, dialog: _Dialog) -> None:
+        names = [_visible(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
+        if dialog.review_tab >= 0:
+            names.append("Submit")
+        line, used = "", 0
+        for index, name in enumerate(names):
+            name = _clipped(name, self.width - 4)
+            cell = f"{self._mark(dialog, index)} {name}"
+            if index != dialog.tab:
+                cell = f" {cell} "
+            else:  # reverse video where it can be drawn, brackets where not
+                cell = self.style.paint(f" {cell} ", "reverse", "bold") if self.style.color else f"[{cell}]"
+            size = _cells(name) + 4
+            if used and used + size > self.width:
+                self.frame.lines.append(line)
+                line, used = "", 0
+            line, used = line + cell, used + size
+        self.frame.lines.append(line)
+
+    def _mark(self, dialog: _Dialog, index: int) -> str:
+        """A tab's mark: exactly what a dismissal would keep of its question."""
+        if index >= len(dialog.items):
+            return " "
+        if dialog.has_answer(index):
+            return self.style.done
+        return self.style.skipped if dialog.answer(index) is not None else " "
+
+    def _question(self, dialog: _Dialog) -> None:
+        item = dialog.items[dialog.tab]
+        self._wrapped(_visible(item.question), " ", " ", "bold")
+        if item.purpose:
+            self._wrapped(_visible(item.purpose), " ", " ", "dim")
+        if not item.required:
+            self._add(" (optional)", "dim")
+        self._add("")
+        if not item.question_type.is_choice:
+            self._line_editor(dialog, " > ", item.placeholder, True)
+            return
+        for row, label in enumerate(dialog.rows(dialog.tab)):
+            self._row(dialog, row, label)
+        option = _option_of_row(item, dialog.entry.row)
+        if option is not None and option.preview:
+            self._add("")
+            for line in option.preview.splitlines()[:_PREVIEW_LINES]:
+                self._add(_clipped("    " + _visible(line), self.width), "cyan")
+
+    def _row(self, dialog: _Dialog, row: int, label: str) -> None:
+        item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
+        here = entry.row == row
+        if label == CUSTOM_RESPONSE_LABEL:
+            on = bool(entry.text.strip()) and (item.question_type is _MULTI_TYPE or entry.custom)
+        else:
+            on = label in entry.picked and not entry.custom
+        if item.question_type is _MULTI_TYPE:
+            box = style.checked if on else style.unchecked
+        else:
+            box = style.chosen if on else style.unchosen
+        lead = f" {style.pointer if here else ' '} {box} {row + 1}. "
+        if here:
+            self.frame.focus = len(self.frame.lines)
+        if label == CUSTOM_RESPONSE_LABEL and (here or entry.text):
+            self._line_editor(dialog, lead + CUSTOM_RESPONSE_LABEL + ": ", None, here)
+            return
+        badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
+        hang = " " * _cells(lead)
+        self._wrapped(_visible(label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        option = _option_of_row(item, row)
+        if option is not None and option.description:
+            self._wrapped(_visible(option.description), hang, hang, "dim")
+
+    def _line_editor(self, dialog: _Dialog, lead: str, placeholder: Optional[str], active: bool) -> None:
+        """One line of typed text after ``lead``, scrolled sideways to keep the
+        caret in view; on a narrow terminal the lead takes lines of its own."""
+        entry = dialog.entry
+        if _cells(lead) + 8 > self.width:
+            self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
+            lead = "   "
+        text = _visible(entry.text.replace("\n", "\u21b5"))
+        caret = _cells(_visible(entry.text[: entry.caret].replace("\n", "\u21b5")))
+        room = self.width - _cells(lead) - 1
+        start = max(0, caret - room + 1)
+        if not text and placeholder:
+            self._add(_clipped(lead + _visible(placeholder), self.width), "dim")
+        else:
+            self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
+        if active:
+            self.frame.focus = len(self.frame.lines) - 1
+            self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
+
+    def _review(self, dialog: _Dialog) -> None:
+        self._add(" Review your answers", "bold")
+        self._add("")
+        for index, item in enumerate(dialog.items):
+            name = _visible(item.header or item.question)
+            if dialog.has_answer(index):
+                shown = _shown_answer(dialog.answer(index))
+                self._wrapped(f"{name}: {shown}", f" {self.style.done} ", "   ", "green")
+            elif item.required:
+                self._wrapped(f"{name}: needs an answer", f" {self.style.missing} ", "   ", "yellow")
+            else:
+                self._wrapped(f"{name}: skipped", "   ", "   ", "dim")
 
 
-def _help_line(state: _Dialog, style: _Style) -> str:
-    if state.tab == state.review_tab:
+def _hints(dialog: _Dialog, style: _Style) -> str:
+    if dialog.tab == dialog.review_tab:
         keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
-    elif _is_editing(state):
+    elif dialog.editing():
         keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-    elif state.items[state.tab].question_type is _MULTI_TYPE:
+    elif dialog.items[dialog.tab].question_type is _MULTI_TYPE:
         keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
     else:
         keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
@@ -2937,21 +3053,21 @@ def _help_line(state: _Dialog, style: _Style) -> str:
     return style.dot.join(keys)
 
 
-def _dialog_summary(state: _Dialog) -> List[str]:
+def _summary(dialog: _Dialog, width: int) -> List[str]:
     """What the scrollback keeps once the dialog is gone: the answers, briefly."""
-    heads = {_ANSWERED: "Answered", _DECLINED: "Dismissed", _TIMED_OUT: "No answer in time"}
-    lines = [f"askq: {heads.get(state.status or '', state.status or '')}"]
-    answers = {answer["id"]: answer for answer in _dialog_outcome(state)}
-    for item in state.items:
-        answer = answers.get(item.id)
-        picks = [_visible(label) for label in (answer or {}).get("selected") or ()]
-        typed = (answer or {}).get("answer")
-        shown = ", ".join(picks + ([_quoted(typed)] if typed is not None else []))
-        if answer is None:
-            shown = "(not answered)"
-        lines.append(f"  {_visible(item.header or item.question)}: {shown or '(skipped)'}")
+    status, answers = dialog.outcome()
+    lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
+    by_id = {answer.id: answer for answer in answers}
+    for item in dialog.items:
+        shown = _shown_answer(by_id.get(item.id))
+        lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
     return lines
 
+
+# The dialog on a terminal: raw keys in, the frame drawn in place.  The
+# terminal's mode changes only inside _RawTerminal, which puts every setting
+# back on the way out, whatever the way: a submit, a dismissal, a timeout,
+# an exception, or SIGTERM (restore, then end as the signal would).
 
 _ESCAPE_WAIT = 0.05  # a lone Esc, told apart from the start of a sequence
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
@@ -2959,7 +3075,6 @@ _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end",
 }
-
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
 _TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
@@ -2984,83 +3099,80 @@ def _dialog_possible(reader: Any, writer: Any) -> bool:
 
 def _run_dialog(
     items: List[QuestionItem], reader: Any, writer: Any, timeout: Optional[float]
-) -> Tuple[str, List[Dict[str, Any]]]:
+) -> Tuple[Outcome, List[AnswerItem]]:
     """Run the dialog on a terminal; the outcome and the answers."""
     import signal
 
-    state = _Dialog(items)
+    dialog = _Dialog(items)
     fd = _fileno(reader)
     assert fd is not None
     try:
-        saved = _enter_raw_mode(fd, writer)
-        try:
-            _dialog_loop(state, _KeyReader(fd), _Screen(writer), timeout)
-        finally:
-            _leave_raw_mode(fd, writer, saved)
+        with _RawTerminal(fd, writer):
+            _dialog_loop(dialog, _KeyReader(fd), _Screen(writer), timeout)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
         raise
-    return state.status or _DECLINED, _dialog_outcome(state)
+    return dialog.outcome()
 
 
-def _dialog_loop(state: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
-    import time
-
-    screen.draw(state)
+def _dialog_loop(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
+    screen.draw(dialog)
     deadline = None if timeout is None else time.monotonic() + timeout
-    while state.status is None:
-        wait = _SIZE_POLL if deadline is None else min(_SIZE_POLL, deadline - time.monotonic())
+    while dialog.status is None:
+        wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
         if wait <= 0:
-            state.status = _TIMED_OUT
+            dialog.status = Outcome.TIMED_OUT
             break
         pressed = keys.read(wait)
         if not pressed:
             if screen.resized():
-                screen.draw(state)
+                screen.draw(dialog)
             continue
-        for key in pressed:
-            if state.status is None:
-                _dialog_key(state, key)
+        dialog.feed(pressed)
         deadline = None if timeout is None else time.monotonic() + timeout
-        screen.draw(state)
-    screen.finish(_dialog_summary(state))
+        screen.draw(dialog)
+    screen.finish(dialog)
 
 
-def _enter_raw_mode(fd: int, writer: Any) -> Tuple[Any, Any]:
-    """Raw keys, bracketed paste, and SIGTERM turned into _Terminated; what
-    _leave_raw_mode() needs to put it all back."""
-    import signal
-    import termios
+class _RawTerminal:
+    """Raw keys and bracketed paste while entered, SIGTERM turned into
+    _Terminated; on the way out, the terminal exactly as it was."""
 
-    saved = termios.tcgetattr(fd)
-    raw = termios.tcgetattr(fd)
-    raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
-    raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
-    raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
-    try:
-        handler = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread: signals stay as they are
-        handler = None
-    termios.tcsetattr(fd, termios.TCSADRAIN, raw)
-    writer.write("\x1b[?2004h")
-    writer.flush()
-    return saved, handler
+    def __init__(self, fd: int, writer: Any) -> None:
+        self.fd = fd
+        self.writer = writer
+        self.saved: Any = None
+        self.handler: Any = None
 
+    def __enter__(self) -> None:
+        import signal
+        import termios
 
-def _leave_raw_mode(fd: int, writer: Any, saved: Tuple[Any, Any]) -> None:
-    """The terminal exactly as it was, and SIGTERM's handler too."""
-    import signal
-    import termios
+        self.saved = termios.tcgetattr(self.fd)
+        raw = termios.tcgetattr(self.fd)
+        raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
+        raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
+        raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+        try:
+            self.handler = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread: signals stay as they are
+            self.handler = None
+        termios.tcsetattr(self.fd, termios.TCSADRAIN, raw)
+        self.writer.write("\x1b[?2004h")
+        self.writer.flush()
 
-    mode, handler = saved
-    try:
-        writer.write("\x1b[?2004l\x1b[?25h")
-        writer.flush()
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, mode)
-        if handler is not None:
-            signal.signal(signal.SIGTERM, handler)
+    def __exit__(self, *exc: object) -> None:
+        import signal
+        import termios
+
+        try:
+            self.writer.write("\x1b[?2004l\x1b[?25h")
+            self.writer.flush()
+        finally:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+            if self.handler is not None:
+                signal.signal(signal.SIGTERM, self.handler)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -3152,7 +3264,13 @@ def _escape_key(text: str, at: int, final: bool) -> Tuple[Optional[_Key], int]:
 
 
 class _Screen:
-    """Draws frames in place: each one over the last, in the normal screen."""
+    """Draws frames in place, each over the last, in the normal screen.
+
+    Each line is written over the old one and cleared to its end, and only
+    what lies below the new frame is cleared: a terminal that scrolls a
+    cleared screen into its history (tmux does) would otherwise keep a copy
+    of the dialog for every key pressed.
+    """
 
     def __init__(self, writer: Any) -> None:
         self.writer = writer
@@ -3167,24 +3285,24 @@ class _Screen:
             size = os.get_terminal_size(self.writer.fileno())
         except (AttributeError, ValueError, OSError):
             return 80, 24
-        return size.columns, size.lines
+        # A terminal that does not know its size (a fresh pty) says 0.
+        return size.columns or 80, size.lines or 24
 
     def resized(self) -> bool:
-        """Whether the terminal changed size; if so, the next frame starts on a
-        clear screen, since the terminal has rewrapped the last one."""
+        """Whether the terminal changed size; if so, the next frame is drawn
+        from the top of the screen, since the terminal rewrapped the last one."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        self.writer.write("\x1b[H\x1b[2J")
+        self.writer.write("\x1b[H")
         self.above = 0
         return True
 
-    def draw(self, state: _Dialog) -> None:
+    def draw(self, dialog: _Dialog) -> None:
         width, height = self.size
-        frame = _dialog_frame(state, width - 1, self.style)
-        lines, caret = _fit_height(frame, height - 1)
-        out = [self._back_to_top(), "\x1b[J", "\r\n".join(lines)]
+        lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
+        out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
         if caret is None:
             out.append("\x1b[?25l")
             self.above = len(lines) - 1
@@ -3198,27 +3316,15 @@ class _Screen:
         self.writer.write("".join(out))
         self.writer.flush()
 
-    def finish(self, summary: List[str]) -> None:
+    def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
-        self.writer.write(self._back_to_top() + "\x1b[J" + "\r\n".join(summary) + "\r\n")
+        summary = _summary(dialog, self.size[0] - 1)
+        self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
         self.above = 0
 
     def _back_to_top(self) -> str:
         return "\r" + (f"\x1b[{self.above}A" if self.above else "")
-
-
-def _fit_height(frame: _Frame, height: int) -> Tuple[List[str], Optional[Tuple[int, int]]]:
-    """The frame's lines, cut to the screen's height around the caret or the
-    highlighted row: a frame taller than the screen could not be redrawn."""
-    lines, caret = frame.lines, frame.caret
-    if len(lines) <= height or height < 3:
-        return lines, caret
-    focus = caret[0] if caret is not None else frame.focus
-    top = max(0, min(focus - height // 2, len(lines) - height))
-    if caret is not None:
-        caret = (caret[0] - top, caret[1])
-    return lines[top: top + height], caret
 
 
 # ===========================================================================
@@ -3275,7 +3381,6 @@ class _WebPage:
 
     def __init__(self, items: List[QuestionItem]) -> None:
         import secrets
-        import time
 
         self.items = items
         self.token = secrets.token_urlsafe(24)
@@ -3332,8 +3437,6 @@ def _web_request(page: _WebPage, method: str, target: str, headers: Any, read: C
 
 
 def _touch(page: _WebPage) -> None:
-    import time
-
     page.last_seen = time.monotonic()
 
 
@@ -3415,19 +3518,20 @@ _WEB_HANDLERS: "Dict[Tuple[str, str], Callable[[_WebPage, bytes, Dict[str, List[
 }
 
 
-def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List[Dict[str, Any]]:
-    """The form's fields as {id, answer, selected} entries, for collect_answers();
-    a question left empty has none, so that a dismissal does not report it skipped."""
-    raw = []
+def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List[AnswerItem]:
+    """The form's fields as answers, for collect_answers() to check; a
+    question left empty has none, so that a dismissal does not report it skipped."""
+    answers = []
     for item in items:
         picked = form.get(f"q:{item.id}", [])
         if item.question_type.is_choice:
-            typed = _companion_text(picked, (form.get(f"other:{item.id}") or [""])[0])
+            custom = any(_is_custom_label(label) for label in picked)
+            typed = _custom_text((form.get(f"other:{item.id}") or [""])[0], custom, bool(picked))
         else:
             typed = (form.get(f"text:{item.id}") or [""])[0]
         if picked or (typed or "").strip():
-            raw.append({"id": item.id, "answer": typed, "selected": picked or None})
-    return raw
+            answers.append(AnswerItem(item.id, typed, picked or None))
+    return answers
 
 
 def _web_text(status: int, text: str) -> _WebResponse:
@@ -3634,15 +3738,13 @@ def prompt_web(
             if wait is not None and wait <= 0:
                 session.page.end(_TIMED_OUT, session.page.kept_answers())
                 break
-            session.handle(_SIZE_POLL if wait is None else min(wait, _SIZE_POLL))
+            session.handle(_POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS))
     finally:
         session.close()
     return session.page.outcome()
 
 
 def _idle_left(page: _WebPage, timeout: Optional[float]) -> Optional[float]:
-    import time
-
     return None if timeout is None else page.last_seen + timeout - time.monotonic()
 
 
@@ -4015,7 +4117,7 @@ def _next_input(reader: Any, fd: Optional[int], server: _McpServer) -> Optional[
 
     while True:
         pages = server.waiting_pages()
-        ready, _, _ = select.select([fd, *[page.fileno() for page in pages]], [], [], _SIZE_POLL if pages else None)
+        ready, _, _ = select.select([fd, *[page.fileno() for page in pages]], [], [], _POLL_SECONDS if pages else None)
         for session in pages:
             if session.fileno() in ready:
                 session.handle(0)
@@ -4051,7 +4153,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     collected elsewhere; ``schema`` prints the tool.  Standard output
     carries one JSON document; errors are one line on stderr, exit 2.
     """
-    import sys
 
     try:
         args = _parse_args(sys.argv[1:] if argv is None else list(argv))
@@ -4155,8 +4256,6 @@ def _parse_args(argv: List[str]) -> Any:
 def _parsed(parser: Any, argv: List[str]) -> Any:
     """The parsed arguments; None once --help was printed."""
     if not argv:
-        import sys
-
         parser.print_help(sys.stderr)
         raise SystemExit(2)
     try:
@@ -4214,7 +4313,6 @@ def _run_schema(args: Any) -> int:
 
 
 def _run_ask(args: Any) -> int:
-    import sys
 
     output = ask(_read_input(args.file))
     # With the call on stdin, the answers must come from the terminal itself.
@@ -4236,7 +4334,6 @@ def _run_ask(args: Any) -> int:
 
 
 def _ask_on_web(output: QuestionOutput, args: Any) -> QuestionOutput:
-    import sys
 
     _warn_if_exposed(args.host)
 
@@ -4258,7 +4355,6 @@ def _with_assumed(output: QuestionOutput) -> List[AnswerItem]:
 
 
 def _run_serve(args: Any) -> int:
-    import sys
 
     def log(message: str) -> None:
         sys.stderr.write(f"askq serve: {message}\n")
@@ -4273,7 +4369,6 @@ def _run_serve(args: Any) -> int:
 
 def _warn_if_exposed(host: str) -> None:
     import ipaddress
-    import sys
 
     try:
         local = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -4294,7 +4389,6 @@ def _run_answer(args: Any) -> int:
 
 def _finish(output: QuestionOutput, text_only: bool) -> int:
     """Print the outcome; exit 0 when answered, 1 for any other outcome."""
-    import sys
 
     result = result_text(output)
     if text_only:
@@ -4312,7 +4406,6 @@ def _open_terminal() -> Optional[Any]:
 
 
 def _read_input(path: str) -> bytes:
-    import sys
 
     try:
         if path == "-":
@@ -4324,7 +4417,6 @@ def _read_input(path: str) -> bytes:
 
 
 def _write_json(document: Dict[str, Any]) -> None:
-    import sys
 
     try:
         sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")

@@ -85,9 +85,11 @@ class DataModelTests(unittest.TestCase):
                 ("id", ""),
                 ("recommended", None),
                 ("placeholder", None),
+                ("allow_custom", True),
             ],
         )
-        self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False)])
+        self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
+                                             ("note", None)])
         self.assertEqual(shape(QuestionInput), [("questions", "-")])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
 
@@ -1638,7 +1640,7 @@ class PromptTests(unittest.TestCase):
         yes_no = askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]})
         output, screen = drive(yes_no, "y\n")
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["Yes"])])
-        self.assertNotIn("Personalize", screen)  # a Yes/No question needs no row for typing
+        self.assertIn("3. Personalize your response", screen)  # the same rows as every way of asking
         output, _ = drive(yes_no, "only on Fridays\n")
         self.assertEqual(output.answers, [AnswerItem("q0", "only on Fridays")])
 
@@ -2251,17 +2253,14 @@ def dialog(questions: Any, typed: str) -> Any:
     state = askq._Dialog(output.questions)
     keys, rest = askq._parse_keys(typed, final=True)
     assert rest == ""
-    for key in keys:
-        if state.status is None:
-            askq._dialog_key(state, key)
+    state.feed(keys)
     return state
 
 
 def outcome(state: Any) -> Any:
-    """The dialog's outcome as prompt() returns it."""
-    items = state.items
-    answers = askq.collect_answers(items, askq._dialog_outcome(state), partial=state.status != "answered")
-    return state.status, answers
+    """The dialog's outcome, checked as prompt() checks it."""
+    status, answers = state.outcome()
+    return status, askq.collect_answers(state.items, answers, partial=status != "answered")
 
 
 class KeyParsingTests(unittest.TestCase):
@@ -2306,13 +2305,13 @@ class DialogKeyTests(unittest.TestCase):
 
     def test_digits_act_on_their_row(self) -> None:
         state = dialog(example_output(), "2" + "3" + "1" + ENTER)
-        self.assertEqual(state.picked[:2], [["SQLite"], ["Unit tests", "Lint"]])
+        self.assertEqual([e.picked for e in state.entries[:2]], [["SQLite"], ["Unit tests", "Lint"]])
         self.assertEqual(state.tab, 2)
 
     def test_custom_row_with_line_editing(self) -> None:
         state = dialog(example_output(), "Big bng" + LEFT + LEFT + "a" + END + "!" + HOME + DELETE + "b" + ENTER)
-        self.assertEqual(state.text[0], "big bang!")
-        self.assertEqual(state.row[0], 2)  # typing jumped to the row for typing
+        self.assertEqual(state.entries[0].text, "big bang!")
+        self.assertEqual(state.entries[0].row, 2)  # typing jumped to the row for typing
         state = dialog(example_output(), "wrong" + "\x15" + "1st choice" + ENTER + ENTER + ESC)
         self.assertEqual(outcome(state), ("declined", [AnswerItem("q0", "1st choice")]))
 
@@ -2332,14 +2331,14 @@ class DialogKeyTests(unittest.TestCase):
         state = dialog(example_output(), RIGHT + LEFT)
         self.assertEqual(state.tab, 0)
         state = dialog(example_output(), "ab" + LEFT + "x")  # on a line, they move the caret
-        self.assertEqual((state.tab, state.text[0]), (0, "axb"))
+        self.assertEqual((state.tab, state.entries[0].text), (0, "axb"))
 
     def test_review_with_a_missing_required_answer(self) -> None:
         state = dialog(example_output(), ENTER + TAB + TAB + ENTER)
         self.assertIsNone(state.status)
         self.assertEqual(state.tab, 1)  # sent to the first required question left unanswered
         self.assertEqual(state.notice, "This question needs an answer.")
-        lines = askq._dialog_frame(dialog(example_output(), ENTER + TAB + TAB), 80, askq._Style(False, False)).lines
+        lines = askq._Painter(80, askq._Style(False, False)).paint(dialog(example_output(), ENTER + TAB + TAB)).lines
         self.assertIn(" + Database: PostgreSQL", lines)
         self.assertIn(" ! Checks: needs an answer", lines)
         self.assertIn("   Name: skipped", lines)
@@ -2348,13 +2347,32 @@ class DialogKeyTests(unittest.TestCase):
         for dismiss in (ESC, "\x03", "\x04"):
             with self.subTest(key=repr(dismiss)):
                 state = dialog(example_output(), DOWN + ENTER + " " + TAB + "half-typed" + dismiss)
-                # q1 was left with Tab, so its toggle counts; q2's text was never confirmed.
+                # Every explicit act counts, confirmed or not: the toggle, and the text being typed.
                 self.assertEqual(outcome(state), ("declined", [AnswerItem("q0", None, ["SQLite"]),
-                                                               AnswerItem("q1", None, ["Unit tests"])]))
+                                                               AnswerItem("q1", None, ["Unit tests"]),
+                                                               AnswerItem("q2", "half-typed")]))
+                state = dialog(example_output(), DOWN + DOWN + UP + dismiss)  # a highlighted row is no pick
+                self.assertEqual(outcome(state), ("declined", []))
+                state = dialog(example_output(), "1" + " " + DOWN + " " + dismiss)  # toggled, never confirmed
+                self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"]),
+                                                     AnswerItem("q1", None, ["Unit tests", "Type check"])])
+
+    def test_a_tabs_mark_is_what_a_dismissal_keeps(self) -> None:
+        plain = askq._Style(False, False)
+        for typed in ("", DOWN, "1 ", "1" + DOWN + " ", "1" + DOWN + " " + " ", "12" + ENTER + "x", "12" + ENTER + ENTER):
+            with self.subTest(typed=typed):
+                state = dialog(example_output(), typed)
+                tabs = askq._Painter(200, plain).paint(state).lines[0]
+                marks = [tabs[tabs.index(name) - 2] for name in ("Database", "Checks", "Name")]
+                kept = {answer.id: answer for answer in state.outcome()[1]}
+                for mark, item in zip(marks, state.items):
+                    answer = kept.get(item.id)
+                    expected = "+" if answer and (answer.answer or answer.selected) else "-" if answer else " "
+                    self.assertEqual(mark, expected, (tabs, kept))
 
     def test_enter_on_an_empty_line(self) -> None:
         state = dialog(example_output(), ENTER + "1" + ENTER + ENTER)
-        self.assertEqual((state.tab, state.skipped[2]), (3, True))  # optional: skipped, on to the review
+        self.assertEqual((state.tab, state.entries[2].skipped), (3, True))  # optional: skipped, on to the review
         state = dialog({"questions": ["Name?", "Other?"]}, ENTER)
         self.assertEqual((state.tab, state.notice), (0, "This question needs an answer."))
         state = dialog(example_output(), DOWN + DOWN + ENTER)  # the empty row for typing, required
@@ -2366,12 +2384,23 @@ class DialogKeyTests(unittest.TestCase):
         state = dialog({"questions": [{"question": "Go?", "options": ["A", "B"]}]}, TAB + TAB + DOWN + ENTER)
         self.assertEqual(state.status, "answered")  # Tab goes nowhere with one question
 
-    def test_yes_no_has_no_row_for_typing_and_takes_y_and_n(self) -> None:
+    def test_yes_no_keeps_the_row_for_typing_and_takes_y_and_n(self) -> None:
         questions = {"questions": [{"question": "Go?", "type": "yesno"}]}
-        self.assertEqual(askq._dialog_rows(askq.ask(questions).questions[0]), ["Yes", "No"])
+        self.assertEqual(askq._question_rows(askq.ask(questions).questions[0]), ["Yes", "No", askq.CUSTOM_RESPONSE_LABEL])
         self.assertEqual(outcome(dialog(questions, "n")), ("answered", [AnswerItem("q0", None, ["No"])]))
-        state = dialog(questions, "x")
-        self.assertEqual((state.status, state.notice), (None, "Pick one of the options with the arrow keys and Enter."))
+        self.assertEqual(outcome(dialog(questions, "Y")), ("answered", [AnswerItem("q0", None, ["Yes"])]))
+        state = dialog(questions, "xy" + ENTER)  # typing goes to the row for typing, y included
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "xy")]))
+
+    def test_without_custom_rows_typing_is_refused_in_words(self) -> None:
+        questions = {"questions": [{"question": "Go?", "options": ["A", "B"]}]}
+        output = askq.ask(questions)
+        output.questions[0].allow_custom = False
+        self.assertEqual(askq._question_rows(output.questions[0]), ["A", "B"])
+        state = dialog(output, "x" + DOWN * 5)
+        self.assertEqual((state.status, state.notice, state.entries[0].row), (None, "", 1))
+        state = dialog(output, "x")
+        self.assertEqual(state.notice, "Pick one of the options with the arrow keys and Enter.")
 
     def test_free_text_question(self) -> None:
         state = dialog({"questions": [{"question": "Name?"}, "Why?"]}, "billing" + ENTER + "because" + ENTER + ENTER)
@@ -2379,7 +2408,7 @@ class DialogKeyTests(unittest.TestCase):
 
     def test_single_choice_space_picks_without_moving_on(self) -> None:
         state = dialog(example_output(), DOWN + " ")
-        self.assertEqual((state.tab, state.picked[0]), (0, ["SQLite"]))
+        self.assertEqual((state.tab, state.entries[0].picked), (0, ["SQLite"]))
         state = dialog(example_output(), DOWN + " " + DOWN + "own" + UP + UP + " " + TAB + ESC)
         # Picking an option after typing makes the option the answer; the text stays on its row.
         self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
@@ -2392,7 +2421,7 @@ class DialogDrawingTests(unittest.TestCase):
         questions = askq.ask({"questions": [{"question": "Layout?", "header": "Layout", "purpose": "Because.",
                                              "options": [{"label": "Wide (Recommended)", "description": "More room",
                                                           "preview": "+--+\\n|  |\\n+--+"}, "Narrow"]}]})
-        lines = askq._dialog_frame(askq._Dialog(questions.questions), 60, self.PLAIN).lines
+        lines = askq._Painter(60, self.PLAIN).paint(askq._Dialog(questions.questions)).lines
         self.assertEqual(lines[:4], ["[  Layout]", "", " Layout?", " Because."])
         self.assertIn(" > ( ) 1. Wide (Recommended)", lines)
         self.assertIn("          More room", lines)
@@ -2400,11 +2429,11 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertIn("   ( ) 3. Personalize your response", lines)
         self.assertIn("    +--+", lines)
         state = dialog(questions, DOWN)  # the preview follows the highlight
-        self.assertNotIn("    +--+", askq._dialog_frame(state, 60, self.PLAIN).lines)
+        self.assertNotIn("    +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
 
     def test_tabs_mark_answered_questions(self) -> None:
         state = dialog(example_output(), ENTER)
-        self.assertEqual(askq._dialog_frame(state, 80, self.PLAIN).lines[0],
+        self.assertEqual(askq._Painter(80, self.PLAIN).paint(state).lines[0],
                          " + Database [  Checks]   Name    Submit ")
 
     def test_wrapping_with_hanging_indents_within_the_width(self) -> None:
@@ -2412,7 +2441,7 @@ class DialogDrawingTests(unittest.TestCase):
         state = askq._Dialog(askq.ask({"questions": [{"question": "Q " * 40, "options": [long, "中文选项 " * 12]}]}).questions)
         for width in (20, 33, 50, 80):
             with self.subTest(width=width):
-                lines = askq._dialog_frame(state, width, self.PLAIN).lines
+                lines = askq._Painter(width, self.PLAIN).paint(state).lines
                 self.assertTrue(all(askq._cells(line) <= width for line in lines), lines)
                 label_lines = [line for line in lines if "label" in line or "hundred" in line]
                 self.assertTrue(label_lines[0].startswith(" > ( ) 1. A"))
@@ -2420,7 +2449,7 @@ class DialogDrawingTests(unittest.TestCase):
 
     def test_caret_is_where_typing_goes(self) -> None:
         state = dialog(example_output(), "abc" + LEFT)
-        frame = askq._dialog_frame(state, 80, self.PLAIN)
+        frame = askq._Painter(80, self.PLAIN).paint(state)
         row, column = frame.caret or (0, 0)
         self.assertTrue(frame.lines[row].endswith("Personalize your response: abc"))
         self.assertEqual(column, len(frame.lines[row]) - 1)
@@ -2430,7 +2459,7 @@ class DialogDrawingTests(unittest.TestCase):
                                              "options": [{"label": "L" + HOSTILE, "description": "D\u202e"}, "B"]}]})
         state = dialog(questions, "typed\x1b[31m")  # an escape typed by the person is a key, not text
         for style in (self.PLAIN, askq._Style(True, True)):
-            text = "\n".join(askq._dialog_frame(state, 80, style).lines)
+            text = "\n".join(askq._Painter(80, style).paint(state).lines)
             for raw in ("\u202e", "\u2066", "\x07", "\x1b[2J", "\x1b[5m", "\x9b"):
                 self.assertNotIn(raw, text)
             self.assertIn("\\u202e", text)
@@ -2439,29 +2468,29 @@ class DialogDrawingTests(unittest.TestCase):
     def test_typing_on_the_custom_row_then_moving_up_draws_in_colour(self) -> None:
         # The row for typing, drawn while not highlighted, once painted with an empty look and crashed.
         state = dialog(example_output(), "x" + UP)
-        self.assertEqual(state.row[0], 1)
-        lines = askq._dialog_frame(state, 80, askq._Style(True, True)).lines
+        self.assertEqual(state.entries[0].row, 1)
+        lines = askq._Painter(80, askq._Style(True, True)).paint(state).lines
         self.assertTrue(any("Personalize your response: x" in line for line in lines), lines)
 
     def test_colour_only_when_asked(self) -> None:
-        plain = "\n".join(askq._dialog_frame(dialog(example_output(), ""), 80, self.PLAIN).lines)
+        plain = "\n".join(askq._Painter(80, self.PLAIN).paint(dialog(example_output(), "")).lines)
         self.assertNotIn("\x1b", plain)
-        coloured = "\n".join(askq._dialog_frame(dialog(example_output(), ""), 80, askq._Style(True, True)).lines)
+        coloured = "\n".join(askq._Painter(80, askq._Style(True, True)).paint(dialog(example_output(), "")).lines)
         self.assertIn("\x1b[7;1m", coloured)
 
     def test_a_frame_taller_than_the_screen_keeps_the_highlight_in_view(self) -> None:
         questions = askq.ask({"questions": [{"question": "Many?", "options": [f"Option {n}" for n in range(30)]}]})
         state = dialog(questions, DOWN * 25)
-        lines, _ = askq._fit_height(askq._dialog_frame(state, 80, self.PLAIN), 10)
+        lines, _ = askq._Painter(80, self.PLAIN).paint(state).cut(10)
         self.assertEqual(len(lines), 10)
         self.assertTrue(any("26. Option 25" in line for line in lines), lines)
 
     def test_summary(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + TAB + ESC)
-        self.assertEqual(askq._dialog_summary(state), ["askq: Dismissed", "  Database: SQLite",
+        self.assertEqual(askq._summary(state, 80), ["askq: Dismissed", "  Database: SQLite",
                                                        "  Checks: (not answered)", "  Name: (not answered)"])
         state = dialog(example_output(), DOWN + ENTER + "1" + ENTER + ENTER + ENTER)
-        self.assertEqual(askq._dialog_summary(state), ["askq: Answered", "  Database: SQLite",
+        self.assertEqual(askq._summary(state, 80), ["askq: Answered", "  Database: SQLite",
                                                        "  Checks: Unit tests", "  Name: (skipped)"])
 
 
@@ -2577,8 +2606,10 @@ class DialogTerminalTests(unittest.TestCase):
         process = self.start("--timeout", "0.5")
         self.press("My ", "own")
         data = self.finish(process)
-        self.assertEqual((process.returncode, data["status"], data["answers"]), (1, "timed_out", []))
-        self.assertTrue(data["result"].startswith("The user did not respond in time"))
+        # The text being typed when time ran out is kept, as on a dismissal.
+        self.assertEqual((process.returncode, data["status"], data["answers"]),
+                         (1, "timed_out", [{"id": "q0", "answer": "My own", "selected": None}]))
+        self.assertTrue(data["result"].startswith("The user answered some of your questions, then did not respond"))
 
     def test_sigterm_restores_the_terminal(self) -> None:
         import signal
@@ -2600,7 +2631,7 @@ class DialogTerminalTests(unittest.TestCase):
         handler = signal.getsignal(signal.SIGTERM)
         with os.fdopen(os.dup(slave), "r") as reader, os.fdopen(os.dup(slave), "w", encoding="utf-8") as writer:
             os.write(master, DOWN.encode())
-            with mock.patch.object(askq, "_dialog_key", side_effect=RuntimeError("a bug")), \
+            with mock.patch.object(askq._Dialog, "press", side_effect=RuntimeError("a bug")), \
                     self.assertRaises(RuntimeError):
                 askq._run_dialog(example_output().questions, reader, writer, None)
             self.assertEqual(termios.tcgetattr(slave), before)
@@ -2632,7 +2663,8 @@ class DialogTerminalTests(unittest.TestCase):
             with mock.patch.dict(os.environ, {"TERM": "xterm", "NO_COLOR": "1"}):
                 self.assertFalse(askq._Screen(writer).style.color)
         drawn = read_until(master, b"Esc dismiss").decode("utf-8")
-        self.assertIn("\x1b[H\x1b[2J", drawn)  # a clear screen before the frame at the new width
+        self.assertIn("\x1b[H\r", drawn)  # drawn again from the top of the screen at the new width
+        self.assertNotIn("\x1b[2J", drawn)  # without a clear screen, which some terminals keep in history
         lines = [line for line in drawn.split("\r\n") if line.strip()]
         visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
         self.assertLessEqual(max(visible), 39)
