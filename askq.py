@@ -433,27 +433,9 @@ def _where(index: int, question: str) -> str:
     return f"questions[{index}] ({_quoted(question)})"
 
 
-class _Place:
-    """A question's place for a message, named only if a message is made:
-    most checks pass, and quoting the question costs more than the check."""
-
-    __slots__ = ("index", "question")
-
-    def __init__(self, index: int, question: str) -> None:
-        self.index = index
-        self.question = question
-
-    def __str__(self) -> str:
-        return _where(self.index, self.question)
-
-
-def _placed(err: QuestionError, index: int, question: Optional[str]) -> QuestionError:
-    """An error given the place of its question, unless it has one: the
-    coercion helpers know the field, not the question."""
-    if err.index is not None:
-        return err
-    where = f"questions[{index}]" if question is None else _where(index, question)
-    return QuestionError(f"{where}: {err}", index)
+def _refused(index: int, item: QuestionItem, reason: str, problem: str) -> AnswerError:
+    """The refusal of one question's answer: placed, with its reason and id."""
+    return AnswerError(f"{_where(index, item.question)}{problem}", index, reason, item.id)
 
 
 # What the prompt shows of model-written or user-typed text: control
@@ -841,14 +823,48 @@ def _strict_schema(schema: Dict[str, Any], required: bool) -> Dict[str, Any]:
 
 
 def _resource_text(name: str) -> str:
-    """A JSON file from beside this module, read once; the built-in copy if absent."""
+    """A JSON file from beside this module, read once, when it is askq's own;
+    the built-in copy when it is absent or someone else's."""
     text = _resource_cache.get(name)
     if text is None:
         text = _read_beside_module(name)
-        if text is None:
-            text = _BUILTIN_RESOURCES[name]
-        _resource_cache[name] = text
+        if text is not None and not _is_own_resource(name, text):
+            import warnings
+
+            warnings.warn(
+                f"askq: {name} beside askq.py is not askq's own (its {_RESOURCE_SHAPES[name]});"
+                " the built-in copy is used instead.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            text = None
+        _resource_cache[name] = text = _BUILTIN_RESOURCES[name] if text is None else text
     return text
+
+
+# What a file beside the module must be to count as askq's own: people
+# vendor askq.py into folders that hold a schema.json of their own.
+_RESOURCE_SHAPES = {
+    "schema.json": "properties.questions.items.properties has no 'question'",
+    "example_args.json": "content is no call that ask() accepts",
+}
+
+
+def _is_own_resource(name: str, text: str) -> bool:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    if name == "example_args.json":
+        try:
+            ask(value)
+        except QuestionError:
+            return False
+        return True
+    try:
+        return "question" in value["properties"]["questions"]["items"]["properties"]
+    except (KeyError, TypeError):
+        return False
 
 
 def _read_beside_module(name: str) -> Optional[str]:
@@ -1043,7 +1059,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         question = _question_text(index, _first_text(entry, _QUESTION_KEYS))
         return _decode_fields(question, entry)
     except QuestionError as err:
-        raise _placed(err, index, question) from None
+        raise err.placed(index, question) from None
 
 
 def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
@@ -1461,7 +1477,7 @@ def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
         try:
             copies.append(_coerced_copy(item))
         except QuestionError as err:
-            raise _placed(err, index, None) from None
+            raise err.placed(index, None) from None
     return _normalize(copies)
 
 
@@ -1575,7 +1591,7 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
     try:
         _check_option_count(len(item.options))
     except QuestionError as err:
-        raise QuestionError(f"{_where(index, item.question)}: {err}", index) from None
+        raise err.placed(index, item.question) from None
     options, suffixed = _cleaned_options(item.options)
     if not options and item.question_type is _SINGLE_TYPE and declared is _TEXT_TYPE:
         item.question_type = _TEXT_TYPE
@@ -1724,13 +1740,14 @@ class _Given:
     typed texts, whether the custom row was picked, and whether a policy
     (not the person) gave it."""
 
-    __slots__ = ("assumed", "custom", "picked", "typed")
+    __slots__ = ("assumed", "custom", "note", "picked", "typed")
 
     def __init__(self) -> None:
         self.picked: List[str] = []
         self.typed: List[str] = []
         self.custom = False
         self.assumed = False
+        self.note: Optional[str] = None
 
 
 def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
@@ -1757,7 +1774,7 @@ def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
     found: Dict[int, _Given] = {}
     for index, value in given:
         if index in found:
-            raise AnswerError(f"{_where(index, items[index].question)} is answered twice; send one answer per question.", index)
+            raise _refused(index, items[index], "two_answers", " is answered twice; send one answer per question.")
         found[index] = value
     return found
 
@@ -1785,7 +1802,8 @@ def _answer_key(items: List[QuestionItem], key: Any) -> int:
         ids = ", ".join(_quoted(items[index].id) for index in named)
         raise AnswerError(
             f"The answers name the question {_quoted(str(key))}, but {len(named)} questions"
-            f" have that text; key the answers by id instead: {ids}."
+            f" have that text; key the answers by id instead: {ids}.",
+            reason="ambiguous_question",
         )
     position = _position(key)
     if position is not None and position < len(items):
@@ -1793,7 +1811,8 @@ def _answer_key(items: List[QuestionItem], key: Any) -> int:
     known = ", ".join(_quoted(item.id) for item in items)
     raise AnswerError(
         f"The answers name {_quoted(str(key))}, which is no question's id, text or position."
-        f" The ids are: {known}."
+        f" The ids are: {known}.",
+        reason="unknown_question",
     )
 
 
@@ -1810,10 +1829,9 @@ def _given_values(items: List[QuestionItem], index: int, value: Any) -> _Given:
     option, else typed text."""
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
-        raise AnswerError(
-            f"{_where(index, items[index].question)}: its answer must be a string, a list"
-            f" of strings or null, not {_json_type(value)}.",
-            index,
+        raise _refused(
+            index, items[index], "malformed",
+            f": its answer must be a string, a list of strings or null, not {_json_type(value)}.",
         )
     _check_pick_count(index, items[index], texts)
     given = _Given()
@@ -1829,10 +1847,10 @@ def _given_values(items: List[QuestionItem], index: int, value: Any) -> _Given:
 def _check_pick_count(index: int, item: QuestionItem, texts: Sequence[str]) -> None:
     # Each string is matched against every option: bound the work.
     if len(texts) > MAX_OPTIONS + 1:
-        raise AnswerError(
-            f"{_where(index, item.question)} has {len(texts)} answers in one list; it has"
-            f" {len(item.options or ())} options and one typed answer at most.",
-            index,
+        raise _refused(
+            index, item, "malformed",
+            f" has {len(texts)} answers in one list; it has {len(item.options or ())} options"
+            " and one typed answer at most.",
         )
 
 
@@ -1846,81 +1864,92 @@ def _add_picks(given: _Given, picks: List[str]) -> None:
 
 def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[int, _Given]:
     """One {id, answer, selected} entry: the fields mean what they say."""
-    fields: Tuple[Any, Any, Any, Any]
+    fields: Tuple[Any, Any, Any, Any, Any]
     if isinstance(entry, AnswerItem):
-        fields = (entry.id, entry.answer, entry.selected, entry.assumed)
+        fields = (entry.id, entry.answer, entry.selected, entry.assumed, entry.note)
     elif isinstance(entry, dict):
-        fields = (entry.get("id"), entry.get("answer"), entry.get("selected"), entry.get("assumed"))
+        note = entry.get("note", entry.get("notes"))
+        fields = (entry.get("id"), entry.get("answer"), entry.get("selected"), entry.get("assumed"), note)
     else:
         raise AnswerError(
             f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
             " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
         )
-    key, typed, selected, assumed = fields
+    key, typed, selected, assumed, note = fields
     index = _answer_key(items, key)
-    where = _Place(index, items[index].question)
+    item = items[index]
     if isinstance(selected, str):
         selected = [selected]
-    if typed is not None and not isinstance(typed, str):
-        raise AnswerError(f"{where}: 'answer' must be a string or null, not {_json_type(typed)}.", index)
+    for name, value in (("answer", typed), ("note", note)):
+        if value is not None and not isinstance(value, str):
+            raise _refused(index, item, "malformed", f": {name!r} must be a string or null, not {_json_type(value)}.")
     if selected is not None and not (
         isinstance(selected, (list, tuple)) and all(isinstance(label, str) for label in selected)
     ):
-        raise AnswerError(
-            f"{where}: 'selected' must be a list of option labels or null, not"
-            f" {_json_type(selected)}.",
-            index,
+        raise _refused(
+            index, item, "malformed", f": 'selected' must be a list of option labels or null, not {_json_type(selected)}."
         )
-    _check_pick_count(index, items[index], selected or ())
+    _check_pick_count(index, item, selected or ())
     given = _Given()
     given.typed = [] if typed is None else [typed]
     given.assumed = assumed is True
+    given.note = note
     for label in selected or ():
-        _add_picks(given, _picks_of_selected(where, index, items[index], label))
+        _add_picks(given, _picks_of_selected(index, item, label))
     return index, given
 
 
-def _picks_of_selected(where: "_Place", index: int, item: QuestionItem, label: str) -> List[str]:
+def _picks_of_selected(index: int, item: QuestionItem, label: str) -> List[str]:
     picks = _options_named_by(item, label)
     if picks is not None:
         return picks
     if not item.options:
-        raise AnswerError(
-            f"{where} is a free-text question: it has no options to pick. Send the"
-            " text as 'answer'.",
-            index,
+        raise _refused(
+            index, item, "unknown_option", " is a free-text question: it has no options to pick. Send the text as 'answer'."
         )
     options = ", ".join(_quoted(option.label) for option in item.options)
-    raise AnswerError(
-        f"{where}: {_quoted(label)} is not one of its options ({options}). Pick one of"
-        " those, or send the text as a typed answer.",
-        index,
+    raise _refused(
+        index, item, "unknown_option",
+        f": {_quoted(label)} is not one of its options ({options}). Pick one of those"
+        + (", or send the text as a typed answer." if item.allow_custom else "."),
     )
 
 
 def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> AnswerItem:
-    where = _Place(index, item.question)
     texts = [text.strip() for text in given.typed if text.strip()]  # blank is no answer
-    if len(texts) > 1:
-        raise AnswerError(f"{where} has {len(texts)} typed answers; it takes one.", index)
-    if given.custom and not texts:
-        raise AnswerError(
-            f"{where}: {CUSTOM_RESPONSE_LABEL!r} was picked, but no text was typed for it."
-            " Send the typed text as the answer, or pick an option.",
-            index,
-        )
+    note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
+    if note is not None and not texts and not picked and not given.custom:
+        texts, note = [note], None  # a note alone is the answer (Codex's free text)
+    _check_typed(index, item, texts, given.custom)
     if item.question_type is _SINGLE_TYPE and len(picked) + len(texts) > 1:
-        raise AnswerError(
-            f"{where} is a single-choice question: it takes one picked option or one"
-            " typed answer, not more.",
-            index,
+        raise _refused(
+            index, item, "two_answers",
+            " is a single-choice question: it takes one picked option or one typed answer, not more.",
         )
     if not picked and not texts:
         if item.required and not partial:
-            raise AnswerError(f"{where} is required but has no answer.", index)
+            raise _refused(index, item, "required", " is required but has no answer.")
         return AnswerItem(item.id)
-    return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed)
+    return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
+
+
+def _check_typed(index: int, item: QuestionItem, texts: List[str], custom: bool) -> None:
+    if len(texts) > 1:
+        raise _refused(index, item, "two_answers", f" has {len(texts)} typed answers; it takes one.")
+    if custom and not texts:
+        raise _refused(
+            index, item, "custom_without_text",
+            f": {CUSTOM_RESPONSE_LABEL!r} was picked, but no text was typed for it."
+            " Send the typed text as the answer, or pick an option.",
+        )
+    if texts and item.question_type.is_choice and not item.allow_custom:
+        options = ", ".join(_quoted(option.label) for option in item.options or ())
+        raise _refused(
+            index, item, "custom_not_allowed",
+            f" takes only its options ({options}), not typed text: pick one of them.",
+        )
+
 
 
 def _options_named_by(item: QuestionItem, text: str) -> Optional[List[str]]:
@@ -1981,6 +2010,7 @@ class _OutcomeWords(NamedTuple):
     head_none: str  # ... and when they answered none
     unanswered: str  # why a question has no answer
     ended: str  # the dialog's summary and the page: how it ended, for the person
+    sent: str  # the page once it ended: what became of the answers
 
 
 # Said to the model whenever it got no answers it may use.
@@ -1994,24 +2024,28 @@ _OUTCOME_WORDS = {
         "The user saw your questions and skipped all of them (each was optional).",
         "no answer was given",
         "Answered",
+        "Your answers were sent.",
     ),
     Outcome.DECLINED: _OutcomeWords(
         "The user answered some of your questions and dismissed the rest.",
         "The user saw your questions and dismissed them without answering.",
         "the user dismissed the questions before answering this one",
         "Dismissed",
+        "The questions were dismissed; what you had answered was sent.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
         "The user did not respond in time and answered none of your questions.",
         "time ran out with no answer to this one",
         "No answer in time",
+        "Time ran out; what you had answered was sent.",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
         "Nobody was asked: no interactive user is available in this run.",
         "nobody was asked",
         "Nobody could be asked",
+        "Nothing was sent.",
     ),
 }
 _UNAVAILABLE_ALONE = (
@@ -2333,15 +2367,14 @@ def _elicited_answer(
     index: int, item: QuestionItem, content: Dict[Any, Any], companions: Dict[str, str]
 ) -> AnswerItem:
     """One question's form values as an answer, for collect_answers() to check."""
-    where = _Place(index, item.question)
     value = content.get(item.id)
     other = content.get(companions.get(item.id, ""))
     multi = item.question_type is _MULTI_TYPE
     if not _is_form_value(value, multi):
         wanted = "an array of strings" if multi else "a string"
-        raise AnswerError(f"{where}: its form value must be {wanted}, not {_json_type(value)}.", index)
+        raise _refused(index, item, "malformed", f": its form value must be {wanted}, not {_json_type(value)}.")
     if other is not None and not isinstance(other, str):
-        raise AnswerError(f"{where}: its companion text must be a string, not {_json_type(other)}.", index)
+        raise _refused(index, item, "malformed", f": its companion text must be a string, not {_json_type(other)}.")
     if not item.question_type.is_choice:
         return AnswerItem(item.id, value)
     picked = (value or []) if multi else ([] if value is None else [value])
@@ -3333,16 +3366,20 @@ class _Screen:
 # prompt_web(): the questions as one HTML form with a JSON interface.
 
 _WEB_ROUTES = {"/": ("GET", "POST"), "/questions": ("GET",), "/answers": ("POST",), "/dismiss": ("POST",)}
-_WEB_CONNECTION_SECONDS = 5  # a connection that sends nothing must not hold the page
 _WEB_STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
         --accent: #0b57d0; --on-accent: #ffffff; --warn: #b42318; --card: #f6f8fa; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9aa4af; --line: #30363d; --accent: #6ea8fe;
           --on-accent: #0d1117; --warn: #ff8a80; --card: #161b22; } }
-body { font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0; }
+body { font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0;
+       overflow-wrap: anywhere; word-break: break-word; }
 main { max-width: 42rem; margin: 0 auto; padding: 1rem; }
-fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 1rem; padding: 0.75rem 1rem; }
+fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 1rem; padding: 0.75rem 1rem;
+           min-width: 0; }
+.problems { border: 2px solid var(--warn); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
+.problems a { color: var(--warn); }
+details.addnote { margin-top: 0.4rem; color: var(--muted); }
 legend { font-weight: 600; padding: 0 0.4rem; }
 .question { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0; }
 .purpose, .desc, .note { color: var(--muted); }
@@ -3353,7 +3390,7 @@ legend { font-weight: 600; padding: 0 0.4rem; }
 .required { color: var(--warn); }
 .error { color: var(--warn); font-weight: 600; }
 pre.preview { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem;
-              margin: 0.2rem 0 0.4rem 1.9rem; overflow-x: auto; font-size: 0.85rem; white-space: pre; }
+              margin: 0.2rem 0 0.4rem 1.9rem; font-size: 0.85rem; white-space: pre-wrap; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin: 0.2rem 0 0 1.9rem; width: calc(100% - 1.9rem); }
@@ -3376,8 +3413,9 @@ document.querySelectorAll("input.other").forEach(function (field) {
 
 
 class _WebPage:
-    """What the page knows: the questions, its token, the person's last
-    form (kept for a redraw and for a dismissal), and how it ended."""
+    """The page and what it knows: the questions, its token, the person's
+    last form (kept for a redraw and for a dismissal), and how it ended.
+    request() answers one HTTP request; it knows nothing of sockets."""
 
     def __init__(self, items: List[QuestionItem]) -> None:
         import secrets
@@ -3386,11 +3424,11 @@ class _WebPage:
         self.token = secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
         self.last_form: Dict[str, List[str]] = {}
-        self.status: Optional[str] = None
+        self.status: Optional[Outcome] = None
         self.answers: List[AnswerItem] = []
         self.last_seen = time.monotonic()
 
-    def end(self, status: str, answers: List[AnswerItem]) -> None:
+    def end(self, status: Outcome, answers: List[AnswerItem]) -> None:
         self.status, self.answers = status, answers
 
     def outcome(self) -> QuestionOutput:
@@ -3404,54 +3442,135 @@ class _WebPage:
         except AnswerError:
             return []
 
+    def expire_if_idle(self, timeout: Optional[float]) -> bool:
+        """End the page as timed out once ``timeout`` idle seconds have passed;
+        whether it has ended."""
+        if self.status is None and timeout is not None and time.monotonic() - self.last_seen >= timeout:
+            self.end(Outcome.TIMED_OUT, self.kept_answers())
+        return self.status is not None
+
+    def idle_left(self, timeout: Optional[float]) -> Optional[float]:
+        return None if timeout is None else self.last_seen + timeout - time.monotonic()
+
+    def request(self, method: str, target: str, headers: Any, read: Callable[[int], bytes]) -> "_WebResponse":
+        """One HTTP request to the page, checked in this order: the Host
+        header, the path, the method, the body's size (before reading it),
+        the token."""
+        from urllib.parse import parse_qs
+
+        path, _, query = target.partition("?")
+        hosts = headers.get_all("Host") or [] if hasattr(headers, "get_all") else [headers.get("Host") or ""]
+        if len(hosts) > 1:
+            return _web_text(400, "Bad request: more than one Host header.")
+        if not _is_local_host(hosts[0] if hosts else ""):
+            return _web_text(403, "Forbidden: this page answers only to an IP address or localhost.")
+        if path not in _WEB_ROUTES:
+            return _web_text(404, "Not found.")
+        if method not in _WEB_ROUTES[path]:
+            return _web_text(405, "Method not allowed.")
+        try:
+            length = int(headers.get("Content-Length") or 0)
+        except ValueError:
+            return _web_text(400, "Bad request: Content-Length is not a number.")
+        if length > MAX_PAYLOAD_BYTES:
+            return _web_text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.")
+        body = read(length) if length > 0 else b""
+        form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if _is_form(headers) else {}
+        if not self._token_matches(parse_qs(query), form, headers):
+            return _web_text(403, "Forbidden: the link's token is missing or wrong.")
+        self.last_seen = time.monotonic()
+        if self.status is not None:
+            return self._after_the_end(method, path)
+        return getattr(self, _WEB_HANDLERS[method, path])(body, form)  # type: ignore[no-any-return]
+
+    def _token_matches(self, query: Dict[str, List[str]], form: Dict[str, List[str]], headers: Any) -> bool:
+        import secrets
+
+        bearer = (headers.get("Authorization") or "").partition("Bearer ")[2].strip()
+        given = (query.get("token") or form.get("token") or [bearer])[0]
+        return secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode())
+
+    def _after_the_end(self, method: str, path: str) -> "_WebResponse":
+        """Once the answers are in, a second device learns so."""
+        if method == "GET" and path == "/":
+            return 200, _HTML, _web_done_html(self)
+        if method == "GET":
+            return _web_json(200, self.outcome().to_dict())
+        return _web_text(409, "Conflict: the answers were already sent.")
+
+    def _show_page(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+        return 200, _HTML, _web_html(self).encode("utf-8", "surrogatepass")
+
+    def _post_form(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+        """A form submitted: dismissed, refused with every problem shown and
+        every entry kept, or answered."""
+        self.last_form = form
+        if (form.get("action") or [""])[0] == "dismiss":
+            self.end(Outcome.DECLINED, self.kept_answers())
+            return 200, _HTML, _web_done_html(self)
+        try:
+            answers = collect_answers(self.items, _form_answers(self.items, form))
+        except AnswerError as err:
+            problems = _form_problems(self.items, form) or {err.index or 0: err.reason}
+            return 400, _HTML, _web_html(self, problems).encode("utf-8", "surrogatepass")
+        self.end(Outcome.ANSWERED, answers)
+        return 200, _HTML, _web_done_html(self)
+
+    def _get_questions(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+        return _web_json(200, QuestionOutput(self.items, []).to_dict())
+
+    def _post_answers(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+        try:
+            answers = collect_answers(self.items, _parse_json(body, "The answers"))
+        except QuestionError as err:  # an AnswerError, or JSON that does not parse
+            return _web_json(400, {"error": str(err)})
+        self.end(Outcome.ANSWERED, answers)
+        return _web_json(200, self.outcome().to_dict())
+
+    def _post_dismiss(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+        """Declined, keeping the answers the request carries (checked as
+        partial), else those of the person's last form."""
+        answers = self.kept_answers()
+        if body.strip() and not form:
+            try:
+                answers = collect_answers(self.items, _parse_json(body, "The answers"), partial=True)
+            except QuestionError as err:
+                return _web_json(400, {"error": str(err)})
+        self.end(Outcome.DECLINED, answers)
+        return _web_json(200, self.outcome().to_dict())
+
 
 _WebResponse = Tuple[int, str, bytes]
+_HTML = "text/html; charset=utf-8"
+# The method of _WebPage that answers each route.
+_WEB_HANDLERS = {
+    ("GET", "/"): "_show_page",
+    ("POST", "/"): "_post_form",
+    ("GET", "/questions"): "_get_questions",
+    ("POST", "/answers"): "_post_answers",
+    ("POST", "/dismiss"): "_post_dismiss",
+}
 
 
-def _web_request(page: _WebPage, method: str, target: str, headers: Any, read: Callable[[int], bytes]) -> _WebResponse:
-    """One HTTP request to the page, checked in this order: the Host header,
-    the path, the method, the body's size (before reading it), the token."""
-    from urllib.parse import parse_qs
-
-    path, _, query = target.partition("?")
-    if not _is_local_name(headers.get("Host") or ""):
-        return _web_text(403, "Forbidden: this page answers only to an IP address or localhost.")
-    if path not in _WEB_ROUTES:
-        return _web_text(404, "Not found.")
-    if method not in _WEB_ROUTES[path]:
-        return _web_text(405, "Method not allowed.")
-    try:
-        length = int(headers.get("Content-Length") or 0)
-    except ValueError:
-        return _web_text(400, "Bad request: Content-Length is not a number.")
-    if length > MAX_PAYLOAD_BYTES:
-        return _web_text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.")
-    body = read(length) if length > 0 else b""
-    form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if _is_form(headers) else {}
-    if not _token_matches(page, parse_qs(query), form, headers):
-        return _web_text(403, "Forbidden: the link's token is missing or wrong.")
-    if page.status is not None:
-        return _web_text(409, "Conflict: the answers were already sent.")
-    _touch(page)
-    return _WEB_HANDLERS[method, path](page, body, form)
-
-
-def _touch(page: _WebPage) -> None:
-    page.last_seen = time.monotonic()
-
-
-def _is_local_name(host: str) -> bool:
-    """Whether a Host header names an IP address or localhost: a DNS name
-    could be rebound to this machine by a page from elsewhere."""
+def _is_local_host(host: str) -> bool:
+    """Whether a Host header is exactly an IP literal or localhost, with an
+    optional port of digits: a DNS name could be rebound to this machine by
+    a page from elsewhere, and anything after the address is foreign."""
     import ipaddress
 
-    name = host.strip()
-    if name.startswith("["):  # an IPv6 literal, maybe with a port
-        name = name[1:].partition("]")[0]
-    elif name.count(":") == 1:
-        name = name.partition(":")[0]
+    if host.startswith("["):  # an IPv6 literal
+        name, _, rest = host[1:].partition("]")
+    elif host.count(":") > 1:  # an IPv6 literal without its brackets
+        name, rest = host, ""
+    else:
+        name, _, port = host.partition(":")
+        rest = ":" + port if _ else ""
+    if rest and not (rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit()):
+        return False
     if name.lower() == "localhost":
         return True
+    if not name or not all(char in "0123456789abcdefABCDEF.:" for char in name):
+        return False
     try:
         ipaddress.ip_address(name)
     except ValueError:
@@ -3461,61 +3580,6 @@ def _is_local_name(host: str) -> bool:
 
 def _is_form(headers: Any) -> bool:
     return (headers.get("Content-Type") or "").split(";")[0].strip() == "application/x-www-form-urlencoded"
-
-
-def _token_matches(page: _WebPage, query: Dict[str, List[str]], form: Dict[str, List[str]], headers: Any) -> bool:
-    import secrets
-
-    bearer = (headers.get("Authorization") or "").partition("Bearer ")[2].strip()
-    given = (query.get("token") or form.get("token") or [bearer])[0]
-    return secrets.compare_digest(given.encode("utf-8", "replace"), page.token.encode())
-
-
-def _show_page(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
-    return 200, "text/html; charset=utf-8", _web_html(page).encode("utf-8", "surrogatepass")
-
-
-def _post_form(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
-    """A form submitted: dismissed, refused with the message beside its
-    question and every entry kept, or answered."""
-    page.last_form = form
-    if (form.get("action") or [""])[0] == "dismiss":
-        page.end(_DECLINED, page.kept_answers())
-        return 200, "text/html; charset=utf-8", _web_done_html(page, "The questions were dismissed. You can close this page.")
-    try:
-        answers = collect_answers(page.items, _form_answers(page.items, form))
-    except AnswerError as err:
-        html_text = _web_html(page, err)
-        return 400, "text/html; charset=utf-8", html_text.encode("utf-8", "surrogatepass")
-    page.end(_ANSWERED, answers)
-    return 200, "text/html; charset=utf-8", _web_done_html(page, "Your answers were sent. You can close this page.")
-
-
-def _get_questions(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
-    return _web_json(200, QuestionOutput(page.items, []).to_dict())
-
-
-def _post_answers(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
-    try:
-        answers = collect_answers(page.items, _parse_json(body, "The answers"))
-    except QuestionError as err:  # an AnswerError, or JSON that does not parse
-        return _web_json(400, {"error": str(err)})
-    page.end(_ANSWERED, answers)
-    return _web_json(200, page.outcome().to_dict())
-
-
-def _post_dismiss(page: _WebPage, body: bytes, form: Dict[str, List[str]]) -> _WebResponse:
-    page.end(_DECLINED, page.kept_answers())
-    return _web_json(200, page.outcome().to_dict())
-
-
-_WEB_HANDLERS: "Dict[Tuple[str, str], Callable[[_WebPage, bytes, Dict[str, List[str]]], _WebResponse]]" = {
-    ("GET", "/"): _show_page,
-    ("POST", "/"): _post_form,
-    ("GET", "/questions"): _get_questions,
-    ("POST", "/answers"): _post_answers,
-    ("POST", "/dismiss"): _post_dismiss,
-}
 
 
 def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List[AnswerItem]:
@@ -3529,9 +3593,22 @@ def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List
             typed = _custom_text((form.get(f"other:{item.id}") or [""])[0], custom, bool(picked))
         else:
             typed = (form.get(f"text:{item.id}") or [""])[0]
-        if picked or (typed or "").strip():
-            answers.append(AnswerItem(item.id, typed, picked or None))
+        note = (form.get(f"note:{item.id}") or [""])[0].strip() or None
+        if picked or (typed or "").strip() or note:
+            answers.append(AnswerItem(item.id, typed, picked or None, note=note))
     return answers
+
+
+def _form_problems(items: List[QuestionItem], form: Dict[str, List[str]]) -> Dict[int, str]:
+    """Every question's problem at once, by its index: the reason of its refusal."""
+    given = {answer.id: answer for answer in _form_answers(items, form)}
+    problems = {}
+    for index, item in enumerate(items):
+        try:
+            collect_answers([item], [given.get(item.id) or AnswerItem(item.id)])
+        except AnswerError as err:
+            problems[index] = err.reason
+    return problems
 
 
 def _web_text(status: int, text: str) -> _WebResponse:
@@ -3542,49 +3619,65 @@ def _web_json(status: int, document: Any) -> _WebResponse:
     return status, "application/json", json.dumps(document).encode("ascii")
 
 
-def _web_html(page: _WebPage, error: Optional[QuestionError] = None) -> str:
+def _shown(text: str) -> str:
+    """Model or person text for the page: escaped for HTML, and with control
+    and bidirectional characters as visible escapes, as the terminal shows them."""
     import html
 
-    nonce = page.nonce
-    token = html.escape(page.token)
+    return html.escape(_visible(text))
+
+
+def _web_head(page: _WebPage) -> str:
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>Questions for you</title><style nonce=\"{page.nonce}\">{_WEB_STYLE}</style></head><body><main>"
+    )
+
+
+def _web_html(page: _WebPage, problems: Optional[Dict[int, str]] = None) -> str:
+    """The form; after a refused submission, every problem at the top (each
+    a link to its question) and beside its question, in the page's words."""
+    problems = problems or {}
+    token = _shown(page.token)
     parts = [
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        "<title>Questions for you</title>",
-        f"<style nonce=\"{nonce}\">{_WEB_STYLE}</style></head><body><main>",
+        _web_head(page),
         "<h1>Questions for you</h1>",
         ("<p class=\"note\">An assistant is waiting for your answers. "
          "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
     ]
-    if error is not None and error.index is None:
-        parts.append(f"<p class=\"error\" role=\"alert\">{html.escape(str(error))}</p>")
+    if problems:
+        links = "".join(
+            f"<li><a href=\"#question-{index}\" dir=\"auto\">{_shown(page.items[index].header or page.items[index].question)}"
+            f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
+            for index, reason in sorted(problems.items())
+        )
+        parts.append(f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\">"
+                     f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
     parts.append(f"<form method=\"post\" action=\"/?token={token}\"><input type=\"hidden\" name=\"token\" value=\"{token}\">")
     for index, item in enumerate(page.items):
-        message = _for_person(error) if error is not None and error.index == index else None
+        reason = problems.get(index)
+        message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
         parts.append(_web_fieldset(index, item, page.last_form, message))
     parts.append(
         "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
         "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
-        f"</main><script nonce=\"{nonce}\">{_WEB_SCRIPT}</script></body></html>"
+        f"</main><script nonce=\"{page.nonce}\">{_WEB_SCRIPT}</script></body></html>"
     )
     return "".join(parts)
 
 
-# What a refusal means to the person at the form, by a fragment of the
-# message written for the harness; any other refusal is shown as it is.
-_PERSON_MESSAGES = (
-    ("is required but has no answer", "This question needs an answer."),
-    ("was picked, but no text was typed", "Type your own answer in the field, or pick one of the options."),
-    ("is a single-choice question", "Pick one option, or type your own answer, not both."),
-)
-
-
-def _for_person(error: QuestionError) -> str:
-    text = str(error)
-    for fragment, message in _PERSON_MESSAGES:
-        if fragment in text:
-            return message
-    return text
+# What a refused answer means to the person at the form, by the refusal's reason.
+_PERSON_WORDS = {
+    "required": "This question needs an answer.",
+    "custom_without_text": "Type your own answer in the field, or pick one of the options.",
+    "two_answers": "Pick one option, or type your own answer, not both.",
+    "unknown_option": "That choice is not one of the options here. Pick one of them.",
+    "custom_not_allowed": "Pick one of the options; this question takes no answer of your own.",
+    "unknown_question": "This answer belongs to no question on the page. Reload the page and try again.",
+    "ambiguous_question": "This answer could not be matched to its question. Reload the page and try again.",
+    "malformed": "This answer could not be read. Check it and send it again.",
+}
 
 
 def _web_fieldset(index: int, item: QuestionItem, form: Dict[str, List[str]], message: Optional[str]) -> str:
@@ -3592,109 +3685,204 @@ def _web_fieldset(index: int, item: QuestionItem, form: Dict[str, List[str]], me
 
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
-        f"<fieldset id=\"question-{index}\"><legend>{escape(item.header or f'Question {index + 1}')}{mark}</legend>",
-        f"<p class=\"question\">{escape(item.question)}</p>",
+        f"<fieldset id=\"question-{index}\"><legend dir=\"auto\">{_shown(item.header or f'Question {index + 1}')}{mark}</legend>",
+        f"<p class=\"question\" dir=\"auto\">{_shown(item.question)}</p>",
     ]
     if item.purpose:
-        parts.append(f"<p class=\"purpose\">{escape(item.purpose)}</p>")
+        parts.append(f"<p class=\"purpose\" dir=\"auto\">{_shown(item.purpose)}</p>")
     if message is not None:
-        parts.append(f"<p class=\"error\" role=\"alert\">{escape(message)}</p>")
+        parts.append(f"<p class=\"error\">{escape(message)}</p>")
     if item.question_type.is_choice:
         parts.extend(_web_choices(index, item, form))
     else:
         typed = escape((form.get(f"text:{item.id}") or [""])[0])
-        placeholder = f" placeholder=\"{escape(item.placeholder)}\"" if item.placeholder else ""
-        parts.append(f"<textarea name=\"{escape('text:' + item.id)}\" rows=\"3\" aria-label=\"Your answer\"{placeholder}>"
-                     f"{typed}</textarea>")
-    parts.append("</fieldset>")
+        placeholder = f" placeholder=\"{_shown(item.placeholder)}\"" if item.placeholder else ""
+        parts.append(f"<textarea name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\" aria-label=\"Your answer\""
+                     f"{placeholder}>{typed}</textarea>")
+    note = escape((form.get(f"note:{item.id}") or [""])[0])
+    parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
+                 f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
+                 f"{note}</textarea></details></fieldset>")
     return "".join(parts)
 
 
 def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> List[str]:
-    """The rows of a choice question: its options, then the row for typing."""
+    """The rows of a choice question: the rows every way of asking shows."""
     from html import escape
 
     kind = "checkbox" if item.question_type is _MULTI_TYPE else "radio"
     name = escape(f"q:{item.id}")
     picked = form.get(f"q:{item.id}", [])
     rows = []
-    for option in item.options or ():
-        checked = " checked" if option.label in picked else ""
-        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if option.label == item.recommended else ""
-        about = f"<span class=\"desc\">{escape(option.description)}</span>" if option.description else ""
-        rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(option.label)}\""
-                    f"{checked}>{escape(option.label)}{badge}{about}</label>")
+    for row, label in enumerate(_question_rows(item)):
+        checked = " checked" if label in picked else ""
+        if label == CUSTOM_RESPONSE_LABEL:
+            row_id = f"custom-{index}"
+            typed = escape((form.get(f"other:{item.id}") or [""])[0])
+            hint = _shown(item.placeholder or "Your own answer")
+            rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
+                        f" value=\"{label}\"{checked}>{label}</label>"
+                        f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
+                        f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{label}\">")
+            continue
+        option = (item.options or [])[row]
+        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if label == item.recommended else ""
+        about = f"<span class=\"desc\" dir=\"auto\">{_shown(option.description)}</span>" if option.description else ""
+        rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
+                    f"{checked}><span dir=\"auto\">{_shown(label)}</span>{badge}{about}</label>")
         if option.preview:
-            rows.append(f"<pre class=\"preview\">{escape(option.preview)}</pre>")
-    row_id = f"custom-{index}"
-    checked = " checked" if CUSTOM_RESPONSE_LABEL in picked else ""
-    typed = escape((form.get(f"other:{item.id}") or [""])[0])
-    hint = escape(item.placeholder or "Your own answer")
-    rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
-                f" value=\"{CUSTOM_RESPONSE_LABEL}\"{checked}>{CUSTOM_RESPONSE_LABEL}</label>"
-                f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
-                f" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{CUSTOM_RESPONSE_LABEL}\">")
+            rows.append(f"<pre class=\"preview\" dir=\"auto\">{_shown(option.preview)}</pre>")
     return rows
 
 
-def _web_done_html(page: _WebPage, text: str) -> bytes:
-    from html import escape
-
+def _web_done_html(page: _WebPage) -> bytes:
+    """The page once it ended: how, and what was sent, as the dialog's review shows it."""
+    status = page.status or Outcome.DECLINED
+    by_id = {answer.id: answer for answer in page.answers}
+    rows = "".join(
+        f"<li dir=\"auto\">{_shown(item.header or item.question)}: {_shown(_shown_answer(by_id.get(item.id)))}</li>"
+        for item in page.items
+    )
     return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Questions for you</title>"
-        f"<style nonce=\"{page.nonce}\">{_WEB_STYLE}</style></head><body><main><h1>Thank you</h1>"
-        f"<p>{escape(text)}</p></main></body></html>"
-    ).encode()
+        f"{_web_head(page)}<h1>{_OUTCOME_WORDS[status].ended}</h1>"
+        f"<p>{_OUTCOME_WORDS[status].sent} You can close this page.</p><ul class=\"sent\">{rows}</ul></main></body></html>"
+    ).encode("utf-8", "surrogatepass")
+
+
+_WEB_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
+_WEB_MAX_CONNECTIONS = 32  # beyond this, a new connection is closed at once
+_WEB_GRACE_SECONDS = 2.0  # after the answers are in, later requests learn so
+_WEB_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 
 
 class _WebSession:
-    """The page on an HTTP server of its own, one request at a time."""
+    """The page on an HTTP server of its own: each connection on a thread
+    of its own, with a read timeout and a bound on how many are open, so
+    that idle or slow sockets never hold up the person's page."""
 
     def __init__(self, items: List[QuestionItem], host: str, port: int) -> None:
-        import socket
-        from http.server import BaseHTTPRequestHandler, HTTPServer
+        import threading
 
-        page = self.page = _WebPage(items)
+        self.page = _WebPage(items)
+        self.lock = threading.Lock()  # one request at a time touches the page
+        self.server = _web_server(self, host, port)
+        self.url = f"http://{_reachable_address(host)}:{self.server.server_address[1]}/?token={self.page.token}"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(_POLL_SECONDS,), daemon=True)
+        self.thread.start()
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = _WEB_CONNECTION_SECONDS
+    def answer(self, method: str, target: str, headers: Any, body: bytes) -> _WebResponse:
+        with self.lock:
+            return self.page.request(method, target, headers, lambda size: body)
 
-            def do_GET(self) -> None:
-                self._answer()
+    def ended(self, timeout: Optional[float]) -> bool:
+        with self.lock:
+            return self.page.expire_if_idle(timeout)
 
-            def do_POST(self) -> None:
-                self._answer()
+    def close(self, grace: float = 0.0) -> None:
+        """Stop serving, after ``grace`` seconds in which later requests hear 409."""
+        import threading
 
-            def do_PUT(self) -> None:  # every other method: 405 on a known path, 404 elsewhere
-                self._answer()
+        def stop() -> None:
+            self.server.shutdown()
+            self.server.server_close()
 
-            do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_PUT
+        if grace > 0:
+            threading.Timer(grace, stop).start()
+        else:
+            stop()
 
-            def _answer(self) -> None:
-                status, kind, body = _web_request(page, self.command, self.path, self.headers, self.rfile.read)
-                _send_web_response(self, status, kind, b"" if self.command == "HEAD" else body, page.nonce)
 
-            def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the harness's
-                pass
+def _web_server(session: _WebSession, host: str, port: int) -> Any:
+    """A threading HTTP server whose handler hands every request, whatever
+    its method, to the session."""
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-        class Server(HTTPServer):
-            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    class Handler(BaseHTTPRequestHandler):
+        timeout = _WEB_READ_SECONDS
 
-        self.server = Server((host, port), Handler)
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{self.server.server_address[1]}/?token={page.token}"
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("do_"):  # every method reaches askq's checks, never a 501
+                return self._answer
+            raise AttributeError(name)
 
-    def fileno(self) -> int:
-        return int(self.server.fileno())
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (OSError, ValueError):  # a reset, a half-close or a timeout: nobody to answer
+                self.close_connection = True
 
-    def handle(self, wait: float) -> None:
-        """Serve one request, waiting at most ``wait`` seconds for it."""
-        self.server.timeout = wait
-        self.server.handle_request()
+        def _answer(self) -> None:
+            body, length = b"", _content_length(self.headers)
+            if length is not None and 0 < length <= MAX_PAYLOAD_BYTES:
+                body = self.rfile.read(length)
+            status, kind, data = session.answer(self.command, self.path, self.headers, body)
+            _send_web_response(self, status, kind, b"" if self.command == "HEAD" else data, session.page.nonce)
+            if status == 413:
+                _drain(self.rfile)
 
-    def close(self) -> None:
-        self.server.server_close()
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the harness's
+            pass
+
+    class Server(ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        daemon_threads = True
+        slots = threading.BoundedSemaphore(_WEB_MAX_CONNECTIONS)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if not self.slots.acquire(blocking=False):
+                self.shutdown_request(request)
+                return
+            super().process_request(request, client_address)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.slots.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that went away mid-request leaves no traceback
+
+    return Server((host, port), Handler)
+
+
+def _content_length(headers: Any) -> Optional[int]:
+    try:
+        return int(headers.get("Content-Length") or 0)
+    except ValueError:
+        return None
+
+
+def _drain(stream: Any) -> None:
+    """Read and drop what a refused client is still sending, for a bounded
+    time and amount: closing on it unread would reset its connection before
+    it reads the refusal."""
+    deadline = time.monotonic() + _WEB_READ_SECONDS
+    left = _WEB_DRAIN_BYTES
+    try:
+        while left > 0 and time.monotonic() < deadline:
+            chunk = stream.read1(min(left, 65536))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except (OSError, ValueError):
+        return
+
+
+def _reachable_address(host: str) -> str:
+    """The host as a URL names it; for an address that listens everywhere,
+    one of this machine's own addresses, which a phone can open."""
+    import socket
+
+    if host in ("0.0.0.0", "::", ""):
+        try:
+            found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
+        except OSError:
+            found = []
+        host = found[0] if found else ("127.0.0.1" if host != "::" else "::1")
+    return f"[{host}]" if ":" in host else host
 
 
 def _send_web_response(handler: Any, status: int, kind: str, body: bytes, nonce: str) -> None:
@@ -3707,6 +3895,8 @@ def _send_web_response(handler: Any, status: int, kind: str, body: bytes, nonce:
     handler.send_header("X-Frame-Options", "DENY")
     handler.send_header("Content-Security-Policy", f"default-src 'none'; style-src 'nonce-{nonce}';"
                         f" script-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
+    if status == 413:
+        handler.send_header("Connection", "close")
     handler.end_headers()
     handler.wfile.write(body)
 
@@ -3728,38 +3918,43 @@ def prompt_web(
     URL carries a one-time token that every request must show.  The
     outcome is that of prompt(): "answered", "declined" or "timed_out",
     with the answers of the person's last form on a dismissal or a timeout.
+    The server stays up a little longer, to tell a second device (409)
+    that the answers are in.
     """
     session = _WebSession(_question_list(questions), host, port)
+    grace = 0.0
     try:
         if on_ready is not None:
             on_ready(session.url)
-        while session.page.status is None:
-            wait = _idle_left(session.page, timeout)
-            if wait is not None and wait <= 0:
-                session.page.end(_TIMED_OUT, session.page.kept_answers())
-                break
-            session.handle(_POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS))
+        while not session.ended(timeout):
+            time.sleep(_POLL_SECONDS / 5)
+        grace = _WEB_GRACE_SECONDS
     finally:
-        session.close()
+        session.close(grace)
     return session.page.outcome()
-
-
-def _idle_left(page: _WebPage, timeout: Optional[float]) -> Optional[float]:
-    return None if timeout is None else page.last_seen + timeout - time.monotonic()
 
 
 # ===========================================================================
 # The MCP server: python askq.py serve
 #
-# Newline-delimited JSON-RPC on stdin and stdout.
+# One reader, one writer: newline-delimited JSON-RPC on stdin and stdout.  A
+# call that waits for the person is a _PendingCall, keyed by the id of the
+# elicitation request sent for it, so that pings, lists and other calls go
+# on being answered meanwhile; a call asked on a web page is a _WaitingPage.
+# Under the protocol of 2026-07-28 nothing is pending at all: the call is
+# answered with an input request, and the client calls again with the
+# responses.  Each request is read with the _RequestContext it speaks in.
 
-_HANDSHAKE_ERA = "2025-11-25"
-_STATELESS_ERA = "2026-07-28"
-_MCP_VERSIONS = (_HANDSHAKE_ERA, _STATELESS_ERA)
+_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+_LATEST_HANDSHAKE = "2025-11-25"
+_STATELESS_VERSION = "2026-07-28"
+_MCP_VERSIONS = (*_HANDSHAKE_VERSIONS, _STATELESS_VERSION)
+_FIRST_WITH_FORMS = "2025-06-18"  # elicitation, structured results and output schemas
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_LEVELS_WITH_INFO = ("debug", "info")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
 _PARSE_ERROR = -32700
@@ -3780,7 +3975,7 @@ class _RpcError(Exception):
         self.data = data
 
 
-class _Era:
+class _RequestContext:
     """How one request speaks: its protocol version and the client's
     capabilities (from the handshake, or from the request's own envelope)."""
 
@@ -3793,27 +3988,54 @@ class _Era:
 
     @property
     def stateless(self) -> bool:
-        return self.version == _STATELESS_ERA
+        return self.version == _STATELESS_VERSION
+
+    @property
+    def structured(self) -> bool:
+        """Whether results carry structuredContent (from 2025-06-18 on)."""
+        return self.version >= _FIRST_WITH_FORMS
 
     @property
     def can_elicit(self) -> bool:
-        """Whether the client draws forms: an elicitation capability that is
-        empty (forms, in the first era that had them) or names ``form``."""
+        """Whether the client draws forms: a version that has them, and an
+        elicitation capability that is empty (forms, in the first era that
+        had them) or names ``form``."""
         elicitation = self.capabilities.get("elicitation")
-        return isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
+        forms = isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
+        return forms and self.version >= _FIRST_WITH_FORMS
+
+
+class _PendingCall(NamedTuple):
+    call_id: Any
+    output: QuestionOutput
+    context: _RequestContext
+
+
+class _WaitingPage(NamedTuple):
+    call_id: Any
+    session: _WebSession
+    context: _RequestContext
+
+
+class _WebOptions(NamedTuple):
+    """Where ``serve --web`` puts its pages, and how long they wait."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    timeout: Optional[float] = None
 
 
 class _McpServer:
-    """One MCP session: what the client said in its handshake, and the calls
-    waiting for a person, by the id of the elicitation request sent for each."""
+    """One MCP session: what the client said in its handshake, the calls
+    waiting for a person, and a method per request."""
 
-    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
+    def __init__(self, writer: Any, log: Any, web: Optional[_WebOptions] = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
-        self.handshake = _Era(_HANDSHAKE_ERA, {})
-        self.pending: Dict[str, Tuple[Any, QuestionOutput, _Era]] = {}
-        self.pages: Dict[str, Tuple[Any, _WebSession, _Era]] = {}  # calls asked on a web page
+        self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
+        self.pending: Dict[str, _PendingCall] = {}
+        self.pages: Dict[str, _WaitingPage] = {}
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -3824,11 +4046,12 @@ class _McpServer:
             self._send_error(None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            request_id = message.get("id") if isinstance(message, dict) else None
-            self._send_error(request_id, _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
+            self._send_error(_echoed_id(message), _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
             return
         method = message.get("method")
-        if method is None and "id" in message and ("result" in message or "error" in message):
+        if "id" in message and not _is_valid_id(message["id"]):
+            self._send_error(None, _RpcError(_INVALID_REQUEST, "Invalid request: an id must be a string or an integer."))
+        elif method is None and "id" in message and ("result" in message or "error" in message):
             self._on_response(message)
         elif not isinstance(method, str):
             self._send_error(message.get("id"), _RpcError(_INVALID_REQUEST, "Invalid request: no method."))
@@ -3848,8 +4071,8 @@ class _McpServer:
             handler = _MCP_REQUESTS.get(method)
             if handler is None:
                 raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
-            era = self._era(params)
-            result = handler(self, request_id, params, era)
+            context = self._context(params)
+            result = getattr(self, handler)(request_id, params, context)
         except _RpcError as err:
             self._send_error(request_id, err)
             return
@@ -3858,9 +4081,9 @@ class _McpServer:
             self._send_error(request_id, _RpcError(_INTERNAL_ERROR, f"Internal error: {type(err).__name__}"))
             return
         if result is not None:
-            self._send_result(request_id, result, era)
+            self._send_result(request_id, result, context)
 
-    def _era(self, params: Dict[str, Any]) -> _Era:
+    def _context(self, params: Dict[str, Any]) -> _RequestContext:
         """The version and capabilities of a request: its envelope's, else the handshake's."""
         meta = params.get("_meta")
         version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
@@ -3872,7 +4095,81 @@ class _McpServer:
         capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
         # From 2026-07-28 on, a request opts in to log messages by naming a level.
         logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
-        return _Era(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
+        return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
+
+    # The requests, each answered by the method _MCP_REQUESTS names.
+
+    def initialize(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+        """The handshake: the version the client asked for when askq speaks
+        it, else the latest (the client then decides)."""
+        asked = params.get("protocolVersion")
+        version = asked if asked in _HANDSHAKE_VERSIONS else _LATEST_HANDSHAKE
+        capabilities = params.get("capabilities")
+        self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {})
+        client = params.get("clientInfo")
+        name = client.get("name") if isinstance(client, dict) else None
+        self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
+        return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}},
+                "serverInfo": _server_info()}
+
+    def _what_calls_get(self, context: _RequestContext) -> str:
+        if context.can_elicit:
+            return "draws forms: calls ask the person there"
+        if self.web is not None:
+            return "draws no forms: calls ask the person on a web page"
+        return "draws no forms: calls will say nobody could be asked"
+
+    def discover(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+        return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
+                "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
+
+    def ping(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+        return {}
+
+    def set_level(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+        # The one thing askq logs to the client is where a web page waits: any
+        # level that still shows "info" keeps it.
+        level = params.get("level")
+        if level not in _LOG_LEVELS:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'level' must be one of {', '.join(_LOG_LEVELS)}.")
+        self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
+        return {}
+
+    def list_tools(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+        tool = tool_definition("mcp")
+        if context.structured:
+            tool["outputSchema"] = _output_schema()
+        result: Dict[str, Any] = {"tools": [tool]}
+        if context.stateless:
+            result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
+        return result
+
+    def call_tool(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Optional[Dict[str, Any]]:
+        """tools/call: a refused call is a tool error; otherwise ask the person
+        through the client's form or a web page, or say that nobody could be asked."""
+        if params.get("name") != TOOL_NAME:
+            raise _RpcError(_INVALID_PARAMS, f"Unknown tool {params.get('name')!r}; this server has {TOOL_NAME!r}.")
+        try:
+            output = ask(params.get("arguments", {}))
+        except QuestionError as err:
+            return _tool_result(error_text(err), error=True)
+        if context.stateless and params.get("inputResponses") is not None:
+            return self._from_input_responses(output, params["inputResponses"], context)
+        if not context.can_elicit and self.web is None:
+            return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], _UNAVAILABLE), context)
+        if not context.can_elicit:
+            self._ask_on_page(request_id, output, context)
+            return None
+        if context.stateless:
+            return {"resultType": "input_required", "inputRequests": input_request(output)}
+        self.sent += 1
+        elicitation_id = f"askq-{self.sent}"
+        self.pending[_request_key(elicitation_id)] = _PendingCall(request_id, output, context)
+        self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
+                    "params": to_elicitation(output)})
+        return None
+
+    # What happens around a call while it waits.
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
@@ -3880,97 +4177,64 @@ class _McpServer:
 
     def _cancel(self, call_id: Any) -> None:
         """The client gave up on a call: forget it, and withdraw its form or page."""
-        for key, (waiting_id, session, _) in list(self.pages.items()):
-            if waiting_id == call_id:
+        for key, page in list(self.pages.items()):
+            if page.call_id == call_id:
                 del self.pages[key]
-                session.close()
-        for key, (waiting_id, _, _) in list(self.pending.items()):
-            if waiting_id == call_id:
+                page.session.close()
+        for key, pending in list(self.pending.items()):
+            if pending.call_id == call_id:
                 del self.pending[key]
                 self._send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                             "params": {"requestId": json.loads(key), "reason": "The tool call was cancelled."}})
 
     def close(self) -> None:
-        for _, session, _ in self.pages.values():
-            session.close()
+        for page in self.pages.values():
+            page.session.close()
         self.pages.clear()
 
     def _on_response(self, message: Dict[str, Any]) -> None:
         """The client's answer to an elicitation request: answer its call."""
-        waiting = self.pending.pop(_request_key(message["id"]), None)
-        if waiting is None:
+        pending = self.pending.pop(_request_key(message["id"]), None)
+        if pending is None:
             self.log(f"a response to no pending request: {message['id']!r}")
             return
-        call_id, output, era = waiting
-        if "error" in message:  # the client could not show the form
-            self._send_result(call_id, _tool_result(unavailable_text()), era)
+        if "error" in message:  # the form failed: a person may have seen it
+            result = _failed_form_result(pending.output, message.get("error"), pending.context)
         else:
-            self._send_result(call_id, _elicited_result(output, message.get("result")), era)
+            result = _elicited_result(pending.output, message.get("result"), pending.context)
+        self._send_result(pending.call_id, result, pending.context)
 
-    def call_tool(self, request_id: Any, params: Dict[str, Any], era: _Era) -> Optional[Dict[str, Any]]:
-        """tools/call: a refused call is a tool error; otherwise ask the person
-        through the client's form, or say that nobody could be asked."""
-        if params.get("name") != TOOL_NAME:
-            raise _RpcError(_INVALID_PARAMS, f"Unknown tool {params.get('name')!r}; this server has {TOOL_NAME!r}.")
-        try:
-            output = ask(params.get("arguments", {}))
-        except QuestionError as err:
-            return _tool_result(error_text(err), error=True)
-        if era.stateless and params.get("inputResponses") is not None:
-            return self._from_input_responses(output, params["inputResponses"])
-        if not era.can_elicit and self.web is None:
-            return _tool_result(unavailable_text())
-        if not era.can_elicit:
-            self._ask_on_web(request_id, output, era)
-            return None
-        if era.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output)}
-        self.sent += 1
-        elicitation_id = f"askq-{self.sent}"
-        self.pending[_request_key(elicitation_id)] = (request_id, output, era)
-        self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
-                    "params": to_elicitation(output)})
-        return None
-
-    def _ask_on_web(self, request_id: Any, output: QuestionOutput, era: _Era) -> None:
+    def _ask_on_page(self, request_id: Any, output: QuestionOutput, context: _RequestContext) -> None:
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
         assert self.web is not None
         session = _WebSession(output.questions, self.web.host, self.web.port)
         self.sent += 1
-        self.pages[f"page-{self.sent}"] = (request_id, session, era)
+        self.pages[f"page-{self.sent}"] = _WaitingPage(request_id, session, context)
         opened = _open_browser(session.url)
         self.log(f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"))
-        if era.logs:
+        if context.logs:
             self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
                 "level": "info", "logger": "askq", "data": f"Answer the questions in a browser: {session.url}"}})
 
-    def waiting_pages(self) -> List["_WebSession"]:
-        return [session for _, session, _ in self.pages.values()]
-
-    def page_served(self, session: "_WebSession") -> None:
-        """After a request to a page: answer its call if the page is done."""
+    def check_pages(self) -> None:
+        """Answer the call of every page that is done (or has been idle too long)."""
         timeout = self.web.timeout if self.web is not None else None
-        page = session.page
-        left = _idle_left(page, timeout)
-        if page.status is None and left is not None and left <= 0:
-            page.end(_TIMED_OUT, page.kept_answers())
-        if page.status is None:
-            return
-        for key, (call_id, waiting, era) in list(self.pages.items()):
-            if waiting is session:
+        for key, page in list(self.pages.items()):
+            if page.session.ended(timeout):
                 del self.pages[key]
-                session.close()
-                self._send_result(call_id, _tool_result(result_text(page.outcome())), era)
+                page.session.close(_WEB_GRACE_SECONDS)
+                outcome = page.session.page.outcome()
+                self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
 
-    def _from_input_responses(self, output: QuestionOutput, responses: Any) -> Dict[str, Any]:
+    def _from_input_responses(self, output: QuestionOutput, responses: Any, context: _RequestContext) -> Dict[str, Any]:
         response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
         if response is None:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
-        return _elicited_result(output, response)
+        return _elicited_result(output, response, context)
 
-    def _send_result(self, request_id: Any, result: Dict[str, Any], era: _Era) -> None:
-        if era.stateless:
+    def _send_result(self, request_id: Any, result: Dict[str, Any], context: _RequestContext) -> None:
+        if context.stateless:
             result = {"resultType": "complete", **result}
             result.setdefault("_meta", {_META_SERVER: _server_info()})
         self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -3982,73 +4246,81 @@ class _McpServer:
         self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
     def _send(self, message: Dict[str, Any]) -> None:
-        self.writer.write(json.dumps(message).encode("ascii") + b"\n")
+        self.writer.write(json.dumps(message, allow_nan=False).encode("ascii") + b"\n")
         self.writer.flush()
 
 
-def _initialize(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
-    # Whatever version the client asks for, the server answers with the one
-    # it speaks; the client then decides (older versions lack askq's forms).
-    capabilities = params.get("capabilities")
-    server.handshake = _Era(_HANDSHAKE_ERA, capabilities if isinstance(capabilities, dict) else {})
-    client = params.get("clientInfo")
-    name = client.get("name") if isinstance(client, dict) else None
-    forms = "draws forms" if server.handshake.can_elicit else "draws no forms: calls will say nobody could be asked"
-    server.log(f"client {name or '(unnamed)'} {forms}")
-    return {"protocolVersion": _HANDSHAKE_ERA, "capabilities": {"tools": {}, "logging": {}},
-            "serverInfo": _server_info()}
-
-
-def _discover(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
-    return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
-            "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
-
-
-def _ping(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
-    return {}
-
-
-def _set_level(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
-    # The one thing askq logs to the client is where a web page waits: any
-    # level that still shows "info" keeps it.
-    server.handshake.logs = params.get("level") in _LOG_LEVELS_WITH_INFO
-    return {}
-
-
-def _list_tools(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Dict[str, Any]:
-    result: Dict[str, Any] = {"tools": [tool_definition("mcp")]}
-    if era.stateless:
-        result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
-    return result
-
-
-def _call_tool(server: _McpServer, request_id: Any, params: Dict[str, Any], era: _Era) -> Optional[Dict[str, Any]]:
-    return server.call_tool(request_id, params, era)
-
-
-_MCP_REQUESTS: "Dict[str, Callable[[_McpServer, Any, Dict[str, Any], _Era], Optional[Dict[str, Any]]]]" = {
-    "initialize": _initialize,
-    "server/discover": _discover,
-    "ping": _ping,
-    "logging/setLevel": _set_level,
-    "tools/list": _list_tools,
-    "tools/call": _call_tool,
+# The method of _McpServer that answers each request.
+_MCP_REQUESTS = {
+    "initialize": "initialize",
+    "server/discover": "discover",
+    "ping": "ping",
+    "logging/setLevel": "set_level",
+    "tools/list": "list_tools",
+    "tools/call": "call_tool",
 }
 
 
-def _elicited_result(output: QuestionOutput, result: Any) -> Dict[str, Any]:
+def _is_valid_id(request_id: Any) -> bool:
+    """JSON-RPC ids that every client can read back: strings and integers."""
+    return isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
+
+
+def _echoed_id(message: Any) -> Any:
+    """The id to answer an invalid message with: its own, when that is valid."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if _is_valid_id(request_id) else None
+
+
+def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> Dict[str, Any]:
     """The tool result for what the client's form gave back."""
     try:
         answers = from_elicitation(output, result)[1]
     except AnswerError as err:
         return _tool_result(error_text(err), error=True)
     if answers is None:  # declined or cancelled
-        return _tool_result(declined_text())
-    return _tool_result(result_text(QuestionOutput(output.questions, answers, _ANSWERED)))
+        return _tool_result(declined_text(), QuestionOutput(output.questions, [], _DECLINED), context)
+    done = QuestionOutput(output.questions, answers, _ANSWERED)
+    return _tool_result(result_text(done), done, context)
 
 
-def _tool_result(text: str, error: bool = False) -> Dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": error}
+def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestContext) -> Dict[str, Any]:
+    """The client answered the form with an error: it may have shown the
+    form to a person, but no answers came back."""
+    message = error.get("message") if isinstance(error, dict) else None
+    said = f" (it said {_quoted(str(message)[:_MESSAGE_CHARS])})" if message else ""
+    text = (
+        f"The user's client could not complete the form with your questions{said}, so no answers"
+        " came back. The user may have seen the questions. Do not assume any answers; ask again"
+        " later if you still need them, or go on with what you know and say what you assumed."
+    )
+    return _tool_result(text, QuestionOutput(output.questions, [], _UNAVAILABLE), context)
+
+
+def _tool_result(
+    text: str, outcome: Optional[QuestionOutput] = None, context: Optional[_RequestContext] = None,
+    error: bool = False,
+) -> Dict[str, Any]:
+    """A tools/call result: the text the model reads and, where the client
+    takes it, the outcome as structuredContent."""
+    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
+    if outcome is not None and context is not None and context.structured:
+        result["structuredContent"] = outcome.to_dict()
+    return result
+
+
+def _output_schema() -> Dict[str, Any]:
+    """The JSON Schema of structuredContent: an outcome's to_dict()."""
+    text = {"type": "string"}
+    answer = {"type": "object", "properties": {
+        "id": text, "answer": {"type": ["string", "null"]},
+        "selected": {"type": ["array", "null"], "items": text}, "assumed": {"type": "boolean"}, "note": text,
+    }, "required": ["id", "answer", "selected"]}
+    return {"type": "object", "properties": {
+        "questions": {"type": "array", "items": {"type": "object"}},
+        "answers": {"type": "array", "items": answer},
+        "status": {"type": "string", "enum": [outcome.value for outcome in Outcome]},
+    }, "required": ["questions", "answers"]}
 
 
 def _server_info() -> Dict[str, str]:
@@ -4058,15 +4330,6 @@ def _server_info() -> Dict[str, str]:
 def _request_key(request_id: Any) -> str:
     """A request id as a key: 1 and "1" are different ids."""
     return json.dumps(request_id)
-
-
-class _WebOptions:
-    """Where ``serve --web`` puts its pages, and how long they wait."""
-
-    __slots__ = ("host", "port", "timeout")
-
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: Optional[float] = None) -> None:
-        self.host, self.port, self.timeout = host, port, timeout
 
 
 class _LineBuffer:
@@ -4109,20 +4372,16 @@ def _serve(reader: Any, writer: Any, log: Callable[[str], None], web: Optional[_
 
 
 def _next_input(reader: Any, fd: Optional[int], server: _McpServer) -> Optional[bytes]:
-    """The next bytes from the client (empty at the end of input); web pages
-    waiting meanwhile are served in turn, on this one thread."""
+    """The next bytes from the client (empty at the end of input); meanwhile
+    the calls of web pages that are done are answered."""
     if fd is None:  # nothing select() can wait on: a line at a time
         return bytes(reader.readline(_MAX_LINE + 1))
     import select
 
     while True:
-        pages = server.waiting_pages()
-        ready, _, _ = select.select([fd, *[page.fileno() for page in pages]], [], [], _POLL_SECONDS if pages else None)
-        for session in pages:
-            if session.fileno() in ready:
-                session.handle(0)
-            server.page_served(session)
-        if fd in ready:
+        ready, _, _ = select.select([fd], [], [], _POLL_SECONDS if server.pages else None)
+        server.check_pages()
+        if ready:
             return os.read(fd, 65536)
 
 
@@ -4164,13 +4423,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except SystemExit as done:  # no command: the help was printed
         return int(done.code or 0)
+    except Exception as err:  # noqa: BLE001 - never taken for the person's dismissal
+        import traceback
+
+        sys.stderr.write(f"askq: internal error: {type(err).__name__}: {err}\n")
+        traceback.print_exc()
+        return 3
 
 
 _EXIT_CODES = """\
 exit status:
   0  answered
   1  declined, timed out or unavailable (nobody could be asked)
-  2  bad input: the message, written for the model, is one line on stderr"""
+  2  bad input: the message, written for the model, is one line on stderr
+  3  an internal error (the terminal is restored; the traceback is on stderr)"""
 _CLI_HELP = {
     "": """\
 Ask the structured questions of an LLM's tool call: check a call, ask a
@@ -4201,7 +4467,7 @@ dialog keys:
   1-9            act on that row
   Tab/Shift-Tab  next / previous question; Left/Right too, off a text line
   typing         on a choice question, goes to "Personalize your response"
-  Esc, Ctrl-C    dismiss (answers confirmed so far are kept)
+  Esc, Ctrl-C    dismiss (everything given so far is kept)
   Submit tab     review the answers; Enter submits""",
     "serve": """\
 Serve the tool to an MCP client over stdio: newline-delimited JSON-RPC on

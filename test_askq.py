@@ -1069,6 +1069,28 @@ class ToolDescriptionTests(unittest.TestCase):
             self.assertEqual(module.tool_description()["exampleArgs"], {"questions": ["Overridden?"]})
             self.assertEqual(module.tool_description()["inputSchema"], json.loads(askq._BUILTIN_SCHEMA))
 
+    def test_someone_elses_files_beside_the_module_are_left_alone(self) -> None:
+        import warnings
+
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(askq.__file__, folder)
+            with open(os.path.join(folder, "schema.json"), "w") as stream:
+                json.dump({"type": "object", "properties": {"name": {"type": "string"}}}, stream)
+            with open(os.path.join(folder, "example_args.json"), "w") as stream:
+                json.dump({"name": "not a call"}, stream)
+            module = load_copy(os.path.join(folder, "askq.py"))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                schema = module.tool_definition("anthropic")["input_schema"]
+                example = module.error_text(QuestionError("x"))
+                module.tool_definition("anthropic")  # read once: no second warning
+            self.assertEqual(schema, json.loads(askq._BUILTIN_SCHEMA))
+            self.assertIn("PostgreSQL", example)
+            messages = [str(warning.message) for warning in caught]
+            self.assertEqual([warning.category for warning in caught], [RuntimeWarning, RuntimeWarning])
+            self.assertIn("schema.json beside askq.py is not askq's own", messages[0])
+            self.assertIn("example_args.json beside askq.py is not askq's own", messages[1])
+
     def test_builtin_copy_serves_a_lone_file(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
             shutil.copy(askq.__file__, folder)
@@ -1101,6 +1123,15 @@ def run_main(argv: List[str], stdin: str = "") -> Any:
     with redirect_stdout(out), redirect_stderr(err), mock.patch.object(sys, "stdin", fake_in):
         status = askq.main(argv)
     return status, out.getvalue(), err.getvalue()
+
+
+class InternalErrorTests(unittest.TestCase):
+    def test_an_unexpected_exception_exits_3_never_1(self) -> None:
+        with mock.patch.object(askq, "prompt", side_effect=RuntimeError("a bug")):
+            status, out, err = run_main(["ask", os.path.join(HERE, "example_args.json")])
+        self.assertEqual((status, out), (3, ""))
+        self.assertTrue(err.startswith("askq: internal error: RuntimeError: a bug\n"), err)
+        self.assertIn("Traceback", err)
 
 
 class CheckCommandTests(unittest.TestCase):
@@ -3066,10 +3097,12 @@ class McpServerTests(unittest.TestCase):
         self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")
         self.assertEqual(reply["result"]["serverInfo"], {"name": "askq", "version": askq.__version__})
         self.assertIn("tools", reply["result"]["capabilities"])
-        self.assertEqual(self.process.stderr.readline(), b"askq serve: client test draws forms\n")
-        reply = self.request("older", "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+        self.assertEqual(self.process.stderr.readline(), b"askq serve: client test speaks 2025-11-25 and draws forms: calls ask the person there\n")
+        reply = self.request("future", "initialize", {"protocolVersion": "2099-01-01", "capabilities": {}})
         self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")  # the client decides
-        reply = self.request(1, "tools/list")
+        reply = self.request("older", "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+        self.assertEqual(reply["result"]["protocolVersion"], "2024-11-05")  # a version askq speaks is answered as asked
+        reply = self.request(1, "tools/list")  # no output schemas before 2025-06-18
         self.assertEqual(reply, {"jsonrpc": "2.0", "id": 1, "result": {"tools": [askq.tool_definition("mcp")]}})
         self.assertEqual(self.request(2, "ping"), {"jsonrpc": "2.0", "id": 2, "result": {}})
         self.end()
@@ -3111,12 +3144,45 @@ class McpServerTests(unittest.TestCase):
                 text = reply["result"]["content"][0]["text"]
                 if call_id < 3:
                     self.assertEqual((text, reply["result"]["isError"]), (askq.declined_text(), False))
-                elif call_id == 3:
-                    self.assertEqual((text, reply["result"]["isError"]), (askq.unavailable_text(), False))
+                elif call_id == 3:  # the form failed: said as such, with the client's words
+                    self.assertIs(reply["result"]["isError"], False)
+                    self.assertIn('could not complete the form with your questions (it said "no UI")', text)
+                    self.assertIn("The user may have seen the questions", text)
+                    self.assertEqual(reply["result"]["structuredContent"]["status"], "unavailable")
                 else:
                     self.assertIs(reply["result"]["isError"], True)
                     self.assertIn('"Oracle" is not one of its options', text)
                     self.assertIn("could not be read", text)
+        self.end()
+
+    def test_versions_without_forms_get_no_form(self) -> None:
+        for version in ("2024-11-05", "2025-03-26"):
+            with self.subTest(version=version):
+                self.start()
+                reply = self.request(0, "initialize", {"protocolVersion": version, "capabilities": {"elicitation": {}}})
+                self.assertEqual(reply["result"]["protocolVersion"], version)
+                self.call(1, self.CALL)
+                reply = self.receive()  # no elicitation/create: that version has none
+                self.assertEqual((reply["id"], reply["result"]["content"][0]["text"]), (1, askq.unavailable_text()))
+                self.assertNotIn("structuredContent", reply["result"])
+                self.end()
+
+    def test_odd_ids_and_log_levels_are_refused(self) -> None:
+        self.start()
+        self.initialize(elicitation=False)
+        for raw in ('{"jsonrpc": "2.0", "id": 1e400, "method": "ping"}', '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+                    '{"jsonrpc": "2.0", "id": true, "method": "ping"}', '{"jsonrpc": "2.0", "id": {}, "method": "ping"}'):
+            with self.subTest(raw=raw):
+                self.process.stdin.write(raw.encode() + b"\n")
+                self.process.stdin.flush()
+                line = self.process.stdout.readline()
+                reply = json.loads(line, parse_constant=lambda name: self.fail(f"{name} is not JSON"))
+                self.assertEqual((reply["id"], reply["error"]["code"]), (None, -32600))
+        for level in ("INFO", 5, {}, "", None):
+            with self.subTest(level=level):
+                reply = self.request(7, "logging/setLevel", {"level": level})
+                self.assertEqual(reply["error"]["code"], -32602)
+        self.assertEqual(self.request(8, "logging/setLevel", {"level": "warning"}), {"jsonrpc": "2.0", "id": 8, "result": {}})
         self.end()
 
     def test_a_client_without_forms_is_told_nobody_could_be_asked(self) -> None:
@@ -3124,7 +3190,9 @@ class McpServerTests(unittest.TestCase):
         self.initialize(elicitation=False)
         self.call(1, self.CALL)
         reply = self.receive()
-        self.assertEqual(reply["result"], {"content": [{"type": "text", "text": askq.unavailable_text()}], "isError": False})
+        self.assertEqual(reply["result"]["content"], [{"type": "text", "text": askq.unavailable_text()}])
+        self.assertIs(reply["result"]["isError"], False)
+        self.assertEqual(reply["result"]["structuredContent"]["status"], "unavailable")
         self.end()
 
     def test_a_bad_call_is_a_tool_error(self) -> None:
@@ -3198,18 +3266,18 @@ class McpServerTests(unittest.TestCase):
         for capabilities, forms in (({}, False), ({"elicitation": {}}, True), ({"elicitation": {"form": {}}}, True),
                                     ({"elicitation": {"url": {}}}, False), ({"elicitation": True}, False)):
             with self.subTest(capabilities=capabilities):
-                self.assertIs(askq._Era("2025-11-25", capabilities).can_elicit, forms)
+                self.assertIs(askq._RequestContext("2025-11-25", capabilities).can_elicit, forms)
 
     def test_the_2026_era_without_a_handshake(self) -> None:
         self.start()
         reply = self.request(1, "server/discover", self.meta(True))
         result = reply["result"]
-        self.assertEqual(result["supportedVersions"], ["2025-11-25", "2026-07-28"])
+        self.assertEqual(result["supportedVersions"], ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
         self.assertEqual((result["resultType"], result["cacheScope"]), ("complete", "public"))
         self.assertIsInstance(result["ttlMs"], int)
         listed = self.request(2, "tools/list", self.meta(True))["result"]
         self.assertEqual((listed["tools"], listed["resultType"], listed["cacheScope"]),
-                         ([askq.tool_definition("mcp")], "complete", "public"))
+                         ([{**askq.tool_definition("mcp"), "outputSchema": askq._output_schema()}], "complete", "public"))
         params = {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)}
         first = self.request(3, "tools/call", params)["result"]
         self.assertEqual(first["resultType"], "input_required")
@@ -3228,7 +3296,8 @@ class McpServerTests(unittest.TestCase):
         self.start()
         reply = self.request(1, "tools/list", self.meta(True, "2099-01-01"))
         self.assertEqual(reply["error"]["code"], -32022)
-        self.assertEqual(reply["error"]["data"], {"requested": "2099-01-01", "supported": ["2025-11-25", "2026-07-28"]})
+        self.assertEqual(reply["error"]["data"], {"requested": "2099-01-01", "supported": [
+            "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]})
         self.end()
 
     def test_results_are_valid_against_the_mcp_schemas(self) -> None:
@@ -3371,24 +3440,46 @@ class WebRequestTests(unittest.TestCase):
             raise AssertionError("the body was read")
 
         headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
-        status, _, body = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, read)
+        status, _, body = page.request("POST", f"/answers?token={page.token}", headers, read)
         self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
 
     def test_the_first_submission_wins(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "billing"}).encode()
         headers = {"Host": "127.0.0.1:1", "Content-Type": "application/json", "Content-Length": str(len(body))}
-        first = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
-        again = askq._web_request(page, "POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
+        first = page.request("POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
+        again = page.request("POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
         self.assertEqual((first[0], again[0]), (200, 409))
         self.assertEqual(page.status, "answered")
 
     def test_host_names(self) -> None:
         for host, local in (("127.0.0.1:8080", True), ("localhost", True), ("LOCALHOST:1", True), ("[::1]:9", True),
                             ("192.168.1.5:80", True), ("::1", True), ("evil.example", False),
-                            ("127.0.0.1.nip.io:80", False), ("", False), ("localhost.evil:1", False)):
+                            ("127.0.0.1.nip.io:80", False), ("", False), ("localhost.evil:1", False),
+                            ("localhost:80@evil.com", False), ("127.0.0.1:evil.com", False), ("[::1].evil.com", False),
+                            ("localhost\r\n evil.com", False), ("localhost:", False), ("[::1]", True),
+                            ("127.0.0.1 ", False), ("1.2.3.4:99999x", False)):
             with self.subTest(host=host):
-                self.assertIs(askq._is_local_name(host), local)
+                self.assertIs(askq._is_local_host(host), local)
+
+    def test_a_second_host_header_is_refused(self) -> None:
+        import email.message
+
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        headers = email.message.Message()
+        headers["Host"] = "127.0.0.1:1"
+        headers["Host"] = "evil.com"
+        status, _, _ = page.request("GET", f"/?token={page.token}", headers, io.BytesIO().read)
+        self.assertEqual(status, 400)
+
+    def test_every_method_meets_the_rules(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        for method, path, host, status in (("TRACE", "/", "127.0.0.1", 405), ("PROPFIND", "/", "localhost", 405),
+                                           ("get", "/", "localhost", 405), ("TRACE", "/x", "localhost", 404),
+                                           ("TRACE", "/", "evil.com", 403), ("GET", "/nothing", "localhost", 404)):
+            with self.subTest(method=method, path=path, host=host):
+                reply = page.request(method, f"{path}?token={page.token}", {"Host": host}, io.BytesIO().read)
+                self.assertEqual(reply[0], status)
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
@@ -3453,13 +3544,13 @@ class WebPageTests(unittest.TestCase):
         self.assertIn("prefers-color-scheme: dark", page)
         for text in ("Which database?", "The schema depends on it.", "Needs a server", "CREATE TABLE t ();",
                      "One file", "Which checks?", "Unit tests", "Lint", "e.g. billing-api", "Notes?",
-                     "<legend>Database <span class=\"required\"", "<legend>Question 4</legend>",
+                     "<legend dir=\"auto\">Database <span class=\"required\"", "<legend dir=\"auto\">Question 4</legend>",
                      "<span class=\"badge\">(Recommended)</span>"):
             self.assertIn(text, page)
         self.assertEqual(page.count('value="Personalize your response"'), 2)
         self.assertEqual(page.count('type="radio"'), 3)
         self.assertEqual(page.count('type="checkbox"'), 3)
-        self.assertEqual(page.count("<textarea"), 2)
+        self.assertEqual(page.count("<textarea"), 2 + 4)  # two answers, and a note on each question
         self.assertNotIn(" checked", page)  # the recommended option is not chosen for the person
         self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
         self.assertEqual(headers["Referrer-Policy"], "no-referrer")
