@@ -2196,62 +2196,85 @@ def _answer_lines(answer: Optional[AnswerItem], status: Outcome) -> List[str]:
 # ===========================================================================
 # MCP elicitation: the questions as a form the client draws
 #
-# to_elicitation(), from_elicitation(), input_request().
+# to_elicitation(), from_elicitation(), input_request().  A form has one
+# property per question, keyed by its id; a choice question that offers the
+# custom row has a string property for its text; under 2025-06-18 a
+# multi-choice question is one boolean property per option.  Every key but
+# the ids is a valid identifier, since client SDKs turn keys into field
+# names, and from_elicitation() reads keys as such SDKs send them back.
 
 _ELICIT_ACTIONS = ("accept", "decline", "cancel")
-_COMPANION_SUFFIX = ".other"
 _MESSAGE_CHARS = 200
+_LEGACY_FORMS = "2025-06-18"  # the first version with forms, in its own vocabulary
+
+
+class _FormKeys(NamedTuple):
+    """The keys of one question's fields in a form."""
+
+    value: str  # the question's own property: its id
+    other: Optional[str]  # the custom row's text, on a choice question that offers it
+    options: List[str]  # under 2025-06-18, a multi-choice question's booleans, one per option
 
 
 def to_elicitation(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], message: Optional[str] = None
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], message: Optional[str] = None,
+    protocol_version: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The questions as MCP ``ElicitRequestFormParams`` (form mode).
 
     One property per question, keyed by its id: a string for free text, a
-    titled single- or multi-select enum for a choice question.  A choice
-    question's options end with CUSTOM_RESPONSE_LABEL, and a companion
-    string property ``<id>.other`` carries the text typed for it.
+    titled single- or multi-select enum for a choice question, whose
+    choices are the rows every way of asking shows; a string property
+    ``<id>_other`` carries the text typed for the custom row.  With
+    ``protocol_version="2025-06-18"``, that version's vocabulary: a single
+    choice as ``enum`` with ``enumNames``, a multi choice as one boolean
+    property per option.  Optional text fields default to "".
 
         >>> form = askq.to_elicitation(askq.ask({"questions": [
         ...     {"question": "Which?", "options": ["A (Recommended)", "B"]}]}))
         >>> form["requestedSchema"]["properties"]["q0"]["default"], form["requestedSchema"]["required"]
         ('A', ['q0'])
+        >>> sorted(form["requestedSchema"]["properties"])
+        ['q0', 'q0_other']
     """
     items = _question_list(questions)
-    companions = _companion_keys(items)
+    legacy = protocol_version == _LEGACY_FORMS
     properties: Dict[str, Any] = {}
-    for item in items:
-        properties[item.id] = _elicitation_property(item)
-        if item.id in companions:
-            properties[companions[item.id]] = {
+    for item, keys in zip(items, _form_keys(items)):
+        if legacy and item.question_type is _MULTI_TYPE:
+            for key, option in zip(keys.options, item.options or ()):
+                properties[key] = {"type": "boolean", "title": _option_title(option), "default": False}
+        else:
+            properties[keys.value] = _elicitation_property(item, legacy)
+        if keys.other is not None:
+            properties[keys.other] = {
                 "type": "string",
                 "title": f"{item.header or item.question}: {CUSTOM_RESPONSE_LABEL}",
                 "description": f"Your own answer, when you choose {CUSTOM_RESPONSE_LABEL!r}.",
+                "default": "",
             }
+    required = [item.id for item in items if item.required and not (legacy and item.question_type is _MULTI_TYPE)]
     return {
         "mode": "form",
         "message": _elicitation_message(items) if message is None else message,
-        "requestedSchema": {
-            "type": "object",
-            "properties": properties,
-            "required": [item.id for item in items if item.required],
-        },
+        "requestedSchema": {"type": "object", "properties": properties, "required": required},
     }
 
 
 def from_elicitation(
     questions: Union[QuestionOutput, Sequence[QuestionItem]], result: Any
 ) -> Tuple[str, Optional[List[AnswerItem]]]:
-    """Read an MCP ``ElicitResult`` for questions asked with to_elicitation().
+    """Read an MCP ``ElicitResult`` for questions asked with to_elicitation(),
+    in either vocabulary.
 
     ``result`` is the result as a dict, or any object with ``action`` and
     ``content`` attributes or a ``model_dump()`` (the ``mcp`` SDK's
     ``ElicitResult``).  Returns ``(action, answers)``: the answers from
-    collect_answers() for "accept", None for "decline" and "cancel".
-    Content that names no question or companion, or holds a value of the
-    wrong type, raises AnswerError, as do answers that collect_answers()
-    refuses.
+    collect_answers() for "accept", None for "decline" and "cancel".  A key
+    is also read with its "." and "-" turned into "_" (typed clients rename
+    fields so); an unknown key whose value is null or empty is ignored.
+    Other unknown keys, or values of the wrong type, raise AnswerError, as
+    do answers that collect_answers() refuses.
     """
     fields = _result_fields(result)
     action = fields.get("action")
@@ -2267,16 +2290,58 @@ def from_elicitation(
     content = {} if content is None else content
     if not isinstance(content, dict):
         raise AnswerError(f"The ElicitResult 'content' must be an object, not {_json_type(content)}.")
-    companions = _companion_keys(items)
-    known = {item.id for item in items} | set(companions.values())
-    for key in content:
-        if key not in known:
+    all_keys = _form_keys(items)
+    content = _canonical_content(content, all_keys)
+    answers = [_elicited_answer(index, item, content, keys) for index, (item, keys) in enumerate(zip(items, all_keys))]
+    return action, collect_answers(items, answers)
+
+
+def _form_keys(items: List[QuestionItem]) -> List[_FormKeys]:
+    """The keys of every question's fields, each unique in the form."""
+    taken = {item.id for item in items}
+
+    def free(base: str) -> str:
+        key = base
+        while key in taken:
+            key += "_"
+        taken.add(key)
+        return key
+
+    keys = []
+    for item in items:
+        other = free(f"{_identifier_part(item.id)}_other") if _question_rows(item)[-1:] == [CUSTOM_RESPONSE_LABEL] else None
+        options = [free(f"{_identifier_part(item.id)}_{n}") for n in range(1, len(item.options or ()) + 1)] \
+            if item.question_type is _MULTI_TYPE else []
+        keys.append(_FormKeys(item.id, other, options))
+    return keys
+
+
+def _identifier_part(text: str) -> str:
+    """Text as the start of a key that is an identifier in every language."""
+    cleaned = "".join(char if char.isascii() and (char.isalnum() or char == "_") else "_" for char in text)
+    return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else f"q{cleaned}"
+
+
+def _canonical_content(content: Dict[Any, Any], all_keys: List[_FormKeys]) -> Dict[str, Any]:
+    """The content keyed as the form keyed it, whatever a client renamed."""
+    known: Dict[str, str] = {}
+    for keys in all_keys:
+        for key in [keys.value, *([keys.other] if keys.other else []), *keys.options]:
+            known[key] = key
+            known.setdefault(key.replace(".", "_").replace("-", "_"), key)
+    canonical: Dict[str, Any] = {}
+    for key, value in content.items():
+        name = known.get(key) if isinstance(key, str) else None
+        if name is None and isinstance(key, str):
+            name = known.get(key.replace(".", "_").replace("-", "_"))
+        if name is not None:
+            canonical[name] = value
+        elif value not in (None, "", [], {}):
             raise AnswerError(
                 f"The ElicitResult names {_quoted(str(key))}, which is no question id or"
                 " companion field of this form."
             )
-    raw = [_elicited_answer(index, item, content, companions) for index, item in enumerate(items)]
-    return action, collect_answers(items, raw)
+    return canonical
 
 
 def _result_fields(result: Any) -> Dict[Any, Any]:
@@ -2310,28 +2375,16 @@ def input_request(
     return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message)}}
 
 
-def _companion_keys(items: List[QuestionItem]) -> Dict[str, str]:
-    """The companion property of each choice question, by question id."""
-    ids = {item.id for item in items}
-    keys = {}
-    for item in items:
-        if item.question_type.is_choice:
-            key = item.id + _COMPANION_SUFFIX
-            while key in ids:
-                key += "_"
-            keys[item.id] = key
-    return keys
-
-
-def _elicitation_property(item: QuestionItem) -> Dict[str, Any]:
+def _elicitation_property(item: QuestionItem, legacy: bool) -> Dict[str, Any]:
     described = item.question if item.purpose is None else f"{item.question}\n{item.purpose}"
     field: Dict[str, Any] = {"title": item.header or item.question, "description": described}
     if not item.question_type.is_choice:
-        return {"type": "string", **field}
-    choices = [
-        {"const": option.label, "title": _option_title(option)} for option in item.options or ()
-    ]
-    choices.append({"const": CUSTOM_RESPONSE_LABEL, "title": CUSTOM_RESPONSE_LABEL})
+        return {"type": "string", **field, **({} if item.required else {"default": ""})}
+    rows = _question_rows(item)
+    titles = [_option_title(option) for option in item.options or ()] + rows[len(item.options or ()):]
+    if legacy:  # a single choice: 2025-06-18 has no titled enums
+        return {"type": "string", **field, "enum": rows, "enumNames": titles}
+    choices = [{"const": row, "title": title} for row, title in zip(rows, titles)]
     if item.question_type is _MULTI_TYPE:
         multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
         if item.required:
@@ -2363,12 +2416,10 @@ def _is_form_value(value: Any, multi: bool) -> bool:
     return isinstance(value, str)
 
 
-def _elicited_answer(
-    index: int, item: QuestionItem, content: Dict[Any, Any], companions: Dict[str, str]
-) -> AnswerItem:
+def _elicited_answer(index: int, item: QuestionItem, content: Dict[str, Any], keys: _FormKeys) -> AnswerItem:
     """One question's form values as an answer, for collect_answers() to check."""
-    value = content.get(item.id)
-    other = content.get(companions.get(item.id, ""))
+    value = content.get(keys.value)
+    other = content.get(keys.other) if keys.other else None
     multi = item.question_type is _MULTI_TYPE
     if not _is_form_value(value, multi):
         wanted = "an array of strings" if multi else "a string"
@@ -2378,7 +2429,9 @@ def _elicited_answer(
     if not item.question_type.is_choice:
         return AnswerItem(item.id, value)
     picked = (value or []) if multi else ([] if value is None else [value])
-    custom = any(_is_custom_label(label) for label in picked)
+    ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
+    custom = any(_is_custom_label(label) for label in picked) or bool(ticked and other)
+    picked = picked + ticked
     return AnswerItem(item.id, _custom_text(other, custom, bool(picked)), picked)
 
 
@@ -4166,7 +4219,7 @@ class _McpServer:
         elicitation_id = f"askq-{self.sent}"
         self.pending[_request_key(elicitation_id)] = _PendingCall(request_id, output, context)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
-                    "params": to_elicitation(output)})
+                    "params": to_elicitation(output, protocol_version=context.version)})
         return None
 
     # What happens around a call while it waits.

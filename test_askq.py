@@ -3119,7 +3119,7 @@ class McpServerTests(unittest.TestCase):
         self.assertEqual(elicit["method"], "elicitation/create")
         self.assertEqual(elicit["params"], askq.to_elicitation(askq.ask(self.CALL)))
         self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
-            "q0": askq.CUSTOM_RESPONSE_LABEL, "q0.other": "MariaDB", "q1": ["Lint", "Unit tests"], "q2": "billing"}}})
+            "q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB", "q1": ["Lint", "Unit tests"], "q2": "billing"}}})
         reply = self.receive()
         self.assertEqual(reply["id"], 7)
         self.assertIs(reply["result"]["isError"], False)
@@ -3166,6 +3166,23 @@ class McpServerTests(unittest.TestCase):
                 self.assertEqual((reply["id"], reply["result"]["content"][0]["text"]), (1, askq.unavailable_text()))
                 self.assertNotIn("structuredContent", reply["result"])
                 self.end()
+
+    def test_2025_06_18_gets_its_own_form_vocabulary(self) -> None:
+        self.start()
+        reply = self.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}})
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-06-18")
+        self.call(1, askq.tool_description()["exampleArgs"])
+        elicit = self.receive()
+        props = elicit["params"]["requestedSchema"]["properties"]
+        self.assertIn("enumNames", props["q0"])
+        self.assertEqual(props["q1_1"]["type"], "boolean")
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
+            "q0": "SQLite", "q1_1": True, "q1_3": True, "q2": ""}}})
+        reply = self.receive()
+        self.assertEqual(reply["result"]["structuredContent"]["answers"], [
+            {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
+            {"id": "q2", "answer": None, "selected": None}])
+        self.end()
 
     def test_odd_ids_and_log_levels_are_refused(self) -> None:
         self.start()
@@ -3371,7 +3388,7 @@ class McpSdkTests(unittest.TestCase):
         return result, version
 
     def test_a_call_answered_in_the_elicitation_callback(self) -> None:
-        picks = {"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0.other": "MariaDB",
+        picks = {"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB",
                                                  "q1": ["Lint", "Unit tests"], "q2": "billing"}}
         for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
             with self.subTest(mode=mode):
@@ -3776,7 +3793,7 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(schema["type"], "object")
         self.assertEqual(schema["required"], ["name", "db", "checks"])
         self.assertEqual(list(schema["properties"]), [
-            "name", "db", "db.other", "checks", "checks.other", "notes", "name.other", "name.other.other"])
+            "name", "db", "db_other", "checks", "checks_other", "notes", "name.other", "name_other_other"])
 
     def test_free_text_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["name"]
@@ -3802,10 +3819,11 @@ class ElicitationTests(unittest.TestCase):
 
     def test_companion_key_avoids_question_ids(self) -> None:
         props = askq.to_elicitation(askq.ask({"questions": [
-            {"question": "A?", "id": "a", "options": ["x"]}, {"question": "B?", "id": "a.other"},
-            {"question": "C?", "id": "a.other_"}]}))["requestedSchema"]["properties"]
-        self.assertIn("a.other__", props)
-        self.assertEqual(props["a.other__"]["type"], "string")
+            {"question": "A?", "id": "a", "options": ["x"]}, {"question": "B?", "id": "a_other"},
+            {"question": "C?", "id": "a_other_"}]}))["requestedSchema"]["properties"]
+        self.assertIn("a_other__", props)
+        self.assertEqual(props["a_other__"]["type"], "string")
+        self.assertEqual(props["a_other__"]["default"], "")
 
     def test_custom_message(self) -> None:
         self.assertEqual(askq.to_elicitation(elicitation_questions(), "Hi")["message"], "Hi")
@@ -3818,7 +3836,7 @@ class ElicitationTests(unittest.TestCase):
             self.skipTest("the MCP reference schemas are not beside the checkout")
         form = askq.to_elicitation(elicitation_questions())
         intended = {"name": "StringSchema", "db": "TitledSingleSelectEnumSchema",
-                    "checks": "TitledMultiSelectEnumSchema", "db.other": "StringSchema"}
+                    "checks": "TitledMultiSelectEnumSchema", "db_other": "StringSchema"}
         for defs in defs_list:
             self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
             for key, prop in form["requestedSchema"]["properties"].items():
@@ -3830,6 +3848,45 @@ class ElicitationTests(unittest.TestCase):
         if "InputRequests" in defs:
             request = askq.input_request(elicitation_questions())
             self.assertEqual(schema_errors(request, {"$ref": "#/$defs/InputRequests"}, defs), [])
+
+    def test_the_2025_06_18_vocabulary(self) -> None:
+        output = elicitation_questions()
+        form = askq.to_elicitation(output, protocol_version="2025-06-18")
+        props = form["requestedSchema"]["properties"]
+        self.assertEqual(list(props), ["name", "db", "db_other", "checks_1", "checks_2", "checks_other", "notes",
+                                       "name.other", "name_other_other"])
+        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["enumNames"], ["Postgres", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
+        self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
+        self.assertNotIn("checks", form["requestedSchema"]["required"])  # booleans cannot say "at least one"
+        for defs in mcp_definitions():
+            self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
+            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
+            self.assertEqual(schema_errors(props["checks_1"], {"$ref": "#/$defs/BooleanSchema"}, defs), [])
+        action, answers = askq.from_elicitation(output, {"action": "accept", "content": {
+            "name": "n", "db": "SQLite", "checks_1": True, "checks_2": False, "checks_other": "docs", "notes": ""}})
+        self.assertEqual(action, "accept")
+        self.assertEqual(answers, [AnswerItem("name", "n"), AnswerItem("db", None, ["SQLite"]),
+                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes"), AnswerItem("name.other")])
+
+    def test_keys_as_typed_clients_send_them(self) -> None:
+        output = askq.ask({"questions": [{"question": "DB?", "id": "db-choice", "options": ["A", "B"]},
+                                         {"question": "Why?", "id": "why.now", "required": False}]})
+        props = askq.to_elicitation(output)["requestedSchema"]["properties"]
+        self.assertEqual(list(props), ["db-choice", "db_choice_other", "why.now"])
+        for content, expected in (
+            ({"db_choice": "A", "db_choice_other": None, "why_now": None},
+             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now")]),
+            ({"db-choice": askq.CUSTOM_RESPONSE_LABEL, "db_choice_other": "C", "why_now": "because"},
+             [AnswerItem("db-choice", "C"), AnswerItem("why.now", "because")]),
+            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now")]),
+        ):
+            with self.subTest(content=content):
+                self.assertEqual(askq.from_elicitation(output, {"action": "accept", "content": content})[1], expected)
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.from_elicitation(output, {"action": "accept", "content": {"db_choice": "A", "stray": "text"}})
+        self.assertIn('names "stray", which is no question id', str(caught.exception))
 
     def test_input_request(self) -> None:
         output = elicitation_questions()
@@ -3853,13 +3910,13 @@ class ElicitationTests(unittest.TestCase):
 
     def test_round_trip_typed_text(self) -> None:
         custom = askq.CUSTOM_RESPONSE_LABEL
-        _, answers = self.accept({"name": "n", "db": custom, "db.other": "MySQL",
-                                  "checks": ["Lint", custom], "checks.other": "docs", "notes": "fine"})
+        _, answers = self.accept({"name": "n", "db": custom, "db_other": "MySQL",
+                                  "checks": ["Lint", custom], "checks_other": "docs", "notes": "fine"})
         self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
         self.assertEqual(answers[2], AnswerItem("checks", "docs", ["Lint"]))
         self.assertEqual(answers[3], AnswerItem("notes", "fine"))
         # A companion text with no pick is typed text too.
-        _, answers = self.accept({"name": "n", "db.other": "MySQL", "checks": ["Tests"]})
+        _, answers = self.accept({"name": "n", "db_other": "MySQL", "checks": ["Tests"]})
         self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
 
     def test_round_trip_through_the_form(self) -> None:
@@ -3892,11 +3949,11 @@ class ElicitationTests(unittest.TestCase):
             ({**base, "db": "MySQL"}, '"MySQL" is not one of its options'),
             ({**base, "checks": ["Lint", "Nope"]}, '"Nope" is not one of its options'),
             ({**base, "db": custom}, "'Personalize your response' was picked, but no text was typed for it"),
-            ({**base, "checks": [custom], "checks.other": " "}, "was picked, but no text was typed"),
+            ({**base, "checks": [custom], "checks_other": " "}, "was picked, but no text was typed"),
             ({**base, "db": 3}, "its form value must be a string, not a number"),
             ({**base, "checks": "Lint"}, "must be an array of strings"),
             ({**base, "name": True}, "not a boolean"),
-            ({**base, "db.other": 5}, "companion text must be a string"),
+            ({**base, "db_other": 5}, "companion text must be a string"),
             ({"db": "SQLite", "checks": ["Lint"]}, "is required but has no answer"),
         ]
         for content, fragment in cases:
@@ -3914,10 +3971,10 @@ class ElicitationTests(unittest.TestCase):
     def test_companion_text_counts_only_with_the_custom_row_or_alone(self) -> None:
         base = {"name": "n", "checks": ["Lint"]}
         _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
-            **base, "db": "SQLite", "db.other": "typed, then picked an option"}})
+            **base, "db": "SQLite", "db_other": "typed, then picked an option"}})
         self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
         _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
-            **base, "db.other": "MariaDB"}})
+            **base, "db_other": "MariaDB"}})
         self.assertEqual((answers or [])[1], AnswerItem("db", "MariaDB"))
 
     def test_result_objects_of_an_sdk(self) -> None:
