@@ -1,5 +1,4 @@
 """Tests for askq: run with ``python -m unittest``."""
-
 import copy
 import dataclasses
 import doctest
@@ -13,7 +12,7 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, ClassVar, Dict, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional, Union
 from unittest import mock
 
 import askq
@@ -27,6 +26,8 @@ from askq import (
     QuestionType,
 )
 
+# ===========================================================================
+# Fixtures and helpers shared by the tests
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAN_SPAWN = sys.platform != "emscripten"  # Pyodide has no subprocesses
 
@@ -61,6 +62,460 @@ class RefusalCase(unittest.TestCase):
         for fragment in fragments:
             self.assertIn(fragment, str(caught.exception))
         return caught.exception
+
+
+def load_copy(path: str) -> Any:
+    """Import a fresh copy of the module at ``path``, under another name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("askq_copy", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_main(argv: List[str], stdin: str = "") -> Any:
+    """Run askq.main; return (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    fake_in = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+    with redirect_stdout(out), redirect_stderr(err), mock.patch.object(sys, "stdin", fake_in):
+        status = askq.main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+EXAMPLE = os.path.join(HERE, "example_args.json")
+
+
+def example_output() -> QuestionOutput:
+    return askq.ask(askq.tool_description()["exampleArgs"])
+
+
+def mixed() -> QuestionOutput:
+    """A text, a single-choice and a multi-choice question, and an optional one."""
+    return askq.ask({"questions": [
+        {"question": "Name?", "id": "name"},
+        {"question": "Database?", "id": "db", "options": ["SQLite", "Postgres (Recommended)"]},
+        {"question": "Checks?", "id": "checks", "options": ["Tests", "Lint", "Types"], "multiSelect": True},
+        {"question": "Notes?", "id": "notes", "required": False},
+    ]})
+
+
+def drive(questions: Any, typed: str, **options: Any) -> Any:
+    """Run the line prompt on typed lines; return (output, screen)."""
+    screen = io.StringIO()
+    output = askq.prompt(questions, stdin=io.StringIO(typed), stdout=screen, **options)
+    return output, screen.getvalue()
+
+
+def write_temp(test: unittest.TestCase, content: Union[str, bytes], suffix: str = ".json") -> str:
+    """A temporary file holding ``content`` (text as UTF-8), removed after the test."""
+    handle, path = tempfile.mkstemp(suffix=suffix)
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(content.encode("utf-8") if isinstance(content, str) else content)
+    test.addCleanup(os.remove, path)
+    return path
+
+
+FUZZ_KEYS = sorted(set(
+    askq._QUESTION_KEYS + askq._HEADER_KEYS + askq._PURPOSE_KEYS + askq._OPTIONS_KEYS
+    + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._OPTION_LABEL_KEYS
+    + (askq._REQUIRED_KEY, askq._ID_KEY, askq._KIND_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
+    + (askq._PLACEHOLDER_KEY, askq._OPTION_PREVIEW_KEY)
+    + ("questions", "answers", "metadata", "", "Question", "opts")
+))
+FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
+FUZZ_CHARS = "aZ 9_-,.?\"\\/{}[]:\n\t\r\x00\x1b\x7f\x85\u200b\u202e\u2066\u05d0\u4e2d\U0001f600\ud800"
+
+
+class Fuzzer:
+    """A seeded source of JSON-like values and of mutated valid payloads."""
+
+    def __init__(self, seed: int) -> None:
+        import random
+
+        self.rng = random.Random(seed)
+
+    def text(self) -> str:
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.25:
+            return rng.choice(FUZZ_KEYS + FUZZ_WORDS)
+        if roll < 0.35:
+            return rng.choice(["A", "B", "Yes", "Personalize your response"]) + rng.choice(["", " (Recommended)", "(recommended)"])
+        if roll < 0.4:
+            return rng.choice(["", " ", "\n\t"])
+        if roll < 0.42:
+            return "x" * rng.choice([askq.MAX_TEXT, askq.MAX_TEXT + 1, 3 * askq.MAX_TEXT])
+        if roll < 0.5:
+            return json.dumps(self.value(2))
+        if roll < 0.56:  # options as plain text, and line breaks escaped twice
+            return rng.choice(["A, B", "- A\n* B\n1. C", "A | B; C", "one\\ntwo", "x\\ny\nz", "1.5 GB\n2) B"])
+        return "".join(rng.choice(FUZZ_CHARS) for _ in range(rng.randrange(12)))
+
+    def value(self, depth: int = 4) -> Any:
+        rng = self.rng
+        kinds = ["text", "int", "float", "bool", "null"] + (["list", "dict"] * 2 if depth > 0 else [])
+        kind = rng.choice(kinds)
+        if kind == "text":
+            return self.text()
+        if kind == "int":
+            return rng.choice([0, 1, -1, 2, 10 ** 20, rng.randrange(-99, 99)])
+        if kind == "float":
+            return rng.choice([0.5, -1.0, 1e308, float("inf"), float("nan")])
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "null":
+            return None
+        if kind == "list":
+            return [self.value(depth - 1) for _ in range(rng.randrange(6))]
+        return {self.key(): self.value(depth - 1) for _ in range(rng.randrange(6))}
+
+    def key(self) -> Any:
+        return self.rng.choice(FUZZ_KEYS) if self.rng.random() < 0.9 else self.rng.choice([1, None, 2.5])
+
+    def valid(self) -> Dict[str, Any]:
+        return copy.deepcopy(self.rng.choice(VALID_PAYLOADS))
+
+    def mutated(self) -> Any:
+        payload: Any = self.valid()
+        for _ in range(self.rng.randrange(1, 4)):
+            payload = self.mutate(payload)
+        return payload
+
+    def mutate(self, payload: Any) -> Any:
+        rng = self.rng
+        operation = rng.choice(["drop", "retype", "duplicate", "double", "truncate", "insert"])
+        if operation == "double":
+            return json.dumps(payload, allow_nan=True)
+        if operation == "truncate" and isinstance(payload, str):
+            return payload[: rng.randrange(len(payload) + 1)]
+        container, key = self.pick(payload)
+        if container is None:
+            return payload
+        if operation == "drop":
+            del container[key]
+        elif operation == "retype":
+            container[key] = self.value(2)
+        elif operation == "duplicate" and isinstance(container, list):
+            container.append(copy.deepcopy(container[key]))
+        elif operation == "truncate" and isinstance(container[key], str):
+            container[key] = container[key][: rng.randrange(len(container[key]) + 1)]
+        elif operation == "insert" and isinstance(container, dict):
+            container[rng.choice(FUZZ_KEYS)] = self.value(2)
+        else:
+            container[key] = json.dumps(container[key], allow_nan=True)
+        return payload
+
+    def pick(self, value: Any) -> Any:
+        """A random (container, key) inside value, or (None, None)."""
+        places = []
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            keys = list(node) if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else []
+            for key in keys:
+                places.append((node, key))
+                stack.append(node[key])
+        return self.rng.choice(places) if places else (None, None)
+
+    def payload(self) -> Any:
+        roll = self.rng.random()
+        if roll < 0.55:
+            return self.mutated()
+        if roll < 0.7:
+            return {"questions": [self.value(3) for _ in range(self.rng.randrange(5))]}
+        if roll < 0.8:
+            return json.dumps(self.value(4), allow_nan=True)
+        return self.value(4)
+
+    def answers(self, output: QuestionOutput) -> Any:
+        """Answers in one of the forms collect_answers takes, plausible or not."""
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.1:  # one list per question (OpenCode)
+            return [self.some_answer(output) for _ in output.questions[: rng.randrange(len(output.questions) + 2)]]
+        if roll < 0.2:  # Codex, wrapped or bare
+            inner = {rng.choice([q.id for q in output.questions] + ["zz"]): {"answers": self.some_answer(output)}
+                     for _ in range(rng.randrange(4))}
+            return {"answers": inner} if rng.random() < 0.5 else inner
+        if roll < 0.3:  # positions, as ints or digits
+            return {rng.choice([i, str(i), i + 7]): self.some_answer(output)
+                    for i in range(len(output.questions)) if rng.random() < 0.8}
+        return self.classic_answers(output)
+
+    def answer_pool(self, output: QuestionOutput) -> List[str]:
+        labels = [o.label for q in output.questions for o in q.options or []]
+        joined = [", ".join(self.rng.sample(labels, min(2, len(labels))))] if labels else []
+        badged = [label + " (Recommended)" for label in labels[:1]] + [label.upper() for label in labels[-1:]]
+        return labels + joined + badged + ["", " ", "typed \"text\"\n", "\u202e", "y", "n",
+                                           askq.CUSTOM_RESPONSE_LABEL, "personalize your response"]
+
+    def some_answer(self, output: QuestionOutput) -> Any:
+        rng = self.rng
+        pool = self.answer_pool(output)
+        roll = rng.random()
+        if roll < 0.45:
+            return rng.choice(pool)
+        if roll < 0.9:
+            return [rng.choice(pool) for _ in range(rng.randrange(4))]
+        return self.value(1)
+
+    def classic_answers(self, output: QuestionOutput) -> Any:
+        rng = self.rng
+        if rng.random() < 0.4:  # plausible: each question answered by a pick or typed text
+            return {q.id: rng.choice(labels(q) + ["typed", " "]) if q.options else rng.choice(["t", ""])
+                    for q in output.questions if q.required or rng.random() < 0.5}
+        if rng.random() < 0.5:
+            keys = [q.id for q in output.questions] + [q.question for q in output.questions] + ["zz"]
+            return {rng.choice(keys): self.some_answer(output) for _ in range(rng.randrange(len(keys) + 1))}
+        return [
+            {"id": q.id, "answer": rng.choice([None, self.some_answer(output)]),
+             "selected": rng.choice([None, self.some_answer(output)]), "assumed": rng.random() < 0.1}
+            for q in output.questions if rng.random() < 0.9
+        ]
+
+
+VALID_PAYLOADS: List[Dict[str, Any]] = [
+    json.loads(askq._BUILTIN_EXAMPLE_ARGS),
+    {"questions": [{"id": "lang", "question": "Which language?", "type": "SingleChoice",
+                    "options": ["Rust", "Go"], "recommended": "Go"},
+                   {"id": "ok", "question": "Proceed?", "type": "YesNo", "required": False}]},
+    {"questions": [{"prompt": "Pick", "choices": {"A": "first", "B (Recommended)": None},
+                    "selectionMode": "multiple"}, "Free text?"]},
+    {"questions": json.dumps([{"question": "Q?", "options": json.dumps(["x", {"label": "y", "recommended": True}])}])},
+    {"questions": [{"question": "Pick one", "multiple": "false", "options": {"label": "First", "description": None}},
+                   {"text": "Where?", "follow_up": "North, South", "context": "Line 1\\nLine 2"},
+                   {"question": "Style?", "options": [{"option": "A", "preview": "# A\\n\\nbody"}, {"name": "B"}]},
+                   {"question": "Name?", "placeholder": "e.g. billing"}]},
+]
+
+
+def check_invariants(test: unittest.TestCase, output: QuestionOutput) -> None:
+    ids = [item.id for item in output.questions]
+    test.assertTrue(all(ids), ids)
+    test.assertEqual(len(set(ids)), len(ids))
+    for item in output.questions:
+        test.assertEqual(item.multi_select, item.question_type is QuestionType.MULTI_CHOICE)
+        if item.question_type.is_choice:
+            found = labels(item)
+            test.assertTrue(found)
+            test.assertTrue(all(label and label == label.strip() for label in found), found)
+            test.assertEqual(len(set(found)), len(found))
+        else:
+            test.assertIsNone(item.options)
+        if item.recommended is not None:
+            test.assertIs(item.question_type, QuestionType.SINGLE_CHOICE)
+            test.assertEqual(item.recommended, labels(item)[0])
+    data = output.to_dict()
+    test.assertEqual(json.loads(json.dumps(data)), data)
+
+
+def strings_in(value: Any) -> List[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, AnswerItem):
+        value = value.to_dict()
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in strings_in(item)]
+    return []
+
+
+def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List[AnswerItem],
+                  raw: Any = None, partial: bool = False) -> None:
+    ids = [a.id for a in answers]
+    if partial:
+        test.assertEqual(ids, [q.id for q in output.questions if q.id in ids])
+    else:
+        test.assertEqual(ids, [q.id for q in output.questions])
+    given = {text.strip() for text in strings_in(raw)}
+    by_id = {item.id: item for item in output.questions}
+    for answer in answers:
+        item = by_id[answer.id]
+        if answer.answer is not None and raw is not None:
+            test.assertIn(answer.answer, given)  # typed text is never changed, only trimmed
+        if answer.selected is not None:
+            options = labels(item)
+            test.assertTrue(answer.selected)
+            test.assertEqual(answer.selected, [label for label in options if label in answer.selected])
+            if item.question_type is QuestionType.SINGLE_CHOICE:
+                test.assertEqual(len(answer.selected), 1)
+                test.assertIsNone(answer.answer)
+        if answer.answer is not None:
+            test.assertEqual(answer.answer, answer.answer.strip())
+            test.assertTrue(answer.answer)
+        if item.required and not partial:
+            test.assertTrue(answer.selected or answer.answer)
+    output.answers = answers
+    output.status = "declined" if partial else None
+    askq.result_text(output)
+    output.to_dict()
+
+
+HOSTILE = "A\x1b[2J\x1b[31mred\rB\x07\x08\x7f\x9b1;1H\u202eevil\u202c\u2066x\u2069\ud800"
+DOWN, UP, RIGHT, LEFT, HOME, END, DELETE = "\x1b[B", "\x1b[A", "\x1b[C", "\x1b[D", "\x1b[H", "\x1b[F", "\x1b[3~"
+SHIFT_TAB, ESC, ENTER, TAB = "\x1b[Z", "\x1b", "\r", "\t"
+
+
+def dialog(questions: Any, typed: str) -> Any:
+    """Drive the dialog's state with the bytes a terminal would send; return it."""
+    output = questions if isinstance(questions, QuestionOutput) else askq.ask(questions)
+    state = askq._Dialog(output.questions)
+    keys, rest = askq._parse_keys(typed, final=True)
+    assert rest == ""
+    state.feed(keys)
+    return state
+
+
+def outcome(state: Any) -> Any:
+    """The dialog's outcome, checked as prompt() checks it."""
+    status, answers = state.outcome()
+    return status, askq.collect_answers(state.items, answers, partial=status != "answered")
+
+
+try:
+    import pty
+    import termios
+except ImportError:  # Windows, Pyodide
+    pty = termios = None  # type: ignore[assignment]
+
+
+def spawn_askq(test: unittest.TestCase, *args: str, **options: Any) -> Any:
+    """``python askq.py ARGS`` as a child process, killed and its pipes closed after the test."""
+    process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), *args], **options)
+
+    def clean_up() -> None:
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+    test.addCleanup(clean_up)
+    return process
+
+
+def read_until(fd: int, marker: bytes, seconds: float = 10) -> bytes:
+    """What a pty's master side reads until ``marker`` shows (reads may come in pieces)."""
+    import select
+    import time
+
+    data = b""
+    deadline = time.monotonic() + seconds
+    while marker not in data and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            data += os.read(fd, 65536)
+    return data
+
+
+ASKQ_SOURCE = os.path.join(HERE, "askq.py")
+REFERENCE = os.path.join(HERE, "..", "shared", "reference")
+MCP_SCHEMAS = ("mcp-schema-2025-11-25.json", "mcp-schema-2026-07-28.json")
+
+
+def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$") -> List[str]:
+    """What in ``value`` breaks ``schema``: the JSON Schema subset MCP's schema uses."""
+    if schema is True or schema == {}:
+        return []
+    if "$ref" in schema:
+        return schema_errors(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, path)
+    if "anyOf" in schema and "type" not in schema:
+        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
+        return [] if any(not errors for errors in branches) else [f"{path}: matches no branch"]
+    errors: List[str] = []
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float)}
+        def fits(name: str) -> bool:
+            if name == "integer":
+                return isinstance(value, int) and not isinstance(value, bool)
+            if name in ("number",) and isinstance(value, bool):
+                return False
+            return isinstance(value, checks[name])  # type: ignore[arg-type]
+        if not any(fits(name) for name in names):
+            return [f"{path}: {value!r} is not of type {types}"]
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{path}: {value!r} is not {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r} not in {schema['enum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(f"{path}: missing {key}")
+        for key, item in value.items():
+            if key in schema.get("properties", {}):
+                errors += schema_errors(item, schema["properties"][key], defs, f"{path}.{key}")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                errors += schema_errors(item, schema["additionalProperties"], defs, f"{path}.{key}")
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{path}: unexpected {key}")
+    if isinstance(value, list) and "items" in schema:
+        for place, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], defs, f"{path}[{place}]")
+    return errors
+
+
+def mcp_definitions() -> List[Dict[str, Any]]:
+    found = []
+    for name in MCP_SCHEMAS:
+        path = os.path.join(REFERENCE, name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as stream:
+                found.append(json.load(stream)["$defs"])
+    return found
+
+
+def strict_violations(schema: Any, path: str = "$") -> List[str]:
+    """Where a schema breaks OpenAI's strict-mode rules."""
+    found = [f"{path}: {key}" for key in schema if key not in ("type", "description", "enum", "properties",
+                                                                "required", "additionalProperties", "items")]
+    if "object" in (schema.get("type") if isinstance(schema.get("type"), list) else [schema.get("type")]):
+        if schema.get("additionalProperties") is not False:
+            found.append(f"{path}: object not closed")
+        if sorted(schema.get("required", [])) != sorted(schema.get("properties", {})):
+            found.append(f"{path}: not every property required")
+        for name, value in schema.get("properties", {}).items():
+            found += strict_violations(value, f"{path}.{name}")
+    if "items" in schema:
+        found += strict_violations(schema["items"], f"{path}[]")
+    return found
+
+
+def importable(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+WEB_CALL = {"questions": [
+    {"question": "Which database?", "header": "Database", "purpose": "The schema depends on it.",
+     "options": [{"label": "PostgreSQL (Recommended)", "description": "Needs a server", "preview": "CREATE TABLE t ();"},
+                 {"label": "SQLite", "description": "One file"}]},
+    {"question": "Which checks?", "header": "Checks", "multiSelect": True, "options": ["Unit tests", "Lint"]},
+    {"question": "Name?", "header": "Name", "placeholder": "e.g. billing-api"},
+    {"question": "Notes?", "required": False},
+]}
+
+
+def elicitation_questions() -> QuestionOutput:
+    return askq.ask({"questions": [
+        {"question": "Name?", "id": "name", "purpose": "For the package"},
+        {"question": "Database?", "header": "DB", "id": "db",
+         "options": [{"label": "SQLite", "description": "one file"}, "Postgres (Recommended)"]},
+        {"question": "Checks?", "id": "checks", "options": ["Tests", "Lint"], "multiSelect": True},
+        {"question": "Notes?", "id": "notes", "required": False},
+        {"question": "Colour?", "id": "name.other", "options": ["Red", "Blue"], "required": False},
+    ]})
+
+
+# ===========================================================================
+# Vocabulary: the data model
 
 
 class DataModelTests(unittest.TestCase):
@@ -188,6 +643,230 @@ class DataModelTests(unittest.TestCase):
         public -= {"Any", "Callable", "Dict", "Iterable", "List", "Optional", "Sequence",
                    "Set", "Tuple", "TypeVar", "Union", "dataclass"}
         self.assertEqual(public, set(askq.__all__))
+
+
+# ===========================================================================
+# Shared helpers: text made safe to show
+
+
+class TerminalSafetyTests(unittest.TestCase):
+    def test_model_text_is_escaped(self) -> None:
+        output = askq.ask({"questions": [
+            {"question": "Q " + HOSTILE, "header": "H" + HOSTILE, "purpose": "P" + HOSTILE,
+             "options": [{"label": "L" + HOSTILE, "description": "D" + HOSTILE}, "Plain"]},
+            {"question": "Multi" + HOSTILE, "options": ["M" + HOSTILE, "N"], "multiSelect": True},
+            {"question": "Free" + HOSTILE},
+        ]})
+        _, screen = drive(output, "2\n2\nx\n")
+        for char in "\x1b\r\x07\x08\x7f\x9b\u202e\u202c\u2066\u2069\ud800":
+            self.assertNotIn(char, screen, repr(char))
+        for escape in ("\\x1b[2J", "\\x0d", "\\x07", "\\x7f", "\\x9b", "\\u202e", "\\u2066", "\\ud800"):
+            self.assertIn(escape, screen)
+        self.assertEqual(screen.count("\\x1b[2J"), 8)  # question, header, purpose, label, description x2, ...
+
+    def test_newlines_and_ordinary_text_stay(self) -> None:
+        self.assertEqual(askq._visible("line one\nline two é 中 😀 שלום"), "line one\nline two é 中 😀 שלום")
+        self.assertEqual(askq._visible("\t\x00\x1f\x80\x9f\u202a\u202d"), "\\x09\\x00\\x1f\\x80\\x9f\\u202a\\u202d")
+
+    def test_screen_is_writable_to_a_strict_stream(self) -> None:
+        raw = io.BytesIO()
+        strict = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
+        askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), stdin=io.StringIO("x\n"), stdout=strict)
+        strict.flush()
+        self.assertIn(b"Q\\ud800?", raw.getvalue())
+
+
+# ===========================================================================
+# The tool shown to the model
+
+
+class ToolDescriptionTests(unittest.TestCase):
+    def test_shape(self) -> None:
+        tool = askq.tool_description()
+        self.assertEqual(list(tool), ["name", "description", "inputSchema", "exampleArgs"])
+        self.assertEqual(tool["name"], "ask_questions")
+        description = tool["description"]
+        for phrase in ("one call", "purpose", "'Other'", "first", "(Recommended)", "Do not ask what you can find out"):
+            self.assertIn(phrase, description)
+
+    def test_schema(self) -> None:
+        schema = askq.tool_description()["inputSchema"]
+        self.assertEqual(schema["type"], "object")
+        self.assertEqual(schema["required"], ["questions"])
+        questions = schema["properties"]["questions"]
+        self.assertEqual((questions["minItems"], questions["maxItems"]), (1, 4))
+        item = questions["items"]
+        self.assertEqual(item["required"], ["question"])
+        self.assertEqual(list(item["properties"]), ["question", "header", "options", "multiSelect", "purpose", "required"])
+        self.assertEqual(item["properties"]["multiSelect"]["default"], False)
+        self.assertEqual(item["properties"]["required"]["default"], True)
+        option = item["properties"]["options"]["items"]
+        self.assertEqual(option["required"], ["label"])
+        self.assertEqual(list(option["properties"]), ["label", "description"])
+
+    def test_example_passes_ask(self) -> None:
+        example = askq.tool_description()["exampleArgs"]
+        output = askq.ask(example)
+        kinds = {item.question_type for item in output.questions}
+        self.assertEqual(kinds, set(QuestionType))
+        self.assertEqual(output.questions[0].recommended, "PostgreSQL")
+
+    def test_builtin_copies_equal_the_files(self) -> None:
+        for name, builtin in (("schema.json", askq._BUILTIN_SCHEMA), ("example_args.json", askq._BUILTIN_EXAMPLE_ARGS)):
+            with self.subTest(name=name):
+                with open(os.path.join(HERE, name), encoding="utf-8") as stream:
+                    on_disk = json.load(stream)
+                self.assertEqual(on_disk, json.loads(builtin))
+
+    def test_each_call_returns_fresh_objects(self) -> None:
+        first = askq.tool_description()
+        first["inputSchema"]["properties"].clear()
+        self.assertIn("questions", askq.tool_description()["inputSchema"]["properties"])
+
+    def test_files_beside_the_module_override(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(askq.__file__, folder)
+            with open(os.path.join(folder, "example_args.json"), "w") as stream:
+                json.dump({"questions": ["Overridden?"]}, stream)
+            module = load_copy(os.path.join(folder, "askq.py"))
+            self.assertEqual(module.tool_description()["exampleArgs"], {"questions": ["Overridden?"]})
+            self.assertEqual(module.tool_description()["inputSchema"], json.loads(askq._BUILTIN_SCHEMA))
+
+    def test_someone_elses_files_beside_the_module_are_left_alone(self) -> None:
+        import warnings
+
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(askq.__file__, folder)
+            with open(os.path.join(folder, "schema.json"), "w") as stream:
+                json.dump({"type": "object", "properties": {"name": {"type": "string"}}}, stream)
+            with open(os.path.join(folder, "example_args.json"), "w") as stream:
+                json.dump({"name": "not a call"}, stream)
+            module = load_copy(os.path.join(folder, "askq.py"))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                schema = module.tool_definition("anthropic")["input_schema"]
+                example = module.error_text(QuestionError("x"))
+                module.tool_definition("anthropic")  # read once: no second warning
+            self.assertEqual(schema, json.loads(askq._BUILTIN_SCHEMA))
+            self.assertIn("PostgreSQL", example)
+            messages = [str(warning.message) for warning in caught]
+            self.assertEqual([warning.category for warning in caught], [RuntimeWarning, RuntimeWarning])
+            self.assertIn("schema.json beside askq.py is not askq's own", messages[0])
+            self.assertIn("example_args.json beside askq.py is not askq's own", messages[1])
+
+    def test_builtin_copy_serves_a_lone_file(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(askq.__file__, folder)
+            module = load_copy(os.path.join(folder, "askq.py"))
+            self.assertEqual(module.tool_description(), askq.tool_description())
+            self.assertIn("PostgreSQL", module.error_text(QuestionError("x")))
+
+    def test_nothing_read_until_first_use(self) -> None:
+        module = load_copy(askq.__file__)
+        self.assertEqual(module._resource_cache, {})
+        module.tool_description()
+        self.assertEqual(sorted(module._resource_cache), ["example_args.json", "schema.json"])
+
+
+class SchemaCheckerTests(unittest.TestCase):
+    """The checker itself must catch what it is there to catch."""
+
+    def test_checker_refuses_what_breaks_the_rules(self) -> None:
+        defs = {"S": {"type": "object", "properties": {"type": {"const": "string"}, "n": {"type": "integer"}},
+                      "required": ["type"]}}
+        self.assertEqual(schema_errors({"type": "string", "n": 3}, {"$ref": "#/$defs/S"}, defs), [])
+        self.assertTrue(schema_errors({"type": "number"}, {"$ref": "#/$defs/S"}, defs))
+        self.assertTrue(schema_errors({"n": 3}, {"$ref": "#/$defs/S"}, defs))
+        self.assertTrue(schema_errors({"type": "string", "n": True}, {"$ref": "#/$defs/S"}, defs))
+        self.assertTrue(schema_errors(5, {"anyOf": [{"type": "string"}, {"type": "array"}]}, defs))
+
+
+class ProviderTests(unittest.TestCase):
+    def test_shapes(self) -> None:
+        schema = askq.tool_description()["inputSchema"]
+        description = askq.tool_description()["description"]
+        self.assertEqual(askq.tool_definition(), {"name": "ask_questions", "description": description, "inputSchema": schema})
+        self.assertEqual(askq.tool_definition("mcp"), askq.tool_definition())
+        self.assertEqual(askq.tool_definition("openai"), {
+            "type": "function", "function": {"name": "ask_questions", "description": description, "parameters": schema}})
+        self.assertEqual(askq.tool_definition("openai-responses"), {
+            "type": "function", "name": "ask_questions", "description": description, "parameters": schema,
+            "strict": False})
+        self.assertEqual(askq.tool_definition("anthropic"), {
+            "name": "ask_questions", "description": description, "input_schema": schema})
+        self.assertEqual(askq.tool_definition("gemini"), {
+            "name": "ask_questions", "description": description, "parametersJsonSchema": schema})
+
+    def test_unknown_provider(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            askq.tool_definition("bard")
+        for name in ("'bard'", "mcp", "openai", "openai-responses", "anthropic", "gemini"):
+            self.assertIn(name, str(caught.exception))
+        self.assertNotIsInstance(caught.exception, QuestionError)
+
+    def test_mcp_tool_is_valid(self) -> None:
+        for defs in mcp_definitions() or self.skipTest("the MCP reference schemas are not beside the checkout"):
+            self.assertEqual(schema_errors(askq.tool_definition(), {"$ref": "#/$defs/Tool"}, defs), [])
+
+    def test_cli(self) -> None:
+        for provider in ("mcp", "openai", "openai-responses", "anthropic", "gemini"):
+            with self.subTest(provider=provider):
+                status, out, _ = run_main(["schema", "--provider", provider])
+                self.assertEqual((status, json.loads(out)), (0, askq.tool_definition(provider)))
+        status, _, err = run_main(["schema", "--provider", "bard"])
+        self.assertEqual(status, 2)
+        self.assertIn("invalid choice", err)
+
+
+class StrictSchemaTests(unittest.TestCase):
+    def test_openai_responses_always_says_strict(self) -> None:
+        self.assertIs(askq.tool_definition("openai-responses")["strict"], False)
+        self.assertIs(askq.tool_definition("openai-responses", strict=True)["strict"], True)
+        self.assertIs(askq.tool_definition("openai", strict=True)["function"]["strict"], True)
+        self.assertNotIn("strict", askq.tool_definition("openai")["function"])
+
+    def test_strict_schema_follows_the_rules(self) -> None:
+        for definition in (askq.tool_definition("openai", strict=True)["function"]["parameters"],
+                           askq.tool_definition("openai-responses", strict=True)["parameters"]):
+            self.assertEqual(strict_violations(definition), [])
+            self.assertTrue(strict_violations(askq.tool_description()["inputSchema"]))  # the checker can fail
+            item = definition["properties"]["questions"]["items"]
+            self.assertEqual(item["properties"]["question"]["type"], "string")
+            self.assertEqual(item["properties"]["options"]["type"], ["array", "null"])
+            self.assertEqual(item["properties"]["required"]["type"], ["boolean", "null"])
+            option = item["properties"]["options"]["items"]
+            self.assertEqual((option["properties"]["label"]["type"], option["properties"]["description"]["type"]),
+                             ("string", ["string", "null"]))
+            self.assertEqual(item["properties"]["header"]["description"],
+                             askq.tool_description()["inputSchema"]["properties"]["questions"]["items"]
+                             ["properties"]["header"]["description"])
+
+    def test_strict_calls_decode_as_plain_calls(self) -> None:
+        nulls = {"header": None, "options": None, "multiSelect": None, "purpose": None, "required": None}
+        pairs = [
+            ({"question": "Name?", **nulls}, {"question": "Name?"}),
+            ({"question": "Name?", **nulls, "options": []}, {"question": "Name?"}),
+            ({"question": "DB?", **nulls, "header": "DB", "options": [{"label": "A (Recommended)", "description": None},
+                                                                       {"label": "B", "description": "b"}]},
+             {"question": "DB?", "header": "DB", "options": [{"label": "A (Recommended)"}, {"label": "B", "description": "b"}]}),
+            ({"question": "Checks?", **nulls, "multiSelect": True, "required": False, "options": [
+                {"label": "X", "description": None}, {"label": "Y", "description": None}]},
+             {"question": "Checks?", "multiSelect": True, "required": False, "options": [{"label": "X"}, {"label": "Y"}]}),
+        ]
+        for strict, plain in pairs:
+            with self.subTest(plain=plain):
+                self.assertEqual(askq.ask({"questions": [strict]}), askq.ask({"questions": [plain]}))
+
+    def test_strict_for_a_provider_without_a_strict_mode(self) -> None:
+        for provider in ("mcp", "anthropic", "gemini"):
+            with self.subTest(provider=provider), self.assertRaises(ValueError) as caught:
+                askq.tool_definition(provider, strict=True)
+            self.assertIn(f"The provider '{provider}' has no strict mode", str(caught.exception))
+            self.assertIn("'openai' and 'openai-responses'", str(caught.exception))
+
+
+# ===========================================================================
+# Decoding
 
 
 class PayloadShapeTests(RefusalCase):
@@ -648,161 +1327,6 @@ class RecordedCallTests(RefusalCase):
         self.assertRefused({"question": "Proceed?", "options": ["   "], "multiSelect": True}, "has zero options")
 
 
-class NormalizationTests(RefusalCase):
-    def test_auto_ids(self) -> None:
-        items = askq.ask({"questions": ["a?", {"question": "b?", "id": "x"}, "c?"]}).questions
-        self.assertEqual([i.id for i in items], ["q0", "x", "q2"])
-
-    def test_auto_id_avoids_taken_ids(self) -> None:
-        items = askq.ask({"questions": ["a?", {"question": "b?", "id": "q0"}, {"question": "c?", "id": "q0-1"}]}).questions
-        self.assertEqual([i.id for i in items], ["q0-2", "q0", "q0-1"])
-        items = askq.ask({"questions": [{"question": "b?", "id": "q1"}, "a?"]}).questions
-        self.assertEqual([i.id for i in items], ["q1", "q1-1"])
-
-    def test_duplicate_id_refused(self) -> None:
-        error = self.assertRefused(
-            {"questions": [{"question": "a?", "id": "x"}, "b?", {"question": "c?", "id": " x"}]},
-            'questions[0] ("a?")', 'questions[2] ("c?")', '"x"',
-        )
-        self.assertEqual(error.index, 2)
-
-    def test_option_cleaning(self) -> None:
-        item = one(question(options=[" A ", "", "  ", "A", "B(recommended)", "C  (RECOMMENDED)", "(Recommended)"]))
-        self.assertEqual(labels(item), ["B", "A", "C", "(Recommended)"])
-        self.assertEqual(item.recommended, "B")
-
-    def test_suffix_stripped_once(self) -> None:
-        item = one(question(options=["A (Recommended) (Recommended)", "B"]))
-        self.assertEqual(labels(item), ["A (Recommended)", "B"])
-
-    def test_duplicate_passes_recommendation_to_kept(self) -> None:
-        item = one(question(options=["B", "A", "A (Recommended)"]))
-        self.assertEqual((labels(item), item.recommended), (["A", "B"], "A"))
-        item = one(question(options=["B", "A", {"label": "A", "recommended": True}]))
-        self.assertEqual((labels(item), item.recommended), (["A", "B"], "A"))
-
-    def test_first_suffix_wins(self) -> None:
-        item = one(question(options=["A", "B (Recommended)", "C (Recommended)"]))
-        self.assertEqual((labels(item), item.recommended), (["B", "A", "C"], "B"))
-
-    def test_multi_choice_gets_clean_labels_and_no_badge(self) -> None:
-        item = one(question(options=["A", "B (Recommended)"], multiSelect=True))
-        self.assertEqual((labels(item), item.recommended), (["A", "B"], None))
-
-    def test_kind_is_derived(self) -> None:
-        self.assertEqual(one(question()).question_type, QuestionType.TEXT)
-        self.assertEqual(one(question(options=["A"])).question_type, QuestionType.SINGLE_CHOICE)
-        item = one(question(options=["A"], multiSelect=True))
-        self.assertEqual((item.question_type, item.multi_select), (QuestionType.MULTI_CHOICE, True))
-
-    def test_code_built_items(self) -> None:
-        items = askq.validate_and_normalize(QuestionInput([
-            QuestionItem("a?", options=[QuestionOption("X")]),
-            QuestionItem("b?", question_type=QuestionType.MULTI_CHOICE, options=[QuestionOption("X")]),
-            QuestionItem("c?", multi_select=True, options=[QuestionOption("X")]),
-            QuestionItem("d?", options=[]),
-        ]))
-        self.assertEqual([(i.question_type, i.multi_select) for i in items], [
-            (QuestionType.SINGLE_CHOICE, False), (QuestionType.MULTI_CHOICE, True),
-            (QuestionType.MULTI_CHOICE, True), (QuestionType.TEXT, False)])
-        self.assertIsNone(items[3].options)
-
-    def test_code_built_items_are_coerced_like_decoded_ones(self) -> None:
-        loose: Any = QuestionItem(
-            " a? ", header=" H ", purpose="  ", required="no", id=7, recommended=" B (Recommended) ",
-            options=(" A ", QuestionOption(" B ", " b "), QuestionOption(3, 4), QuestionOption("", "dropped")),
-        )
-        item = askq.validate_and_normalize(QuestionInput([loose]))[0]
-        self.assertEqual(
-            (item.question, item.header, item.purpose, item.required, item.id, item.recommended),
-            ("a?", "H", None, False, "7", "B"),
-        )
-        self.assertEqual([option.to_dict() for option in item.options or ()],
-                         [{"label": "B", "description": "b"}, {"label": "A"}])
-        self.assertEqual(loose.options[1].label, " B ")  # the caller's option is untouched
-        # A truthy 'options' that is not a list still makes a choice question, with no usable option.
-        for odd in ("A, B", {"A": "a"}):
-            with self.subTest(options=odd), self.assertRaises(QuestionError) as caught:
-                askq.validate_and_normalize(QuestionInput([QuestionItem("q?", options=odd)]))  # type: ignore[arg-type]
-            self.assertIn('questions[0] ("q?") has zero options', str(caught.exception))
-        blank: Any = QuestionItem("fine?"), QuestionItem("   ")
-        with self.assertRaises(QuestionError) as caught:
-            askq.validate_and_normalize(QuestionInput(list(blank)))
-        self.assertEqual(caught.exception.index, 1)
-        self.assertIn("questions[1] needs a non-empty 'question'", str(caught.exception))
-        # A question that is not text is still named when its id is taken twice.
-        twins: Any = [QuestionItem(5, id="a"), QuestionItem(" b? ", id=" a ")]  # type: ignore[arg-type]
-        with self.assertRaises(QuestionError) as caught:
-            askq.validate_and_normalize(QuestionInput(twins))
-        self.assertIn('questions[0] ("") and questions[1] ("b?") both have the id "a"', str(caught.exception))
-
-    def test_choice_without_options_refused(self) -> None:
-        error = self.assertRefused(question(multiSelect=True), 'questions[0] ("Which one?") is a choice question but has no \'options\'')
-        self.assertEqual(error.index, 0)
-        with self.assertRaises(QuestionError) as caught:
-            askq.validate_and_normalize(QuestionInput([QuestionItem("a?", question_type=QuestionType.SINGLE_CHOICE)]))
-        self.assertIn("is a choice question but has no 'options'", str(caught.exception))
-
-    def test_zero_options_refused(self) -> None:
-        self.assertRefused(question(options=["", "  "], multiSelect=True), 'questions[0] ("Which one?") has zero options')
-        self.assertRefused(question(options=["", "  "], type="choice"), "has zero options")
-        with self.assertRaises(QuestionError) as caught:
-            askq.validate_and_normalize(QuestionInput([QuestionItem.single_choice("a?", [])]))
-        self.assertIn("has zero options", str(caught.exception))
-
-    def test_custom_label_collision(self) -> None:
-        for label in ("Personalize your response", "personalize YOUR response", "Personalize your response (Recommended)"):
-            with self.subTest(label=label):
-                self.assertRefused(question(options=["A", label]), "collides with the reserved custom-answer label")
-        # Multi-choice UIs draw no custom row beside the options.
-        self.assertEqual(labels(one(question(options=["A", "Personalize your response"], multiSelect=True)))[1],
-                         "Personalize your response")
-
-    def test_text_question_has_no_options_or_badge(self) -> None:
-        item = one(question(options=[], recommended="A"))
-        self.assertEqual((item.options, item.recommended), (None, None))
-
-    def test_input_is_not_changed(self) -> None:
-        items = [QuestionItem.single_choice("a?", [" B ", "A (Recommended)"])]
-        before = copy.deepcopy(items)
-        normalized = askq.validate_and_normalize(QuestionInput(items))
-        self.assertEqual(items, before)
-        self.assertIsNot(normalized[0], items[0])
-        self.assertEqual(labels(normalized[0]), ["A", "B"])
-        normalized[0].options[0].label = "changed"  # type: ignore[index]
-        self.assertEqual(items, before)
-
-    def test_ask_accepts_question_input(self) -> None:
-        output = askq.ask(QuestionInput([QuestionItem.text("a?")]))
-        self.assertEqual((output.questions[0].id, output.answers), ("q0", []))
-
-    def test_validate_refuses_other_types(self) -> None:
-        with self.assertRaises(QuestionError):
-            askq.validate_and_normalize({"questions": []})  # type: ignore[arg-type]
-
-    def test_normalized_output_is_stable(self) -> None:
-        first = askq.ask(askq.tool_description()["exampleArgs"])
-        again = askq.ask(first.to_dict())
-        self.assertEqual(again.to_dict(), first.to_dict())
-
-
-class NoMutationTests(unittest.TestCase):
-    def test_payload_objects_unchanged(self) -> None:
-        payload = {
-            "questions": [
-                {"question": " a? ", "options": [" B ", {"label": "A (Recommended)", "recommended": True}]},
-                {"question": "b?", "type": "yesno", "multiSelect": True},
-                {"question": "c?", "type": "text", "options": ["x"]},
-                json.dumps({"question": "d?"}),
-            ],
-            "metadata": {"k": [1, 2]},
-        }
-        before = copy.deepcopy(payload)
-        askq.ask(payload)
-        askq.decode(payload)
-        self.assertEqual(payload, before)
-
-
 class BoundsTests(RefusalCase):
     def test_bounds_in_documented_ranges(self) -> None:
         self.assertTrue(8 <= askq.MAX_QUESTIONS <= 64)
@@ -997,196 +1521,167 @@ class BoundsTests(RefusalCase):
         self.assertRefused(question(options=["A"] * 1_000_000), "1000000 options")
 
 
-class ErrorTests(unittest.TestCase):
-    def test_question_error_is_value_error(self) -> None:
-        self.assertTrue(issubclass(QuestionError, ValueError))
-        error = QuestionError("msg", 3)
-        self.assertEqual((str(error), error.message, error.index), ("msg", "msg", 3))
-        self.assertIsNone(QuestionError("msg").index)
-
-    def test_error_text(self) -> None:
-        text = askq.error_text(QuestionError("Something is wrong."))
-        self.assertTrue(text.startswith("Something is wrong.\n"))
-        example = text[text.index("{"):]
-        self.assertEqual(json.loads(example), askq.tool_description()["exampleArgs"])
-        self.assertIn("not asked", text)
-
-    def test_questions_named_with_quotes_escaped(self) -> None:
-        with self.assertRaises(QuestionError) as caught:
-            askq.ask(question(question='Say "hi"\nnow?', type="choice"))
-        self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+# ===========================================================================
+# Normalization and validation
 
 
-class ToolDescriptionTests(unittest.TestCase):
-    def test_shape(self) -> None:
-        tool = askq.tool_description()
-        self.assertEqual(list(tool), ["name", "description", "inputSchema", "exampleArgs"])
-        self.assertEqual(tool["name"], "ask_questions")
-        description = tool["description"]
-        for phrase in ("one call", "purpose", "'Other'", "first", "(Recommended)", "Do not ask what you can find out"):
-            self.assertIn(phrase, description)
+class NormalizationTests(RefusalCase):
+    def test_auto_ids(self) -> None:
+        items = askq.ask({"questions": ["a?", {"question": "b?", "id": "x"}, "c?"]}).questions
+        self.assertEqual([i.id for i in items], ["q0", "x", "q2"])
 
-    def test_schema(self) -> None:
-        schema = askq.tool_description()["inputSchema"]
-        self.assertEqual(schema["type"], "object")
-        self.assertEqual(schema["required"], ["questions"])
-        questions = schema["properties"]["questions"]
-        self.assertEqual((questions["minItems"], questions["maxItems"]), (1, 4))
-        item = questions["items"]
-        self.assertEqual(item["required"], ["question"])
-        self.assertEqual(list(item["properties"]), ["question", "header", "options", "multiSelect", "purpose", "required"])
-        self.assertEqual(item["properties"]["multiSelect"]["default"], False)
-        self.assertEqual(item["properties"]["required"]["default"], True)
-        option = item["properties"]["options"]["items"]
-        self.assertEqual(option["required"], ["label"])
-        self.assertEqual(list(option["properties"]), ["label", "description"])
+    def test_auto_id_avoids_taken_ids(self) -> None:
+        items = askq.ask({"questions": ["a?", {"question": "b?", "id": "q0"}, {"question": "c?", "id": "q0-1"}]}).questions
+        self.assertEqual([i.id for i in items], ["q0-2", "q0", "q0-1"])
+        items = askq.ask({"questions": [{"question": "b?", "id": "q1"}, "a?"]}).questions
+        self.assertEqual([i.id for i in items], ["q1", "q1-1"])
 
-    def test_example_passes_ask(self) -> None:
-        example = askq.tool_description()["exampleArgs"]
-        output = askq.ask(example)
-        kinds = {item.question_type for item in output.questions}
-        self.assertEqual(kinds, set(QuestionType))
-        self.assertEqual(output.questions[0].recommended, "PostgreSQL")
-
-    def test_builtin_copies_equal_the_files(self) -> None:
-        for name, builtin in (("schema.json", askq._BUILTIN_SCHEMA), ("example_args.json", askq._BUILTIN_EXAMPLE_ARGS)):
-            with self.subTest(name=name):
-                with open(os.path.join(HERE, name), encoding="utf-8") as stream:
-                    on_disk = json.load(stream)
-                self.assertEqual(on_disk, json.loads(builtin))
-
-    def test_each_call_returns_fresh_objects(self) -> None:
-        first = askq.tool_description()
-        first["inputSchema"]["properties"].clear()
-        self.assertIn("questions", askq.tool_description()["inputSchema"]["properties"])
-
-    def test_files_beside_the_module_override(self) -> None:
-        with tempfile.TemporaryDirectory() as folder:
-            shutil.copy(askq.__file__, folder)
-            with open(os.path.join(folder, "example_args.json"), "w") as stream:
-                json.dump({"questions": ["Overridden?"]}, stream)
-            module = load_copy(os.path.join(folder, "askq.py"))
-            self.assertEqual(module.tool_description()["exampleArgs"], {"questions": ["Overridden?"]})
-            self.assertEqual(module.tool_description()["inputSchema"], json.loads(askq._BUILTIN_SCHEMA))
-
-    def test_someone_elses_files_beside_the_module_are_left_alone(self) -> None:
-        import warnings
-
-        with tempfile.TemporaryDirectory() as folder:
-            shutil.copy(askq.__file__, folder)
-            with open(os.path.join(folder, "schema.json"), "w") as stream:
-                json.dump({"type": "object", "properties": {"name": {"type": "string"}}}, stream)
-            with open(os.path.join(folder, "example_args.json"), "w") as stream:
-                json.dump({"name": "not a call"}, stream)
-            module = load_copy(os.path.join(folder, "askq.py"))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                schema = module.tool_definition("anthropic")["input_schema"]
-                example = module.error_text(QuestionError("x"))
-                module.tool_definition("anthropic")  # read once: no second warning
-            self.assertEqual(schema, json.loads(askq._BUILTIN_SCHEMA))
-            self.assertIn("PostgreSQL", example)
-            messages = [str(warning.message) for warning in caught]
-            self.assertEqual([warning.category for warning in caught], [RuntimeWarning, RuntimeWarning])
-            self.assertIn("schema.json beside askq.py is not askq's own", messages[0])
-            self.assertIn("example_args.json beside askq.py is not askq's own", messages[1])
-
-    def test_builtin_copy_serves_a_lone_file(self) -> None:
-        with tempfile.TemporaryDirectory() as folder:
-            shutil.copy(askq.__file__, folder)
-            module = load_copy(os.path.join(folder, "askq.py"))
-            self.assertEqual(module.tool_description(), askq.tool_description())
-            self.assertIn("PostgreSQL", module.error_text(QuestionError("x")))
-
-    def test_nothing_read_until_first_use(self) -> None:
-        module = load_copy(askq.__file__)
-        self.assertEqual(module._resource_cache, {})
-        module.tool_description()
-        self.assertEqual(sorted(module._resource_cache), ["example_args.json", "schema.json"])
-
-
-def load_copy(path: str) -> Any:
-    """Import a fresh copy of the module at ``path``, under another name."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("askq_copy", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def run_main(argv: List[str], stdin: str = "") -> Any:
-    """Run askq.main; return (status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    fake_in = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
-    with redirect_stdout(out), redirect_stderr(err), mock.patch.object(sys, "stdin", fake_in):
-        status = askq.main(argv)
-    return status, out.getvalue(), err.getvalue()
-
-
-class InternalErrorTests(unittest.TestCase):
-    def test_an_unexpected_exception_exits_3_never_1(self) -> None:
-        with mock.patch.object(askq, "prompt", side_effect=RuntimeError("a bug")):
-            status, out, err = run_main(["ask", os.path.join(HERE, "example_args.json")])
-        self.assertEqual((status, out), (3, ""))
-        self.assertTrue(err.startswith("askq: internal error: RuntimeError: a bug\n"), err)
-        self.assertIn("Traceback", err)
-
-
-class CheckCommandTests(unittest.TestCase):
-    def test_check_file(self) -> None:
-        status, out, err = run_main(["check", os.path.join(HERE, "example_args.json")])
-        self.assertEqual((status, err), (0, ""))
-        data = json.loads(out)
-        self.assertEqual(data, askq.ask(askq.tool_description()["exampleArgs"]).to_dict())
-
-    def test_check_stdin(self) -> None:
-        status, out, _ = run_main(["check", "-"], stdin='{"questions": ["Name?"]}')
-        self.assertEqual(status, 0)
-        self.assertEqual(json.loads(out)["questions"][0]["id"], "q0")
-
-    def test_check_refusal_is_one_line_on_stderr(self) -> None:
-        status, out, err = run_main(["check", "-"], stdin='{"questions": [{"question": "x", "type": "choice"}]}')
-        self.assertEqual((status, out), (2, ""))
-        self.assertEqual(err.count("\n"), 1)
-        self.assertIn("is a choice question but has no 'options'", err)
-
-    def test_check_missing_file(self) -> None:
-        status, out, err = run_main(["check", os.path.join(HERE, "no-such-file.json")])
-        self.assertEqual((status, out), (2, ""))
-        self.assertIn("no-such-file.json", err)
-
-    def test_schema(self) -> None:
-        status, out, _ = run_main(["schema"])
-        self.assertEqual((status, json.loads(out)), (0, askq.tool_description()))
-
-    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
-    def test_real_process(self) -> None:
-        result = subprocess.run(
-            [sys.executable, os.path.join(HERE, "askq.py"), "check", os.path.join(HERE, "example_args.json")],
-            capture_output=True, check=False,
+    def test_duplicate_id_refused(self) -> None:
+        error = self.assertRefused(
+            {"questions": [{"question": "a?", "id": "x"}, "b?", {"question": "c?", "id": " x"}]},
+            'questions[0] ("a?")', 'questions[2] ("c?")', '"x"',
         )
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(len(json.loads(result.stdout)["questions"]), 3)
+        self.assertEqual(error.index, 2)
+
+    def test_option_cleaning(self) -> None:
+        item = one(question(options=[" A ", "", "  ", "A", "B(recommended)", "C  (RECOMMENDED)", "(Recommended)"]))
+        self.assertEqual(labels(item), ["B", "A", "C", "(Recommended)"])
+        self.assertEqual(item.recommended, "B")
+
+    def test_suffix_stripped_once(self) -> None:
+        item = one(question(options=["A (Recommended) (Recommended)", "B"]))
+        self.assertEqual(labels(item), ["A (Recommended)", "B"])
+
+    def test_duplicate_passes_recommendation_to_kept(self) -> None:
+        item = one(question(options=["B", "A", "A (Recommended)"]))
+        self.assertEqual((labels(item), item.recommended), (["A", "B"], "A"))
+        item = one(question(options=["B", "A", {"label": "A", "recommended": True}]))
+        self.assertEqual((labels(item), item.recommended), (["A", "B"], "A"))
+
+    def test_first_suffix_wins(self) -> None:
+        item = one(question(options=["A", "B (Recommended)", "C (Recommended)"]))
+        self.assertEqual((labels(item), item.recommended), (["B", "A", "C"], "B"))
+
+    def test_multi_choice_gets_clean_labels_and_no_badge(self) -> None:
+        item = one(question(options=["A", "B (Recommended)"], multiSelect=True))
+        self.assertEqual((labels(item), item.recommended), (["A", "B"], None))
+
+    def test_kind_is_derived(self) -> None:
+        self.assertEqual(one(question()).question_type, QuestionType.TEXT)
+        self.assertEqual(one(question(options=["A"])).question_type, QuestionType.SINGLE_CHOICE)
+        item = one(question(options=["A"], multiSelect=True))
+        self.assertEqual((item.question_type, item.multi_select), (QuestionType.MULTI_CHOICE, True))
+
+    def test_code_built_items(self) -> None:
+        items = askq.validate_and_normalize(QuestionInput([
+            QuestionItem("a?", options=[QuestionOption("X")]),
+            QuestionItem("b?", question_type=QuestionType.MULTI_CHOICE, options=[QuestionOption("X")]),
+            QuestionItem("c?", multi_select=True, options=[QuestionOption("X")]),
+            QuestionItem("d?", options=[]),
+        ]))
+        self.assertEqual([(i.question_type, i.multi_select) for i in items], [
+            (QuestionType.SINGLE_CHOICE, False), (QuestionType.MULTI_CHOICE, True),
+            (QuestionType.MULTI_CHOICE, True), (QuestionType.TEXT, False)])
+        self.assertIsNone(items[3].options)
+
+    def test_code_built_items_are_coerced_like_decoded_ones(self) -> None:
+        loose: Any = QuestionItem(
+            " a? ", header=" H ", purpose="  ", required="no", id=7, recommended=" B (Recommended) ",
+            options=(" A ", QuestionOption(" B ", " b "), QuestionOption(3, 4), QuestionOption("", "dropped")),
+        )
+        item = askq.validate_and_normalize(QuestionInput([loose]))[0]
+        self.assertEqual(
+            (item.question, item.header, item.purpose, item.required, item.id, item.recommended),
+            ("a?", "H", None, False, "7", "B"),
+        )
+        self.assertEqual([option.to_dict() for option in item.options or ()],
+                         [{"label": "B", "description": "b"}, {"label": "A"}])
+        self.assertEqual(loose.options[1].label, " B ")  # the caller's option is untouched
+        # A truthy 'options' that is not a list still makes a choice question, with no usable option.
+        for odd in ("A, B", {"A": "a"}):
+            with self.subTest(options=odd), self.assertRaises(QuestionError) as caught:
+                askq.validate_and_normalize(QuestionInput([QuestionItem("q?", options=odd)]))  # type: ignore[arg-type]
+            self.assertIn('questions[0] ("q?") has zero options', str(caught.exception))
+        blank: Any = QuestionItem("fine?"), QuestionItem("   ")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput(list(blank)))
+        self.assertEqual(caught.exception.index, 1)
+        self.assertIn("questions[1] needs a non-empty 'question'", str(caught.exception))
+        # A question that is not text is still named when its id is taken twice.
+        twins: Any = [QuestionItem(5, id="a"), QuestionItem(" b? ", id=" a ")]  # type: ignore[arg-type]
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput(twins))
+        self.assertIn('questions[0] ("") and questions[1] ("b?") both have the id "a"', str(caught.exception))
+
+    def test_choice_without_options_refused(self) -> None:
+        error = self.assertRefused(question(multiSelect=True), 'questions[0] ("Which one?") is a choice question but has no \'options\'')
+        self.assertEqual(error.index, 0)
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem("a?", question_type=QuestionType.SINGLE_CHOICE)]))
+        self.assertIn("is a choice question but has no 'options'", str(caught.exception))
+
+    def test_zero_options_refused(self) -> None:
+        self.assertRefused(question(options=["", "  "], multiSelect=True), 'questions[0] ("Which one?") has zero options')
+        self.assertRefused(question(options=["", "  "], type="choice"), "has zero options")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem.single_choice("a?", [])]))
+        self.assertIn("has zero options", str(caught.exception))
+
+    def test_custom_label_collision(self) -> None:
+        for label in ("Personalize your response", "personalize YOUR response", "Personalize your response (Recommended)"):
+            with self.subTest(label=label):
+                self.assertRefused(question(options=["A", label]), "collides with the reserved custom-answer label")
+        # Multi-choice UIs draw no custom row beside the options.
+        self.assertEqual(labels(one(question(options=["A", "Personalize your response"], multiSelect=True)))[1],
+                         "Personalize your response")
+
+    def test_text_question_has_no_options_or_badge(self) -> None:
+        item = one(question(options=[], recommended="A"))
+        self.assertEqual((item.options, item.recommended), (None, None))
+
+    def test_input_is_not_changed(self) -> None:
+        items = [QuestionItem.single_choice("a?", [" B ", "A (Recommended)"])]
+        before = copy.deepcopy(items)
+        normalized = askq.validate_and_normalize(QuestionInput(items))
+        self.assertEqual(items, before)
+        self.assertIsNot(normalized[0], items[0])
+        self.assertEqual(labels(normalized[0]), ["A", "B"])
+        normalized[0].options[0].label = "changed"  # type: ignore[index]
+        self.assertEqual(items, before)
+
+    def test_ask_accepts_question_input(self) -> None:
+        output = askq.ask(QuestionInput([QuestionItem.text("a?")]))
+        self.assertEqual((output.questions[0].id, output.answers), ("q0", []))
+
+    def test_validate_refuses_other_types(self) -> None:
+        with self.assertRaises(QuestionError):
+            askq.validate_and_normalize({"questions": []})  # type: ignore[arg-type]
+
+    def test_normalized_output_is_stable(self) -> None:
+        first = askq.ask(askq.tool_description()["exampleArgs"])
+        again = askq.ask(first.to_dict())
+        self.assertEqual(again.to_dict(), first.to_dict())
 
 
+class NoMutationTests(unittest.TestCase):
+    def test_payload_objects_unchanged(self) -> None:
+        payload = {
+            "questions": [
+                {"question": " a? ", "options": [" B ", {"label": "A (Recommended)", "recommended": True}]},
+                {"question": "b?", "type": "yesno", "multiSelect": True},
+                {"question": "c?", "type": "text", "options": ["x"]},
+                json.dumps({"question": "d?"}),
+            ],
+            "metadata": {"k": [1, 2]},
+        }
+        before = copy.deepcopy(payload)
+        askq.ask(payload)
+        askq.decode(payload)
+        self.assertEqual(payload, before)
 
-EXAMPLE = os.path.join(HERE, "example_args.json")
 
-
-def example_output() -> QuestionOutput:
-    return askq.ask(askq.tool_description()["exampleArgs"])
-
-
-def mixed() -> QuestionOutput:
-    """A text, a single-choice and a multi-choice question, and an optional one."""
-    return askq.ask({"questions": [
-        {"question": "Name?", "id": "name"},
-        {"question": "Database?", "id": "db", "options": ["SQLite", "Postgres (Recommended)"]},
-        {"question": "Checks?", "id": "checks", "options": ["Tests", "Lint", "Types"], "multiSelect": True},
-        {"question": "Notes?", "id": "notes", "required": False},
-    ]})
+# ===========================================================================
+# Answers
 
 
 class CollectAnswersTests(unittest.TestCase):
@@ -1296,6 +1791,45 @@ class CollectAnswersTests(unittest.TestCase):
     def test_multi_choice_optional_typed(self) -> None:
         answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "only docs"})
         self.assertEqual(answers[2], AnswerItem("checks", "only docs", None))
+
+
+class AnswerErrorReasonTests(unittest.TestCase):
+    """Every refusal says why in one word and names its question, so a UI can word it for the person."""
+
+    def test_each_reason(self) -> None:
+        output = example_output()
+        twin = askq.ask({"questions": ["Same?", "Same?"]})
+        closed = askq.ask({"questions": [{"question": "Go?", "options": ["A", "B"]}]})
+        closed.questions[0].allow_custom = False
+        cases = [
+            (output, {"q0": "SQLite"}, "required", "q1"),
+            (output, [{"id": "q0", "selected": ["Oracle"]}], "unknown_option", "q0"),
+            (output, {"nope": "x"}, "unknown_question", None),
+            (twin, {"Same?": "x"}, "ambiguous_question", None),
+            (output, [{"id": "q0", "answer": "a"}, {"id": "q0", "answer": "b"}], "two_answers", "q0"),
+            (output, {"q0": ["SQLite", "typed too"], "q1": "Lint"}, "two_answers", "q0"),
+            (output, [{"id": "q0", "selected": [askq.CUSTOM_RESPONSE_LABEL]}], "custom_without_text", "q0"),
+            (closed, {"q0": "something else"}, "custom_not_allowed", "q0"),
+            (output, 42, "malformed", None),
+            (output, [{"id": "q0", "answer": 5}], "malformed", "q0"),
+        ]
+        self.assertEqual({reason for *_, reason, _ in cases}, set(askq.ANSWER_ERROR_REASONS))
+        for questions, raw, reason, question_id in cases:
+            with self.subTest(raw=raw):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(questions, raw)
+                self.assertEqual((caught.exception.reason, caught.exception.question_id), (reason, question_id))
+                if question_id is not None:
+                    self.assertIn("questions[", str(caught.exception))
+
+    def test_a_closed_question_says_which_options_there_are(self) -> None:
+        closed = askq.ask({"questions": [{"question": "Go?", "options": ["A", "B"]}]})
+        closed.questions[0].allow_custom = False
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(closed, {"q0": "C"})
+        self.assertEqual(str(caught.exception),
+                         'questions[0] ("Go?") takes only its options ("A", "B"), not typed text: pick one of them.')
+        self.assertEqual(askq.collect_answers(closed, {"q0": "b"}), [AnswerItem("q0", None, ["B"])])
 
 
 class ReportedAnswerProblemTests(unittest.TestCase):
@@ -1431,6 +1965,10 @@ class AnswerFormTests(unittest.TestCase):
         self.assertEqual(answers[0].to_dict(), {"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True})
 
 
+# ===========================================================================
+# Results
+
+
 class OutcomeTests(unittest.TestCase):
     """The result text of each outcome: its first line, and no claim of an answer that was not given."""
 
@@ -1448,30 +1986,43 @@ class OutcomeTests(unittest.TestCase):
             self.assertNotIn("user answered", text.lower())
 
     def test_every_outcome(self) -> None:
+        q0, q1, q2 = ('1. "Which database should the new service use?"', '2. "Which checks should run before every commit?"',
+                      '3. "What should the service be called?"')
+        dismissed = "   unanswered: the user dismissed the questions before answering this one"
+        late = "   unanswered: time ran out with no answer to this one"
+        skipped = "   skipped: the question was optional and the user gave no answer"
         partial = [AnswerItem("q0", None, ["SQLite"])]
         cases = [
             ("answered", [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs"), AnswerItem("q2")],
-             "The user answered your questions."),
-            ("answered", [AnswerItem("q0", "x")], "The user answered your questions."),
-            ("declined", partial, "The user answered some of your questions and dismissed the rest."),
-            ("declined", [AnswerItem("q2")], "The user saw your questions and dismissed them without answering."),
-            ("timed_out", partial, "The user answered some of your questions, then did not respond in time."),
-            ("timed_out", [AnswerItem("q2")], "The user did not respond in time and answered none of your questions."),
+             "The user answered your questions.",
+             [q0, '   picked: "SQLite"', q1, '   typed: "docs"', q2, skipped]),
+            ("declined", partial, "The user answered some of your questions and dismissed the rest.",
+             [q0, '   picked: "SQLite"', q1, dismissed, q2, dismissed]),
+            ("declined", [AnswerItem("q2")], "The user saw your questions and dismissed them without answering.",
+             [q0, dismissed, q1, dismissed, q2, skipped]),
+            ("timed_out", partial, "The user answered some of your questions, then did not respond in time.",
+             [q0, '   picked: "SQLite"', q1, late, q2, late]),
+            ("timed_out", [AnswerItem("q2")], "The user did not respond in time and answered none of your questions.",
+             [q0, late, q1, late, q2, skipped]),
             ("unavailable", [AnswerItem("q0", None, ["PostgreSQL"], True)],
-             "Nobody was asked: no interactive user is available in this run."),
+             "Nobody was asked: no interactive user is available in this run.",
+             [q0, '   assumed: "PostgreSQL" (your recommendation; the user did not choose it)', q1,
+              "   unanswered: nobody was asked", q2, "   unanswered: nobody was asked"]),
         ]
-        for status, answers, first in cases:
+        for status, answers, first, rows in cases:
             with self.subTest(status=status, answers=answers):
                 output = self.output(status, answers)
-                if status == "answered" and len(answers) == 1:
-                    with self.assertRaises(askq.AnswerError):  # answered means every required one answered
-                        askq.result_text(output)
-                    continue
                 text = askq.result_text(output)
-                self.assertTrue(text.splitlines()[0].startswith(first), text)
+                lines = text.splitlines()
+                self.assertTrue(lines[0].startswith(first), text)
+                self.assertEqual(lines[1:-1], rows)
                 self.assert_no_false_claim(text, answers)
-                self.assertEqual(text.count("\n1. "), 1)
                 self.assertEqual(output.to_dict()["status"], status)
+
+    def test_answered_means_every_required_question_answered(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.result_text(self.output("answered", [AnswerItem("q0", "x")]))
+        self.assertEqual((caught.exception.reason, caught.exception.question_id), ("required", "q1"))
 
     def test_no_answers_at_all(self) -> None:
         self.assertEqual(askq.result_text(self.output("declined", [])), askq.declined_text())
@@ -1532,32 +2083,6 @@ class OutcomeTests(unittest.TestCase):
             bad.to_dict()
 
 
-class AssumeCommandTests(unittest.TestCase):
-    def test_assume_recommended_when_nobody_answers(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE, "--assume", "recommended"])
-        data = json.loads(out)
-        self.assertEqual((status, data["status"]), (1, "unavailable"))
-        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True}])
-        self.assertIn("assumed: \"PostgreSQL\"", data["result"])
-
-    def test_without_assume_nothing_is_assumed(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE])
-        self.assertEqual((status, json.loads(out)["answers"]), (1, []))
-
-    def test_answers_given_win_over_assumed_ones(self) -> None:
-        output = example_output()
-        output.status = "timed_out"
-        output.answers = [AnswerItem("q0", None, ["SQLite"])]
-        merged = askq._with_assumed(output)
-        self.assertEqual(merged, [AnswerItem("q0", None, ["SQLite"])])
-
-    def test_assume_is_not_used_on_a_declined_outcome(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE, "--plain", "--assume", "recommended"], stdin="2\n")
-        data = json.loads(out)
-        self.assertEqual(status, 1)
-        self.assertEqual((data["status"], data["answers"]), ("declined", [{"id": "q0", "answer": None, "selected": ["SQLite"]}]))
-
-
 class ResultTextTests(unittest.TestCase):
     def test_answered(self) -> None:
         output = mixed()
@@ -1611,11 +2136,247 @@ class ResultTextTests(unittest.TestCase):
             self.assertNotIn("user answered", text.lower())
 
 
-def drive(questions: Any, typed: str, **options: Any) -> Any:
-    """Run the line prompt on typed lines; return (output, screen)."""
-    screen = io.StringIO()
-    output = askq.prompt(questions, stdin=io.StringIO(typed), stdout=screen, **options)
-    return output, screen.getvalue()
+class ErrorTests(unittest.TestCase):
+    def test_question_error_is_value_error(self) -> None:
+        self.assertTrue(issubclass(QuestionError, ValueError))
+        error = QuestionError("msg", 3)
+        self.assertEqual((str(error), error.message, error.index), ("msg", "msg", 3))
+        self.assertIsNone(QuestionError("msg").index)
+
+    def test_error_text(self) -> None:
+        text = askq.error_text(QuestionError("Something is wrong."))
+        self.assertTrue(text.startswith("Something is wrong.\n"))
+        example = text[text.index("{"):]
+        self.assertEqual(json.loads(example), askq.tool_description()["exampleArgs"])
+        self.assertIn("not asked", text)
+
+    def test_questions_named_with_quotes_escaped(self) -> None:
+        with self.assertRaises(QuestionError) as caught:
+            askq.ask(question(question='Say "hi"\nnow?', type="choice"))
+        self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+
+
+# ===========================================================================
+# MCP elicitation
+
+
+class ElicitationTests(unittest.TestCase):
+    def test_form_shape(self) -> None:
+        form = askq.to_elicitation(elicitation_questions())
+        self.assertEqual(list(form), ["mode", "message", "requestedSchema"])
+        self.assertEqual(form["mode"], "form")
+        self.assertIn("5 questions", form["message"])
+        schema = form["requestedSchema"]
+        self.assertEqual(schema["type"], "object")
+        self.assertEqual(schema["required"], ["name", "db", "checks"])
+        self.assertEqual(list(schema["properties"]), [
+            "name", "db", "db_other", "checks", "checks_other", "notes", "name.other", "name_other_other"])
+
+    def test_free_text_property(self) -> None:
+        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["name"]
+        self.assertEqual(prop, {"type": "string", "title": "Name?", "description": "Name?\nFor the package"})
+
+    def test_single_choice_property(self) -> None:
+        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["db"]
+        self.assertEqual(prop["type"], "string")
+        self.assertEqual((prop["title"], prop["description"]), ("DB", "Database?"))
+        self.assertEqual(prop["default"], "Postgres")
+        self.assertEqual(prop["oneOf"], [
+            {"const": "Postgres", "title": "Postgres"},
+            {"const": "SQLite", "title": "SQLite - one file"},
+            {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
+        ])
+
+    def test_multi_choice_property(self) -> None:
+        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
+        self.assertEqual(prop["type"], "array")
+        self.assertEqual(prop["minItems"], 1)
+        self.assertNotIn("default", prop)
+        self.assertEqual([c["const"] for c in prop["items"]["anyOf"]], ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL])
+
+    def test_companion_key_avoids_question_ids(self) -> None:
+        props = askq.to_elicitation(askq.ask({"questions": [
+            {"question": "A?", "id": "a", "options": ["x"]}, {"question": "B?", "id": "a_other"},
+            {"question": "C?", "id": "a_other_"}]}))["requestedSchema"]["properties"]
+        self.assertIn("a_other__", props)
+        self.assertEqual(props["a_other__"]["type"], "string")
+        self.assertEqual(props["a_other__"]["default"], "")
+
+    def test_custom_message(self) -> None:
+        self.assertEqual(askq.to_elicitation(elicitation_questions(), "Hi")["message"], "Hi")
+        one_question = askq.to_elicitation(askq.ask({"questions": ["Why?"]}))
+        self.assertEqual(one_question["message"], "Please answer this question: Why?")
+
+    def test_valid_against_the_mcp_schemas(self) -> None:
+        defs_list = mcp_definitions()
+        if not defs_list:
+            self.skipTest("the MCP reference schemas are not beside the checkout")
+        form = askq.to_elicitation(elicitation_questions())
+        intended = {"name": "StringSchema", "db": "TitledSingleSelectEnumSchema",
+                    "checks": "TitledMultiSelectEnumSchema", "db_other": "StringSchema"}
+        for defs in defs_list:
+            self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
+            for key, prop in form["requestedSchema"]["properties"].items():
+                self.assertEqual(schema_errors(prop, {"$ref": "#/$defs/PrimitiveSchemaDefinition"}, defs), [], key)
+            for key, name in intended.items():
+                prop = form["requestedSchema"]["properties"][key]
+                self.assertEqual(schema_errors(prop, {"$ref": f"#/$defs/{name}"}, defs), [], key)
+        defs = defs_list[-1]
+        if "InputRequests" in defs:
+            request = askq.input_request(elicitation_questions())
+            self.assertEqual(schema_errors(request, {"$ref": "#/$defs/InputRequests"}, defs), [])
+
+    def test_the_2025_06_18_vocabulary(self) -> None:
+        output = elicitation_questions()
+        form = askq.to_elicitation(output, protocol_version="2025-06-18")
+        props = form["requestedSchema"]["properties"]
+        self.assertEqual(list(props), ["name", "db", "db_other", "checks_1", "checks_2", "checks_other", "notes",
+                                       "name.other", "name_other_other"])
+        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["enumNames"], ["Postgres", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
+        self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
+        self.assertNotIn("checks", form["requestedSchema"]["required"])  # booleans cannot say "at least one"
+        for defs in mcp_definitions():
+            self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
+            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
+            self.assertEqual(schema_errors(props["checks_1"], {"$ref": "#/$defs/BooleanSchema"}, defs), [])
+        action, answers = askq.from_elicitation(output, {"action": "accept", "content": {
+            "name": "n", "db": "SQLite", "checks_1": True, "checks_2": False, "checks_other": "docs", "notes": ""}})
+        self.assertEqual(action, "accept")
+        self.assertEqual(answers, [AnswerItem("name", "n"), AnswerItem("db", None, ["SQLite"]),
+                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes"), AnswerItem("name.other")])
+
+    def test_keys_as_typed_clients_send_them(self) -> None:
+        output = askq.ask({"questions": [{"question": "DB?", "id": "db-choice", "options": ["A", "B"]},
+                                         {"question": "Why?", "id": "why.now", "required": False}]})
+        props = askq.to_elicitation(output)["requestedSchema"]["properties"]
+        self.assertEqual(list(props), ["db-choice", "db_choice_other", "why.now"])
+        for content, expected in (
+            ({"db_choice": "A", "db_choice_other": None, "why_now": None},
+             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now")]),
+            ({"db-choice": askq.CUSTOM_RESPONSE_LABEL, "db_choice_other": "C", "why_now": "because"},
+             [AnswerItem("db-choice", "C"), AnswerItem("why.now", "because")]),
+            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now")]),
+        ):
+            with self.subTest(content=content):
+                self.assertEqual(askq.from_elicitation(output, {"action": "accept", "content": content})[1], expected)
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.from_elicitation(output, {"action": "accept", "content": {"db_choice": "A", "stray": "text"}})
+        self.assertIn('names "stray", which is no question id', str(caught.exception))
+
+    def test_input_request(self) -> None:
+        output = elicitation_questions()
+        request = askq.input_request(output, key="ask-1", message="m")
+        self.assertEqual(request, {"ask-1": {"method": "elicitation/create", "params": askq.to_elicitation(output, "m")}})
+        self.assertEqual(list(askq.input_request(output)), ["ask_questions"])
+
+    def accept(self, content: Dict[str, Any]) -> Any:
+        result = {"action": "accept", "content": content}
+        for defs in mcp_definitions():
+            self.assertEqual(schema_errors(result, {"$ref": "#/$defs/ElicitResult"}, defs), [])
+        return askq.from_elicitation(elicitation_questions(), result)
+
+    def test_round_trip_every_kind(self) -> None:
+        action, answers = self.accept({"name": " askq ", "db": "SQLite", "checks": ["Lint", "Tests"], "name.other": "Red"})
+        self.assertEqual(action, "accept")
+        self.assertEqual(answers, [
+            AnswerItem("name", "askq"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes"), AnswerItem("name.other", None, ["Red"]),
+        ])
+
+    def test_round_trip_typed_text(self) -> None:
+        custom = askq.CUSTOM_RESPONSE_LABEL
+        _, answers = self.accept({"name": "n", "db": custom, "db_other": "MySQL",
+                                  "checks": ["Lint", custom], "checks_other": "docs", "notes": "fine"})
+        self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
+        self.assertEqual(answers[2], AnswerItem("checks", "docs", ["Lint"]))
+        self.assertEqual(answers[3], AnswerItem("notes", "fine"))
+        # A companion text with no pick is typed text too.
+        _, answers = self.accept({"name": "n", "db_other": "MySQL", "checks": ["Tests"]})
+        self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
+
+    def test_round_trip_through_the_form(self) -> None:
+        output = elicitation_questions()
+        form = askq.to_elicitation(output)
+        # A client answers with the first choice of each choice field.
+        content = {}
+        for key, prop in form["requestedSchema"]["properties"].items():
+            if "oneOf" in prop:
+                content[key] = prop["oneOf"][0]["const"]
+            elif "items" in prop:
+                content[key] = [prop["items"]["anyOf"][0]["const"]]
+            elif key in form["requestedSchema"]["required"]:
+                content[key] = "text"
+        action, answers = askq.from_elicitation(output, {"action": "accept", "content": content})
+        self.assertEqual(action, "accept")
+        output.answers = answers or []
+        self.assertIn('picked: "Postgres"', askq.result_text(output))
+
+    def test_decline_and_cancel(self) -> None:
+        for action in ("decline", "cancel"):
+            with self.subTest(action=action):
+                self.assertEqual(askq.from_elicitation(elicitation_questions(), {"action": action}), (action, None))
+
+    def test_refusals(self) -> None:
+        custom = askq.CUSTOM_RESPONSE_LABEL
+        base = {"name": "n", "db": "SQLite", "checks": ["Lint"]}
+        cases = [
+            ({**base, "extra": "x"}, '"extra", which is no question id or companion field'),
+            ({**base, "db": "MySQL"}, '"MySQL" is not one of its options'),
+            ({**base, "checks": ["Lint", "Nope"]}, '"Nope" is not one of its options'),
+            ({**base, "db": custom}, "'Personalize your response' was picked, but no text was typed for it"),
+            ({**base, "checks": [custom], "checks_other": " "}, "was picked, but no text was typed"),
+            ({**base, "db": 3}, "its form value must be a string, not a number"),
+            ({**base, "checks": "Lint"}, "must be an array of strings"),
+            ({**base, "name": True}, "not a boolean"),
+            ({**base, "db_other": 5}, "companion text must be a string"),
+            ({"db": "SQLite", "checks": ["Lint"]}, "is required but has no answer"),
+        ]
+        for content, fragment in cases:
+            with self.subTest(fragment=fragment), self.assertRaises(askq.AnswerError) as caught:
+                askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": content})
+            self.assertIn(fragment, str(caught.exception))
+        for result, fragment in (({"action": "ok"}, 'this one (an object with the keys "action") has "ok"'),
+                                 ({}, "this one (an object with the keys none) has none"),
+                                 ("accept", "this one (a Python str) has none"),
+                                 ({"action": "accept", "content": []}, "'content' must be an object, not an array")):
+            with self.subTest(result=result), self.assertRaises(askq.AnswerError) as caught:
+                askq.from_elicitation(elicitation_questions(), result)
+            self.assertIn(fragment, str(caught.exception))
+
+    def test_companion_text_counts_only_with_the_custom_row_or_alone(self) -> None:
+        base = {"name": "n", "checks": ["Lint"]}
+        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
+            **base, "db": "SQLite", "db_other": "typed, then picked an option"}})
+        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
+        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
+            **base, "db_other": "MariaDB"}})
+        self.assertEqual((answers or [])[1], AnswerItem("db", "MariaDB"))
+
+    def test_result_objects_of_an_sdk(self) -> None:
+        class ElicitResult:  # what the mcp SDK's session.elicit_form() returns, in shape
+            def __init__(self, action: str, content: Any = None) -> None:
+                self.action, self.content = action, content
+
+        class Dumped:
+            def model_dump(self) -> Dict[str, Any]:
+                return {"action": "accept", "content": {"name": "n", "db": "sqlite", "checks": ["Lint"]}}
+
+        content = {"name": "n", "db": "SQLite", "checks": ["Lint", "Tests"]}
+        action, answers = askq.from_elicitation(elicitation_questions(), ElicitResult("accept", content))
+        self.assertEqual((action, (answers or [])[2]), ("accept", AnswerItem("checks", None, ["Tests", "Lint"])))
+        self.assertEqual(askq.from_elicitation(elicitation_questions(), ElicitResult("decline")), ("decline", None))
+        self.assertEqual(askq.from_elicitation(elicitation_questions(), ElicitResult("cancel", None)), ("cancel", None))
+        action, answers = askq.from_elicitation(elicitation_questions(), Dumped())
+        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.from_elicitation(elicitation_questions(), object())
+        self.assertIn("this one (a Python object) has none", str(caught.exception))
+
+
+# ===========================================================================
+# Prompts: the line prompt
 
 
 class PromptTests(unittest.TestCase):
@@ -1757,541 +2518,8 @@ class PromptTests(unittest.TestCase):
         self.assertEqual((output.status, output.answers), ("unavailable", []))
 
 
-def write_temp(test: unittest.TestCase, text: str, suffix: str = ".json") -> str:
-    handle, path = tempfile.mkstemp(suffix=suffix)
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    test.addCleanup(os.remove, path)
-    return path
-
-
-def write_temp_bytes(test: unittest.TestCase, data: bytes) -> str:
-    handle, path = tempfile.mkstemp(suffix=".json")
-    with os.fdopen(handle, "wb") as stream:
-        stream.write(data)
-    test.addCleanup(os.remove, path)
-    return path
-
-
-class AskCommandTests(unittest.TestCase):
-    def test_answered(self) -> None:
-        status, out, err = run_main(["ask", EXAMPLE], stdin="2\n1,2\nbilling\n")
-        self.assertEqual(status, 0)
-        data = json.loads(out)
-        self.assertEqual(list(data), ["questions", "answers", "status", "result"])
-        self.assertEqual(data["status"], "answered")
-        self.assertEqual(data["answers"][2], {"id": "q2", "answer": "billing", "selected": None})
-        self.assertIn('typed: "billing"', data["result"])
-        self.assertIn("Which database", err)  # the prompt goes to stderr
-
-    def test_text_only(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE, "--text"], stdin="2\n1\n\n")
-        self.assertEqual(status, 0)
-        self.assertTrue(out.startswith("The user answered your questions."))
-
-    def test_no_input_at_all_is_unavailable(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE])
-        data = json.loads(out)
-        self.assertEqual((status, data["status"], data["answers"]), (1, "unavailable", []))
-        self.assertEqual(data["result"], askq.unavailable_text())
-
-    def test_input_ending_midway_is_declined_and_keeps_the_answers(self) -> None:
-        status, out, _ = run_main(["ask", EXAMPLE, "--plain"], stdin="1\n1,3\n")
-        data = json.loads(out)
-        self.assertEqual((status, data["status"]), (1, "declined"))
-        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
-                                           {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]}])
-        lines = data["result"].splitlines()
-        self.assertTrue(lines[0].startswith("The user answered some of your questions and dismissed the rest."))
-        self.assertIn('   picked: "PostgreSQL"', lines)
-        self.assertIn("   unanswered: the user dismissed the questions before answering this one", lines)
-
-    def test_call_on_stdin_reads_the_terminal(self) -> None:
-        with mock.patch.object(askq, "_open_terminal", return_value=None):
-            status, out, _ = run_main(["ask", "-"], stdin='{"questions": ["Name?"]}')
-        self.assertEqual((status, json.loads(out)["status"]), (1, "unavailable"))
-        with mock.patch.object(askq, "_open_terminal", return_value=io.StringIO("me\n")):
-            status, out, _ = run_main(["ask", "-"], stdin='{"questions": ["Name?"]}')
-        self.assertEqual((status, json.loads(out)["answers"][0]["answer"]), (0, "me"))
-
-    def test_bad_call(self) -> None:
-        status, out, err = run_main(["ask", write_temp(self, '{"questions": []}')])
-        self.assertEqual((status, out), (2, ""))
-        self.assertEqual(err, "No questions provided. Ask at least one question.\n")
-
-    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
-    def test_real_process_fed_on_stdin(self) -> None:
-        result = subprocess.run(
-            [sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE],
-            input=b"1\n3 4\nand a changelog check\nacme\n", capture_output=True, check=False,
-        )
-        self.assertEqual(result.returncode, 0, result.stderr)
-        data = json.loads(result.stdout)
-        self.assertEqual(data["answers"][1], {"id": "q1", "answer": "and a changelog check", "selected": ["Lint"]})
-        self.assertIn(b"Personalize your response", result.stderr)
-
-
-class OutputEncodingTests(unittest.TestCase):
-    def narrow_stdout(self) -> Any:
-        raw = io.BytesIO()
-        return raw, io.TextIOWrapper(raw, encoding="ascii", errors="strict")
-
-    def test_json_falls_back_to_ascii_escapes(self) -> None:
-        raw, narrow = self.narrow_stdout()
-        answers = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "café 😀"})
-        with mock.patch.object(sys, "stdout", narrow):
-            status = askq.main(["answer", EXAMPLE, "--answers", answers])
-        narrow.flush()
-        self.assertEqual(status, 0)
-        data = json.loads(raw.getvalue().decode("ascii"))
-        self.assertEqual(data["answers"][2]["answer"], "café 😀")
-
-    def test_text_falls_back_to_backslash_escapes(self) -> None:
-        raw, narrow = self.narrow_stdout()
-        answers = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "café"})
-        with mock.patch.object(sys, "stdout", narrow):
-            status = askq.main(["answer", EXAMPLE, "--answers", answers, "--text"])
-        narrow.flush()
-        self.assertEqual(status, 0)
-        self.assertIn('typed: "caf\\xe9"', raw.getvalue().decode("ascii"))
-
-    def test_no_stdin_at_all_is_unavailable(self) -> None:
-        out = io.StringIO()
-        with mock.patch.object(sys, "stdin", None), redirect_stdout(out), redirect_stderr(io.StringIO()):
-            status = askq.main(["ask", EXAMPLE])
-        self.assertEqual((status, json.loads(out.getvalue())["status"]), (1, "unavailable"))
-
-
-class AnswerCommandTests(unittest.TestCase):
-    def test_inline_file_and_stdin(self) -> None:
-        answers = '{"q0": "SQLite", "q1": ["Lint"], "q2": null}'
-        for args, stdin in (([answers], ""), ([write_temp(self, answers)], ""), (["-"], answers)):
-            with self.subTest(args=args):
-                status, out, _ = run_main(["answer", EXAMPLE, "--answers", *args], stdin=stdin)
-                data = json.loads(out)
-                self.assertEqual((status, data["status"]), (0, "answered"))
-                self.assertEqual(data["answers"][0]["selected"], ["SQLite"])
-
-    def test_text_only(self) -> None:
-        status, out, _ = run_main(["answer", EXAMPLE, "--answers", '{"q0": "x", "q1": "Lint"}', "--text"])
-        self.assertEqual(status, 0)
-        self.assertIn('typed: "x"', out)
-
-    def test_answers_that_do_not_pass(self) -> None:
-        for answers, fragment in (('{"q0": "x"}', "is required but has no answer"),
-                                  ('{"zz": "x"}', "no question's id, text or position"),
-                                  ('{"q0": ', "--answers is not valid JSON"),
-                                  ('[{"id": "q0", "selected": ["MySQL"]}]', "is not one of its options")):
-            with self.subTest(answers=answers):
-                status, out, err = run_main(["answer", EXAMPLE, "--answers", answers])
-                self.assertEqual((status, out), (2, ""))
-                self.assertIn(fragment, err)
-                self.assertEqual(err.count("\n"), 1)
-
-
-class CommandLineErrorTests(unittest.TestCase):
-    def test_every_bad_input_is_one_line_and_exit_2(self) -> None:
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        cases = {
-            "missing file": ["check", os.path.join(folder, "missing.json")],
-            "directory": ["ask", folder],
-            "invalid JSON": ["check", write_temp(self, '{"questions": [')],
-            "empty file": ["ask", write_temp(self, "")],
-            "binary file": ["check", write_temp_bytes(self, b"\x00\x01\xfe\xff\x80")],
-            "binary file on ask": ["ask", write_temp_bytes(self, bytes(range(256)))],
-            "payload over the size bound": ["check", write_temp(self, "[" + " " * askq.MAX_PAYLOAD_BYTES + "]")],
-            "over the bounds": ["check", write_temp(self, json.dumps({"questions": ["q?"] * (askq.MAX_QUESTIONS + 1)}))],
-            "unknown subcommand": ["frobnicate"],
-            "missing --answers": ["answer", EXAMPLE],
-            "unknown option": ["check", EXAMPLE, "--nope"],
-        }
-        for name, argv in cases.items():
-            with self.subTest(name):
-                status, out, err = run_main(argv)
-                self.assertEqual((status, out), (2, ""))
-                self.assertEqual(err.count("\n"), 1, err)
-                self.assertNotIn("Traceback", err)
-
-    def test_help(self) -> None:
-        status, out, _ = run_main(["--help"])
-        self.assertEqual(status, 0)
-        self.assertIn("answer", out)
-        for command in ("check", "schema", "ask", "answer"):
-            with self.subTest(command=command):
-                status, out, _ = run_main([command, "--help"])
-                self.assertEqual(status, 0)
-                self.assertIn("exit status:", out)
-                self.assertIn("1  declined, timed out or unavailable", out)
-        _, out, _ = run_main(["ask", "--help"])
-        for fragment in ("dialog keys:", "Up/Down", "Space", "Tab/Shift-Tab", "Esc, Ctrl-C", "--plain", "--timeout",
-                         "--assume", "standard input"):
-            self.assertIn(fragment, out)
-
-    def test_no_command_prints_the_help(self) -> None:
-        status, out, err = run_main([])
-        self.assertEqual((status, out), (2, ""))
-        self.assertIn("python askq.py ask example_args.json", err)
-        self.assertIn("exit status:", err)
-
-    def test_check_names_the_broken_file(self) -> None:
-        path = write_temp(self, '{"questions": [{"question": "Pick", "type": "choice"}]}')
-        status, out, err = run_main(["check", path])
-        self.assertEqual((status, out), (2, ""))
-        self.assertEqual(err, f"{path}: questions[0] (\"Pick\") is a choice question but has no 'options'."
-                              " Give it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.\n")
-        status, _, err = run_main(["check", "-"], stdin="[]")
-        self.assertEqual(err, "<stdin>: No questions provided. Ask at least one question.\n")
-
-
-
-# ---------------------------------------------------------------------------
-# Hostile input
-
-FUZZ_KEYS = sorted(set(
-    askq._QUESTION_KEYS + askq._HEADER_KEYS + askq._PURPOSE_KEYS + askq._OPTIONS_KEYS
-    + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._OPTION_LABEL_KEYS
-    + (askq._REQUIRED_KEY, askq._ID_KEY, askq._KIND_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
-    + (askq._PLACEHOLDER_KEY, askq._OPTION_PREVIEW_KEY)
-    + ("questions", "answers", "metadata", "", "Question", "opts")
-))
-FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
-FUZZ_CHARS = "aZ 9_-,.?\"\\/{}[]:\n\t\r\x00\x1b\x7f\x85\u200b\u202e\u2066\u05d0\u4e2d\U0001f600\ud800"
-
-
-class Fuzzer:
-    """A seeded source of JSON-like values and of mutated valid payloads."""
-
-    def __init__(self, seed: int) -> None:
-        import random
-
-        self.rng = random.Random(seed)
-
-    def text(self) -> str:
-        rng = self.rng
-        roll = rng.random()
-        if roll < 0.25:
-            return rng.choice(FUZZ_KEYS + FUZZ_WORDS)
-        if roll < 0.35:
-            return rng.choice(["A", "B", "Yes", "Personalize your response"]) + rng.choice(["", " (Recommended)", "(recommended)"])
-        if roll < 0.4:
-            return rng.choice(["", " ", "\n\t"])
-        if roll < 0.42:
-            return "x" * rng.choice([askq.MAX_TEXT, askq.MAX_TEXT + 1, 3 * askq.MAX_TEXT])
-        if roll < 0.5:
-            return json.dumps(self.value(2))
-        if roll < 0.56:  # options as plain text, and line breaks escaped twice
-            return rng.choice(["A, B", "- A\n* B\n1. C", "A | B; C", "one\\ntwo", "x\\ny\nz", "1.5 GB\n2) B"])
-        return "".join(rng.choice(FUZZ_CHARS) for _ in range(rng.randrange(12)))
-
-    def value(self, depth: int = 4) -> Any:
-        rng = self.rng
-        kinds = ["text", "int", "float", "bool", "null"] + (["list", "dict"] * 2 if depth > 0 else [])
-        kind = rng.choice(kinds)
-        if kind == "text":
-            return self.text()
-        if kind == "int":
-            return rng.choice([0, 1, -1, 2, 10 ** 20, rng.randrange(-99, 99)])
-        if kind == "float":
-            return rng.choice([0.5, -1.0, 1e308, float("inf"), float("nan")])
-        if kind == "bool":
-            return rng.random() < 0.5
-        if kind == "null":
-            return None
-        if kind == "list":
-            return [self.value(depth - 1) for _ in range(rng.randrange(6))]
-        return {self.key(): self.value(depth - 1) for _ in range(rng.randrange(6))}
-
-    def key(self) -> Any:
-        return self.rng.choice(FUZZ_KEYS) if self.rng.random() < 0.9 else self.rng.choice([1, None, 2.5])
-
-    def valid(self) -> Dict[str, Any]:
-        return copy.deepcopy(self.rng.choice(VALID_PAYLOADS))
-
-    def mutated(self) -> Any:
-        payload: Any = self.valid()
-        for _ in range(self.rng.randrange(1, 4)):
-            payload = self.mutate(payload)
-        return payload
-
-    def mutate(self, payload: Any) -> Any:
-        rng = self.rng
-        operation = rng.choice(["drop", "retype", "duplicate", "double", "truncate", "insert"])
-        if operation == "double":
-            return json.dumps(payload, allow_nan=True)
-        if operation == "truncate" and isinstance(payload, str):
-            return payload[: rng.randrange(len(payload) + 1)]
-        container, key = self.pick(payload)
-        if container is None:
-            return payload
-        if operation == "drop":
-            del container[key]
-        elif operation == "retype":
-            container[key] = self.value(2)
-        elif operation == "duplicate" and isinstance(container, list):
-            container.append(copy.deepcopy(container[key]))
-        elif operation == "truncate" and isinstance(container[key], str):
-            container[key] = container[key][: rng.randrange(len(container[key]) + 1)]
-        elif operation == "insert" and isinstance(container, dict):
-            container[rng.choice(FUZZ_KEYS)] = self.value(2)
-        else:
-            container[key] = json.dumps(container[key], allow_nan=True)
-        return payload
-
-    def pick(self, value: Any) -> Any:
-        """A random (container, key) inside value, or (None, None)."""
-        places = []
-        stack = [value]
-        while stack:
-            node = stack.pop()
-            keys = list(node) if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else []
-            for key in keys:
-                places.append((node, key))
-                stack.append(node[key])
-        return self.rng.choice(places) if places else (None, None)
-
-    def payload(self) -> Any:
-        roll = self.rng.random()
-        if roll < 0.55:
-            return self.mutated()
-        if roll < 0.7:
-            return {"questions": [self.value(3) for _ in range(self.rng.randrange(5))]}
-        if roll < 0.8:
-            return json.dumps(self.value(4), allow_nan=True)
-        return self.value(4)
-
-    def answers(self, output: QuestionOutput) -> Any:
-        """Answers in one of the forms collect_answers takes, plausible or not."""
-        rng = self.rng
-        roll = rng.random()
-        if roll < 0.1:  # one list per question (OpenCode)
-            return [self.some_answer(output) for _ in output.questions[: rng.randrange(len(output.questions) + 2)]]
-        if roll < 0.2:  # Codex, wrapped or bare
-            inner = {rng.choice([q.id for q in output.questions] + ["zz"]): {"answers": self.some_answer(output)}
-                     for _ in range(rng.randrange(4))}
-            return {"answers": inner} if rng.random() < 0.5 else inner
-        if roll < 0.3:  # positions, as ints or digits
-            return {rng.choice([i, str(i), i + 7]): self.some_answer(output)
-                    for i in range(len(output.questions)) if rng.random() < 0.8}
-        return self.classic_answers(output)
-
-    def answer_pool(self, output: QuestionOutput) -> List[str]:
-        labels = [o.label for q in output.questions for o in q.options or []]
-        joined = [", ".join(self.rng.sample(labels, min(2, len(labels))))] if labels else []
-        badged = [label + " (Recommended)" for label in labels[:1]] + [label.upper() for label in labels[-1:]]
-        return labels + joined + badged + ["", " ", "typed \"text\"\n", "\u202e", "y", "n",
-                                           askq.CUSTOM_RESPONSE_LABEL, "personalize your response"]
-
-    def some_answer(self, output: QuestionOutput) -> Any:
-        rng = self.rng
-        pool = self.answer_pool(output)
-        roll = rng.random()
-        if roll < 0.45:
-            return rng.choice(pool)
-        if roll < 0.9:
-            return [rng.choice(pool) for _ in range(rng.randrange(4))]
-        return self.value(1)
-
-    def classic_answers(self, output: QuestionOutput) -> Any:
-        rng = self.rng
-        if rng.random() < 0.4:  # plausible: each question answered by a pick or typed text
-            return {q.id: rng.choice(labels(q) + ["typed", " "]) if q.options else rng.choice(["t", ""])
-                    for q in output.questions if q.required or rng.random() < 0.5}
-        if rng.random() < 0.5:
-            keys = [q.id for q in output.questions] + [q.question for q in output.questions] + ["zz"]
-            return {rng.choice(keys): self.some_answer(output) for _ in range(rng.randrange(len(keys) + 1))}
-        return [
-            {"id": q.id, "answer": rng.choice([None, self.some_answer(output)]),
-             "selected": rng.choice([None, self.some_answer(output)]), "assumed": rng.random() < 0.1}
-            for q in output.questions if rng.random() < 0.9
-        ]
-
-
-VALID_PAYLOADS: List[Dict[str, Any]] = [
-    json.loads(askq._BUILTIN_EXAMPLE_ARGS),
-    {"questions": [{"id": "lang", "question": "Which language?", "type": "SingleChoice",
-                    "options": ["Rust", "Go"], "recommended": "Go"},
-                   {"id": "ok", "question": "Proceed?", "type": "YesNo", "required": False}]},
-    {"questions": [{"prompt": "Pick", "choices": {"A": "first", "B (Recommended)": None},
-                    "selectionMode": "multiple"}, "Free text?"]},
-    {"questions": json.dumps([{"question": "Q?", "options": json.dumps(["x", {"label": "y", "recommended": True}])}])},
-    {"questions": [{"question": "Pick one", "multiple": "false", "options": {"label": "First", "description": None}},
-                   {"text": "Where?", "follow_up": "North, South", "context": "Line 1\\nLine 2"},
-                   {"question": "Style?", "options": [{"option": "A", "preview": "# A\\n\\nbody"}, {"name": "B"}]},
-                   {"question": "Name?", "placeholder": "e.g. billing"}]},
-]
-
-
-def check_invariants(test: unittest.TestCase, output: QuestionOutput) -> None:
-    ids = [item.id for item in output.questions]
-    test.assertTrue(all(ids), ids)
-    test.assertEqual(len(set(ids)), len(ids))
-    for item in output.questions:
-        test.assertEqual(item.multi_select, item.question_type is QuestionType.MULTI_CHOICE)
-        if item.question_type.is_choice:
-            found = labels(item)
-            test.assertTrue(found)
-            test.assertTrue(all(label and label == label.strip() for label in found), found)
-            test.assertEqual(len(set(found)), len(found))
-        else:
-            test.assertIsNone(item.options)
-        if item.recommended is not None:
-            test.assertIs(item.question_type, QuestionType.SINGLE_CHOICE)
-            test.assertEqual(item.recommended, labels(item)[0])
-    data = output.to_dict()
-    test.assertEqual(json.loads(json.dumps(data)), data)
-
-
-def strings_in(value: Any) -> List[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, AnswerItem):
-        value = value.to_dict()
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in strings_in(item)]
-    if isinstance(value, (list, tuple)):
-        return [text for item in value for text in strings_in(item)]
-    return []
-
-
-def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List[AnswerItem],
-                  raw: Any = None, partial: bool = False) -> None:
-    ids = [a.id for a in answers]
-    if partial:
-        test.assertEqual(ids, [q.id for q in output.questions if q.id in ids])
-    else:
-        test.assertEqual(ids, [q.id for q in output.questions])
-    given = {text.strip() for text in strings_in(raw)}
-    by_id = {item.id: item for item in output.questions}
-    for answer in answers:
-        item = by_id[answer.id]
-        if answer.answer is not None and raw is not None:
-            test.assertIn(answer.answer, given)  # typed text is never changed, only trimmed
-        if answer.selected is not None:
-            options = labels(item)
-            test.assertTrue(answer.selected)
-            test.assertEqual(answer.selected, [label for label in options if label in answer.selected])
-            if item.question_type is QuestionType.SINGLE_CHOICE:
-                test.assertEqual(len(answer.selected), 1)
-                test.assertIsNone(answer.answer)
-        if answer.answer is not None:
-            test.assertEqual(answer.answer, answer.answer.strip())
-            test.assertTrue(answer.answer)
-        if item.required and not partial:
-            test.assertTrue(answer.selected or answer.answer)
-    output.answers = answers
-    output.status = "declined" if partial else None
-    askq.result_text(output)
-    output.to_dict()
-
-
-class FuzzTests(unittest.TestCase):
-    CASES = 4000
-
-    def run_seed(self, seed: int, cases: int) -> Dict[str, int]:
-        fuzzer = Fuzzer(seed)
-        counts = {"accepted": 0, "refused": 0, "answered": 0}
-        for case in range(cases):
-            payload = fuzzer.payload()
-            before = copy.deepcopy(payload)
-            context = f"seed {seed}, case {case}: {payload!r:.300}"
-            try:
-                output = askq.ask(payload)
-            except QuestionError:
-                counts["refused"] += 1
-                continue
-            except Exception as err:  # noqa: BLE001 - any other exception is the failure
-                self.fail(f"{context}: {type(err).__name__}: {err}")
-            finally:
-                # A NaN inside makes a payload unequal even to itself: compare text.
-                self.assertEqual(repr(payload), repr(before), context)
-            counts["accepted"] += 1
-            check_invariants(self, output)
-            raw = fuzzer.answers(output)
-            partial = fuzzer.rng.random() < 0.3
-            try:
-                answers = askq.collect_answers(output, raw, partial=partial)
-            except askq.AnswerError:
-                continue
-            except Exception as err:  # noqa: BLE001
-                self.fail(f"{context}: answers {raw!r:.300}: {type(err).__name__}: {err}")
-            counts["answered"] += 1
-            check_answers(self, output, answers, raw, partial)
-        return counts
-
-    def test_fuzz(self) -> None:
-        counts = self.run_seed(20261129, self.CASES)
-        # The generator must reach every outcome, or it tests nothing.
-        self.assertGreater(counts["accepted"], self.CASES // 5, counts)
-        self.assertGreater(counts["refused"], self.CASES // 10, counts)
-        self.assertGreater(counts["answered"], self.CASES // 20, counts)
-
-    @unittest.skipUnless(os.environ.get("ASKQ_FUZZ_SECONDS"), "set ASKQ_FUZZ_SECONDS for a soak run")
-    def test_soak(self) -> None:
-        import random
-        import time
-
-        deadline = time.monotonic() + float(os.environ["ASKQ_FUZZ_SECONDS"])
-        rounds = 0
-        while time.monotonic() < deadline:
-            seed = random.SystemRandom().randrange(2 ** 32)
-            try:
-                self.run_seed(seed, 500)
-            except AssertionError:
-                print(f"\nfuzz failure with seed {seed}", file=sys.stderr)
-                raise
-            rounds += 1
-        print(f"\nsoak: {rounds} rounds of 500 cases passed", file=sys.stderr)
-
-
-HOSTILE = "A\x1b[2J\x1b[31mred\rB\x07\x08\x7f\x9b1;1H\u202eevil\u202c\u2066x\u2069\ud800"
-
-
-class TerminalSafetyTests(unittest.TestCase):
-    def test_model_text_is_escaped(self) -> None:
-        output = askq.ask({"questions": [
-            {"question": "Q " + HOSTILE, "header": "H" + HOSTILE, "purpose": "P" + HOSTILE,
-             "options": [{"label": "L" + HOSTILE, "description": "D" + HOSTILE}, "Plain"]},
-            {"question": "Multi" + HOSTILE, "options": ["M" + HOSTILE, "N"], "multiSelect": True},
-            {"question": "Free" + HOSTILE},
-        ]})
-        _, screen = drive(output, "2\n2\nx\n")
-        for char in "\x1b\r\x07\x08\x7f\x9b\u202e\u202c\u2066\u2069\ud800":
-            self.assertNotIn(char, screen, repr(char))
-        for escape in ("\\x1b[2J", "\\x0d", "\\x07", "\\x7f", "\\x9b", "\\u202e", "\\u2066", "\\ud800"):
-            self.assertIn(escape, screen)
-        self.assertEqual(screen.count("\\x1b[2J"), 8)  # question, header, purpose, label, description x2, ...
-
-    def test_newlines_and_ordinary_text_stay(self) -> None:
-        self.assertEqual(askq._visible("line one\nline two é 中 😀 שלום"), "line one\nline two é 中 😀 שלום")
-        self.assertEqual(askq._visible("\t\x00\x1f\x80\x9f\u202a\u202d"), "\\x09\\x00\\x1f\\x80\\x9f\\u202a\\u202d")
-
-    def test_screen_is_writable_to_a_strict_stream(self) -> None:
-        raw = io.BytesIO()
-        strict = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
-        askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), stdin=io.StringIO("x\n"), stdout=strict)
-        strict.flush()
-        self.assertIn(b"Q\\ud800?", raw.getvalue())
-
-
-DOWN, UP, RIGHT, LEFT, HOME, END, DELETE = "\x1b[B", "\x1b[A", "\x1b[C", "\x1b[D", "\x1b[H", "\x1b[F", "\x1b[3~"
-SHIFT_TAB, ESC, ENTER, TAB = "\x1b[Z", "\x1b", "\r", "\t"
-
-
-def dialog(questions: Any, typed: str) -> Any:
-    """Drive the dialog's state with the bytes a terminal would send; return it."""
-    output = questions if isinstance(questions, QuestionOutput) else askq.ask(questions)
-    state = askq._Dialog(output.questions)
-    keys, rest = askq._parse_keys(typed, final=True)
-    assert rest == ""
-    state.feed(keys)
-    return state
-
-
-def outcome(state: Any) -> Any:
-    """The dialog's outcome, checked as prompt() checks it."""
-    status, answers = state.outcome()
-    return status, askq.collect_answers(state.items, answers, partial=status != "answered")
+# ===========================================================================
+# Prompts: the dialog
 
 
 class KeyParsingTests(unittest.TestCase):
@@ -2525,39 +2753,69 @@ class DialogDrawingTests(unittest.TestCase):
                                                        "  Checks: Unit tests", "  Name: (skipped)"])
 
 
-try:
-    import pty
-    import termios
-except ImportError:  # Windows, Pyodide
-    pty = termios = None  # type: ignore[assignment]
+SGR = re.compile("\x1b\\[[0-9;]*m")
+DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", ""), ("end", ""), ("tab", ""),
+               ("shift-tab", ""), ("enter", ""), ("backspace", ""), ("delete", ""), ("ctrl-u", ""), ("unknown", ""),
+               ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
+               ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
 
 
-def spawn_askq(test: unittest.TestCase, *args: str, **options: Any) -> Any:
-    """``python askq.py ARGS`` as a child process, killed and its pipes closed after the test."""
-    process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), *args], **options)
-
-    def clean_up() -> None:
-        process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
-
-    test.addCleanup(clean_up)
-    return process
+def dialog_payloads() -> List[QuestionOutput]:
+    """The example, a Yes/No question, and a payload that tries everything a model can send."""
+    word = "x" * 300
+    hostile = askq.ask({"questions": [
+        {"question": "Evil \u202eedoc\u202c here \x1b[2J " + word + " 中文中文中文", "header": "H\x1b[31m" + word,
+         "purpose": "\u2066" + word, "multiSelect": True,
+         "options": [{"label": f"/usr/local/lib/python3/site-packages/{n}/{word}", "description": "d\x07 " * 30,
+                      "preview": "line\n" * 20 + word} for n in range(12)]},
+        {"question": "Pick?", "options": ["A", "B (Recommended)", "中文选项 " * 10], "placeholder": "hint " * 40},
+        {"question": "Why?", "required": False, "placeholder": word}]})
+    return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile]
 
 
-def read_until(fd: int, marker: bytes, seconds: float = 10) -> bytes:
-    """What a pty's master side reads until ``marker`` shows (reads may come in pieces)."""
-    import select
-    import time
+class DialogFuzzTests(unittest.TestCase):
+    """Random keys at random sizes: whatever a person does, the dialog neither raises nor overflows."""
 
-    data = b""
-    deadline = time.monotonic() + seconds
-    while marker not in data and time.monotonic() < deadline:
-        if select.select([fd], [], [], 0.1)[0]:
-            data += os.read(fd, 65536)
-    return data
+    CASES = int(os.environ.get("ASKQ_SOAK", "80"))
+
+    def test_random_keys_at_random_sizes(self) -> None:
+        import random
+
+        rng = random.Random(20261201)
+        payloads = dialog_payloads()
+        for case in range(self.CASES):
+            output = rng.choice(payloads)
+            state = askq._Dialog(output.questions)
+            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5)
+            width, height = rng.randint(20, 200), rng.randint(5, 60)
+            for _ in range(rng.randint(1, 40)):
+                key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
+                state.feed([key])
+                self.check_frame(state, style, width, height, case)
+                if state.status is not None:
+                    break
+            self.check_outcome(state, case)
+
+    def check_frame(self, state: Any, style: Any, width: int, height: int, case: int) -> None:
+        lines, caret = askq._Painter(width, style).paint(state).cut(height)
+        self.assertLessEqual(len(lines), max(height, 1), case)
+        for line in lines:
+            self.assertLessEqual(askq._cells(SGR.sub("", line)), width, (case, line))
+            self.assertNotIn("\u202e", line)
+        if caret is not None:
+            self.assertLess(caret[0], len(lines), case)
+        for line in askq._summary(state, width):
+            self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
+
+    def check_outcome(self, state: Any, case: int) -> None:
+        for item, entry in zip(state.items, state.entries):
+            if item.question_type is QuestionType.SINGLE_CHOICE:
+                self.assertLessEqual(len(entry.picked), 1, case)
+        status, answers = state.outcome()
+        checked = askq.collect_answers(state.items, answers, partial=True)
+        self.assertEqual(len(checked), len(answers), case)
+        if status == "answered":
+            askq.collect_answers(state.items, answers)
 
 
 @unittest.skipUnless(pty is not None and CAN_SPAWN, "needs the pty module and subprocesses")
@@ -2748,703 +3006,8 @@ class NoLossTests(unittest.TestCase):
         self.assertEqual((data["answers"][1]["answer"], data["answers"][2]["answer"]), ("x\n\"y\" 😀", "שלום"))
 
 
-
-# ---------------------------------------------------------------------------
-# Where it is vendored
-
-ASKQ_SOURCE = os.path.join(HERE, "askq.py")
-
-
-class PortabilityTests(unittest.TestCase):
-    def test_python_3_8_syntax(self) -> None:
-        import ast
-
-        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
-            ast.parse(stream.read(), feature_version=(3, 8))
-
-    def test_imports_only_the_standard_library(self) -> None:
-        import ast
-        import importlib.util
-        import sysconfig
-
-        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
-            tree = ast.parse(stream.read())
-        names = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names.add(node.module.split(".")[0])
-        self.assertTrue(names)
-        stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
-        for name in sorted(names):
-            with self.subTest(name=name):
-                known = getattr(sys, "stdlib_module_names", None)
-                if known is not None:
-                    self.assertIn(name, known)
-                    continue
-                spec = importlib.util.find_spec(name)
-                self.assertIsNotNone(spec)
-                origin = spec.origin if spec is not None else None
-                self.assertTrue(
-                    name in sys.builtin_module_names or origin in ("built-in", "frozen")
-                    or os.path.realpath(str(origin)).startswith(stdlib),
-                    f"{name} comes from {origin}",
-                )
-
-    def test_import_opens_no_file_and_reads_no_environment(self) -> None:
-        import builtins
-        import io as io_module
-        import types
-
-        class WatchedEnviron(dict):  # type: ignore[type-arg]
-            reads: List[str] = []  # noqa: RUF012 - one watcher per test run
-
-            def __getitem__(self, key: Any) -> Any:
-                self.reads.append(key)
-                return super().__getitem__(key)
-
-            def get(self, key: Any, default: Any = None) -> Any:
-                self.reads.append(key)
-                return super().get(key, default)
-
-            def __contains__(self, key: Any) -> bool:
-                self.reads.append(key)
-                return super().__contains__(key)
-
-        opened: List[Any] = []
-
-        def no_open(*args: Any, **kwargs: Any) -> Any:
-            opened.append(args)
-            raise AssertionError("a file was opened at import")
-
-        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
-            code = compile(stream.read(), ASKQ_SOURCE, "exec")
-        module = types.ModuleType("askq_watched")
-        module.__file__ = ASKQ_SOURCE
-        environ = WatchedEnviron(os.environ)
-        with mock.patch.object(builtins, "open", no_open), mock.patch.object(io_module, "open", no_open), \
-                mock.patch.object(os, "open", no_open), mock.patch.object(os, "environ", environ), \
-                mock.patch.object(os, "getenv", lambda *a: environ.get(*a)):
-            exec(code, module.__dict__)  # noqa: S102 - running the module under watch is the point
-        self.assertEqual(opened, [])
-        self.assertEqual(environ.reads, [])
-        self.assertEqual(module._resource_cache, {})
-        # The watched copy works once imported.
-        self.assertEqual(module.ask({"questions": ["Name?"]}).questions[0].id, "q0")
-
-    def test_import_from_a_zip_file(self) -> None:
-        import importlib
-        import zipfile
-
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        archive = os.path.join(folder, "vendored.zip")
-        zipped_example = {"questions": ["From inside the zip?"]}
-        with zipfile.ZipFile(archive, "w") as bundle:
-            bundle.write(ASKQ_SOURCE, "askq_zipped.py")
-            bundle.write(os.path.join(HERE, "schema.json"), "schema.json")
-            bundle.writestr("example_args.json", json.dumps(zipped_example))
-        sys.path.insert(0, archive)
-        self.addCleanup(sys.path.remove, archive)
-        self.addCleanup(sys.modules.pop, "askq_zipped", None)
-        module = importlib.import_module("askq_zipped")
-        self.assertIn("vendored.zip", module.__file__)
-        tool = module.tool_description()
-        self.assertEqual(tool["exampleArgs"], zipped_example)
-        self.assertEqual(tool["inputSchema"], askq.tool_description()["inputSchema"])
-        self.assertIn("From inside the zip?", module.error_text(QuestionError("x")))
-
-    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
-    def test_lone_copy_in_an_empty_folder(self) -> None:
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        shutil.copy(ASKQ_SOURCE, folder)
-        script = (
-            "import json, askq\n"
-            "out = askq.ask(askq.tool_description()['exampleArgs'])\n"
-            "out.answers = askq.collect_answers(out, {'q0': 'SQLite', 'q1': ['Lint']})\n"
-            "print(json.dumps({'tool': askq.tool_description(), 'result': askq.result_text(out),"
-            " 'file': askq.__file__}))\n"
-        )
-        result = subprocess.run([sys.executable, "-c", script], cwd=folder, capture_output=True, check=False)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        data = json.loads(result.stdout)
-        self.assertEqual(os.path.dirname(os.path.realpath(data["file"])), os.path.realpath(folder))
-        self.assertEqual(data["tool"], askq.tool_description())
-        self.assertIn('picked: "SQLite"', data["result"])
-        check = subprocess.run([sys.executable, "askq.py", "schema"], cwd=folder, capture_output=True, check=False)
-        self.assertEqual(json.loads(check.stdout), askq.tool_description())
-
-
-
-# ---------------------------------------------------------------------------
-# Provider tool formats and MCP elicitation
-
-REFERENCE = os.path.join(HERE, "..", "shared", "reference")
-MCP_SCHEMAS = ("mcp-schema-2025-11-25.json", "mcp-schema-2026-07-28.json")
-
-
-def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$") -> List[str]:
-    """What in ``value`` breaks ``schema``: the JSON Schema subset MCP's schema uses."""
-    if schema is True or schema == {}:
-        return []
-    if "$ref" in schema:
-        return schema_errors(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, path)
-    if "anyOf" in schema and "type" not in schema:
-        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
-        return [] if any(not errors for errors in branches) else [f"{path}: matches no branch"]
-    errors: List[str] = []
-    types = schema.get("type")
-    if types is not None:
-        names = types if isinstance(types, list) else [types]
-        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float)}
-        def fits(name: str) -> bool:
-            if name == "integer":
-                return isinstance(value, int) and not isinstance(value, bool)
-            if name in ("number",) and isinstance(value, bool):
-                return False
-            return isinstance(value, checks[name])  # type: ignore[arg-type]
-        if not any(fits(name) for name in names):
-            return [f"{path}: {value!r} is not of type {types}"]
-    if "const" in schema and value != schema["const"]:
-        errors.append(f"{path}: {value!r} is not {schema['const']!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} not in {schema['enum']}")
-    if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                errors.append(f"{path}: missing {key}")
-        for key, item in value.items():
-            if key in schema.get("properties", {}):
-                errors += schema_errors(item, schema["properties"][key], defs, f"{path}.{key}")
-            elif isinstance(schema.get("additionalProperties"), dict):
-                errors += schema_errors(item, schema["additionalProperties"], defs, f"{path}.{key}")
-            elif schema.get("additionalProperties") is False:
-                errors.append(f"{path}: unexpected {key}")
-    if isinstance(value, list) and "items" in schema:
-        for place, item in enumerate(value):
-            errors += schema_errors(item, schema["items"], defs, f"{path}[{place}]")
-    return errors
-
-
-def mcp_definitions() -> List[Dict[str, Any]]:
-    found = []
-    for name in MCP_SCHEMAS:
-        path = os.path.join(REFERENCE, name)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as stream:
-                found.append(json.load(stream)["$defs"])
-    return found
-
-
-class SchemaCheckerTests(unittest.TestCase):
-    """The checker itself must catch what it is there to catch."""
-
-    def test_checker_refuses_what_breaks_the_rules(self) -> None:
-        defs = {"S": {"type": "object", "properties": {"type": {"const": "string"}, "n": {"type": "integer"}},
-                      "required": ["type"]}}
-        self.assertEqual(schema_errors({"type": "string", "n": 3}, {"$ref": "#/$defs/S"}, defs), [])
-        self.assertTrue(schema_errors({"type": "number"}, {"$ref": "#/$defs/S"}, defs))
-        self.assertTrue(schema_errors({"n": 3}, {"$ref": "#/$defs/S"}, defs))
-        self.assertTrue(schema_errors({"type": "string", "n": True}, {"$ref": "#/$defs/S"}, defs))
-        self.assertTrue(schema_errors(5, {"anyOf": [{"type": "string"}, {"type": "array"}]}, defs))
-
-
-class ProviderTests(unittest.TestCase):
-    def test_shapes(self) -> None:
-        schema = askq.tool_description()["inputSchema"]
-        description = askq.tool_description()["description"]
-        self.assertEqual(askq.tool_definition(), {"name": "ask_questions", "description": description, "inputSchema": schema})
-        self.assertEqual(askq.tool_definition("mcp"), askq.tool_definition())
-        self.assertEqual(askq.tool_definition("openai"), {
-            "type": "function", "function": {"name": "ask_questions", "description": description, "parameters": schema}})
-        self.assertEqual(askq.tool_definition("openai-responses"), {
-            "type": "function", "name": "ask_questions", "description": description, "parameters": schema,
-            "strict": False})
-        self.assertEqual(askq.tool_definition("anthropic"), {
-            "name": "ask_questions", "description": description, "input_schema": schema})
-        self.assertEqual(askq.tool_definition("gemini"), {
-            "name": "ask_questions", "description": description, "parametersJsonSchema": schema})
-
-    def test_unknown_provider(self) -> None:
-        with self.assertRaises(ValueError) as caught:
-            askq.tool_definition("bard")
-        for name in ("'bard'", "mcp", "openai", "openai-responses", "anthropic", "gemini"):
-            self.assertIn(name, str(caught.exception))
-        self.assertNotIsInstance(caught.exception, QuestionError)
-
-    def test_mcp_tool_is_valid(self) -> None:
-        for defs in mcp_definitions() or self.skipTest("the MCP reference schemas are not beside the checkout"):
-            self.assertEqual(schema_errors(askq.tool_definition(), {"$ref": "#/$defs/Tool"}, defs), [])
-
-    def test_cli(self) -> None:
-        for provider in ("mcp", "openai", "openai-responses", "anthropic", "gemini"):
-            with self.subTest(provider=provider):
-                status, out, _ = run_main(["schema", "--provider", provider])
-                self.assertEqual((status, json.loads(out)), (0, askq.tool_definition(provider)))
-        status, _, err = run_main(["schema", "--provider", "bard"])
-        self.assertEqual(status, 2)
-        self.assertIn("invalid choice", err)
-
-
-def strict_violations(schema: Any, path: str = "$") -> List[str]:
-    """Where a schema breaks OpenAI's strict-mode rules."""
-    found = [f"{path}: {key}" for key in schema if key not in ("type", "description", "enum", "properties",
-                                                                "required", "additionalProperties", "items")]
-    if "object" in (schema.get("type") if isinstance(schema.get("type"), list) else [schema.get("type")]):
-        if schema.get("additionalProperties") is not False:
-            found.append(f"{path}: object not closed")
-        if sorted(schema.get("required", [])) != sorted(schema.get("properties", {})):
-            found.append(f"{path}: not every property required")
-        for name, value in schema.get("properties", {}).items():
-            found += strict_violations(value, f"{path}.{name}")
-    if "items" in schema:
-        found += strict_violations(schema["items"], f"{path}[]")
-    return found
-
-
-class StrictSchemaTests(unittest.TestCase):
-    def test_openai_responses_always_says_strict(self) -> None:
-        self.assertIs(askq.tool_definition("openai-responses")["strict"], False)
-        self.assertIs(askq.tool_definition("openai-responses", strict=True)["strict"], True)
-        self.assertIs(askq.tool_definition("openai", strict=True)["function"]["strict"], True)
-        self.assertNotIn("strict", askq.tool_definition("openai")["function"])
-
-    def test_strict_schema_follows_the_rules(self) -> None:
-        for definition in (askq.tool_definition("openai", strict=True)["function"]["parameters"],
-                           askq.tool_definition("openai-responses", strict=True)["parameters"]):
-            self.assertEqual(strict_violations(definition), [])
-            self.assertTrue(strict_violations(askq.tool_description()["inputSchema"]))  # the checker can fail
-            item = definition["properties"]["questions"]["items"]
-            self.assertEqual(item["properties"]["question"]["type"], "string")
-            self.assertEqual(item["properties"]["options"]["type"], ["array", "null"])
-            self.assertEqual(item["properties"]["required"]["type"], ["boolean", "null"])
-            option = item["properties"]["options"]["items"]
-            self.assertEqual((option["properties"]["label"]["type"], option["properties"]["description"]["type"]),
-                             ("string", ["string", "null"]))
-            self.assertEqual(item["properties"]["header"]["description"],
-                             askq.tool_description()["inputSchema"]["properties"]["questions"]["items"]
-                             ["properties"]["header"]["description"])
-
-    def test_strict_calls_decode_as_plain_calls(self) -> None:
-        nulls = {"header": None, "options": None, "multiSelect": None, "purpose": None, "required": None}
-        pairs = [
-            ({"question": "Name?", **nulls}, {"question": "Name?"}),
-            ({"question": "Name?", **nulls, "options": []}, {"question": "Name?"}),
-            ({"question": "DB?", **nulls, "header": "DB", "options": [{"label": "A (Recommended)", "description": None},
-                                                                       {"label": "B", "description": "b"}]},
-             {"question": "DB?", "header": "DB", "options": [{"label": "A (Recommended)"}, {"label": "B", "description": "b"}]}),
-            ({"question": "Checks?", **nulls, "multiSelect": True, "required": False, "options": [
-                {"label": "X", "description": None}, {"label": "Y", "description": None}]},
-             {"question": "Checks?", "multiSelect": True, "required": False, "options": [{"label": "X"}, {"label": "Y"}]}),
-        ]
-        for strict, plain in pairs:
-            with self.subTest(plain=plain):
-                self.assertEqual(askq.ask({"questions": [strict]}), askq.ask({"questions": [plain]}))
-
-    def test_strict_for_a_provider_without_a_strict_mode(self) -> None:
-        for provider in ("mcp", "anthropic", "gemini"):
-            with self.subTest(provider=provider), self.assertRaises(ValueError) as caught:
-                askq.tool_definition(provider, strict=True)
-            self.assertIn(f"The provider '{provider}' has no strict mode", str(caught.exception))
-            self.assertIn("'openai' and 'openai-responses'", str(caught.exception))
-
-
-@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
-class McpServerTests(unittest.TestCase):
-    """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
-
-    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
-
-    def start(self) -> Any:
-        process = spawn_askq(self, "serve", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.process = process
-        return process
-
-    def send(self, message: Any) -> None:
-        line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
-        self.process.stdin.write(line)
-        self.process.stdin.flush()
-
-    def receive(self) -> Dict[str, Any]:
-        line = self.process.stdout.readline()
-        self.assertTrue(line, "the server said nothing")
-        return dict(json.loads(line))
-
-    def request(self, request_id: Any, method: str, params: Any = None) -> Dict[str, Any]:
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        return self.receive()
-
-    def initialize(self, elicitation: bool) -> Dict[str, Any]:
-        capabilities = {"elicitation": {"form": {}}} if elicitation else {}
-        reply = self.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                                               "clientInfo": {"name": "test", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return reply
-
-    def end(self) -> None:
-        self.process.stdin.close()
-        self.assertEqual(self.process.wait(timeout=10), 0)
-        self.assertEqual(self.process.stdout.read(), b"")  # a notification got no answer
-
-    def test_initialize_and_list(self) -> None:
-        self.start()
-        reply = self.initialize(elicitation=True)
-        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")
-        self.assertEqual(reply["result"]["serverInfo"], {"name": "askq", "version": askq.__version__})
-        self.assertIn("tools", reply["result"]["capabilities"])
-        self.assertEqual(self.process.stderr.readline(), b"askq serve: client test speaks 2025-11-25 and draws forms: calls ask the person there\n")
-        reply = self.request("future", "initialize", {"protocolVersion": "2099-01-01", "capabilities": {}})
-        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")  # the client decides
-        reply = self.request("older", "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
-        self.assertEqual(reply["result"]["protocolVersion"], "2024-11-05")  # a version askq speaks is answered as asked
-        reply = self.request(1, "tools/list")  # no output schemas before 2025-06-18
-        self.assertEqual(reply, {"jsonrpc": "2.0", "id": 1, "result": {"tools": [askq.tool_definition("mcp")]}})
-        self.assertEqual(self.request(2, "ping"), {"jsonrpc": "2.0", "id": 2, "result": {}})
-        self.end()
-
-    def call(self, call_id: Any, arguments: Any) -> None:
-        self.send({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
-                   "params": {"name": "ask_questions", "arguments": arguments}})
-
-    def test_a_call_answered_through_the_clients_form(self) -> None:
-        self.start()
-        self.initialize(elicitation=True)
-        self.call(7, self.CALL)
-        elicit = self.receive()
-        self.assertEqual(elicit["method"], "elicitation/create")
-        self.assertEqual(elicit["params"], askq.to_elicitation(askq.ask(self.CALL)))
-        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
-            "q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB", "q1": ["Lint", "Unit tests"], "q2": "billing"}}})
-        reply = self.receive()
-        self.assertEqual(reply["id"], 7)
-        self.assertIs(reply["result"]["isError"], False)
-        text = reply["result"]["content"][0]["text"]
-        self.assertTrue(text.startswith("The user answered your questions."))
-        self.assertIn('   typed: "MariaDB"', text)
-        self.assertIn('   picked: "Unit tests", "Lint"', text)
-        self.end()
-
-    def test_declined_cancelled_and_failed_forms(self) -> None:
-        self.start()
-        self.initialize(elicitation=True)
-        for call_id, answer in ((1, {"result": {"action": "decline"}}), (2, {"result": {"action": "cancel"}}),
-                                (3, {"error": {"code": -32603, "message": "no UI"}}),
-                                (4, {"result": {"action": "accept", "content": {"q0": "Oracle"}}})):
-            with self.subTest(answer=answer):
-                self.call(call_id, self.CALL)
-                elicit = self.receive()
-                self.send({"jsonrpc": "2.0", "id": elicit["id"], **answer})
-                reply = self.receive()
-                self.assertEqual(reply["id"], call_id)
-                text = reply["result"]["content"][0]["text"]
-                if call_id < 3:
-                    self.assertEqual((text, reply["result"]["isError"]), (askq.declined_text(), False))
-                elif call_id == 3:  # the form failed: said as such, with the client's words
-                    self.assertIs(reply["result"]["isError"], False)
-                    self.assertIn('could not complete the form with your questions (it said "no UI")', text)
-                    self.assertIn("The user may have seen the questions", text)
-                    self.assertEqual(reply["result"]["structuredContent"]["status"], "unavailable")
-                else:
-                    self.assertIs(reply["result"]["isError"], True)
-                    self.assertIn('"Oracle" is not one of its options', text)
-                    self.assertIn("could not be read", text)
-        self.end()
-
-    def test_versions_without_forms_get_no_form(self) -> None:
-        for version in ("2024-11-05", "2025-03-26"):
-            with self.subTest(version=version):
-                self.start()
-                reply = self.request(0, "initialize", {"protocolVersion": version, "capabilities": {"elicitation": {}}})
-                self.assertEqual(reply["result"]["protocolVersion"], version)
-                self.call(1, self.CALL)
-                reply = self.receive()  # no elicitation/create: that version has none
-                self.assertEqual((reply["id"], reply["result"]["content"][0]["text"]), (1, askq.unavailable_text()))
-                self.assertNotIn("structuredContent", reply["result"])
-                self.end()
-
-    def test_2025_06_18_gets_its_own_form_vocabulary(self) -> None:
-        self.start()
-        reply = self.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}})
-        self.assertEqual(reply["result"]["protocolVersion"], "2025-06-18")
-        self.call(1, askq.tool_description()["exampleArgs"])
-        elicit = self.receive()
-        props = elicit["params"]["requestedSchema"]["properties"]
-        self.assertIn("enumNames", props["q0"])
-        self.assertEqual(props["q1_1"]["type"], "boolean")
-        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
-            "q0": "SQLite", "q1_1": True, "q1_3": True, "q2": ""}}})
-        reply = self.receive()
-        self.assertEqual(reply["result"]["structuredContent"]["answers"], [
-            {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-            {"id": "q2", "answer": None, "selected": None}])
-        self.end()
-
-    def test_odd_ids_and_log_levels_are_refused(self) -> None:
-        self.start()
-        self.initialize(elicitation=False)
-        for raw in ('{"jsonrpc": "2.0", "id": 1e400, "method": "ping"}', '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
-                    '{"jsonrpc": "2.0", "id": true, "method": "ping"}', '{"jsonrpc": "2.0", "id": {}, "method": "ping"}'):
-            with self.subTest(raw=raw):
-                self.process.stdin.write(raw.encode() + b"\n")
-                self.process.stdin.flush()
-                line = self.process.stdout.readline()
-                reply = json.loads(line, parse_constant=lambda name: self.fail(f"{name} is not JSON"))
-                self.assertEqual((reply["id"], reply["error"]["code"]), (None, -32600))
-        for level in ("INFO", 5, {}, "", None):
-            with self.subTest(level=level):
-                reply = self.request(7, "logging/setLevel", {"level": level})
-                self.assertEqual(reply["error"]["code"], -32602)
-        self.assertEqual(self.request(8, "logging/setLevel", {"level": "warning"}), {"jsonrpc": "2.0", "id": 8, "result": {}})
-        self.end()
-
-    def test_a_client_without_forms_is_told_nobody_could_be_asked(self) -> None:
-        self.start()
-        self.initialize(elicitation=False)
-        self.call(1, self.CALL)
-        reply = self.receive()
-        self.assertEqual(reply["result"]["content"], [{"type": "text", "text": askq.unavailable_text()}])
-        self.assertIs(reply["result"]["isError"], False)
-        self.assertEqual(reply["result"]["structuredContent"]["status"], "unavailable")
-        self.end()
-
-    def test_a_bad_call_is_a_tool_error(self) -> None:
-        self.start()
-        self.initialize(elicitation=True)
-        self.call(1, {"questions": []})
-        reply = self.receive()
-        self.assertIs(reply["result"]["isError"], True)
-        self.assertEqual(reply["result"]["content"][0]["text"], askq.error_text(askq.QuestionError(
-            "No questions provided. Ask at least one question.")))
-        reply = self.request(2, "tools/call", {"name": "other_tool", "arguments": {}})
-        self.assertEqual(reply["error"]["code"], -32602)
-        self.assertIn("Unknown tool 'other_tool'", reply["error"]["message"])
-        self.assertEqual(self.request(3, "tools/call", [1])["error"]["code"], -32602)
-        self.end()
-
-    def test_protocol_errors(self) -> None:
-        self.start()
-        self.send(b"this is not JSON\n")
-        reply = self.receive()
-        self.assertEqual((reply["id"], reply["error"]["code"]), (None, -32700))
-        self.assertTrue(reply["error"]["message"].startswith("Parse error: The message is not valid JSON"))
-        self.send(b"[" * 100 + b"\n")
-        self.assertEqual(self.receive()["error"]["code"], -32700)
-        self.send(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * (2 * askq.MAX_PAYLOAD_BYTES) + b'"}\n')
-        reply = self.receive()
-        self.assertEqual(reply["error"]["code"], -32700)
-        self.assertIn("the message is longer than", reply["error"]["message"])
-        self.send({"id": 5, "method": "ping"})  # no jsonrpc member
-        self.assertEqual(self.receive()["error"]["code"], -32600)
-        reply = self.request(6, "resources/list")
-        self.assertEqual((reply["id"], reply["error"]["code"]), (6, -32601))
-        self.send({"jsonrpc": "2.0", "method": "notifications/unknown"})  # no answer to a notification
-        self.send(b"\n")  # a blank line neither
-        self.assertEqual(self.request(7, "ping")["id"], 7)
-        self.end()
-
-    def test_a_ping_and_a_second_call_while_a_call_is_pending(self) -> None:
-        self.start()
-        self.initialize(elicitation=True)
-        self.call("first", self.CALL)
-        first = self.receive()
-        self.call("second", {"questions": ["Name?"]})
-        second = self.receive()
-        self.assertNotEqual(first["id"], second["id"])
-        self.assertEqual(self.request(9, "ping"), {"jsonrpc": "2.0", "id": 9, "result": {}})
-        self.send({"jsonrpc": "2.0", "id": second["id"], "result": {"action": "accept", "content": {"q0": "me"}}})
-        self.assertEqual(self.receive()["id"], "second")
-        self.send({"jsonrpc": "2.0", "id": first["id"], "result": {"action": "decline"}})
-        self.assertEqual(self.receive()["id"], "first")
-        self.end()
-
-    def test_cancelled_call_is_forgotten_and_its_form_withdrawn(self) -> None:
-        self.start()
-        self.initialize(elicitation=True)
-        self.call(1, self.CALL)
-        elicit = self.receive()
-        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
-        self.assertEqual(self.receive(), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
-            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
-        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})  # too late: no answer
-        self.assertEqual(self.request(2, "ping")["id"], 2)
-        self.end()
-        self.assertIn(b"a response to no pending request", self.process.stderr.read())
-
-    def meta(self, elicitation: bool, version: str = "2026-07-28") -> Dict[str, Any]:
-        return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
-                          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
-
-    def test_which_clients_draw_forms(self) -> None:
-        for capabilities, forms in (({}, False), ({"elicitation": {}}, True), ({"elicitation": {"form": {}}}, True),
-                                    ({"elicitation": {"url": {}}}, False), ({"elicitation": True}, False)):
-            with self.subTest(capabilities=capabilities):
-                self.assertIs(askq._RequestContext("2025-11-25", capabilities).can_elicit, forms)
-
-    def test_the_2026_era_without_a_handshake(self) -> None:
-        self.start()
-        reply = self.request(1, "server/discover", self.meta(True))
-        result = reply["result"]
-        self.assertEqual(result["supportedVersions"], ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
-        self.assertEqual((result["resultType"], result["cacheScope"]), ("complete", "public"))
-        self.assertIsInstance(result["ttlMs"], int)
-        listed = self.request(2, "tools/list", self.meta(True))["result"]
-        self.assertEqual((listed["tools"], listed["resultType"], listed["cacheScope"]),
-                         ([{**askq.tool_definition("mcp"), "outputSchema": askq._output_schema()}], "complete", "public"))
-        params = {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)}
-        first = self.request(3, "tools/call", params)["result"]
-        self.assertEqual(first["resultType"], "input_required")
-        self.assertEqual(first["inputRequests"], askq.input_request(askq.ask(self.CALL)))
-        retried = self.request(4, "tools/call", {**params, "inputResponses": {"ask_questions": {
-            "action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})["result"]
-        self.assertEqual((retried["resultType"], retried["isError"]), ("complete", False))
-        self.assertIn('picked: "SQLite"', retried["content"][0]["text"])
-        declined = self.request(5, "tools/call", {**params, "inputResponses": {"ask_questions": {"action": "decline"}}})
-        self.assertEqual(declined["result"]["content"][0]["text"], askq.declined_text())
-        without = self.request(6, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(False)})
-        self.assertEqual(without["result"]["content"][0]["text"], askq.unavailable_text())
-        self.end()
-
-    def test_an_unsupported_version_in_the_envelope(self) -> None:
-        self.start()
-        reply = self.request(1, "tools/list", self.meta(True, "2099-01-01"))
-        self.assertEqual(reply["error"]["code"], -32022)
-        self.assertEqual(reply["error"]["data"], {"requested": "2099-01-01", "supported": [
-            "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]})
-        self.end()
-
-    def test_results_are_valid_against_the_mcp_schemas(self) -> None:
-        defs = {name: d for name, d in zip(("2025-11-25", "2026-07-28"), mcp_definitions())}
-        if not defs:
-            self.skipTest("the MCP reference schemas are not beside the checkout")
-        self.start()
-        old = defs["2025-11-25"]
-        initialize = self.initialize(elicitation=True)["result"]
-        self.assertEqual(schema_errors(initialize, old["InitializeResult"], old), [])
-        self.call(1, self.CALL)
-        elicit = self.receive()
-        self.assertEqual(schema_errors(elicit, old["ElicitRequest"], old), [])
-        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})
-        self.assertEqual(schema_errors(self.receive()["result"], old["CallToolResult"], old), [])
-        new = defs["2026-07-28"]
-        discover = self.request(2, "server/discover", self.meta(True))["result"]
-        self.assertEqual(schema_errors(discover, new["DiscoverResult"], new), [])
-        listed = self.request(3, "tools/list", self.meta(True))["result"]
-        self.assertEqual(schema_errors(listed, new["ListToolsResult"], new), [])
-        asked = self.request(4, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)})
-        self.assertEqual(schema_errors(asked["result"], new["InputRequiredResult"], new), [])
-        self.end()
-
-
-def importable(name: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-class SdkPresenceTests(unittest.TestCase):
-    @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
-    def test_the_sdks_are_there_when_required(self) -> None:
-        # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
-        for name in ("mcp", "openai", "agents", "pydantic"):
-            self.assertTrue(importable(name), f"{name} is not importable")
-
-
-@unittest.skipUnless(CAN_SPAWN and importable("mcp"), "the mcp SDK is not installed (CI installs it in a venv)")
-class McpSdkTests(unittest.TestCase):
-    """The official mcp SDK's client against python askq.py serve, in both protocol eras."""
-
-    def run_client(self, mode: str, answer: Any) -> Any:
-        import asyncio
-
-        import mcp_types
-        from mcp import Client
-        from mcp.client.stdio import StdioServerParameters
-
-        asked: List[Any] = []
-
-        async def elicitation_callback(context: Any, params: Any) -> Any:
-            asked.append(params)
-            return mcp_types.ElicitResult(**answer)
-
-        async def session() -> Any:
-            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
-            async with Client(server, mode=mode, elicitation_callback=elicitation_callback) as client:
-                tools = await client.list_tools()
-                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
-                return tools, result, client.session._negotiated_version
-
-        tools, result, version = asyncio.run(session())
-        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
-        self.assertEqual(len(asked), 1)
-        self.assertEqual(asked[0].message, askq.to_elicitation(example_output())["message"])
-        return result, version
-
-    def test_a_call_answered_in_the_elicitation_callback(self) -> None:
-        picks = {"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB",
-                                                 "q1": ["Lint", "Unit tests"], "q2": "billing"}}
-        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
-            with self.subTest(mode=mode):
-                result, version = self.run_client(mode, picks)
-                self.assertEqual(version, era)
-                self.assertFalse(result.is_error)
-                text = result.content[0].text
-                self.assertTrue(text.startswith("The user answered your questions."))
-                self.assertIn('   typed: "MariaDB"', text)
-                self.assertIn('   picked: "Unit tests", "Lint"', text)
-
-    def test_a_declined_form(self) -> None:
-        for mode in ("legacy", "auto"):
-            with self.subTest(mode=mode):
-                result, _ = self.run_client(mode, {"action": "decline"})
-                self.assertEqual(result.content[0].text, askq.declined_text())
-
-
-@unittest.skipUnless(importable("openai") and importable("agents"), "the openai SDKs are not installed (CI installs them)")
-class OpenAISdkTests(unittest.TestCase):
-    def test_responses_definition_is_a_function_tool_param(self) -> None:
-        from openai.types.chat.chat_completion_function_tool_param import (
-            ChatCompletionFunctionToolParam,
-        )
-        from openai.types.responses.function_tool_param import FunctionToolParam
-        from pydantic import TypeAdapter
-
-        for strict in (False, True):
-            responses = askq.tool_definition("openai-responses", strict=strict)
-            self.assertEqual(TypeAdapter(FunctionToolParam).validate_python(responses), responses)
-            chat = askq.tool_definition("openai", strict=strict)
-            self.assertEqual(TypeAdapter(ChatCompletionFunctionToolParam).validate_python(chat), chat)
-
-    def test_strict_schemas_pass_unchanged_through_ensure_strict_json_schema(self) -> None:
-        from agents.strict_schema import ensure_strict_json_schema
-
-        for schema in (askq.tool_definition("openai", strict=True)["function"]["parameters"],
-                       askq.tool_definition("openai-responses", strict=True)["parameters"]):
-            self.assertEqual(ensure_strict_json_schema(copy.deepcopy(schema)), schema)
-
-    def test_parse_accepts_only_the_strict_tool(self) -> None:
-        from openai.lib._parsing._completions import validate_input_tools
-
-        validate_input_tools([askq.tool_definition("openai", strict=True)])
-        with self.assertRaises(ValueError):
-            validate_input_tools([askq.tool_definition("openai")])
-
-
-WEB_CALL = {"questions": [
-    {"question": "Which database?", "header": "Database", "purpose": "The schema depends on it.",
-     "options": [{"label": "PostgreSQL (Recommended)", "description": "Needs a server", "preview": "CREATE TABLE t ();"},
-                 {"label": "SQLite", "description": "One file"}]},
-    {"question": "Which checks?", "header": "Checks", "multiSelect": True, "options": ["Unit tests", "Lint"]},
-    {"question": "Name?", "header": "Name", "placeholder": "e.g. billing-api"},
-    {"question": "Notes?", "required": False},
-]}
+# ===========================================================================
+# Prompts: the web page
 
 
 class WebRequestTests(unittest.TestCase):
@@ -3772,230 +3335,817 @@ class WebCommandTests(unittest.TestCase):
         self.assertIn(b"the questions are at http://127.0.0.1:", process.stderr.read())
 
 
-def elicitation_questions() -> QuestionOutput:
-    return askq.ask({"questions": [
-        {"question": "Name?", "id": "name", "purpose": "For the package"},
-        {"question": "Database?", "header": "DB", "id": "db",
-         "options": [{"label": "SQLite", "description": "one file"}, "Postgres (Recommended)"]},
-        {"question": "Checks?", "id": "checks", "options": ["Tests", "Lint"], "multiSelect": True},
-        {"question": "Notes?", "id": "notes", "required": False},
-        {"question": "Colour?", "id": "name.other", "options": ["Red", "Blue"], "required": False},
-    ]})
+# ===========================================================================
+# The MCP server
 
 
-class ElicitationTests(unittest.TestCase):
-    def test_form_shape(self) -> None:
-        form = askq.to_elicitation(elicitation_questions())
-        self.assertEqual(list(form), ["mode", "message", "requestedSchema"])
-        self.assertEqual(form["mode"], "form")
-        self.assertIn("5 questions", form["message"])
-        schema = form["requestedSchema"]
-        self.assertEqual(schema["type"], "object")
-        self.assertEqual(schema["required"], ["name", "db", "checks"])
-        self.assertEqual(list(schema["properties"]), [
-            "name", "db", "db_other", "checks", "checks_other", "notes", "name.other", "name_other_other"])
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+class McpServerTests(unittest.TestCase):
+    """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
 
-    def test_free_text_property(self) -> None:
-        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["name"]
-        self.assertEqual(prop, {"type": "string", "title": "Name?", "description": "Name?\nFor the package"})
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
 
-    def test_single_choice_property(self) -> None:
-        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["db"]
-        self.assertEqual(prop["type"], "string")
-        self.assertEqual((prop["title"], prop["description"]), ("DB", "Database?"))
-        self.assertEqual(prop["default"], "Postgres")
-        self.assertEqual(prop["oneOf"], [
-            {"const": "Postgres", "title": "Postgres"},
-            {"const": "SQLite", "title": "SQLite - one file"},
-            {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
-        ])
+    def start(self) -> Any:
+        process = spawn_askq(self, "serve", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.process = process
+        return process
 
-    def test_multi_choice_property(self) -> None:
-        prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
-        self.assertEqual(prop["type"], "array")
-        self.assertEqual(prop["minItems"], 1)
-        self.assertNotIn("default", prop)
-        self.assertEqual([c["const"] for c in prop["items"]["anyOf"]], ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL])
+    def send(self, message: Any) -> None:
+        line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.process.stdin.write(line)
+        self.process.stdin.flush()
 
-    def test_companion_key_avoids_question_ids(self) -> None:
-        props = askq.to_elicitation(askq.ask({"questions": [
-            {"question": "A?", "id": "a", "options": ["x"]}, {"question": "B?", "id": "a_other"},
-            {"question": "C?", "id": "a_other_"}]}))["requestedSchema"]["properties"]
-        self.assertIn("a_other__", props)
-        self.assertEqual(props["a_other__"]["type"], "string")
-        self.assertEqual(props["a_other__"]["default"], "")
+    def receive(self) -> Dict[str, Any]:
+        line = self.process.stdout.readline()
+        self.assertTrue(line, "the server said nothing")
+        return dict(json.loads(line))
 
-    def test_custom_message(self) -> None:
-        self.assertEqual(askq.to_elicitation(elicitation_questions(), "Hi")["message"], "Hi")
-        one_question = askq.to_elicitation(askq.ask({"questions": ["Why?"]}))
-        self.assertEqual(one_question["message"], "Please answer this question: Why?")
+    def request(self, request_id: Any, method: str, params: Any = None) -> Dict[str, Any]:
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.receive()
 
-    def test_valid_against_the_mcp_schemas(self) -> None:
-        defs_list = mcp_definitions()
-        if not defs_list:
+    def initialize(self, elicitation: bool) -> Dict[str, Any]:
+        capabilities = {"elicitation": {"form": {}}} if elicitation else {}
+        reply = self.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                                               "clientInfo": {"name": "test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return reply
+
+    def end(self) -> None:
+        self.process.stdin.close()
+        self.assertEqual(self.process.wait(timeout=10), 0)
+        self.assertEqual(self.process.stdout.read(), b"")  # a notification got no answer
+
+    def test_initialize_and_list(self) -> None:
+        self.start()
+        reply = self.initialize(elicitation=True)
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")
+        self.assertEqual(reply["result"]["serverInfo"], {"name": "askq", "version": askq.__version__})
+        self.assertIn("tools", reply["result"]["capabilities"])
+        self.assertEqual(self.process.stderr.readline(), b"askq serve: client test speaks 2025-11-25 and draws forms: calls ask the person there\n")
+        reply = self.request("future", "initialize", {"protocolVersion": "2099-01-01", "capabilities": {}})
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")  # the client decides
+        reply = self.request("older", "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+        self.assertEqual(reply["result"]["protocolVersion"], "2024-11-05")  # a version askq speaks is answered as asked
+        reply = self.request(1, "tools/list")  # no output schemas before 2025-06-18
+        self.assertEqual(reply, {"jsonrpc": "2.0", "id": 1, "result": {"tools": [askq.tool_definition("mcp")]}})
+        self.assertEqual(self.request(2, "ping"), {"jsonrpc": "2.0", "id": 2, "result": {}})
+        self.end()
+
+    def call(self, call_id: Any, arguments: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                   "params": {"name": "ask_questions", "arguments": arguments}})
+
+    def test_a_call_answered_through_the_clients_form(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(7, self.CALL)
+        elicit = self.receive()
+        self.assertEqual(elicit["method"], "elicitation/create")
+        self.assertEqual(elicit["params"], askq.to_elicitation(askq.ask(self.CALL)))
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
+            "q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB", "q1": ["Lint", "Unit tests"], "q2": "billing"}}})
+        reply = self.receive()
+        self.assertEqual(reply["id"], 7)
+        self.assertIs(reply["result"]["isError"], False)
+        text = reply["result"]["content"][0]["text"]
+        self.assertTrue(text.startswith("The user answered your questions."))
+        self.assertIn('   typed: "MariaDB"', text)
+        self.assertIn('   picked: "Unit tests", "Lint"', text)
+        self.end()
+
+    def test_declined_cancelled_and_failed_forms(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        for call_id, answer in ((1, {"result": {"action": "decline"}}), (2, {"result": {"action": "cancel"}}),
+                                (3, {"error": {"code": -32603, "message": "no UI"}}),
+                                (4, {"result": {"action": "accept", "content": {"q0": "Oracle"}}})):
+            with self.subTest(answer=answer):
+                self.call(call_id, self.CALL)
+                elicit = self.receive()
+                self.send({"jsonrpc": "2.0", "id": elicit["id"], **answer})
+                reply = self.receive()
+                self.assertEqual(reply["id"], call_id)
+                text = reply["result"]["content"][0]["text"]
+                if call_id < 3:
+                    self.assertEqual((text, reply["result"]["isError"]), (askq.declined_text(), False))
+                elif call_id == 3:  # the form failed: said as such, with the client's words
+                    self.assertIs(reply["result"]["isError"], False)
+                    self.assertIn('could not complete the form with your questions (it said "no UI")', text)
+                    self.assertIn("The user may have seen the questions", text)
+                    self.assertEqual(reply["result"]["structuredContent"]["status"], "unavailable")
+                else:
+                    self.assertIs(reply["result"]["isError"], True)
+                    self.assertIn('"Oracle" is not one of its options', text)
+                    self.assertIn("could not be read", text)
+        self.end()
+
+    def test_versions_without_forms_get_no_form(self) -> None:
+        for version in ("2024-11-05", "2025-03-26"):
+            with self.subTest(version=version):
+                self.start()
+                reply = self.request(0, "initialize", {"protocolVersion": version, "capabilities": {"elicitation": {}}})
+                self.assertEqual(reply["result"]["protocolVersion"], version)
+                self.call(1, self.CALL)
+                reply = self.receive()  # no elicitation/create: that version has none
+                self.assertEqual((reply["id"], reply["result"]["content"][0]["text"]), (1, askq.unavailable_text()))
+                self.assertNotIn("structuredContent", reply["result"])
+                self.end()
+
+    def test_2025_06_18_gets_its_own_form_vocabulary(self) -> None:
+        self.start()
+        reply = self.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}})
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-06-18")
+        self.call(1, askq.tool_description()["exampleArgs"])
+        elicit = self.receive()
+        props = elicit["params"]["requestedSchema"]["properties"]
+        self.assertIn("enumNames", props["q0"])
+        self.assertEqual(props["q1_1"]["type"], "boolean")
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {
+            "q0": "SQLite", "q1_1": True, "q1_3": True, "q2": ""}}})
+        reply = self.receive()
+        self.assertEqual(reply["result"]["structuredContent"]["answers"], [
+            {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
+            {"id": "q2", "answer": None, "selected": None}])
+        self.end()
+
+    def test_odd_ids_and_log_levels_are_refused(self) -> None:
+        self.start()
+        self.initialize(elicitation=False)
+        for raw in ('{"jsonrpc": "2.0", "id": 1e400, "method": "ping"}', '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+                    '{"jsonrpc": "2.0", "id": true, "method": "ping"}', '{"jsonrpc": "2.0", "id": {}, "method": "ping"}'):
+            with self.subTest(raw=raw):
+                self.process.stdin.write(raw.encode() + b"\n")
+                self.process.stdin.flush()
+                line = self.process.stdout.readline()
+                reply = json.loads(line, parse_constant=lambda name: self.fail(f"{name} is not JSON"))
+                self.assertEqual((reply["id"], reply["error"]["code"]), (None, -32600))
+        for level in ("INFO", 5, {}, "", None):
+            with self.subTest(level=level):
+                reply = self.request(7, "logging/setLevel", {"level": level})
+                self.assertEqual(reply["error"]["code"], -32602)
+        self.assertEqual(self.request(8, "logging/setLevel", {"level": "warning"}), {"jsonrpc": "2.0", "id": 8, "result": {}})
+        self.end()
+
+    def test_a_client_without_forms_is_told_nobody_could_be_asked(self) -> None:
+        self.start()
+        self.initialize(elicitation=False)
+        self.call(1, self.CALL)
+        reply = self.receive()
+        self.assertEqual(reply["result"]["content"], [{"type": "text", "text": askq.unavailable_text()}])
+        self.assertIs(reply["result"]["isError"], False)
+        self.assertEqual(reply["result"]["structuredContent"]["status"], "unavailable")
+        self.end()
+
+    def test_a_bad_call_is_a_tool_error(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(1, {"questions": []})
+        reply = self.receive()
+        self.assertIs(reply["result"]["isError"], True)
+        self.assertEqual(reply["result"]["content"][0]["text"], askq.error_text(askq.QuestionError(
+            "No questions provided. Ask at least one question.")))
+        reply = self.request(2, "tools/call", {"name": "other_tool", "arguments": {}})
+        self.assertEqual(reply["error"]["code"], -32602)
+        self.assertIn("Unknown tool 'other_tool'", reply["error"]["message"])
+        self.assertEqual(self.request(3, "tools/call", [1])["error"]["code"], -32602)
+        self.end()
+
+    def test_protocol_errors(self) -> None:
+        self.start()
+        self.send(b"this is not JSON\n")
+        reply = self.receive()
+        self.assertEqual((reply["id"], reply["error"]["code"]), (None, -32700))
+        self.assertTrue(reply["error"]["message"].startswith("Parse error: The message is not valid JSON"))
+        self.send(b"[" * 100 + b"\n")
+        self.assertEqual(self.receive()["error"]["code"], -32700)
+        self.send(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * (2 * askq.MAX_PAYLOAD_BYTES) + b'"}\n')
+        reply = self.receive()
+        self.assertEqual(reply["error"]["code"], -32700)
+        self.assertIn("the message is longer than", reply["error"]["message"])
+        self.send({"id": 5, "method": "ping"})  # no jsonrpc member
+        self.assertEqual(self.receive()["error"]["code"], -32600)
+        reply = self.request(6, "resources/list")
+        self.assertEqual((reply["id"], reply["error"]["code"]), (6, -32601))
+        self.send({"jsonrpc": "2.0", "method": "notifications/unknown"})  # no answer to a notification
+        self.send(b"\n")  # a blank line neither
+        self.assertEqual(self.request(7, "ping")["id"], 7)
+        self.end()
+
+    def test_a_ping_and_a_second_call_while_a_call_is_pending(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call("first", self.CALL)
+        first = self.receive()
+        self.call("second", {"questions": ["Name?"]})
+        second = self.receive()
+        self.assertNotEqual(first["id"], second["id"])
+        self.assertEqual(self.request(9, "ping"), {"jsonrpc": "2.0", "id": 9, "result": {}})
+        self.send({"jsonrpc": "2.0", "id": second["id"], "result": {"action": "accept", "content": {"q0": "me"}}})
+        self.assertEqual(self.receive()["id"], "second")
+        self.send({"jsonrpc": "2.0", "id": first["id"], "result": {"action": "decline"}})
+        self.assertEqual(self.receive()["id"], "first")
+        self.end()
+
+    def test_cancelled_call_is_forgotten_and_its_form_withdrawn(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(1, self.CALL)
+        elicit = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        self.assertEqual(self.receive(), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})  # too late: no answer
+        self.assertEqual(self.request(2, "ping")["id"], 2)
+        self.end()
+        self.assertIn(b"a response to no pending request", self.process.stderr.read())
+
+    def meta(self, elicitation: bool, version: str = "2026-07-28") -> Dict[str, Any]:
+        return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
+                          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
+
+    def test_which_clients_draw_forms(self) -> None:
+        for capabilities, forms in (({}, False), ({"elicitation": {}}, True), ({"elicitation": {"form": {}}}, True),
+                                    ({"elicitation": {"url": {}}}, False), ({"elicitation": True}, False)):
+            with self.subTest(capabilities=capabilities):
+                self.assertIs(askq._RequestContext("2025-11-25", capabilities).can_elicit, forms)
+
+    def test_the_2026_era_without_a_handshake(self) -> None:
+        self.start()
+        reply = self.request(1, "server/discover", self.meta(True))
+        result = reply["result"]
+        self.assertEqual(result["supportedVersions"], ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
+        self.assertEqual((result["resultType"], result["cacheScope"]), ("complete", "public"))
+        self.assertIsInstance(result["ttlMs"], int)
+        listed = self.request(2, "tools/list", self.meta(True))["result"]
+        self.assertEqual((listed["tools"], listed["resultType"], listed["cacheScope"]),
+                         ([{**askq.tool_definition("mcp"), "outputSchema": askq._output_schema()}], "complete", "public"))
+        params = {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)}
+        first = self.request(3, "tools/call", params)["result"]
+        self.assertEqual(first["resultType"], "input_required")
+        self.assertEqual(first["inputRequests"], askq.input_request(askq.ask(self.CALL)))
+        retried = self.request(4, "tools/call", {**params, "inputResponses": {"ask_questions": {
+            "action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})["result"]
+        self.assertEqual((retried["resultType"], retried["isError"]), ("complete", False))
+        self.assertIn('picked: "SQLite"', retried["content"][0]["text"])
+        declined = self.request(5, "tools/call", {**params, "inputResponses": {"ask_questions": {"action": "decline"}}})
+        self.assertEqual(declined["result"]["content"][0]["text"], askq.declined_text())
+        without = self.request(6, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(False)})
+        self.assertEqual(without["result"]["content"][0]["text"], askq.unavailable_text())
+        self.end()
+
+    def test_an_unsupported_version_in_the_envelope(self) -> None:
+        self.start()
+        reply = self.request(1, "tools/list", self.meta(True, "2099-01-01"))
+        self.assertEqual(reply["error"]["code"], -32022)
+        self.assertEqual(reply["error"]["data"], {"requested": "2099-01-01", "supported": [
+            "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]})
+        self.end()
+
+    def test_results_are_valid_against_the_mcp_schemas(self) -> None:
+        defs = {name: d for name, d in zip(("2025-11-25", "2026-07-28"), mcp_definitions())}
+        if not defs:
             self.skipTest("the MCP reference schemas are not beside the checkout")
-        form = askq.to_elicitation(elicitation_questions())
-        intended = {"name": "StringSchema", "db": "TitledSingleSelectEnumSchema",
-                    "checks": "TitledMultiSelectEnumSchema", "db_other": "StringSchema"}
-        for defs in defs_list:
-            self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
-            for key, prop in form["requestedSchema"]["properties"].items():
-                self.assertEqual(schema_errors(prop, {"$ref": "#/$defs/PrimitiveSchemaDefinition"}, defs), [], key)
-            for key, name in intended.items():
-                prop = form["requestedSchema"]["properties"][key]
-                self.assertEqual(schema_errors(prop, {"$ref": f"#/$defs/{name}"}, defs), [], key)
-        defs = defs_list[-1]
-        if "InputRequests" in defs:
-            request = askq.input_request(elicitation_questions())
-            self.assertEqual(schema_errors(request, {"$ref": "#/$defs/InputRequests"}, defs), [])
+        self.start()
+        old = defs["2025-11-25"]
+        initialize = self.initialize(elicitation=True)["result"]
+        self.assertEqual(schema_errors(initialize, old["InitializeResult"], old), [])
+        self.call(1, self.CALL)
+        elicit = self.receive()
+        self.assertEqual(schema_errors(elicit, old["ElicitRequest"], old), [])
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})
+        self.assertEqual(schema_errors(self.receive()["result"], old["CallToolResult"], old), [])
+        new = defs["2026-07-28"]
+        discover = self.request(2, "server/discover", self.meta(True))["result"]
+        self.assertEqual(schema_errors(discover, new["DiscoverResult"], new), [])
+        listed = self.request(3, "tools/list", self.meta(True))["result"]
+        self.assertEqual(schema_errors(listed, new["ListToolsResult"], new), [])
+        asked = self.request(4, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)})
+        self.assertEqual(schema_errors(asked["result"], new["InputRequiredResult"], new), [])
+        self.end()
 
-    def test_the_2025_06_18_vocabulary(self) -> None:
-        output = elicitation_questions()
-        form = askq.to_elicitation(output, protocol_version="2025-06-18")
-        props = form["requestedSchema"]["properties"]
-        self.assertEqual(list(props), ["name", "db", "db_other", "checks_1", "checks_2", "checks_other", "notes",
-                                       "name.other", "name_other_other"])
-        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL])
-        self.assertEqual(props["db"]["enumNames"], ["Postgres", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
-        self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
-        self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
-        self.assertNotIn("checks", form["requestedSchema"]["required"])  # booleans cannot say "at least one"
-        for defs in mcp_definitions():
-            self.assertEqual(schema_errors(form, {"$ref": "#/$defs/ElicitRequestFormParams"}, defs), [])
-            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
-            self.assertEqual(schema_errors(props["checks_1"], {"$ref": "#/$defs/BooleanSchema"}, defs), [])
-        action, answers = askq.from_elicitation(output, {"action": "accept", "content": {
-            "name": "n", "db": "SQLite", "checks_1": True, "checks_2": False, "checks_other": "docs", "notes": ""}})
-        self.assertEqual(action, "accept")
-        self.assertEqual(answers, [AnswerItem("name", "n"), AnswerItem("db", None, ["SQLite"]),
-                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes"), AnswerItem("name.other")])
 
-    def test_keys_as_typed_clients_send_them(self) -> None:
-        output = askq.ask({"questions": [{"question": "DB?", "id": "db-choice", "options": ["A", "B"]},
-                                         {"question": "Why?", "id": "why.now", "required": False}]})
-        props = askq.to_elicitation(output)["requestedSchema"]["properties"]
-        self.assertEqual(list(props), ["db-choice", "db_choice_other", "why.now"])
-        for content, expected in (
-            ({"db_choice": "A", "db_choice_other": None, "why_now": None},
-             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now")]),
-            ({"db-choice": askq.CUSTOM_RESPONSE_LABEL, "db_choice_other": "C", "why_now": "because"},
-             [AnswerItem("db-choice", "C"), AnswerItem("why.now", "because")]),
-            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now")]),
-        ):
-            with self.subTest(content=content):
-                self.assertEqual(askq.from_elicitation(output, {"action": "accept", "content": content})[1], expected)
-        with self.assertRaises(askq.AnswerError) as caught:
-            askq.from_elicitation(output, {"action": "accept", "content": {"db_choice": "A", "stray": "text"}})
-        self.assertIn('names "stray", which is no question id', str(caught.exception))
+# ===========================================================================
+# The command line
 
-    def test_input_request(self) -> None:
-        output = elicitation_questions()
-        request = askq.input_request(output, key="ask-1", message="m")
-        self.assertEqual(request, {"ask-1": {"method": "elicitation/create", "params": askq.to_elicitation(output, "m")}})
-        self.assertEqual(list(askq.input_request(output)), ["ask_questions"])
 
-    def accept(self, content: Dict[str, Any]) -> Any:
-        result = {"action": "accept", "content": content}
-        for defs in mcp_definitions():
-            self.assertEqual(schema_errors(result, {"$ref": "#/$defs/ElicitResult"}, defs), [])
-        return askq.from_elicitation(elicitation_questions(), result)
+class CheckCommandTests(unittest.TestCase):
+    def test_check_file(self) -> None:
+        status, out, err = run_main(["check", os.path.join(HERE, "example_args.json")])
+        self.assertEqual((status, err), (0, ""))
+        data = json.loads(out)
+        self.assertEqual(data, askq.ask(askq.tool_description()["exampleArgs"]).to_dict())
 
-    def test_round_trip_every_kind(self) -> None:
-        action, answers = self.accept({"name": " askq ", "db": "SQLite", "checks": ["Lint", "Tests"], "name.other": "Red"})
-        self.assertEqual(action, "accept")
-        self.assertEqual(answers, [
-            AnswerItem("name", "askq"), AnswerItem("db", None, ["SQLite"]),
-            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes"), AnswerItem("name.other", None, ["Red"]),
-        ])
+    def test_check_stdin(self) -> None:
+        status, out, _ = run_main(["check", "-"], stdin='{"questions": ["Name?"]}')
+        self.assertEqual(status, 0)
+        self.assertEqual(json.loads(out)["questions"][0]["id"], "q0")
 
-    def test_round_trip_typed_text(self) -> None:
-        custom = askq.CUSTOM_RESPONSE_LABEL
-        _, answers = self.accept({"name": "n", "db": custom, "db_other": "MySQL",
-                                  "checks": ["Lint", custom], "checks_other": "docs", "notes": "fine"})
-        self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
-        self.assertEqual(answers[2], AnswerItem("checks", "docs", ["Lint"]))
-        self.assertEqual(answers[3], AnswerItem("notes", "fine"))
-        # A companion text with no pick is typed text too.
-        _, answers = self.accept({"name": "n", "db_other": "MySQL", "checks": ["Tests"]})
-        self.assertEqual(answers[1], AnswerItem("db", "MySQL", None))
+    def test_check_refusal_is_one_line_on_stderr(self) -> None:
+        status, out, err = run_main(["check", "-"], stdin='{"questions": [{"question": "x", "type": "choice"}]}')
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err.count("\n"), 1)
+        self.assertIn("is a choice question but has no 'options'", err)
 
-    def test_round_trip_through_the_form(self) -> None:
-        output = elicitation_questions()
-        form = askq.to_elicitation(output)
-        # A client answers with the first choice of each choice field.
-        content = {}
-        for key, prop in form["requestedSchema"]["properties"].items():
-            if "oneOf" in prop:
-                content[key] = prop["oneOf"][0]["const"]
-            elif "items" in prop:
-                content[key] = [prop["items"]["anyOf"][0]["const"]]
-            elif key in form["requestedSchema"]["required"]:
-                content[key] = "text"
-        action, answers = askq.from_elicitation(output, {"action": "accept", "content": content})
-        self.assertEqual(action, "accept")
-        output.answers = answers or []
-        self.assertIn('picked: "Postgres"', askq.result_text(output))
+    def test_check_missing_file(self) -> None:
+        status, out, err = run_main(["check", os.path.join(HERE, "no-such-file.json")])
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("no-such-file.json", err)
 
-    def test_decline_and_cancel(self) -> None:
-        for action in ("decline", "cancel"):
-            with self.subTest(action=action):
-                self.assertEqual(askq.from_elicitation(elicitation_questions(), {"action": action}), (action, None))
+    def test_schema(self) -> None:
+        status, out, _ = run_main(["schema"])
+        self.assertEqual((status, json.loads(out)), (0, askq.tool_description()))
 
-    def test_refusals(self) -> None:
-        custom = askq.CUSTOM_RESPONSE_LABEL
-        base = {"name": "n", "db": "SQLite", "checks": ["Lint"]}
-        cases = [
-            ({**base, "extra": "x"}, '"extra", which is no question id or companion field'),
-            ({**base, "db": "MySQL"}, '"MySQL" is not one of its options'),
-            ({**base, "checks": ["Lint", "Nope"]}, '"Nope" is not one of its options'),
-            ({**base, "db": custom}, "'Personalize your response' was picked, but no text was typed for it"),
-            ({**base, "checks": [custom], "checks_other": " "}, "was picked, but no text was typed"),
-            ({**base, "db": 3}, "its form value must be a string, not a number"),
-            ({**base, "checks": "Lint"}, "must be an array of strings"),
-            ({**base, "name": True}, "not a boolean"),
-            ({**base, "db_other": 5}, "companion text must be a string"),
-            ({"db": "SQLite", "checks": ["Lint"]}, "is required but has no answer"),
-        ]
-        for content, fragment in cases:
-            with self.subTest(fragment=fragment), self.assertRaises(askq.AnswerError) as caught:
-                askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": content})
-            self.assertIn(fragment, str(caught.exception))
-        for result, fragment in (({"action": "ok"}, 'this one (an object with the keys "action") has "ok"'),
-                                 ({}, "this one (an object with the keys none) has none"),
-                                 ("accept", "this one (a Python str) has none"),
-                                 ({"action": "accept", "content": []}, "'content' must be an object, not an array")):
-            with self.subTest(result=result), self.assertRaises(askq.AnswerError) as caught:
-                askq.from_elicitation(elicitation_questions(), result)
-            self.assertIn(fragment, str(caught.exception))
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_real_process(self) -> None:
+        result = subprocess.run(
+            [sys.executable, os.path.join(HERE, "askq.py"), "check", os.path.join(HERE, "example_args.json")],
+            capture_output=True, check=False,
+        )
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(len(json.loads(result.stdout)["questions"]), 3)
 
-    def test_companion_text_counts_only_with_the_custom_row_or_alone(self) -> None:
-        base = {"name": "n", "checks": ["Lint"]}
-        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
-            **base, "db": "SQLite", "db_other": "typed, then picked an option"}})
-        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
-        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
-            **base, "db_other": "MariaDB"}})
-        self.assertEqual((answers or [])[1], AnswerItem("db", "MariaDB"))
 
-    def test_result_objects_of_an_sdk(self) -> None:
-        class ElicitResult:  # what the mcp SDK's session.elicit_form() returns, in shape
-            def __init__(self, action: str, content: Any = None) -> None:
-                self.action, self.content = action, content
+class AskCommandTests(unittest.TestCase):
+    def test_answered(self) -> None:
+        status, out, err = run_main(["ask", EXAMPLE], stdin="2\n1,2\nbilling\n")
+        self.assertEqual(status, 0)
+        data = json.loads(out)
+        self.assertEqual(list(data), ["questions", "answers", "status", "result"])
+        self.assertEqual(data["status"], "answered")
+        self.assertEqual(data["answers"][2], {"id": "q2", "answer": "billing", "selected": None})
+        self.assertIn('typed: "billing"', data["result"])
+        self.assertIn("Which database", err)  # the prompt goes to stderr
 
-        class Dumped:
-            def model_dump(self) -> Dict[str, Any]:
-                return {"action": "accept", "content": {"name": "n", "db": "sqlite", "checks": ["Lint"]}}
+    def test_text_only(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--text"], stdin="2\n1\n\n")
+        self.assertEqual(status, 0)
+        self.assertTrue(out.startswith("The user answered your questions."))
 
-        content = {"name": "n", "db": "SQLite", "checks": ["Lint", "Tests"]}
-        action, answers = askq.from_elicitation(elicitation_questions(), ElicitResult("accept", content))
-        self.assertEqual((action, (answers or [])[2]), ("accept", AnswerItem("checks", None, ["Tests", "Lint"])))
-        self.assertEqual(askq.from_elicitation(elicitation_questions(), ElicitResult("decline")), ("decline", None))
-        self.assertEqual(askq.from_elicitation(elicitation_questions(), ElicitResult("cancel", None)), ("cancel", None))
-        action, answers = askq.from_elicitation(elicitation_questions(), Dumped())
-        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
-        with self.assertRaises(askq.AnswerError) as caught:
-            askq.from_elicitation(elicitation_questions(), object())
-        self.assertIn("this one (a Python object) has none", str(caught.exception))
+    def test_no_input_at_all_is_unavailable(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE])
+        data = json.loads(out)
+        self.assertEqual((status, data["status"], data["answers"]), (1, "unavailable", []))
+        self.assertEqual(data["result"], askq.unavailable_text())
+
+    def test_input_ending_midway_is_declined_and_keeps_the_answers(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--plain"], stdin="1\n1,3\n")
+        data = json.loads(out)
+        self.assertEqual((status, data["status"]), (1, "declined"))
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
+                                           {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]}])
+        lines = data["result"].splitlines()
+        self.assertTrue(lines[0].startswith("The user answered some of your questions and dismissed the rest."))
+        self.assertIn('   picked: "PostgreSQL"', lines)
+        self.assertIn("   unanswered: the user dismissed the questions before answering this one", lines)
+
+    def test_call_on_stdin_reads_the_terminal(self) -> None:
+        with mock.patch.object(askq, "_open_terminal", return_value=None):
+            status, out, _ = run_main(["ask", "-"], stdin='{"questions": ["Name?"]}')
+        self.assertEqual((status, json.loads(out)["status"]), (1, "unavailable"))
+        with mock.patch.object(askq, "_open_terminal", return_value=io.StringIO("me\n")):
+            status, out, _ = run_main(["ask", "-"], stdin='{"questions": ["Name?"]}')
+        self.assertEqual((status, json.loads(out)["answers"][0]["answer"]), (0, "me"))
+
+    def test_bad_call(self) -> None:
+        status, out, err = run_main(["ask", write_temp(self, '{"questions": []}')])
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err, "No questions provided. Ask at least one question.\n")
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_real_process_fed_on_stdin(self) -> None:
+        result = subprocess.run(
+            [sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE],
+            input=b"1\n3 4\nand a changelog check\nacme\n", capture_output=True, check=False,
+        )
+        self.assertEqual(result.returncode, 0, result.stderr)
+        data = json.loads(result.stdout)
+        self.assertEqual(data["answers"][1], {"id": "q1", "answer": "and a changelog check", "selected": ["Lint"]})
+        self.assertIn(b"Personalize your response", result.stderr)
+
+
+class AssumeCommandTests(unittest.TestCase):
+    def test_assume_recommended_when_nobody_answers(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--assume", "recommended"])
+        data = json.loads(out)
+        self.assertEqual((status, data["status"]), (1, "unavailable"))
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True}])
+        self.assertIn("assumed: \"PostgreSQL\"", data["result"])
+
+    def test_without_assume_nothing_is_assumed(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE])
+        self.assertEqual((status, json.loads(out)["answers"]), (1, []))
+
+    def test_answers_given_win_over_assumed_ones(self) -> None:
+        output = example_output()
+        output.status = "timed_out"
+        output.answers = [AnswerItem("q0", None, ["SQLite"])]
+        merged = askq._with_assumed(output)
+        self.assertEqual(merged, [AnswerItem("q0", None, ["SQLite"])])
+
+    def test_assume_is_not_used_on_a_declined_outcome(self) -> None:
+        status, out, _ = run_main(["ask", EXAMPLE, "--plain", "--assume", "recommended"], stdin="2\n")
+        data = json.loads(out)
+        self.assertEqual(status, 1)
+        self.assertEqual((data["status"], data["answers"]), ("declined", [{"id": "q0", "answer": None, "selected": ["SQLite"]}]))
+
+
+class AnswerCommandTests(unittest.TestCase):
+    def test_inline_file_and_stdin(self) -> None:
+        answers = '{"q0": "SQLite", "q1": ["Lint"], "q2": null}'
+        for args, stdin in (([answers], ""), ([write_temp(self, answers)], ""), (["-"], answers)):
+            with self.subTest(args=args):
+                status, out, _ = run_main(["answer", EXAMPLE, "--answers", *args], stdin=stdin)
+                data = json.loads(out)
+                self.assertEqual((status, data["status"]), (0, "answered"))
+                self.assertEqual(data["answers"][0]["selected"], ["SQLite"])
+
+    def test_text_only(self) -> None:
+        status, out, _ = run_main(["answer", EXAMPLE, "--answers", '{"q0": "x", "q1": "Lint"}', "--text"])
+        self.assertEqual(status, 0)
+        self.assertIn('typed: "x"', out)
+
+    def test_answers_that_do_not_pass(self) -> None:
+        for answers, fragment in (('{"q0": "x"}', "is required but has no answer"),
+                                  ('{"zz": "x"}', "no question's id, text or position"),
+                                  ('{"q0": ', "--answers is not valid JSON"),
+                                  ('[{"id": "q0", "selected": ["MySQL"]}]', "is not one of its options")):
+            with self.subTest(answers=answers):
+                status, out, err = run_main(["answer", EXAMPLE, "--answers", answers])
+                self.assertEqual((status, out), (2, ""))
+                self.assertIn(fragment, err)
+                self.assertEqual(err.count("\n"), 1)
+
+
+class OutputEncodingTests(unittest.TestCase):
+    def narrow_stdout(self) -> Any:
+        raw = io.BytesIO()
+        return raw, io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+
+    def test_json_falls_back_to_ascii_escapes(self) -> None:
+        raw, narrow = self.narrow_stdout()
+        answers = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "café 😀"})
+        with mock.patch.object(sys, "stdout", narrow):
+            status = askq.main(["answer", EXAMPLE, "--answers", answers])
+        narrow.flush()
+        self.assertEqual(status, 0)
+        data = json.loads(raw.getvalue().decode("ascii"))
+        self.assertEqual(data["answers"][2]["answer"], "café 😀")
+
+    def test_text_falls_back_to_backslash_escapes(self) -> None:
+        raw, narrow = self.narrow_stdout()
+        answers = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "café"})
+        with mock.patch.object(sys, "stdout", narrow):
+            status = askq.main(["answer", EXAMPLE, "--answers", answers, "--text"])
+        narrow.flush()
+        self.assertEqual(status, 0)
+        self.assertIn('typed: "caf\\xe9"', raw.getvalue().decode("ascii"))
+
+    def test_no_stdin_at_all_is_unavailable(self) -> None:
+        out = io.StringIO()
+        with mock.patch.object(sys, "stdin", None), redirect_stdout(out), redirect_stderr(io.StringIO()):
+            status = askq.main(["ask", EXAMPLE])
+        self.assertEqual((status, json.loads(out.getvalue())["status"]), (1, "unavailable"))
+
+
+class CommandLineErrorTests(unittest.TestCase):
+    def test_every_bad_input_is_one_line_and_exit_2(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        cases = {
+            "missing file": ["check", os.path.join(folder, "missing.json")],
+            "directory": ["ask", folder],
+            "invalid JSON": ["check", write_temp(self, '{"questions": [')],
+            "empty file": ["ask", write_temp(self, "")],
+            "binary file": ["check", write_temp(self, b"\x00\x01\xfe\xff\x80")],
+            "binary file on ask": ["ask", write_temp(self, bytes(range(256)))],
+            "payload over the size bound": ["check", write_temp(self, "[" + " " * askq.MAX_PAYLOAD_BYTES + "]")],
+            "over the bounds": ["check", write_temp(self, json.dumps({"questions": ["q?"] * (askq.MAX_QUESTIONS + 1)}))],
+            "unknown subcommand": ["frobnicate"],
+            "missing --answers": ["answer", EXAMPLE],
+            "unknown option": ["check", EXAMPLE, "--nope"],
+        }
+        for name, argv in cases.items():
+            with self.subTest(name):
+                status, out, err = run_main(argv)
+                self.assertEqual((status, out), (2, ""))
+                self.assertEqual(err.count("\n"), 1, err)
+                self.assertNotIn("Traceback", err)
+
+    def test_help(self) -> None:
+        status, out, _ = run_main(["--help"])
+        self.assertEqual(status, 0)
+        self.assertIn("answer", out)
+        for command in ("check", "schema", "ask", "answer"):
+            with self.subTest(command=command):
+                status, out, _ = run_main([command, "--help"])
+                self.assertEqual(status, 0)
+                self.assertIn("exit status:", out)
+                self.assertIn("1  declined, timed out or unavailable", out)
+        _, out, _ = run_main(["ask", "--help"])
+        for fragment in ("dialog keys:", "Up/Down", "Space", "Tab/Shift-Tab", "Esc, Ctrl-C", "--plain", "--timeout",
+                         "--assume", "standard input"):
+            self.assertIn(fragment, out)
+
+    def test_no_command_prints_the_help(self) -> None:
+        status, out, err = run_main([])
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("python askq.py ask example_args.json", err)
+        self.assertIn("exit status:", err)
+
+    def test_check_names_the_broken_file(self) -> None:
+        path = write_temp(self, '{"questions": [{"question": "Pick", "type": "choice"}]}')
+        status, out, err = run_main(["check", path])
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err, f"{path}: questions[0] (\"Pick\") is a choice question but has no 'options'."
+                              " Give it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.\n")
+        status, _, err = run_main(["check", "-"], stdin="[]")
+        self.assertEqual(err, "<stdin>: No questions provided. Ask at least one question.\n")
+
+
+class InternalErrorTests(unittest.TestCase):
+    def test_an_unexpected_exception_exits_3_never_1(self) -> None:
+        with mock.patch.object(askq, "prompt", side_effect=RuntimeError("a bug")):
+            status, out, err = run_main(["ask", os.path.join(HERE, "example_args.json")])
+        self.assertEqual((status, out), (3, ""))
+        self.assertTrue(err.startswith("askq: internal error: RuntimeError: a bug\n"), err)
+        self.assertIn("Traceback", err)
+
+
+# ===========================================================================
+# Across the parts: fuzzing, interpreters, the official SDKs
+
+
+class FuzzTests(unittest.TestCase):
+    CASES = 4000
+
+    def run_seed(self, seed: int, cases: int) -> Dict[str, int]:
+        fuzzer = Fuzzer(seed)
+        counts = {"accepted": 0, "refused": 0, "answered": 0}
+        for case in range(cases):
+            payload = fuzzer.payload()
+            before = copy.deepcopy(payload)
+            context = f"seed {seed}, case {case}: {payload!r:.300}"
+            try:
+                output = askq.ask(payload)
+            except QuestionError:
+                counts["refused"] += 1
+                continue
+            except Exception as err:  # noqa: BLE001 - any other exception is the failure
+                self.fail(f"{context}: {type(err).__name__}: {err}")
+            finally:
+                # A NaN inside makes a payload unequal even to itself: compare text.
+                self.assertEqual(repr(payload), repr(before), context)
+            counts["accepted"] += 1
+            check_invariants(self, output)
+            raw = fuzzer.answers(output)
+            partial = fuzzer.rng.random() < 0.3
+            try:
+                answers = askq.collect_answers(output, raw, partial=partial)
+            except askq.AnswerError:
+                continue
+            except Exception as err:  # noqa: BLE001
+                self.fail(f"{context}: answers {raw!r:.300}: {type(err).__name__}: {err}")
+            counts["answered"] += 1
+            check_answers(self, output, answers, raw, partial)
+        return counts
+
+    def test_fuzz(self) -> None:
+        counts = self.run_seed(20261129, self.CASES)
+        # The generator must reach every outcome, or it tests nothing.
+        self.assertGreater(counts["accepted"], self.CASES // 5, counts)
+        self.assertGreater(counts["refused"], self.CASES // 10, counts)
+        self.assertGreater(counts["answered"], self.CASES // 20, counts)
+
+    @unittest.skipUnless(os.environ.get("ASKQ_FUZZ_SECONDS"), "set ASKQ_FUZZ_SECONDS for a soak run")
+    def test_soak(self) -> None:
+        import random
+        import time
+
+        deadline = time.monotonic() + float(os.environ["ASKQ_FUZZ_SECONDS"])
+        rounds = 0
+        while time.monotonic() < deadline:
+            seed = random.SystemRandom().randrange(2 ** 32)
+            try:
+                self.run_seed(seed, 500)
+            except AssertionError:
+                print(f"\nfuzz failure with seed {seed}", file=sys.stderr)
+                raise
+            rounds += 1
+        print(f"\nsoak: {rounds} rounds of 500 cases passed", file=sys.stderr)
+
+
+class PortabilityTests(unittest.TestCase):
+    def test_python_3_8_syntax(self) -> None:
+        import ast
+
+        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
+            ast.parse(stream.read(), feature_version=(3, 8))
+
+    def test_imports_only_the_standard_library(self) -> None:
+        import ast
+        import importlib.util
+        import sysconfig
+
+        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
+            tree = ast.parse(stream.read())
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module.split(".")[0])
+        self.assertTrue(names)
+        stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+        for name in sorted(names):
+            with self.subTest(name=name):
+                known = getattr(sys, "stdlib_module_names", None)
+                if known is not None:
+                    self.assertIn(name, known)
+                    continue
+                spec = importlib.util.find_spec(name)
+                self.assertIsNotNone(spec)
+                origin = spec.origin if spec is not None else None
+                self.assertTrue(
+                    name in sys.builtin_module_names or origin in ("built-in", "frozen")
+                    or os.path.realpath(str(origin)).startswith(stdlib),
+                    f"{name} comes from {origin}",
+                )
+
+    def test_import_opens_no_file_and_reads_no_environment(self) -> None:
+        import builtins
+        import io as io_module
+        import types
+
+        class WatchedEnviron(dict):  # type: ignore[type-arg]
+            reads: List[str] = []  # noqa: RUF012 - one watcher per test run
+
+            def __getitem__(self, key: Any) -> Any:
+                self.reads.append(key)
+                return super().__getitem__(key)
+
+            def get(self, key: Any, default: Any = None) -> Any:
+                self.reads.append(key)
+                return super().get(key, default)
+
+            def __contains__(self, key: Any) -> bool:
+                self.reads.append(key)
+                return super().__contains__(key)
+
+        opened: List[Any] = []
+
+        def no_open(*args: Any, **kwargs: Any) -> Any:
+            opened.append(args)
+            raise AssertionError("a file was opened at import")
+
+        with open(ASKQ_SOURCE, encoding="utf-8") as stream:
+            code = compile(stream.read(), ASKQ_SOURCE, "exec")
+        module = types.ModuleType("askq_watched")
+        module.__file__ = ASKQ_SOURCE
+        environ = WatchedEnviron(os.environ)
+        with mock.patch.object(builtins, "open", no_open), mock.patch.object(io_module, "open", no_open), \
+                mock.patch.object(os, "open", no_open), mock.patch.object(os, "environ", environ), \
+                mock.patch.object(os, "getenv", lambda *a: environ.get(*a)):
+            exec(code, module.__dict__)  # noqa: S102 - running the module under watch is the point
+        self.assertEqual(opened, [])
+        self.assertEqual(environ.reads, [])
+        self.assertEqual(module._resource_cache, {})
+        # The watched copy works once imported.
+        self.assertEqual(module.ask({"questions": ["Name?"]}).questions[0].id, "q0")
+
+    def test_import_from_a_zip_file(self) -> None:
+        import importlib
+        import zipfile
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        archive = os.path.join(folder, "vendored.zip")
+        zipped_example = {"questions": ["From inside the zip?"]}
+        with zipfile.ZipFile(archive, "w") as bundle:
+            bundle.write(ASKQ_SOURCE, "askq_zipped.py")
+            bundle.write(os.path.join(HERE, "schema.json"), "schema.json")
+            bundle.writestr("example_args.json", json.dumps(zipped_example))
+        sys.path.insert(0, archive)
+        self.addCleanup(sys.path.remove, archive)
+        self.addCleanup(sys.modules.pop, "askq_zipped", None)
+        module = importlib.import_module("askq_zipped")
+        self.assertIn("vendored.zip", module.__file__)
+        tool = module.tool_description()
+        self.assertEqual(tool["exampleArgs"], zipped_example)
+        self.assertEqual(tool["inputSchema"], askq.tool_description()["inputSchema"])
+        self.assertIn("From inside the zip?", module.error_text(QuestionError("x")))
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+    def test_lone_copy_in_an_empty_folder(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        shutil.copy(ASKQ_SOURCE, folder)
+        script = (
+            "import json, askq\n"
+            "out = askq.ask(askq.tool_description()['exampleArgs'])\n"
+            "out.answers = askq.collect_answers(out, {'q0': 'SQLite', 'q1': ['Lint']})\n"
+            "print(json.dumps({'tool': askq.tool_description(), 'result': askq.result_text(out),"
+            " 'file': askq.__file__}))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", script], cwd=folder, capture_output=True, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        data = json.loads(result.stdout)
+        self.assertEqual(os.path.dirname(os.path.realpath(data["file"])), os.path.realpath(folder))
+        self.assertEqual(data["tool"], askq.tool_description())
+        self.assertIn('picked: "SQLite"', data["result"])
+        check = subprocess.run([sys.executable, "askq.py", "schema"], cwd=folder, capture_output=True, check=False)
+        self.assertEqual(json.loads(check.stdout), askq.tool_description())
+
+
+class SdkPresenceTests(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
+    def test_the_sdks_are_there_when_required(self) -> None:
+        # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
+        for name in ("mcp", "openai", "agents", "pydantic"):
+            self.assertTrue(importable(name), f"{name} is not importable")
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp"), "the mcp SDK is not installed (CI installs it in a venv)")
+class McpSdkTests(unittest.TestCase):
+    """The official mcp SDK's client against python askq.py serve, in both protocol eras."""
+
+    def run_client(self, mode: str, answer: Any) -> Any:
+        import asyncio
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        asked: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            return mcp_types.ElicitResult(**answer)
+
+        async def session() -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback) as client:
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return tools, result, client.session._negotiated_version
+
+        tools, result, version = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
+        self.assertEqual(len(asked), 1)
+        self.assertEqual(asked[0].message, askq.to_elicitation(example_output())["message"])
+        return result, version
+
+    def test_a_call_answered_in_the_elicitation_callback(self) -> None:
+        picks = {"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB",
+                                                 "q1": ["Lint", "Unit tests"], "q2": "billing"}}
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                result, version = self.run_client(mode, picks)
+                self.assertEqual(version, era)
+                self.assertFalse(result.is_error)
+                text = result.content[0].text
+                self.assertTrue(text.startswith("The user answered your questions."))
+                self.assertIn('   typed: "MariaDB"', text)
+                self.assertIn('   picked: "Unit tests", "Lint"', text)
+
+    def test_a_declined_form(self) -> None:
+        for mode in ("legacy", "auto"):
+            with self.subTest(mode=mode):
+                result, _ = self.run_client(mode, {"action": "decline"})
+                self.assertEqual(result.content[0].text, askq.declined_text())
+
+
+@unittest.skipUnless(importable("openai") and importable("agents"), "the openai SDKs are not installed (CI installs them)")
+class OpenAISdkTests(unittest.TestCase):
+    def test_responses_definition_is_a_function_tool_param(self) -> None:
+        from openai.types.chat.chat_completion_function_tool_param import (
+            ChatCompletionFunctionToolParam,
+        )
+        from openai.types.responses.function_tool_param import FunctionToolParam
+        from pydantic import TypeAdapter
+
+        for strict in (False, True):
+            responses = askq.tool_definition("openai-responses", strict=strict)
+            self.assertEqual(TypeAdapter(FunctionToolParam).validate_python(responses), responses)
+            chat = askq.tool_definition("openai", strict=strict)
+            self.assertEqual(TypeAdapter(ChatCompletionFunctionToolParam).validate_python(chat), chat)
+
+    def test_strict_schemas_pass_unchanged_through_ensure_strict_json_schema(self) -> None:
+        from agents.strict_schema import ensure_strict_json_schema
+
+        for schema in (askq.tool_definition("openai", strict=True)["function"]["parameters"],
+                       askq.tool_definition("openai-responses", strict=True)["parameters"]):
+            self.assertEqual(ensure_strict_json_schema(copy.deepcopy(schema)), schema)
+
+    def test_parse_accepts_only_the_strict_tool(self) -> None:
+        from openai.lib._parsing._completions import validate_input_tools
+
+        validate_input_tools([askq.tool_definition("openai", strict=True)])
+        with self.assertRaises(ValueError):
+            validate_input_tools([askq.tool_definition("openai")])
 
 
 if __name__ == "__main__":
