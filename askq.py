@@ -3436,9 +3436,13 @@ details.addnote { margin-top: 0.4rem; color: var(--muted); }
 legend { font-weight: 600; padding: 0 0.4rem; }
 .question { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0; }
 .purpose, .desc, .note { color: var(--muted); }
-.desc { display: block; margin-left: 1.9rem; font-size: 0.95rem; }
-.option { display: block; padding: 0.35rem 0; }
-.option input { width: 1.1rem; height: 1.1rem; margin-right: 0.6rem; vertical-align: -0.15rem; }
+.desc { display: block; font-size: 0.95rem; }
+.question, .purpose { white-space: pre-line; }
+.option { display: flex; align-items: flex-start; gap: 0.6rem; padding: 0.35rem 0; }
+.option input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0.2rem 0 0; }
+.option .text { flex: 1; min-width: 0; }
+ul.sent { padding-inline: 1.4rem; }
+details.addnote textarea { color: var(--fg); }
 .badge { color: var(--accent); font-size: 0.9rem; }
 .required { color: var(--warn); }
 .error { color: var(--warn); font-weight: 600; }
@@ -3462,7 +3466,21 @@ document.querySelectorAll("input.other").forEach(function (field) {
     if (row && field.value.trim()) { row.checked = true; }
   });
 });
+var problems = document.getElementById("problems");
+if (problems) { problems.focus(); }
+var active = 0, form = document.querySelector("form");
+["input", "click", "keydown"].forEach(function (kind) {
+  document.addEventListener(kind, function () { active = Date.now(); });
+});
+setInterval(function () {
+  if (form && Date.now() - active < ACTIVE_MS) {
+    fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}}).catch(function () {});
+  }
+}, ACTIVE_MS);
 """
+# While the person types or clicks, the script says so this often, so that
+# a slow typist is never timed out mid-answer.
+_WEB_ACTIVE_MS = 3000
 
 
 class _WebPage:
@@ -3488,12 +3506,16 @@ class _WebPage:
         return QuestionOutput(self.items, self.answers, self.status)
 
     def kept_answers(self) -> List[AnswerItem]:
-        """The answers of the person's last form, as far as they go: for a
-        dismissal or a timeout."""
-        try:
-            return collect_answers(self.items, _form_answers(self.items, self.last_form), partial=True)
-        except AnswerError:
-            return []
+        """The answers of the person's last form, as far as they go, for a
+        dismissal or a timeout: a question whose answer cannot be read is
+        left out, never the others with it."""
+        kept = []
+        for answer in _form_answers(self.items, self.last_form):
+            try:
+                kept += collect_answers(self.items, [answer], partial=True)
+            except AnswerError:
+                continue
+        return kept
 
     def expire_if_idle(self, timeout: Optional[float]) -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
@@ -3705,9 +3727,10 @@ def _web_html(page: _WebPage, problems: Optional[Dict[int, str]] = None) -> str:
             f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
             for index, reason in sorted(problems.items())
         )
-        parts.append(f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\">"
+        parts.append(f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
                      f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
-    parts.append(f"<form method=\"post\" action=\"/?token={token}\"><input type=\"hidden\" name=\"token\" value=\"{token}\">")
+    parts.append(f"<form method=\"post\" action=\"/?token={token}\" data-token=\"{token}\">"
+                 f"<input type=\"hidden\" name=\"token\" value=\"{token}\">")
     for index, item in enumerate(page.items):
         reason = problems.get(index)
         message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
@@ -3715,7 +3738,7 @@ def _web_html(page: _WebPage, problems: Optional[Dict[int, str]] = None) -> str:
     parts.append(
         "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
         "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
-        f"</main><script nonce=\"{page.nonce}\">{_WEB_SCRIPT}</script></body></html>"
+        f"</main><script nonce=\"{page.nonce}\">{_WEB_SCRIPT.replace('ACTIVE_MS', str(_WEB_ACTIVE_MS))}</script></body></html>"
     )
     return "".join(parts)
 
@@ -3774,7 +3797,7 @@ def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> 
             typed = escape((form.get(f"other:{item.id}") or [""])[0])
             hint = _shown(item.placeholder or "Your own answer")
             rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
-                        f" value=\"{label}\"{checked}>{label}</label>"
+                        f" value=\"{label}\"{checked}><span class=\"text\">{label}</span></label>"
                         f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
                         f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{label}\">")
             continue
@@ -3782,7 +3805,7 @@ def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> 
         badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if label == item.recommended else ""
         about = f"<span class=\"desc\" dir=\"auto\">{_shown(option.description)}</span>" if option.description else ""
         rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
-                    f"{checked}><span dir=\"auto\">{_shown(label)}</span>{badge}{about}</label>")
+                    f"{checked}><span class=\"text\"><span dir=\"auto\">{_shown(label)}</span>{badge}{about}</span></label>")
         if option.preview:
             rows.append(f"<pre class=\"preview\" dir=\"auto\">{_shown(option.preview)}</pre>")
     return rows
@@ -3947,7 +3970,7 @@ def _send_web_response(handler: Any, status: int, kind: str, body: bytes, nonce:
     handler.send_header("Referrer-Policy", "no-referrer")
     handler.send_header("X-Frame-Options", "DENY")
     handler.send_header("Content-Security-Policy", f"default-src 'none'; style-src 'nonce-{nonce}';"
-                        f" script-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
+                        f" script-src 'nonce-{nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
     if status == 413:
         handler.send_header("Connection", "close")
     handler.end_headers()

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from typing import Any, ClassVar, Dict, List, Optional, Union
@@ -3041,6 +3042,62 @@ class WebRequestTests(unittest.TestCase):
                             ("127.0.0.1 ", False), ("1.2.3.4:99999x", False)):
             with self.subTest(host=host):
                 self.assertIs(askq._is_local_host(host), local)
+
+    def form_post(self, page: Any, fields: Dict[str, Any]) -> Any:
+        from urllib.parse import urlencode
+
+        body = urlencode({"token": page.token, **fields}, doseq=True).encode()
+        headers = {"Host": "127.0.0.1:1", "Content-Type": "application/x-www-form-urlencoded",
+                   "Content-Length": str(len(body))}
+        return page.request("POST", "/", headers, io.BytesIO(body).read)
+
+    def test_dismissing_keeps_every_readable_answer(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "PostgreSQL", "q:q1": ["Lint", askq.CUSTOM_RESPONSE_LABEL],
+                                                "text:q2": "billing", "note:q2": "for now", "action": "dismiss"})
+        self.assertEqual((status, page.status), (200, "declined"))
+        # q1 cannot be read (its custom row has no text): it alone is left out.
+        self.assertEqual(page.answers, [AnswerItem("q0", None, ["PostgreSQL"]), AnswerItem("q2", "billing", note="for now")])
+        self.assertIn("what you had answered was sent", body.decode())
+        self.assertIn("Name: &quot;billing&quot;; note: &quot;for now&quot;", body.decode())
+
+    def test_a_refusal_flags_every_problem_in_the_pages_words(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q1": askq.CUSTOM_RESPONSE_LABEL, "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (400, None))
+        self.assertIn('id="problems" role="alert" tabindex="-1" autofocus', html)
+        self.assertEqual(html.count('<p class="error">This question needs an answer.</p>'), 2)  # q0 and q2
+        self.assertIn("Type your own answer in the field, or pick one of the options.", html)
+        for index in (0, 1, 2):
+            self.assertIn(f'href="#question-{index}"', html)
+        self.assertNotIn("questions[", html)  # never the model's message
+
+    def test_activity_from_the_script_keeps_the_page_alive(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        html = page.request("GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        self.assertIn('fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}})', html)
+        self.assertIn(f'data-token="{page.token}"', html)
+        page.last_seen = time.monotonic() - 4
+        reply = page.request("GET", "/questions", {"Host": "localhost", "Authorization": f"Bearer {page.token}"},
+                             io.BytesIO().read)
+        self.assertEqual(reply[0], 200)
+        self.assertFalse(page.expire_if_idle(5))  # the request counted as activity
+        page.last_seen = time.monotonic() - 6
+        self.assertTrue(page.expire_if_idle(5))
+        self.assertEqual(page.status, "timed_out")
+
+    def test_dismiss_keeps_the_answers_it_carries(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        headers = {"Host": "localhost", "Authorization": f"Bearer {page.token}", "Content-Type": "application/json"}
+        bad = json.dumps({"q0": ["SQLite", "PostgreSQL"]}).encode()
+        reply = page.request("POST", "/dismiss", {**headers, "Content-Length": str(len(bad))}, io.BytesIO(bad).read)
+        self.assertEqual((reply[0], page.status), (400, None))  # refused, and nothing changed
+        good = json.dumps({"q0": "SQLite"}).encode()
+        reply = page.request("POST", "/dismiss", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
+        self.assertEqual((reply[0], page.status, page.answers), (200, "declined", [AnswerItem("q0", None, ["SQLite"])]))
+        again = page.request("POST", "/answers", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
+        self.assertEqual(again[0], 409)
 
     def test_a_second_host_header_is_refused(self) -> None:
         import email.message
