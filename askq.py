@@ -41,6 +41,7 @@ import json
 import json.scanner
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -49,9 +50,12 @@ from typing import (
     Callable,
     Dict,
     Iterable,
+    Iterator,
     List,
+    Match,
     NamedTuple,
     Optional,
+    Pattern,
     Sequence,
     Set,
     Tuple,
@@ -122,8 +126,6 @@ MAX_PAYLOAD_BYTES = 1024 * 1024
 # JSON text is refused before it is parsed.
 MAX_DEPTH = 32
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
-_SUFFIX_LENGTH = len(RECOMMENDED_SUFFIX)
-_SUFFIX_FOLDED = RECOMMENDED_SUFFIX.lower()
 _CUSTOM_FOLDED = CUSTOM_RESPONSE_LABEL.lower()
 
 # How much of a question's text an error message quotes to name it.
@@ -537,18 +539,47 @@ def _question_list(questions: Any) -> List[QuestionItem]:
     return list(items)
 
 
-def _without_suffix(label: str) -> Optional[str]:
-    """A trimmed label without its one trailing "(Recommended)", in any case;
-    None when it has none, or when nothing would remain to show."""
-    if label[-_SUFFIX_LENGTH:].lower() != _SUFFIX_FOLDED:
-        return None
-    return label[:-_SUFFIX_LENGTH].rstrip() or None
+# The recommended mark in the languages models answer in, folded; it may
+# stand before or after the label, in brackets of three kinds or after a dash.
+_RECOMMENDED_WORDS = frozenset(word.lower() for word in (
+    "Recommended", "推荐", "推薦", "推奨", "おすすめ", "권장", "추천", "Recomendado", "Recomendada",
+    "Recommandé", "Recommandée", "Empfohlen", "Consigliato", "Consigliata", "Aanbevolen", "Zalecane",
+    "Рекомендуется", "Рекомендовано", "Önerilen",
+))
+_MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
+_MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
+
+
+def _without_mark(label: str) -> Optional[str]:
+    """A trimmed label without its one recommended mark, in any of the forms
+    models write it (SPEC 4a): "X (Recommended)", "(Recommended) X",
+    "X [recommended]", "X（推荐）", "X - Recommended"; None when it has none,
+    or when nothing would remain to show."""
+    last, first = label[-1:], label[:1]
+    if last in _MARK_CLOSERS:
+        start = label.rfind(_MARK_OPENERS[last])
+        if start > 0 and label[start + 1: -1].strip().lower() in _RECOMMENDED_WORDS:
+            return label[:start].rstrip() or None
+    if first in _MARK_BRACKETS:
+        end = label.find(_MARK_BRACKETS[first])
+        if end > 0 and label[1:end].strip().lower() in _RECOMMENDED_WORDS:
+            return label[end + 1:].lstrip() or None
+    if " - " in label or "\u2014" in label or "\u2013" in label:
+        for dash in _MARK_DASHES:
+            head, found, tail = label.rpartition(dash)
+            if found and tail.strip().lower() in _RECOMMENDED_WORDS:
+                return head.rstrip() or None
+    return None
+
+
+_MARK_OPENERS = {close: open_ for open_, close in _MARK_BRACKETS.items()}
+_MARK_CLOSERS = frozenset(_MARK_OPENERS)
 
 
 def _clean_label(label: str) -> str:
-    """Trim a label and take off one trailing "(Recommended)", in any case."""
+    """Trim a label and take off its one recommended mark."""
     label = label.strip()
-    return _without_suffix(label) or label
+    return _without_mark(label) or label
 
 
 _YES_NO_FOLDED = ("yes", "no")
@@ -906,7 +937,7 @@ def ask(payload: Any) -> QuestionOutput:
 
 # Decoding tables (SPEC 4).  For each field the first key present with a
 # usable value wins; an unusable value falls through to the next key.
-_QUESTION_KEYS = ("question", "prompt", "message", "text", "header")
+_QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
 _PURPOSE_KEYS = ("purpose", "description", "context")
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
@@ -927,7 +958,7 @@ _OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
 # Fields read from one key only.
 _REQUIRED_KEY = "required"
 _ID_KEY = "id"
-_KIND_KEY = "type"
+_KIND_KEYS = ("type", "method", "input_type", "inputType", "kind")
 _RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
 _PLACEHOLDER_KEY = "placeholder"
 _OPTION_DESCRIPTION_KEY = "description"
@@ -936,7 +967,23 @@ _OPTION_PREVIEW_KEY = "preview"
 # An object under 'options' with only these keys, a label key among them, is
 # one option sent without its list; any other object maps labels to descriptions.
 _OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
-_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, _RECOMMENDED_KEY}
+# The ways an option says it is the recommended one (SPEC 4a).
+_OPTION_MARK_KEYS = (_RECOMMENDED_KEY, "default", "isDefault", "is_recommended")
+_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, *_OPTION_MARK_KEYS}
+_OPTIONS_KEY_SET = frozenset(_OPTIONS_KEYS)
+_IGNORED_OPTION_KEYS = ("mode",)  # Roo Code's, on every suggestion
+# Keys most questions leave out; one look decides whether to read them.
+_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
+_ALLOW_CUSTOM_KEYS = (
+    "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
+)
+_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+# The model's own "Other" option, which the custom row already offers (folded,
+# without trailing ".", ":" or an ellipsis).
+_OTHER_LABELS = frozenset((
+    "other", "others", "other (please specify)", "other (specify)", "something else", "custom", "custom answer",
+    "其他", "其它", "自定义", "その他", "기타", "otro", "otra", "otros", "autre", "andere", "sonstiges", "altro", "другое",
+))
 
 # Options sent as plain text: one per line, else split on the first of these
 # that occurs.  A line may start with a list marker, which is not the label.
@@ -998,9 +1045,12 @@ def _payload_root(payload: Any) -> Any:
     """The call as a dict or a list, parsing JSON text (twice if double-encoded)."""
     value = payload
     if isinstance(value, (str, bytes, bytearray)):
-        value = _parse_json(value, "The call")
+        value = _markup_call(value) if isinstance(value, str) else None
+        if value is not None:
+            return {"questions": [value]}
+        value = _parse_json(payload, "The call", repair=True)
         if isinstance(value, str):
-            value = _parse_json(value, "The call")
+            value = _parse_json(value, "The call", repair=True)
     if isinstance(value, (dict, list)):
         return value
     raise QuestionError(
@@ -1029,7 +1079,17 @@ def _question_entries(root: Union[Dict[Any, Any], List[Any]]) -> List[Any]:
 def _questions_value(value: Any) -> List[Any]:
     """The value of 'questions': a list, one object, or JSON text of either."""
     if isinstance(value, str):
-        value = _parse_json(value, "'questions'")
+        stripped = value.strip()
+        markup = _markup_call(stripped)
+        if markup is not None:
+            return [markup]
+        if stripped.startswith(_JSON_STARTS):
+            value = _parse_json(stripped, "'questions'", repair=True)
+        else:
+            try:
+                value = _parse_json(stripped, "'questions'")  # 42, true: JSON, but no questions
+            except QuestionError:
+                return [stripped]  # a plain sentence: one free-text question
     if isinstance(value, list):
         return value
     if isinstance(value, dict):
@@ -1063,9 +1123,9 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
 
 
 def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
-    options, marked = _decode_options(entry)
+    options, marked, source = _decode_options(entry)
     header = _first_text(entry, _HEADER_KEYS)
-    multi_select = _decode_multi_select(entry)
+    multi_select = _decode_multi_select(entry) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
@@ -1080,9 +1140,20 @@ def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
         question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id,
         recommended, placeholder,
     )
-    if _KIND_KEY in entry:
-        _apply_kind(item, _kind(entry[_KIND_KEY]))
+    if not _RARE_QUESTION_KEYS.isdisjoint(entry):
+        _decode_rare_fields(item, entry)
     return item
+
+
+def _decode_rare_fields(item: QuestionItem, entry: Dict[Any, Any]) -> None:
+    """The fields few calls send: a kind word, a default, no custom row."""
+    _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
+    default = _first(entry, _DEFAULT_KEYS, _text)
+    if default is not None and item.recommended is None:
+        item.recommended = default
+    allow_custom = _first(entry, _ALLOW_CUSTOM_KEYS, _boolean)
+    if allow_custom is False:
+        item.allow_custom = False
 
 
 def _object_in_text(text: str) -> Optional[Dict[Any, Any]]:
@@ -1091,7 +1162,7 @@ def _object_in_text(text: str) -> Optional[Dict[Any, Any]]:
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return None
     try:
-        value = _parse_json(stripped, "questions[]")
+        value = _parse_json(stripped, "questions[]", repair=True)
     except QuestionError:
         return None
     return value if isinstance(value, dict) else None
@@ -1107,11 +1178,16 @@ def _question_text(index: int, question: Optional[str]) -> str:
     return question
 
 
-def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption]], Optional[str]]:
-    """The options of an entry, and the label of the first one marked recommended."""
+_Options = Tuple[Optional[List[QuestionOption]], Optional[str], Dict[Any, Any]]
+
+
+def _decode_options(entry: Dict[Any, Any]) -> _Options:
+    """The options of an entry, the label of the first one marked
+    recommended, and the object they came from: the entry, or the question's
+    own fields that a model sent as its only option."""
     raw = _first(entry, _OPTIONS_KEYS, _option_source)
     if raw is None:
-        return None, None
+        return None, None, entry
     if len(raw) > MAX_OPTIONS:
         _check_option_count(len(raw))
     if isinstance(raw, dict):
@@ -1120,7 +1196,9 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
             for label, description in raw.items()
             if isinstance(label, str)
         ]
-        return described, None
+        return described, None, entry
+    if isinstance(raw, list) and len(raw) == 1 and _is_question_as_option(raw[0]):
+        return _decode_options(raw[0])[:2] + (raw[0],)
     options: List[QuestionOption] = []
     marked: Optional[str] = None
     for value in raw:
@@ -1128,17 +1206,27 @@ def _decode_options(entry: Dict[Any, Any]) -> Tuple[Optional[List[QuestionOption
         if option is None:
             continue
         options.append(option)
-        if marked is None and isinstance(value, dict) and _RECOMMENDED_KEY in value:
-            marked = option.label if _boolean(value[_RECOMMENDED_KEY]) else None
-    return options, marked
+        if marked is None and isinstance(value, dict) and _is_marked(value):
+            marked = option.label
+    return options, marked, entry
+
+
+def _is_question_as_option(value: Any) -> bool:
+    """An option that holds options of its own: the question's fields, sent as its only option."""
+    return isinstance(value, dict) and _OPTION_LABEL_KEY_SET.isdisjoint(value) and not _OPTIONS_KEY_SET.isdisjoint(value)
+
+
+def _is_marked(option: Dict[Any, Any]) -> bool:
+    return any(key in option and _boolean(option[key]) for key in _OPTION_MARK_KEYS)
 
 
 def _decode_option(value: Any) -> Optional[QuestionOption]:
     """An option entry: an object with a label key, a label, or a number."""
     if isinstance(value, dict):
         label = _first_text(value, _OPTION_LABEL_KEYS, True)
-        if label is None:
-            return None
+        if label is None:  # a description alone is the label
+            label = _text(value.get(_OPTION_DESCRIPTION_KEY), "label")
+            return None if label is None else QuestionOption(label)
         description = (
             _text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
             if _OPTION_DESCRIPTION_KEY in value else None
@@ -1204,6 +1292,10 @@ def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = Fals
                 value = value.strip()
                 if value:
                     return _mended(value, key) if len(value) > MAX_TEXT or "\\n" in value else value
+            elif isinstance(value, list):  # two phrasings of one text: the first
+                value = _first_string(value, key)
+                if value is not None:
+                    return value
             elif numbers:
                 value = _number_text(value)
                 if value is not None:
@@ -1217,6 +1309,18 @@ def _text(value: Any, key: str = "text") -> Optional[str]:
         if len(value) > MAX_TEXT or "\\n" in value:
             value = _mended(value, key)
         return value or None
+    if isinstance(value, list):
+        return _first_string(value, key)
+    return None
+
+
+def _first_string(values: List[Any], key: str) -> Optional[str]:
+    """The first usable string of a list (models send two phrasings of one text)."""
+    for value in values[:MAX_OPTIONS]:
+        if isinstance(value, str):
+            text = _text(value, key)
+            if text is not None:
+                return text
     return None
 
 
@@ -1292,14 +1396,35 @@ def _option_source(value: Any) -> Optional[Union[List[Any], Dict[Any, Any]]]:
         stripped = value.strip()
         if not stripped.startswith(("[", "{")):
             return _options_in_text(stripped)
-        value = _parse_json(stripped, "'options'")
+        value = _parse_json(stripped, "'options'", repair=True)
     if isinstance(value, dict):
-        return [value] if _is_one_option(value) else value
+        if _is_one_option(value):
+            return [value]
+        positions = _by_position(value)
+        return value if positions is None else positions
     return value if isinstance(value, list) else None
 
 
 def _is_one_option(value: Dict[Any, Any]) -> bool:
-    return _OPTION_FIELDS.issuperset(value) and not _OPTION_LABEL_KEY_SET.isdisjoint(value)
+    """An object whose keys, those with a value, are all option fields, a label among them."""
+    if _OPTION_FIELDS.issuperset(value):
+        return not _OPTION_LABEL_KEY_SET.isdisjoint(value)
+    keys = {key for key, field in value.items() if field is not None and key not in _IGNORED_OPTION_KEYS}
+    return _OPTION_FIELDS.issuperset(keys) and not _OPTION_LABEL_KEY_SET.isdisjoint(keys)
+
+
+def _by_position(value: Dict[Any, Any]) -> Optional[List[Any]]:
+    """The values of an object keyed by positions ("0", "1", ...), in their
+    order; None when any key is not a position."""
+    positions = {}
+    for key, option in value.items():
+        position = key if isinstance(key, int) and not isinstance(key, bool) else None
+        if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
+            position = int(key)
+        if position is None:
+            return None
+        positions[position] = option
+    return [positions[position] for position in sorted(positions)]
 
 
 def _options_in_text(text: str) -> Optional[List[str]]:
@@ -1343,8 +1468,10 @@ def _check_option_count(count: int) -> None:
         )
 
 
-def _parse_json(text: Union[str, bytes, bytearray], what: str) -> Any:
-    """Parse JSON text; every failure is a QuestionError that names ``what``."""
+def _parse_json(text: Union[str, bytes, bytearray], what: str, repair: bool = False) -> Any:
+    """Parse JSON text; every failure is a QuestionError that names ``what``.
+    With ``repair`` (text from the model), text the strict parse refuses
+    goes through the repairs of SPEC 4a before it is refused."""
     if isinstance(text, (bytes, bytearray)):
         _check_size(len(text), what)
         try:
@@ -1361,9 +1488,534 @@ def _parse_json(text: Union[str, bytes, bytearray], what: str) -> Any:
     try:
         return _decoded_json(text)
     except (ValueError, RecursionError) as err:
-        raise QuestionError(
-            f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
-        ) from None
+        value = _repaired(text) if repair and not isinstance(err, _NotJsonConstant) else _UNREAD
+        if value is _UNREAD:
+            raise QuestionError(
+                f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
+            ) from None
+        return value
+
+
+# Text that may be JSON, fenced JSON or a Python literal: anything else in
+# 'questions' is a sentence.
+_JSON_STARTS = ("[", "{", "`", '"')
+_UNREAD: Any = object()  # no repair could read the text
+
+
+def _repaired(text: str) -> Any:
+    """The value of text that the strict parse refused, by the repairs of
+    SPEC 4a in their order; _UNREAD when none of them reads it."""
+    for repair in (_with_control_characters, _inside_fence, _python_literal, _tolerant):
+        try:
+            value = repair(text)
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+            continue
+        if value is not _UNREAD:
+            return value
+    return _UNREAD
+
+
+def _with_control_characters(text: str) -> Any:
+    """Raw line breaks and tabs inside strings, as a model pretty-prints them."""
+    return json.JSONDecoder(strict=False, parse_constant=_refuse_constant).decode(text)
+
+
+def _inside_fence(text: str) -> Any:
+    """Text in a Markdown code fence: the text inside, read again."""
+    inner = _fenced(text)
+    if inner is None:
+        return _UNREAD
+    try:
+        return _decoded_json(inner)
+    except ValueError:
+        return _repaired(inner) if _fenced(inner) is None else _UNREAD
+
+
+def _python_literal(text: str) -> Any:
+    """A Python literal (single quotes, True, None): read, never evaluated.
+    The text is within the size and depth bounds already."""
+    import ast
+
+    stripped = text.strip()
+    if not stripped.startswith(("[", "{")):
+        return _UNREAD
+    value = ast.literal_eval(stripped)
+    return value if isinstance(value, (dict, list)) else _UNREAD
+
+
+def _tolerant(text: str) -> Any:
+    return _tolerant_json(text, MAX_DEPTH)
+
+
+# The almost-JSON reader.  Every pattern is linear in what it consumes:
+# character classes under a star, and alternatives that start differently,
+# so a failed match backtracks at most over what it scanned.
+_SPACE_SOURCE = (r"\s*")
+# Part of a string: up to its closing quote, an escape being two characters
+# whatever they are ('\q' is kept as written, SPEC 4a).  At most 64 escapes
+# a match, so that the regex engine's state for them stays bounded.
+_STRING_PART_SOURCE = r'(?s)[^"\\]*(?:\\.[^"\\]*){0,64}'
+# The escapes JSON has; any other backslash stays as it is.  A high and a
+# low surrogate escaped one after the other are one character, as in json.
+_ESCAPE_SOURCE = (
+    r'\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(["\\/bfnrt]))'
+)
+_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# A bare string, and a member that cannot be read, run up to one of these.
+_BARE_RUN_SOURCE = (r"[^,}\]]*")
+# JSON's number, ASCII digits only (``\d`` would take other scripts' digits).
+_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_NUMBER_SOURCE = (_NUMBER_TEXT)
+# A number or a literal is one when it ends at whitespace, a bracket, a
+# comma or a quote ('1.5.3', '10MB', 'nullable' are bare strings), and what
+# follows is a comma, a bracket, or the start of the next value, the comma
+# between them missing ('[1 2]', '"a": 1 "b": 2').  A quote that only
+# closes ('"a": 12",') is the stray quote of a bare string; the end of the
+# text may have cut it ('12' of '128').
+_TOKEN_FOLLOWS = r'(?=[\s,}\]"{\[])(?=\s*(?:[,}\]{\[]|"(?!\s*(?:[,}\]]|\Z))|-?[0-9]|true|false|null))'
+# A scalar: (1) a number or (2) a literal, or else (3) a bare string: text
+# that does not start like a JSON value, up to the next ',', '}' or ']'.
+_SCALAR_SOURCE = (r"(?:(" + _NUMBER_TEXT + r")|(true|false|null))" + _TOKEN_FOLLOWS + r"|([^,}\]]*)")
+_LITERALS: Dict[str, Any] = {"true": True, "false": False, "null": None}
+# The fast path: most of a broken text is valid JSON.  A run of simple
+# values (strings with no escape, numbers, literals) is found by one match
+# and read by one findall, in C.  A run holds at most 64 values: the regex
+# engine keeps state for every repetition of a group (hundreds of bytes), so
+# an unbounded run would take memory in proportion to the text.
+_SIMPLE_STRING = r'"[^"\\]*"'
+_SIMPLE_VALUE = r"(?:" + _SIMPLE_STRING + r"|(?:" + _NUMBER_TEXT + r"|true|false|null)" + _TOKEN_FOLLOWS + ")"
+_ITEMS_RUN = r"(?:" + _SIMPLE_VALUE + r"[\s,:]*){1,64}"
+_MEMBERS_RUN = r"(?:" + _SIMPLE_STRING + r"\s*:\s*" + _SIMPLE_VALUE + r"[\s,]*){1,64}"
+# What comes next in an array: (1) simple items, then (2) opening or
+# (3) closing brackets; none of them: an item the slow path reads.  Commas
+# only separate, so stray, doubled and trailing ones vanish, and so do
+# colons in an array ('["a": "b"]'); missing commas are never needed.
+_ARRAY_STEP_SOURCE = (
+    r"[\s,:]*(" + _ITEMS_RUN + r")?(?:([\[{][\s\[{]*)|([\]}][\s\]}]*))?"
+)
+# What comes next in an object: (1) simple members, then (2) a key with no
+# escape, (3) the colon after it if any and (4) the bracket its value opens
+# if it does, or (5) closing brackets; none of them: a member the slow path
+# reads.
+_OBJECT_STEP_SOURCE = (
+    r"[\s,]*(" + _MEMBERS_RUN + r')?(?:"([^"\\]*)"\s*(:?)\s*([\[{])?|([\]}][\s\]}]*))?'
+)
+# The values of a run, one match each.
+_ITEM_SOURCE = (r'"([^"\\]*)"|(' + _NUMBER_TEXT + r")|(true|false|null)")
+_MEMBER_SOURCE = (r'"([^"\\]*)"\s*:\s*(?:"([^"\\]*)"|(' + _NUMBER_TEXT + r")|(true|false|null))")
+_CLOSERS = ",}]"
+# Stands for the value that was being written when the text ended: it is
+# dropped, with its key (SPEC 4a).
+_MISSING: Any = object()
+
+_Container = Union[Dict[str, Any], List[Any]]
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern(source: str) -> "Pattern[str]":
+    """A pattern of the repairs, compiled on first use: most runs never repair."""
+    return re.compile(source)
+
+
+def _tolerant_json(text: str, max_depth: int) -> Any:
+    """The value of almost-JSON text, mended as SPEC 4a step 4 says.
+
+    The top level must be an object or an array (after whitespace and a
+    byte-order mark); text after it is ignored.  Strict JSON gives what
+    json.loads gives, except that NaN and Infinity are bare strings.
+    Raises ValueError when the text does not start with '{' or '[', when
+    arrays and objects nest deeper than ``max_depth``, or (on Pythons that
+    bound it) for an integer with too many digits, as json.loads does.
+    """
+    return _TolerantReader(text, max_depth).read()
+
+
+class _TolerantReader:
+    """One left-to-right pass over the text with an explicit stack of open
+    containers: no recursion, so no RecursionError and no deep C stack.
+
+    Every container is put in its parent as soon as it opens, so text that
+    ends early leaves every open container closed and in place.  Each step
+    consumes what it looked at; a failed fast match and the look-aheads (a
+    wrong bracket's next bracket, what follows a number) cover only what
+    the next step consumes, so every character is read a bounded number of
+    times.
+    """
+
+    def __init__(self, text: str, max_depth: int) -> None:
+        self.text = text
+        self.end = len(text)
+        self.pos = 0
+        self.max_depth = max_depth
+        self.stack: List[_Container] = []
+        # The bracket that closes each open container, the innermost last.
+        self.closing = ""
+
+    def read(self) -> _Container:
+        """Read the top-level container and whatever mends into it."""
+        text = self.text
+        start = self.after_space(1 if text.startswith("\ufeff") else 0)
+        if start >= self.end or text[start] not in "{[":
+            raise ValueError("the text does not start with a JSON object or array")
+        self.pos = start + 1
+        root = self.open(text[start])
+        stack = self.stack
+        while stack and self.pos < self.end:
+            top = stack[-1]
+            if isinstance(top, dict):
+                self.object_step(top)
+            else:
+                self.array_step(top)
+        # Cut off (or not): the open containers are in place already.
+        return root
+
+    def array_step(self, items: List[Any]) -> None:
+        """Read what comes next in an array: simple items and brackets, or
+        one item that needs the slow path."""
+        step = _pattern(_ARRAY_STEP_SOURCE).match(self.text, self.pos)
+        assert step is not None
+        self.pos = step.end()
+        run, openers, closers = step.groups()
+        if run:
+            for string, number, literal in _pattern(_ITEM_SOURCE).findall(run):
+                items.append(_number(number) if number else _LITERALS[literal] if literal else string)
+        if openers:
+            self.openers(items, step.start(2), openers)
+        elif closers:
+            self.closers(closers)
+        elif not run and self.pos < self.end:
+            # Not a bracket, so a string with escapes or cut off, or a scalar.
+            value = self.string() if self.text[self.pos] == '"' else self.scalar()
+            if value is not _MISSING:
+                items.append(value)
+
+    def object_step(self, members: Dict[str, Any]) -> None:
+        """Read what comes next in an object: simple members and a member
+        with a plain key, or closing brackets, or one member that needs the
+        slow path."""
+        step = _pattern(_OBJECT_STEP_SOURCE).match(self.text, self.pos)
+        assert step is not None
+        self.pos = step.end()
+        run, key, colon, opener, closers = step.groups()
+        if run:
+            for name, string, number, literal in _pattern(_MEMBER_SOURCE).findall(run):
+                members[name] = _number(number) if number else _LITERALS[literal] if literal else string
+        if opener and colon:
+            members[key] = self.open(opener)
+        elif key is not None:
+            self.member_value(members, key, bool(colon))
+        elif closers:
+            self.closers(closers)
+        elif not run and self.pos < self.end:
+            self.member(members)
+
+    def open(self, char: str) -> _Container:
+        """A new empty container for '{' or '[', pushed on the stack."""
+        if len(self.stack) >= self.max_depth:
+            raise _depth_error(self.max_depth)
+        container: _Container = {} if char == "{" else []
+        self.stack.append(container)
+        self.closing += "}" if char == "{" else "]"
+        return container
+
+    def openers(self, items: List[Any], start: int, run: str) -> None:
+        """Opening brackets (whitespace between them) at ``start``, in an array."""
+        run = run.rstrip()  # the run takes the whitespace after it too
+        if len(run) == 1:
+            items.append(self.open(run))  # the common case: one bracket
+            return
+        brace = run.find("{")
+        if brace >= 0 and brace + 1 < len(run):
+            # '{{', '{[': a member that starts with a bracket cannot be read.
+            self.pos = start + brace + 1
+            self.skip_member()
+            run = run[: brace + 1]
+        # So every bracket but a last '{' opens an array: a chain of them.
+        arrays = run.count("[")
+        if len(self.stack) + arrays + (brace >= 0) > self.max_depth:
+            raise _depth_error(self.max_depth)
+        chain: List[Any] = [[] for _ in range(arrays)]
+        if brace >= 0:
+            chain.append({})
+        items.append(chain[0])
+        for parent, child in zip(chain, chain[1:]):
+            parent.append(child)
+        self.stack.extend(chain)
+        self.closing += "]" * arrays + "}" * (brace >= 0)
+
+    def closers(self, run: str) -> None:
+        """Closing brackets (whitespace between and after them), of either kind."""
+        marks = run if len(run) == 1 else "".join(run.split())  # without whitespace
+        count = len(marks)
+        if marks == self.closing[: -count - 1 : -1]:
+            # The common case, every bracket right: all closed at once.
+            del self.stack[-count:]
+            self.closing = self.closing[:-count]
+            return
+        for index, char in enumerate(marks):
+            right = self.closing[-1]
+            # '{"label": "Custom"]}': a wrong bracket is a slip of the pen
+            # when the right one comes next; otherwise it closes what is
+            # open, as the model meant.  After the run comes no bracket.
+            if char != right and index + 1 < count and marks[index + 1] == right:
+                continue
+            self.stack.pop()
+            self.closing = self.closing[:-1]
+            if not self.stack:
+                return  # the top level is closed: what follows is ignored
+
+    def member(self, members: Dict[str, Any]) -> None:
+        """An object member at self.pos (not whitespace, a comma or a
+        bracket) whose key has an escape or is cut off, or that has none."""
+        text = self.text
+        if text[self.pos] != '"':
+            self.skip_member()  # 'junk,', 'a: 1', '{{': no key to read
+            return
+        key = self.string()
+        if key is _MISSING:
+            return  # cut off in the key
+        self.pos = self.after_space(self.pos)
+        colon = self.pos < self.end and text[self.pos] == ":"
+        if colon:
+            self.pos = self.after_space(self.pos + 1)
+        self.member_value(members, key, colon)
+
+    def member_value(self, members: Dict[str, Any], key: str, colon: bool) -> None:
+        """The value of the member ``key``, at self.pos past the key, the
+        colon if ``colon`` and whitespace."""
+        if not colon:
+            # '"question "stray words": "x"': the key read is "question ",
+            # and nothing after it can be trusted up to the next member.
+            self.skip_member()
+        elif self.pos < self.end and self.text[self.pos] not in _CLOSERS:
+            value = self.value()  # none ('"a": ,'): the member is dropped
+            if value is not _MISSING:
+                members[key] = value
+
+    def after_space(self, at: int) -> int:
+        """Where the whitespace at ``at`` ends."""
+        space = _pattern(_SPACE_SOURCE).match(self.text, at)
+        assert space is not None  # this pattern, like all matched so, matches ''
+        return space.end()
+
+    def skip_member(self) -> None:
+        """Skip a member that cannot be read, up to the next ',' or bracket.
+
+        The stop is the next ',', '}' or ']' as written, not inside strings:
+        a member this broken has no quotes to trust.  A ']' stops it too: it
+        may be the object's end written with the wrong bracket.
+        """
+        skipped = _pattern(_BARE_RUN_SOURCE).match(self.text, self.pos)
+        assert skipped is not None
+        self.pos = skipped.end()
+
+    def value(self) -> Any:
+        """The value at self.pos (not whitespace, a comma or a bracket); an
+        opened container is pushed and returned empty, to be filled."""
+        char = self.text[self.pos]
+        if char == "{" or char == "[":
+            self.pos += 1
+            return self.open(char)
+        if char == '"':
+            return self.string()
+        return self.scalar()
+
+    def string(self) -> Any:
+        """The string whose opening quote is at self.pos, or _MISSING when the
+        text ends inside it.  Raw control characters are kept as they are."""
+        text, start = self.text, self.pos + 1
+        end = start
+        while True:
+            part = _pattern(_STRING_PART_SOURCE).match(text, end)
+            assert part is not None
+            end = part.end()
+            if end < self.end and text[end] == '"':
+                break
+            if end + 1 >= self.end:  # no closing quote, or a last backslash
+                self.pos = self.end
+                return _MISSING
+            # A backslash: the part ended after its 64 escapes; read on.
+        self.pos = end + 1
+        content = text[start:end]
+        return _pattern(_ESCAPE_SOURCE).sub(_unescaped, content) if "\\" in content else content
+
+    def scalar(self) -> Any:
+        """A number, a literal or a bare string at self.pos."""
+        found = _pattern(_SCALAR_SOURCE).match(self.text, self.pos)
+        assert found is not None
+        self.pos = found.end()
+        number, literal, bare = found.groups()
+        if bare is None:
+            return _number(number) if number else _LITERALS[literal]
+        if self.pos >= self.end:
+            return _MISSING  # '+6 dB', 'NaN', '-5 dB' or '12' of '128', cut off
+        bare = bare.strip()
+        if bare.endswith('"'):
+            # '"header":Next step",': the opening quote was forgotten; the
+            # closing one belongs to the bare string and is not part of it.
+            bare = bare[:-1].rstrip()
+        return _scalar_value(bare)
+
+
+def _depth_error(max_depth: int) -> ValueError:
+    """The error for text nested deeper than the bound."""
+    return ValueError(f"arrays and objects nest more than {max_depth} levels deep")
+
+
+def _unescaped(escape: "Match[str]") -> str:
+    """The character a valid JSON escape stands for."""
+    high, low, code, simple = escape.groups()
+    if simple:
+        return _SIMPLE_ESCAPES[simple]
+    if code:
+        return chr(int(code, 16))
+    return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+
+
+def _scalar_value(token: str) -> Any:
+    """A literal or number token as JSON reads it; any other text as itself
+    (so a bare 'false"' with its stray quote is still false)."""
+    if token in _LITERALS:
+        return _LITERALS[token]
+    if _pattern(_NUMBER_SOURCE).fullmatch(token) is None:
+        return token
+    return _number(token)
+
+
+def _number(token: str) -> Union[int, float]:
+    """A JSON number token as json reads it: a fraction or an exponent makes a float."""
+    if "." in token or "e" in token or "E" in token:
+        return float(token)
+    return int(token)  # may raise ValueError for too many digits, as json does
+
+
+# The tool-call markup of Cline, Roo Code and Kilo Code (SPEC 4a).
+_MARKUP_STARTS = ("<ask_followup_question>", "<question>")
+# A tag of the markup: its name, then anything up to the next '<' or '>'.
+# Only the markup's names are looked for, so other text costs nothing.  The
+# '>' is optional so that a match never fails once it started, and so never
+# backtracks: a '<question' that is no tag matches with an empty last group.
+_MARKUP_TAG_SOURCE = (
+    r"<(/?)(ask_followup_question|question|follow_up|suggest|options)(?![\w.:-])([^<>]*)(>?)"
+)
+# Elements whose text is read; the others only end an element left open.
+_MARKUP_TEXT_ELEMENTS = frozenset(("question", "suggest", "options"))
+
+
+def _markup_call(text: str) -> Optional[Dict[str, Any]]:
+    """The call in Cline/Roo/Kilo markup, or None when ``text`` does not start
+    (after whitespace) with <ask_followup_question> or <question>.
+
+    Gives "question" (the first non-blank <question>) and "options" (the
+    <suggest> texts, else what <options> holds), each only when present.
+    """
+    first = text[:1]
+    if first != "<" and not first.isspace():
+        return None  # the common case, JSON text: no copy of it made
+    start = len(text) - len(text.lstrip())
+    if not text.startswith(_MARKUP_STARTS, start):
+        return None
+    question = ""
+    suggestions: List[str] = []
+    options: Any = None
+    for name, raw in _markup_elements(text, start):
+        if name == "question":
+            question = question or _markup_text(raw)
+        elif name == "suggest":
+            label = _markup_text(raw)
+            if label:
+                suggestions.append(label)
+        elif options is None:
+            options = _markup_options(raw)
+    call: Dict[str, Any] = {}
+    if question:
+        call["question"] = question
+    if suggestions or options is not None:
+        call["options"] = suggestions or options
+    return call
+
+
+def _markup_elements(text: str, start: int) -> Iterator[Tuple[str, str]]:
+    """(name, raw text) of each <question>, <suggest> and <options>, in order,
+    up to </ask_followup_question>.
+
+    An element's text ends at its closing tag, or, when that is missing, at
+    the next tag of the markup.  One that is still open when the text ends
+    was being written when the model's output was cut off: it is dropped,
+    as SPEC 4a drops the JSON member being written.  Other tags are text.
+    """
+    open_name: Optional[str] = None
+    content = 0
+    for tag in _pattern(_MARKUP_TAG_SOURCE).finditer(text, start):
+        closing, name, rest, done = tag.groups()
+        if not done:
+            continue  # '<question' and no '>' before the next '<': text
+        if open_name is not None:
+            yield open_name, text[content : tag.start()]
+            ends_it = closing and name == open_name
+            open_name = None
+            if ends_it:
+                continue
+        if closing and name == "ask_followup_question":
+            return
+        if not closing and name in _MARKUP_TEXT_ELEMENTS and not rest.endswith("/"):
+            open_name, content = name, tag.end()  # attributes (mode="code") ignored
+
+
+def _markup_text(raw: str) -> str:
+    """An element's text, trimmed, with entities (&amp; &#39; &#x41; ...) unescaped."""
+    import html
+
+    return html.unescape(raw).strip()
+
+
+def _markup_options(raw: str) -> Any:
+    """What <options> holds: Cline's JSON array of labels, read tolerantly,
+    its strings unescaped; else its text, which askq splits into options
+    like any options sent as plain text (SPEC 4); None when blank."""
+    body = raw.strip()
+    try:
+        value = _tolerant_json(body, MAX_DEPTH)
+    except ValueError:
+        return _markup_text(body) or None
+    if isinstance(value, list):
+        return [_markup_text(entry) if isinstance(entry, str) else entry for entry in value]
+    return value
+
+
+# Markdown code fences.
+_FENCE_MARKS = ("`", "~")
+# The info word after the opening fence ('json', 'JSON5', 'c++', ...).
+_FENCE_INFO_SOURCE = (r"[ \t]*[\w.+#-]*")
+
+
+def _fenced(text: str) -> Optional[str]:
+    """The text inside a Markdown code fence (```json ... ```, or ~~~, any info
+    word or none), trimmed, when the whole trimmed text is one fence; else None.
+
+    The fence opens the text and closes it, with at least as many marks;
+    everything between is the content, fence-like lines included, since
+    models put Markdown with fences of its own in string values.  A closing
+    fence right after the content on its last line ('}```') and a fence on
+    one line ('```json {...}```') count too: models write both.
+    """
+    body = text.strip()
+    mark = body[:1]
+    if mark not in _FENCE_MARKS:
+        return None
+    opening = len(body) - len(body.lstrip(mark))
+    closing = len(body) - len(body.rstrip(mark))
+    if opening < 3 or closing < opening or opening + closing > len(body):
+        return None
+    inner = body[opening : len(body) - closing]
+    word = _pattern(_FENCE_INFO_SOURCE).match(inner)
+    assert word is not None  # the pattern matches the empty text
+    info = word.end()
+    # The word is an info word only when a line break, a space or the
+    # content's bracket follows it: '```Postgres, SQLite```' has none.
+    if info < len(inner) and inner[info] not in "\r\n \t{[":
+        info = 0
+    return inner[info:].strip()
 
 
 def _check_size(size: int, what: str) -> None:
@@ -1374,8 +2026,12 @@ def _check_size(size: int, what: str) -> None:
         )
 
 
+class _NotJsonConstant(ValueError):
+    """NaN or Infinity in JSON text: refused, never repaired (SPEC 6)."""
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
+    raise _NotJsonConstant(f"{name} is not a JSON value")
 
 
 def _decoded_json(text: str) -> Any:
@@ -1500,6 +2156,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _identifier(item.id) or "",
         _text(item.recommended, "recommended"),
         _text(item.placeholder, "placeholder"),
+        item.allow_custom is not False,
     )
 
 
@@ -1592,8 +2249,8 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
         _check_option_count(len(item.options))
     except QuestionError as err:
         raise err.placed(index, item.question) from None
-    options, suffixed = _cleaned_options(item.options)
-    if not options and item.question_type is _SINGLE_TYPE and declared is _TEXT_TYPE:
+    options, suffixed, dropped_other = _cleaned_options(item.options, item.allow_custom)
+    if not options and (dropped_other or item.question_type is _SINGLE_TYPE and declared is _TEXT_TYPE):
         item.question_type = _TEXT_TYPE
         return
     if not options:
@@ -1612,25 +2269,32 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
     item.recommended = recommended
 
 
-def _cleaned_options(raw_options: List[QuestionOption]) -> Tuple[List[QuestionOption], Optional[str]]:
-    """Options unsuffixed, without blanks or repeats; and the first label that
-    carried the recommended suffix."""
+def _cleaned_options(
+    raw_options: List[QuestionOption], custom_row: bool
+) -> Tuple[List[QuestionOption], Optional[str], bool]:
+    """Options without their recommended mark, blanks and repeats (compared
+    without case), and, where the custom row offers it, the model's own
+    "Other"; the first label that carried the mark; whether an "Other" went."""
     options: List[QuestionOption] = []
-    seen: Set[str] = set()
+    kept: Dict[str, str] = {}
     suffixed: Optional[str] = None
+    dropped_other = False
     for option in raw_options:
         label = option.label
-        if label.endswith(")"):  # most labels cannot carry the suffix: skip the call
-            stem = _without_suffix(label)
-            if stem is not None:
-                label = stem
-                if suffixed is None:
-                    suffixed = label  # a repeat passes its mark to the label it repeats
-        if label and label not in seen:
-            seen.add(label)
-            option.label = label
+        stem = _without_mark(label)
+        if stem is not None:
+            label = stem
+        folded = label.lower()
+        if not label or custom_row and folded.rstrip(".:\u2026") in _OTHER_LABELS:
+            dropped_other = dropped_other or bool(label)
+            continue
+        first = kept.get(folded)
+        if first is None:
+            kept[folded] = first = option.label = label
             options.append(option)
-    return options, suffixed
+        if stem is not None and suffixed is None:
+            suffixed = first  # a repeat passes its mark to the label it repeats
+    return options, suffixed, dropped_other
 
 
 def _check_custom_label(index: int, question: str, options: List[QuestionOption]) -> None:
@@ -1651,9 +2315,10 @@ def _recommendation(
     """The recommended label: the requested one if it names an option, else
     the first that carried the suffix."""
     if requested is not None:
-        label = _clean_label(requested)
-        if any(option.label == label for option in options):
-            return label
+        folded = _clean_label(requested).lower()
+        for option in options:
+            if option.label.lower() == folded:
+                return option.label
     return suffixed
 
 
@@ -2888,6 +3553,7 @@ class _Dialog:
 
     def _insert(self, name: str, text: str) -> None:
         entry = self.entry
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
         entry.text = entry.text[: entry.caret] + text + entry.text[entry.caret:]
         entry.caret += len(text)
         if self.items[self.tab].question_type is _SINGLE_TYPE:
@@ -2973,16 +3639,19 @@ class _Frame:
         lines, caret = self.lines, self.caret
         if len(lines) <= height:
             return lines, caret
-        room = height - self.head - self.foot
-        if room < 1:  # too short for the tabs and hints: the middle only
-            self.head = self.foot = 0
-            room = height
+        head, foot = self.head, self.foot
+        if height - head - foot < max(3, height // 2):  # short: the first tab line and the first foot line
+            head, foot = min(head, 1), min(foot, 1)
+        if height - head - foot < 1:  # too short even for those: the middle only
+            head = foot = 0
+        room = height - head - foot
         body = lines[self.head: len(lines) - self.foot]
         focus = (caret[0] if caret is not None else self.focus) - self.head
-        top = max(0, min(focus - room // 2, len(body) - room))
-        shown = lines[: self.head] + body[top: top + room] + lines[len(lines) - self.foot:]
+        # As much as fits above the focus (the question first), two lines below it.
+        top = max(0, min(focus + 3 - room, len(body) - room))
+        shown = lines[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
         if caret is not None:
-            caret = (caret[0] - top, caret[1]) if 0 <= focus - top < room else None
+            caret = (caret[0] - self.head - top + head, caret[1]) if 0 <= focus - top < room else None
         return shown, caret
 
 
@@ -3009,9 +3678,9 @@ class _Painter:
             self._question(dialog)
         self._add("")
         foot = len(self.frame.lines)
-        self._wrapped(_hints(dialog, self.style), " ", " ", "dim")
-        if dialog.notice:
+        if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
+        self._wrapped(_hints(dialog, self.style), " ", " ", "dim")
         self.frame.foot = len(self.frame.lines) - foot
         return self.frame
 
@@ -3062,11 +3731,6 @@ class _Painter:
             return
         for row, label in enumerate(dialog.rows(dialog.tab)):
             self._row(dialog, row, label)
-        option = _option_of_row(item, dialog.entry.row)
-        if option is not None and option.preview:
-            self._add("")
-            for line in option.preview.splitlines()[:_PREVIEW_LINES]:
-                self._add(_clipped("    " + _visible(line), self.width), "cyan")
 
     def _row(self, dialog: _Dialog, row: int, label: str) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -3091,6 +3755,9 @@ class _Painter:
         option = _option_of_row(item, row)
         if option is not None and option.description:
             self._wrapped(_visible(option.description), hang, hang, "dim")
+        if here and option is not None and option.preview:  # beside the highlight, in view with it
+            for line in option.preview.splitlines()[:_PREVIEW_LINES]:
+                self._add(_clipped(hang + "\u2502 " + _visible(line), self.width), "cyan")
 
     def _line_editor(self, dialog: _Dialog, lead: str, placeholder: Optional[str], active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
@@ -3203,6 +3870,15 @@ def _run_dialog(
 
 
 def _dialog_loop(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
+    try:
+        _run_keys(dialog, keys, screen, timeout)
+    except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
+        screen.erase()
+        raise
+    screen.finish(dialog)
+
+
+def _run_keys(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
     screen.draw(dialog)
     deadline = None if timeout is None else time.monotonic() + timeout
     while dialog.status is None:
@@ -3218,7 +3894,6 @@ def _dialog_loop(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout
         dialog.feed(pressed)
         deadline = None if timeout is None else time.monotonic() + timeout
         screen.draw(dialog)
-    screen.finish(dialog)
 
 
 class _RawTerminal:
@@ -3409,6 +4084,12 @@ class _Screen:
         self.writer.flush()
         self.above = 0
 
+    def erase(self) -> None:
+        """Take the dialog off the screen."""
+        self.writer.write(self._back_to_top() + "\x1b[J")
+        self.writer.flush()
+        self.above = 0
+
     def _back_to_top(self) -> str:
         return "\r" + (f"\x1b[{self.above}A" if self.above else "")
 
@@ -3543,6 +4224,9 @@ class _WebPage:
             return _web_text(404, "Not found.")
         if method not in _WEB_ROUTES[path]:
             return _web_text(405, "Method not allowed.")
+        lengths = headers.get_all("Content-Length") or [] if hasattr(headers, "get_all") else []
+        if len(set(lengths)) > 1:
+            return _web_text(400, "Bad request: Content-Length is given twice, with two values.")
         try:
             length = int(headers.get("Content-Length") or 0)
         except ValueError:
@@ -3891,7 +4575,7 @@ def _web_server(session: _WebSession, host: str, port: int) -> Any:
 
         def _answer(self) -> None:
             body, length = b"", _content_length(self.headers)
-            if length is not None and 0 < length <= MAX_PAYLOAD_BYTES:
+            if length is not None and 0 < length <= MAX_PAYLOAD_BYTES and len(set(self.headers.get_all("Content-Length") or [])) == 1:
                 body = self.rfile.read(length)
             status, kind, data = session.answer(self.command, self.path, self.headers, body)
             _send_web_response(self, status, kind, b"" if self.command == "HEAD" else data, session.page.nonce)
@@ -3904,6 +4588,7 @@ def _web_server(session: _WebSession, host: str, port: int) -> Any:
     class Server(ThreadingHTTPServer):
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         daemon_threads = True
+        request_queue_size = 4 * _WEB_MAX_CONNECTIONS  # a burst of connects is not dropped
         slots = threading.BoundedSemaphore(_WEB_MAX_CONNECTIONS)
 
         def process_request(self, request: Any, client_address: Any) -> None:

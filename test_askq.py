@@ -5,6 +5,7 @@ import doctest
 import io
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -121,8 +122,9 @@ def write_temp(test: unittest.TestCase, content: Union[str, bytes], suffix: str 
 FUZZ_KEYS = sorted(set(
     askq._QUESTION_KEYS + askq._HEADER_KEYS + askq._PURPOSE_KEYS + askq._OPTIONS_KEYS
     + askq._MULTI_SELECT_KEYS + askq._SELECTION_MODE_KEYS + askq._OPTION_LABEL_KEYS
-    + (askq._REQUIRED_KEY, askq._ID_KEY, askq._KIND_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
-    + (askq._PLACEHOLDER_KEY, askq._OPTION_PREVIEW_KEY)
+    + (askq._REQUIRED_KEY, askq._ID_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
+    + (askq._PLACEHOLDER_KEY, askq._OPTION_PREVIEW_KEY) + askq._KIND_KEYS + askq._DEFAULT_KEYS
+    + askq._ALLOW_CUSTOM_KEYS + askq._OPTION_MARK_KEYS + askq._IGNORED_OPTION_KEYS
     + ("questions", "answers", "metadata", "", "Question", "opts")
 ))
 FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
@@ -515,6 +517,86 @@ def elicitation_questions() -> QuestionOutput:
     ]})
 
 
+REPAIR_DEPTH = askq.MAX_DEPTH
+CALL = {"questions": [{"question": "Which DB?", "header": "DB",
+                       "options": [{"label": "Postgres", "description": "big"}, {"label": "SQLite"}], "multiSelect": False}]}
+CALL_TEXT = json.dumps(CALL)
+REALISTIC = (
+    '{"questions": [{"question": "Which DB?", "header": DB, "options": [{"label": "Postgres",'
+    ' "description": "big",}, {"label": "SQLite"]] "multiSelect": false,}]}, '
+)
+STRICT_DOCS: List[str] = [
+    "{}", "[]", "[[]]", '{"a": {}}', " [ 1 , 2 ] ", '{"a":1,"a":2,"b":3,"a":4}',
+    r'["\ud83d\ude00", "\ud800", "\udc00", "\udc00\ud800", "\ud800\u0041", "\ud800\\u0041"]',
+    r'["\u00e9\u4e2d\uFFFF\u0000", "\/\\\"\b\f\n\r\t", "é中😀"]',
+    "[1E400, -1e400, -0, -0.0, 0.0, 1e-7, 123456789012345678901234567890, 1.0, 2e0]",
+    "[1E+2, -0e0, 0.5e-0, 1e-400, 123e45, -12.5E-3, 10, -1]",
+    '{"a": ' * 16 + '[{"b": []}]' + "}" * 16,
+    '{"questions": [{"question": "Which DB?", "options": ["A", "B"], "multiSelect": false}]}',
+    "[" * REPAIR_DEPTH + "]" * REPAIR_DEPTH,
+    '{"a": [{"b": [{"c": [null, true, false, ""]}]}]}',
+    '\t\n\r {"k" \n:\t"v"\r}\n',
+    # Past the 64 values of a fast run, and the 64 escapes of a string part.
+    json.dumps(list(range(-100, 100)) + ["x"] * 100 + [True, None, 1.5] * 30),
+    json.dumps({f"k{i}": [i, str(i)][i % 2] for i in range(300)}),
+    json.dumps({"\n" * 100 + "key\"": "\"\\/\b\f\n\r\t\u0001" * 40, "k": "é" * 70}, ensure_ascii=True),
+]
+
+
+def mend(text: str, depth: int = REPAIR_DEPTH) -> Any:
+    return askq._tolerant_json(text, depth)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Deep equality that also tells 1 from 1.0 and True, and 0.0 from -0.0."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
+def is_truncation(got: Any, full: Any) -> bool:
+    """Whether ``got`` is ``full`` read up to some point: containers keep a
+    prefix of their entries, all complete but the last, which is itself a
+    truncation; a scalar is complete or absent."""
+    if isinstance(full, dict):
+        if not isinstance(got, dict):
+            return False
+        keys = list(got)
+        if keys != list(full)[: len(keys)]:
+            return False
+        return all(same_json(got[k], full[k]) for k in keys[:-1]) and (
+            not keys or is_truncation(got[keys[-1]], full[keys[-1]])
+        )
+    if isinstance(full, list):
+        if not isinstance(got, list) or len(got) > len(full):
+            return False
+        return all(same_json(x, y) for x, y in zip(got[:-1], full)) and (
+            not got or is_truncation(got[-1], full[len(got) - 1])
+        )
+    return same_json(got, full)
+
+
+def check_json_types(value: Any) -> None:
+    """Every value in the result is one json.loads could give (iteratively:
+    a fuzzed text may nest up to the depth bound)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            assert all(isinstance(k, str) for k in item), item
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        else:
+            assert item is None or isinstance(item, (str, int, float, bool)), repr(item)
+
+
 # ===========================================================================
 # Vocabulary: the data model
 
@@ -880,10 +962,7 @@ class PayloadShapeTests(RefusalCase):
         text = json.dumps(self.CALL)
         for payload in (text, text.encode(), bytearray(text.encode()), "\ufeff" + text):
             with self.subTest(type=type(payload)):
-                if isinstance(payload, str) and payload.startswith("\ufeff"):
-                    self.assertRefused(payload, "not valid JSON")
-                else:
-                    self.assertEqual(one(payload).question, "Name?")
+                self.assertEqual(one(payload).question, "Name?")  # a text's byte-order mark is mended
 
     def test_bytes_with_bom(self) -> None:
         self.assertEqual(one(b"\xef\xbb\xbf" + json.dumps(self.CALL).encode()).question, "Name?")
@@ -930,7 +1009,7 @@ class PayloadShapeTests(RefusalCase):
 
     def test_questions_of_wrong_type(self) -> None:
         self.assertRefused({"questions": 5}, "'questions' must be an array", "not a number")
-        self.assertRefused({"questions": "Name?"}, "'questions' is not valid JSON")
+        self.assertEqual(one({"questions": "Name?"}).question, "Name?")  # a sentence: one free-text question
         self.assertRefused({"questions": "42"}, "'questions' must be an array", "not a number")
 
     def test_payload_of_wrong_type(self) -> None:
@@ -940,8 +1019,9 @@ class PayloadShapeTests(RefusalCase):
                 self.assertRefused(payload, "The call must be a JSON object", kind)
 
     def test_invalid_json_text(self) -> None:
-        error = self.assertRefused('{"questions": [', "The call is not valid JSON")
+        error = self.assertRefused("questions, please", "The call is not valid JSON")
         self.assertIsNone(error.index)
+        self.assertRefused('{"questions": [', "No questions provided")  # mended, and empty
         self.assertRefused(b"\xff\xfe", "The call is not UTF-8 text.")
         self.assertRefused("", "The call is not valid JSON")
 
@@ -1003,7 +1083,8 @@ class FieldAliasTests(unittest.TestCase):
     def test_purpose_keys(self) -> None:
         self.assertEqual(one(question(description="D")).purpose, "D")
         self.assertEqual(one(question(purpose=" P ", description="D")).purpose, "P")
-        self.assertEqual(one(question(purpose=["x"], description="D")).purpose, "D")
+        self.assertEqual(one(question(purpose=["x"], description="D")).purpose, "x")  # a list: its first string
+        self.assertEqual(one(question(purpose=[5, " "], description="D")).purpose, "D")  # none usable: next key
 
     def test_options_keys(self) -> None:
         for key in ("options", "choices", "suggestions"):
@@ -1068,8 +1149,12 @@ class OptionEntryTests(unittest.TestCase):
         self.assertEqual(labels(one(question(options=[entry, "B"]))), ["T", "B"])
 
     def test_object_without_label_is_dropped(self) -> None:
-        item = one(question(options=[{"description": "d"}, {"label": None}, "A"]))
+        item = one(question(options=[{"preview": "d"}, {"label": None}, "A"]))
         self.assertEqual(labels(item), ["A"])
+
+    def test_a_description_alone_is_the_label(self) -> None:
+        item = one(question(options=[{"description": "Keep it"}, {"description": "Drop it", "mode": "code"}]))
+        self.assertEqual(labels(item), ["Keep it", "Drop it"])
 
     def test_description(self) -> None:
         item = one(question(options=[{"label": "A", "description": " d "}, {"label": "B", "description": 5}]))
@@ -1086,8 +1171,9 @@ class OptionEntryTests(unittest.TestCase):
         self.assertEqual(item.recommended, "B")
 
     def test_options_json_text_that_does_not_parse(self) -> None:
+        self.assertEqual(labels(one(question(options='["A", "B"'))), ["A", "B"])  # cut off: mended
         with self.assertRaises(QuestionError) as caught:
-            askq.ask(question(options='["A", "B"'))
+            askq.ask(question(options='{"A": NaN}'))
         message = str(caught.exception)
         self.assertIn('questions[0] ("Which one?")', message)
         self.assertIn("'options' is not valid JSON", message)
@@ -1253,7 +1339,7 @@ class RecordedCallTests(RefusalCase):
         self.assertEqual(item.options, [QuestionOption("Fast", "d", "p")])
         self.assertEqual(item.recommended, "Fast")
         # A key that is no option field makes it a label -> description map again.
-        self.assertEqual(labels(one(question(options={"label": "A", "Other": "x"}))), ["label", "Other"])
+        self.assertEqual(labels(one(question(options={"label": "A", "Extra": "x"}))), ["label", "Extra"])
 
     def test_object_of_two_labels_is_still_a_map(self) -> None:
         item = one(question(options={"Fast": "less safe", "Safe": "slower"}))
@@ -1326,6 +1412,457 @@ class RecordedCallTests(RefusalCase):
         item = one({"question": "Proceed?", "options": ["   "]})
         self.assertEqual((item.question_type, item.options), (QuestionType.TEXT, None))
         self.assertRefused({"question": "Proceed?", "options": ["   "], "multiSelect": True}, "has zero options")
+
+
+class RealCallShapeTests(unittest.TestCase):
+    """SPEC 4a: the keys and shapes of calls real models sent, each decoded as meant."""
+
+    def test_title_as_the_question_and_two_phrasings(self) -> None:
+        self.assertEqual(one({"questions": [{"title": "Which build?"}]}).question, "Which build?")
+        self.assertEqual(one(question(question=["Which of these builds do you want?", "Which build?"])).question,
+                         "Which of these builds do you want?")
+        self.assertEqual(one({"questions": [{"question": [7, "", "Second?"]}]}).question, "Second?")
+
+    def test_kind_words_from_other_keys(self) -> None:
+        for key in ("method", "input_type", "inputType", "kind"):
+            with self.subTest(key=key):
+                item = one(question(options=["A", "B"], **{key: "checkbox"}))
+                self.assertIs(item.question_type, QuestionType.MULTI_CHOICE)
+        self.assertIs(one(question(method="select", options=["A", "B"])).question_type, QuestionType.SINGLE_CHOICE)
+        self.assertIs(one(question(type="nonsense", kind="text", options=["A"])).question_type, QuestionType.TEXT)
+
+    def test_options_keyed_by_position(self) -> None:
+        item = one(question(follow_up={"1": {"text": "Remove", "mode": None}, "0": {"text": "Keep", "mode": None}}))
+        self.assertEqual(labels(item), ["Keep", "Remove"])
+        self.assertEqual(labels(one(question(options={0: "A", 1: "B"}))), ["A", "B"])
+
+    def test_one_option_with_a_foreign_null_key(self) -> None:
+        self.assertEqual(labels(one(question(follow_up={"text": "Yes", "mode": None}))), ["Yes"])
+        self.assertEqual(labels(one(question(follow_up={"text": "Yes", "mode": "code"}))), ["Yes"])
+
+    def test_the_questions_own_fields_as_its_only_option(self) -> None:
+        item = one(question(options=[{"choices": ["Yes", "No", "Later"], "multiSelect": True}]))
+        self.assertEqual((labels(item), item.question_type), (["Yes", "No", "Later"], QuestionType.MULTI_CHOICE))
+        item = one(question(options=[{"choices": ["Yes", "No"], "multiSelect": False}]))
+        self.assertEqual((labels(item), item.question_type), (["Yes", "No"], QuestionType.SINGLE_CHOICE))
+
+    def test_recommended_from_defaults(self) -> None:
+        self.assertEqual(one(question(options=["Postgres", "SQLite"], default="sqlite")).recommended, "SQLite")
+        self.assertEqual(one(question(options=["A", "B"], defaultAnswer="B")).recommended, "B")
+        for key in ("default", "isDefault", "is_recommended"):
+            with self.subTest(key=key):
+                item = one(question(options=[{"label": "A"}, {"label": "B", key: True}]))
+                self.assertEqual((item.recommended, labels(item)), ("B", ["B", "A"]))
+
+    def test_the_recommended_mark_in_every_form(self) -> None:
+        for label, stem in (("(Recommended) Postgres", "Postgres"), ("MySQL [recommended]", "MySQL"),
+                            ("Postgres \u2014 recommended", "Postgres"), ("Postgres - Recommended", "Postgres"),
+                            ("TX 2KB (\u63a8\u8350)", "TX 2KB"), ("3.1 \u00b7 Paleta (Recomendado)", "3.1 \u00b7 Paleta"),
+                            ("Rust\uff08\u63a8\u8350\uff09", "Rust"), ("Go (empfohlen)", "Go"),
+                            ("Python [\u0420\u0435\u043a\u043e\u043c\u0435\u043d\u0434\u0443\u0435\u0442\u0441\u044f]", "Python")):
+            with self.subTest(label=label):
+                item = one(question(options=["Other choice", label]))
+                self.assertEqual((item.recommended, labels(item)), (stem, [stem, "Other choice"]))
+        self.assertEqual(labels(one(question(options=["(Recommended)", "B"]))), ["(Recommended)", "B"])  # nothing left
+        self.assertEqual(labels(one(question(options=["Pros - cons", "A (beta)"]))), ["Pros - cons", "A (beta)"])
+
+    def test_free_text_disallowed(self) -> None:
+        for key in askq._ALLOW_CUSTOM_KEYS:
+            with self.subTest(key=key):
+                item = one(question(options=["A", "B"], **{key: False}))
+                self.assertIs(item.allow_custom, False)
+                self.assertEqual(askq._question_rows(item), ["A", "B"])
+                self.assertEqual(item.to_dict()["allowCustom"], False)
+        self.assertIs(one(question(options=["A", "B"], custom="yes")).allow_custom, True)
+        self.assertNotIn("allowCustom", one(question(options=["A", "B"])).to_dict())
+        schema = json.dumps(askq.tool_definition("mcp"))
+        self.assertNotIn("allow", schema.lower())  # the model is not taught to send it
+        form = askq.to_elicitation(askq.ask(question(options=["A", "B"], allowOther=False)))
+        self.assertEqual(list(form["requestedSchema"]["properties"]), ["q0"])
+
+    def test_the_models_own_other_option_goes(self) -> None:
+        for other in ("Other (please specify)", "OTHER.", "Something else\u2026", "\u81ea\u5b9a\u4e49", "otro:"):
+            with self.subTest(other=other):
+                self.assertEqual(labels(one(question(options=["A", other, "B"]))), ["A", "B"])
+        kept = one(question(options=["A", "Other"], allow_custom=False))
+        self.assertEqual(labels(kept), ["A", "Other"])  # no custom row: the model's own is the only way
+        self.assertIs(one(question(options=["Other"])).question_type, QuestionType.TEXT)
+
+    def test_labels_that_differ_in_case_are_one_option(self) -> None:
+        item = one(question(options=["Postgres", "postgres (Recommended)", "SQLite"]))
+        self.assertEqual((labels(item), item.recommended), (["Postgres", "SQLite"], "Postgres"))
+
+    def test_plain_sentence_as_questions(self) -> None:
+        item = one({"questions": "Should I also update the changelog?"})
+        self.assertEqual((item.question, item.question_type), ("Should I also update the changelog?", QuestionType.TEXT))
+
+
+class TolerantReaderTests(unittest.TestCase):
+    def test_invalid_escapes_are_kept(self) -> None:
+        self.assertEqual(mend(r'{"a": "\u44л", "b": "\q"}'), {"a": "\\u44л", "b": "\\q"})
+        self.assertEqual(mend(r'["x\u12", "\u"]'), ["x\\u12", "\\u"])
+        self.assertEqual(mend(r'["\u00e9\x41\ "]'), ["é\\x41\\ "])
+        self.assertEqual(mend(r'["\u+123", "\u 123", "\u_123"]'), ["\\u+123", "\\u 123", "\\u_123"])
+
+    def test_bare_strings(self) -> None:
+        self.assertEqual(mend('{"label": +6 dB, "x": 1}'), {"label": "+6 dB", "x": 1})
+        self.assertEqual(mend('{"header":Next step", "question": "Q"}'), {"header": "Next step", "question": "Q"})
+        self.assertEqual(mend("[Postgres, SQLite , My SQL]"), ["Postgres", "SQLite", "My SQL"])
+        self.assertEqual(mend('{"a": say "hi" now, "b": 1}'), {"a": 'say "hi" now', "b": 1})
+        self.assertEqual(mend('{"a": -5 dB}'), {"a": "-5 dB"})
+        self.assertEqual(mend('{"a": 10MB}'), {"a": "10MB"})
+
+    def test_not_numbers_are_bare_strings(self) -> None:
+        got = mend("[NaN, Infinity, -Infinity, nullable, trueish, 1.5.3, 01, +1, .5, 1., 0x10]")
+        self.assertEqual(got, ["NaN", "Infinity", "-Infinity", "nullable", "trueish", "1.5.3", "01", "+1", ".5", "1.", "0x10"])
+
+    def test_literals_and_numbers(self) -> None:
+        got = mend('{"t": true, "f": false, "n": null, "i": -12, "x": 1.5e3, "z": 0, "e": 2E-2}')
+        self.assertTrue(same_json(got, {"t": True, "f": False, "n": None, "i": -12, "x": 1500.0, "z": 0, "e": 0.02}))
+
+    def test_stray_quote_after_number_or_literal(self) -> None:
+        self.assertTrue(same_json(mend('{"a": 12", "b": true", "c": null"}'), {"a": 12, "b": True, "c": None}))
+
+    def test_wrong_bracket_dropped_when_right_one_follows(self) -> None:
+        self.assertEqual(mend('{"options": [{"label": "Custom"]}]}'), {"options": [{"label": "Custom"}]})
+        self.assertEqual(mend('[{"label": "Custom"]}]'), [{"label": "Custom"}])
+        self.assertEqual(mend('{"a": [1, 2} ]}'), {"a": [1, 2]})
+
+    def test_wrong_bracket_closes_innermost_otherwise(self) -> None:
+        self.assertEqual(mend('{"a": [1, 2}, "b": 3}'), {"a": [1, 2], "b": 3})
+        self.assertEqual(mend('{"a": [1, 2}'), {"a": [1, 2]})
+        self.assertEqual(mend('[{"a": 1], {"b": 2}]'), [{"a": 1}, {"b": 2}])
+        self.assertEqual(mend('{"a": 1]'), {"a": 1})
+
+    def test_missing_commas(self) -> None:
+        self.assertEqual(mend('{"a": 1 "b": 2}'), {"a": 1, "b": 2})
+        self.assertEqual(mend('{"a": "x"\n "b": true\n "c": null\n "d": [1]\n "e": {}}'),
+                         {"a": "x", "b": True, "c": None, "d": [1], "e": {}})
+        self.assertEqual(mend('["a" "b"]'), ["a", "b"])
+        self.assertEqual(mend('[{"a": 1} {"b": 2}]'), [{"a": 1}, {"b": 2}])
+        self.assertEqual(mend("[1 2 3]"), [1, 2, 3])
+        self.assertEqual(mend("[true false null]"), [True, False, None])
+        self.assertEqual(mend('[1 "x" [2] {"y": 3}]'), [1, "x", [2], {"y": 3}])
+
+    def test_colons_in_arrays_only_separate(self) -> None:
+        self.assertEqual(mend('["a": "b", 1: 2]'), ["a", "b", "1: 2"])
+        self.assertEqual(mend("[Postgres: fast, : x]"), ["Postgres: fast", "x"])
+
+    def test_trailing_and_stray_commas(self) -> None:
+        self.assertEqual(mend('{"a": 1,}'), {"a": 1})
+        self.assertEqual(mend("[1, 2,]"), [1, 2])
+        self.assertEqual(mend("[,1,,2,,]"), [1, 2])
+        self.assertEqual(mend('{,"a": 1,,"b": 2,}'), {"a": 1, "b": 2})
+
+    def test_member_that_cannot_be_read_is_skipped(self) -> None:
+        # The key read is "question ", no colon follows: the member is
+        # skipped to the end of its object, which is left empty.
+        self.assertEqual(mend('{"question "stray words": "x"}'), {})
+        self.assertEqual(mend('[{"question "stray words": "x"}, {"question": "y"}]'), [{}, {"question": "y"}])
+        self.assertEqual(mend('{"question "stray words": "x", "header": "H"}'), {"header": "H"})
+        self.assertEqual(mend('{"a" "b": 1, "c": 2}'), {"c": 2})
+        self.assertEqual(mend('{"a", "b": 1}'), {"b": 1})
+        self.assertEqual(mend('{"a"}'), {})
+        self.assertEqual(mend('{junk, "b": 1}'), {"b": 1})
+        self.assertEqual(mend('{a: 1, "b": 2}'), {"b": 2})
+        self.assertEqual(mend('{"a": "x" junk, "b": 2}'), {"a": "x", "b": 2})
+        self.assertEqual(mend('{"a": , "b": 1}'), {"b": 1})
+        self.assertEqual(mend('{"a": }'), {})
+        self.assertEqual(mend('[{"a" junk], "b"]'), [{}, "b"])
+
+    def test_cut_off(self) -> None:
+        self.assertEqual(mend('{"a": "x", "b": "y'), {"a": "x"})
+        self.assertEqual(mend('{"a": "x"'), {"a": "x"})
+        self.assertEqual(mend('{"a": [1, 2'), {"a": [1]})
+        self.assertEqual(mend('{"a": [1, 2]'), {"a": [1, 2]})
+        self.assertEqual(mend('{"a": tr'), {})
+        self.assertEqual(mend('{"a": true'), {})
+        self.assertEqual(mend('{"a": 12'), {})
+        self.assertEqual(mend('{"a": 12 '), {})
+        self.assertEqual(mend('{"a": +6 dB'), {})
+        self.assertEqual(mend('{"a'), {})
+        self.assertEqual(mend('{"a"'), {})
+        self.assertEqual(mend('{"a":'), {})
+        self.assertEqual(mend('{"a": "x\\'), {})
+        self.assertEqual(mend('{"a": "\\u12'), {})
+        self.assertEqual(mend("{"), {})
+        self.assertEqual(mend("[ "), [])
+        self.assertEqual(mend('["a", "b'), ["a"])
+        self.assertEqual(mend('{"a": {"b": {"c": ['), {"a": {"b": {"c": []}}})
+
+    def test_raw_control_characters(self) -> None:
+        self.assertEqual(mend('{"a": "line 1\nline 2\ttab\x00\x1f"}'), {"a": "line 1\nline 2\ttab\x00\x1f"})
+
+    def test_top_level_must_be_a_container(self) -> None:
+        for text in ("", "   ", "abc", '"{}"', "1", "null", "x{}", "Here: {}", "\ufeff", "}", "]"):
+            with self.assertRaises(ValueError, msg=repr(text)):
+                mend(text)
+
+    def test_leading_space_bom_and_trailing_text(self) -> None:
+        self.assertEqual(mend('\ufeff \n {"a": 1}'), {"a": 1})
+        self.assertEqual(mend('{"a": 1} and some prose {"b": 2}'), {"a": 1})
+        self.assertEqual(mend('{"a": 1}}]'), {"a": 1})
+
+    def test_depth(self) -> None:
+        self.assertEqual(mend("[" * REPAIR_DEPTH + "]" * REPAIR_DEPTH), json.loads("[" * REPAIR_DEPTH + "]" * REPAIR_DEPTH))
+        self.assertEqual(mend("[" * REPAIR_DEPTH), json.loads("[" * REPAIR_DEPTH + "]" * REPAIR_DEPTH))
+        for text in ("[" * (REPAIR_DEPTH + 1), "[" * 100000, '{"a":' * 100000, "[ [\n" * 50000, '{"a": [' * 50000):
+            with self.assertRaises(ValueError):
+                mend(text)
+        with self.assertRaises(ValueError):
+            mend("{}", 0)
+        self.assertEqual(mend('{"a": 1}', 1), {"a": 1})
+        self.assertEqual(mend("[{" * 50000), [{}])  # '{[': a member cannot start with a bracket
+        with self.assertRaises(ValueError):
+            mend('{"a": []}', 1)
+
+    def test_too_many_digits_is_a_value_error(self) -> None:
+        text = "[" + "1" * 5000 + "]"
+        try:
+            expected = json.loads(text)
+        except ValueError:
+            with self.assertRaises(ValueError):
+                mend(text)
+        else:  # a Python with no bound on digits
+            self.assertEqual(mend(text), expected)
+
+
+
+
+class CutOffTests(unittest.TestCase):
+    def check_every_cut(self, text: str) -> None:
+        full = json.loads(text)
+        previous: Any = None
+        for cut in range(1, len(text) + 1):
+            got = mend(text[:cut])
+            self.assertTrue(is_truncation(got, full), f"{text[:cut]!r} gave {got!r}")
+            if previous is not None:
+                self.assertTrue(is_truncation(previous, got), f"{text[:cut]!r}: {previous!r} then {got!r}")
+            previous = got
+        self.assertTrue(same_json(previous, full))
+        with self.assertRaises(ValueError):
+            mend(text[:0])
+
+    def test_every_cut_of_a_call(self) -> None:
+        self.check_every_cut(CALL_TEXT)
+        self.check_every_cut(json.dumps(CALL, indent=2))
+        self.check_every_cut(json.dumps(CALL, separators=(",", ":")))
+
+    def test_every_cut_of_other_documents(self) -> None:
+        for text in STRICT_DOCS:
+            # Every cut of a text reads it again: the short documents keep this quick.
+            if text.strip().startswith(("{", "[")) and '"a":1,"a"' not in text and len(text) < 600:
+                self.check_every_cut(text.strip())
+
+    def test_realistic_broken_call(self) -> None:
+        self.assertEqual(mend(REALISTIC.rstrip(", ")), CALL)
+
+    def test_cut_off_call_keeps_what_was_written(self) -> None:
+        cut = CALL_TEXT[: CALL_TEXT.index("SQLite") + 3]
+        self.assertEqual(mend(cut), {"questions": [{"question": "Which DB?", "header": "DB",
+                                                    "options": [{"label": "Postgres", "description": "big"}, {}]}]})
+        cut = CALL_TEXT[: CALL_TEXT.index("false") + 3]
+        self.assertEqual(mend(cut)["questions"][0]["options"][1], {"label": "SQLite"})
+        self.assertNotIn("multiSelect", mend(cut)["questions"][0])
+
+
+
+
+class TolerantFuzzTests(unittest.TestCase):
+    SEEDS: ClassVar[List[str]] = [CALL_TEXT, json.dumps(CALL, indent=2), *STRICT_DOCS,
+             '{"a": "\\u44л", "label": +6 dB, "header":Next step", "o": [{"label": "Custom"]}]}']
+    NOISE = '{}[]",:\\ \n\tabtfn0123456789-+.eEuл"""'
+
+    def mutate(self, rng: random.Random, text: str) -> str:
+        for _ in range(rng.randrange(1, 6)):
+            if not text:
+                break
+            at = rng.randrange(len(text))
+            op = rng.randrange(8)
+            if op == 0:
+                text = text[:at] + text[at + 1:]  # deleted
+            elif op == 1:
+                text = text[:at] + text[at] + text[at:]  # doubled
+            elif op == 2 and at + 1 < len(text):
+                text = text[:at] + text[at + 1] + text[at] + text[at + 2:]  # swapped
+            elif op == 3:
+                text = text[:at]  # cut off
+            elif op == 4:
+                swap = {"{": "[", "[": "{", "}": "]", "]": "}"}
+                text = text[:at] + swap.get(text[at], rng.choice("{}[]")) + text[at + 1:]  # wrong bracket
+            elif op == 5:
+                text = text[:at] + '"' + text[at:]  # stray quote
+            else:
+                text = text[:at] + rng.choice(self.NOISE) + text[at + (op == 6):]  # replaced / inserted
+        return text
+
+    def check(self, text: str, depth: int = REPAIR_DEPTH) -> None:
+        try:
+            value = mend(text, depth)
+        except ValueError:
+            return
+        except Exception as err:  # noqa: BLE001 - anything else is a bug in the reader
+            self.fail(f"{type(err).__name__}: {err} for {text!r}")
+        self.assertIsInstance(value, (dict, list))
+        check_json_types(value)
+
+    def test_mutations(self) -> None:
+        rng = random.Random(4242)
+        count = 0
+        for seed in self.SEEDS:
+            for _ in range(int(os.environ.get("ASKQ_SOAK", "400")) // 4 or 1):
+                self.check(self.mutate(rng, seed), rng.choice([REPAIR_DEPTH, REPAIR_DEPTH, 3, 1]))
+                count += 1
+        self.assertGreater(count, 0)
+
+    def test_random_texts(self) -> None:
+        rng = random.Random(99)
+        for _ in range(1500):
+            body = "".join(rng.choice(self.NOISE) for _ in range(rng.randrange(40)))
+            self.check(rng.choice("{[ ") + body, rng.choice([REPAIR_DEPTH, 2]))
+
+
+
+
+class MarkupTests(unittest.TestCase):
+    ROO = (
+        "<ask_followup_question>\n<question>Which DB &amp; why?</question>\n<follow_up>\n"
+        "<suggest>Postgres</suggest>\n<suggest mode=\"code\">SQLite &lt;3&gt;</suggest>\n"
+        "</follow_up>\n</ask_followup_question>"
+    )
+
+    def test_roo_and_kilo(self) -> None:
+        self.assertEqual(askq._markup_call(self.ROO), {"question": "Which DB & why?", "options": ["Postgres", "SQLite <3>"]})
+        self.assertEqual(askq._markup_call("  \n" + self.ROO + "\nthanks"), askq._markup_call(self.ROO))
+
+    def test_cline_options(self) -> None:
+        text = '<ask_followup_question><question>Pick</question><options>["A", "B &amp; C", 3]</options></ask_followup_question>'
+        self.assertEqual(askq._markup_call(text), {"question": "Pick", "options": ["A", "B & C", 3]})
+        text = "<ask_followup_question><question>Pick</question><options>[A, 'B']</options></ask_followup_question>"
+        self.assertEqual(askq._markup_call(text), {"question": "Pick", "options": ["A", "'B'"]})
+        text = "<question>Pick</question><options>A, B &amp; C</options>"
+        self.assertEqual(askq._markup_call(text), {"question": "Pick", "options": "A, B & C"})
+        self.assertEqual(askq._markup_call("<question>Pick</question><options>  </options>"), {"question": "Pick"})
+        self.assertEqual(askq._markup_call("<question>Pick</question><options>[]</options>"), {"question": "Pick", "options": []})
+
+    def test_question_only_and_entities(self) -> None:
+        self.assertEqual(askq._markup_call("<question>  It&#39;s &quot;x&quot; &#65;&#x42; &gt; 1 </question>"),
+                         {"question": "It's \"x\" AB > 1"})
+        self.assertEqual(askq._markup_call("<question>a < b and c<d?</question>"), {"question": "a < b and c<d?"})
+        self.assertEqual(askq._markup_call("<question>Use <b>bold</b>?</question>"), {"question": "Use <b>bold</b>?"})
+
+    def test_other_things_are_ignored(self) -> None:
+        text = ("<ask_followup_question><thinking>hmm</thinking><question>Q</question><question>Q2</question>"
+                "<follow_up><suggest/><suggest> </suggest><suggest mode='a>b'>X</suggest>"
+                "</follow_up></ask_followup_question><question>after</question><suggest>late</suggest>")
+        self.assertEqual(askq._markup_call(text), {"question": "Q", "options": ["b'>X"]})
+
+    def test_missing_closing_tags_and_cut_offs(self) -> None:
+        self.assertEqual(askq._markup_call("<question>Q<follow_up><suggest>A<suggest>B</follow_up>"),
+                         {"question": "Q", "options": ["A", "B"]})
+        self.assertEqual(askq._markup_call("<ask_followup_question><question>Which D"), {})
+        self.assertEqual(askq._markup_call("<question>Q</question><follow_up><suggest>A</suggest><suggest>Postg"),
+                         {"question": "Q", "options": ["A"]})
+        self.assertEqual(askq._markup_call("<ask_followup_question>"), {})
+
+    def test_not_markup(self) -> None:
+        for text in ("", "{}", "Which?", "<questions>x</questions>", "<Question>x</Question>",
+                     "text <question>x</question>", "<ask_followup_question", "<question x='1'>Q</question>"):
+            self.assertIsNone(askq._markup_call(text), text)
+
+
+
+
+class FenceTests(unittest.TestCase):
+    def test_fences(self) -> None:
+        cases = {
+            '```json\n{"a": 1}\n```': '{"a": 1}',
+            "```\n[1]\n```": "[1]",
+            "  ```JSON5 \r\n{}\r\n```  \n": "{}",
+            "~~~json\n{}\n~~~": "{}",
+            "````json\n{}\n```\n````": "{}\n```",
+            "```json\n{}```": "{}",
+            '```json {"a":1}```': '{"a":1}',
+            "```{}```": "{}",
+            "```json{}\n```": "{}",
+            "```\n```": "",
+            "```json\n{\"md\": \"```py\nx\n```\"}\n```": "{\"md\": \"```py\nx\n```\"}",
+            "```Postgres, SQLite```": "Postgres, SQLite",
+        }
+        for text, inside in cases.items():
+            self.assertEqual(askq._fenced(text), inside, repr(text))
+
+    def test_not_fences(self) -> None:
+        for text in ("", "{}", "```json\n{}", "```json\n{}\n```\nmore", "``\n{}\n``", "```", "``````",
+                     "text ```json\n{}\n```", "````json\n{}\n```", "```json\n{}\n~~~"):
+            self.assertIsNone(askq._fenced(text), repr(text))
+
+
+class TextRepairTests(RefusalCase):
+    """SPEC 4a: text that is almost JSON, wherever JSON text is read, decodes as the model meant."""
+
+    def test_raw_line_breaks_in_strings(self) -> None:
+        item = one({"questions": '[{"question": "Which one?\nPick well.", "options": ["A", "B"]}]'})
+        self.assertEqual((item.question, labels(item)), ("Which one?\nPick well.", ["A", "B"]))
+
+    def test_python_literals(self) -> None:
+        item = one(question(options="[{'label': 'Web app (Recommended)', 'description': 'd'}, {'label': 'Network'}]"))
+        self.assertEqual((labels(item), item.recommended), (["Web app", "Network"], "Web app"))
+        self.assertEqual(one("{'questions': [{'question': 'Go?', 'required': False}]}").required, False)
+        # Never evaluated: the text is no literal, and the tolerant reader takes it as a label.
+        self.assertEqual(labels(one(question(options="[__import__('os').getcwd(), 'B']"))),
+                         ["__import__('os').getcwd()", "'B'"])
+
+    def test_broken_json_inside_questions(self) -> None:
+        for broken, check in (
+            ('[{"question": "Level?", "options": [{"label": +6 dB, "description": "loud"}, {"label": "0 dB"}]}]',
+             lambda item: labels(item) == ["+6 dB", "0 dB"]),
+            ('[{"question": "Next?", "header":Next step", "options": ["A", "B"]}]', lambda item: item.header == "Next step"),
+            ('[{"question": "Pick?", "options": [{"label": "Keep"}, {"label": "Manual"]}]}]',
+             lambda item: labels(item) == ["Keep", "Manual"]),
+            ('[{"question": "Name \\u44\u043b?"}]', lambda item: item.question == "Name \\u44\u043b?"),
+            ('[{"question": "Pick?", "options": ["A", "B"]}, {"question "stray words": "x"}]', None),
+            ('[{"question": "Pick?", "options": ["A", "B"], "multiSelect": tr', lambda item: labels(item) == ["A", "B"]),
+        ):
+            with self.subTest(broken=broken):
+                if check is None:
+                    self.assertRefused({"questions": broken}, "needs a non-empty 'question'")
+                else:
+                    self.assertTrue(check(one({"questions": broken})), askq.ask({"questions": broken}))
+
+    def test_fenced_json(self) -> None:
+        fenced = "```json\n" + json.dumps({"questions": ["Name?"]}) + "\n```"
+        self.assertEqual(one(fenced).question, "Name?")
+        self.assertEqual(one({"questions": "```\n[\"Why?\"]\n```"}).question, "Why?")
+
+    def test_cline_markup(self) -> None:
+        call = ("<ask_followup_question><question>Proceed?</question><follow_up><suggest>Yes</suggest>"
+                "<suggest mode=\"code\">Not yet</suggest></follow_up></ask_followup_question>")
+        for payload in (call, {"questions": call}):
+            with self.subTest(payload=type(payload)):
+                item = one(payload)
+                self.assertEqual((item.question, labels(item)), ("Proceed?", ["Yes", "Not yet"]))
+
+    def test_a_strict_call_is_never_repaired(self) -> None:
+        for payload in VALID_PAYLOADS:
+            text = json.dumps(payload)
+            with mock.patch.object(askq, "_repaired", side_effect=AssertionError("repaired")):
+                askq.ask(text)
+
+    def test_nan_is_refused_not_repaired(self) -> None:
+        self.assertRefused('{"questions": ["q?"], "x": NaN}', "not valid JSON", "NaN")
+
+    def test_mutated_calls_decode_validly_or_are_refused(self) -> None:
+        rng = random.Random(7)
+        fuzz = TolerantFuzzTests()
+        seeds = [json.dumps(payload) for payload in VALID_PAYLOADS] + [askq._BUILTIN_EXAMPLE_ARGS]
+        for _ in range(int(os.environ.get("ASKQ_SOAK", "400"))):
+            text = fuzz.mutate(rng, rng.choice(seeds))
+            try:
+                output = askq.ask(text)
+            except QuestionError:
+                continue
+            check_invariants(self, output)
 
 
 class BoundsTests(RefusalCase):
@@ -1467,9 +2004,10 @@ class BoundsTests(RefusalCase):
 
     def test_invalid_text_with_unusual_characters(self) -> None:
         # Found by the fuzzer: PyPy's fast parser made an error that crashed when printed.
-        for text in ('"\\u0085//}9"', "\x85//}9", '{"questions": ["a"]\x85}', "\ud800"):
+        for text in ('"\\u0085//}9"', "\x85//}9", "\ud800"):
             with self.subTest(text=text):
                 self.assertRefused(text, "not valid JSON")
+        self.assertEqual(one('{"questions": ["a"]\x85}').question, "a")  # mended: what follows the call is ignored
 
     def test_words_nan_and_infinity_inside_strings_are_fine(self) -> None:
         item = one('{"questions": [{"question": "NaN or Infinity?", "options": ["NaN", "-Infinity"]}]}')
@@ -1488,7 +2026,8 @@ class BoundsTests(RefusalCase):
             for literal in ("NaN", "-Infinity"):
                 with self.subTest(literal=literal):
                     self.assertRefused('{"questions": ["q?"], "x": ' + literal + "}", "not valid JSON", literal)
-            self.assertRefused('{"questions": ["q?"]', "not valid JSON", "char 20")
+            self.assertEqual(one('{"questions": ["q?"]').question, "q?")  # cut off: mended
+            self.assertRefused("questions: q?", "not valid JSON", "char 0")
 
     def test_non_finite_floats_in_dicts_are_unusable(self) -> None:
         item = one(question(options=[float("nan"), "A"], id=float("inf")))
@@ -2687,9 +3226,9 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertIn("          More room", lines)
         self.assertIn("   ( ) 2. Narrow", lines)
         self.assertIn("   ( ) 3. Personalize your response", lines)
-        self.assertIn("    +--+", lines)
+        self.assertIn("          \u2502 +--+", lines)  # under its highlighted row
         state = dialog(questions, DOWN)  # the preview follows the highlight
-        self.assertNotIn("    +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
+        self.assertNotIn("          \u2502 +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
 
     def test_tabs_mark_answered_questions(self) -> None:
         state = dialog(example_output(), ENTER)
@@ -2744,6 +3283,22 @@ class DialogDrawingTests(unittest.TestCase):
         lines, _ = askq._Painter(80, self.PLAIN).paint(state).cut(10)
         self.assertEqual(len(lines), 10)
         self.assertTrue(any("26. Option 25" in line for line in lines), lines)
+
+    def test_a_short_screen_keeps_the_tabs_the_notice_and_the_question(self) -> None:
+        plain = askq._Style(False, True)
+        state = dialog(example_output(), SHIFT_TAB + ENTER)  # Submit with questions unanswered: a notice
+        lines, _ = askq._Painter(19, plain).paint(state).cut(9)
+        self.assertEqual(len(lines), 9)
+        self.assertIn("Database", lines[0])
+        self.assertEqual(lines[-1], " This question needs")
+        lines, _ = askq._Painter(39, plain).paint(state).cut(9)
+        self.assertTrue(any("depend on it" in line for line in lines), lines)  # what is above the rows, as far as it fits
+        review, _ = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)
+        self.assertTrue(any("Database: SQLite" in line for line in review), review)
+
+    def test_a_paste_keeps_its_line_breaks_as_line_breaks(self) -> None:
+        state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
+        self.assertEqual(state.entries[0].text, "a\nb\nc")
 
     def test_summary(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + TAB + ESC)
