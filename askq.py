@@ -2065,22 +2065,22 @@ _FOLD_BRACES = bytes.maketrans(b"{}", b"[]")
 _STRUCTURE = b'"[]{}'
 
 
-def _too_deep(text: str) -> bool:
-    """Whether arrays and objects nest deeper than MAX_DEPTH, outside strings."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+def _too_deep(text: str, bound: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects nest deeper than ``bound``, outside strings."""
+    if text.count("[") + text.count("{") <= bound:
         return False  # the common case: too few brackets to nest that deep
     brackets = _structure(text)
     # Each pass takes away every innermost pair, so the passes it takes to
     # take them all away are the depth of the deepest.
     depth = 0
-    while depth <= MAX_DEPTH:
+    while depth <= bound:
         shorter = brackets.replace(b"[]", b"")
         if len(shorter) == len(brackets):
             break
         brackets, depth = shorter, depth + 1
     # Brackets left over make the text invalid, but json's parser descends
     # into every unclosed '[' it meets before it finds out.
-    return depth + brackets.count(b"[") > MAX_DEPTH
+    return depth + brackets.count(b"[") > bound
 
 
 def _structure(text: str) -> bytes:
@@ -4725,6 +4725,7 @@ _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
 _UNSUPPORTED_VERSION = -32022
 _MAX_LINE = 2 * MAX_PAYLOAD_BYTES  # a message holds a call and its envelope
+_MESSAGE_DEPTH = 2 * MAX_DEPTH  # far past any call in its envelope, far below what hurts a parser
 
 
 class _RpcError(Exception):
@@ -4802,8 +4803,8 @@ class _McpServer:
     def receive(self, line: bytes) -> None:
         """Act on one line from the client; answer it if it needs an answer."""
         try:
-            message = _parse_json(line, "The message")
-        except QuestionError as err:
+            message = _parse_message(line)
+        except ValueError as err:
             self._send_error(None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -5020,6 +5021,21 @@ _MCP_REQUESTS = {
     "tools/list": "list_tools",
     "tools/call": "call_tool",
 }
+
+
+def _parse_message(line: bytes) -> Any:
+    """One JSON-RPC message: bounded by the line's length (a call and its
+    envelope) and by a depth that leaves a call its own MAX_DEPTH levels."""
+    try:
+        text = line.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError("The message is not UTF-8 text.") from None
+    if _too_deep(text, _MESSAGE_DEPTH):
+        raise ValueError(f"The message nests arrays and objects more than {_MESSAGE_DEPTH} levels deep.")
+    try:
+        return _decoded_json(text)
+    except (ValueError, RecursionError) as err:
+        raise ValueError(f"The message is not valid JSON ({err}).") from None
 
 
 def _is_valid_id(request_id: Any) -> bool:

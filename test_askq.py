@@ -4672,6 +4672,24 @@ class PortabilityTests(unittest.TestCase):
         self.assertEqual(json.loads(check.stdout), askq.tool_description())
 
 
+@unittest.skipUnless(CAN_SPAWN, "needs subprocesses and sockets")
+class SoakScriptTests(unittest.TestCase):
+    """The servers under mixed and hostile input: a few hundred lines and a few dozen requests here,
+    thousands with the scripts run by hand (python soak_mcp.py, python soak_web.py)."""
+
+    def run_script(self, name: str) -> str:
+        process = subprocess.run([sys.executable, os.path.join(HERE, name), "--quick"], capture_output=True,
+                                 text=True, timeout=300)
+        self.assertEqual(process.returncode, 0, process.stdout[-3000:] + process.stderr[-2000:])
+        return process.stdout
+
+    def test_mcp_server(self) -> None:
+        self.assertIn("violations: 0", self.run_script("soak_mcp.py"))
+
+    def test_web_page(self) -> None:
+        self.assertIn("soak_web: PASSED", self.run_script("soak_web.py"))
+
+
 class SdkPresenceTests(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
     def test_the_sdks_are_there_when_required(self) -> None:
