@@ -769,7 +769,7 @@ _PROVIDER_SCHEMA_KEYS = {
     "anthropic": "input_schema",
     "gemini": "parametersJsonSchema",
 }
-_STRICT_PROVIDERS = ("openai", "openai-responses")
+_STRICT_PROVIDERS = ("openai", "openai-responses", "anthropic")
 
 # Keywords strict mode takes everywhere; the rest (defaults, bounds) is dropped.
 _STRICT_KEYWORDS = ("type", "description", "enum")
@@ -799,10 +799,12 @@ def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, An
 
     ``provider`` is one of "mcp" (an MCP Tool), "openai" (Chat Completions),
     "openai-responses" (Responses API), "anthropic" (Messages API) or
-    "gemini" (a function declaration).  ``strict=True`` (OpenAI's two APIs
-    only) gives the schema of strict function calling: every object closed,
+    "gemini" (a function declaration).  ``strict=True`` gives, for OpenAI's
+    two APIs, the schema of strict function calling: every object closed,
     every property required, optional ones nullable; calls made under it
-    (nulls, empty lists) decode to the same questions.
+    (nulls, empty lists) decode to the same questions.  For "anthropic" it
+    gives ``strict: true`` and a schema that strict tool use takes: every
+    object closed, no bounds it does not take (``maxItems``), no type arrays.
 
         >>> askq.tool_definition("anthropic")["input_schema"]["required"]
         ['questions']
@@ -821,16 +823,34 @@ def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, An
             f" {' and '.join(map(repr, _STRICT_PROVIDERS))}."
         )
     schema = json.loads(_resource_text("schema.json"))
-    function = {
-        "name": TOOL_NAME,
-        "description": _TOOL_DESCRIPTION,
-        schema_key: _strict_schema(schema, True) if strict else schema,
-    }
+    if strict:
+        schema = _anthropic_strict_schema(schema) if provider == "anthropic" else _strict_schema(schema, True)
+    function = {"name": TOOL_NAME, "description": _TOOL_DESCRIPTION, schema_key: schema}
+    if strict and provider == "anthropic":
+        return {**function, "strict": True}
     if provider == "openai":
         return {"type": "function", "function": {**function, "strict": True} if strict else function}
     if provider == "openai-responses":
         return {"type": "function", **function, "strict": strict}
     return function
+
+
+# What Anthropic's strict tool use takes of a schema: no bounds on lengths or
+# counts (minItems only 0 or 1), every object closed.  Optional properties
+# stay optional, and no type is an array (its SDK's schema helper fails on one).
+_ANTHROPIC_STRICT_KEYWORDS = ("type", "description", "enum", "required")
+
+
+def _anthropic_strict_schema(schema: Dict[str, Any]) -> Dict[str, Any]:
+    strict = {key: value for key, value in schema.items() if key in _ANTHROPIC_STRICT_KEYWORDS}
+    if schema.get("minItems") in (0, 1):
+        strict["minItems"] = schema["minItems"]
+    if schema.get("type") == "object":
+        strict["properties"] = {name: _anthropic_strict_schema(value) for name, value in schema.get("properties", {}).items()}
+        strict["additionalProperties"] = False
+    if "items" in schema:
+        strict["items"] = _anthropic_strict_schema(schema["items"])
+    return strict
 
 
 def _strict_schema(schema: Dict[str, Any], required: bool) -> Dict[str, Any]:
@@ -1535,11 +1555,14 @@ def _python_literal(text: str) -> Any:
     """A Python literal (single quotes, True, None): read, never evaluated.
     The text is within the size and depth bounds already."""
     import ast
+    import warnings
 
     stripped = text.strip()
     if not stripped.startswith(("[", "{")):
         return _UNREAD
-    value = ast.literal_eval(stripped)
+    with warnings.catch_warnings():  # a model's "\q" is no news for the harness's stderr
+        warnings.simplefilter("ignore")
+        value = ast.literal_eval(stripped)
     return value if isinstance(value, (dict, list)) else _UNREAD
 
 

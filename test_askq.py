@@ -941,11 +941,29 @@ class StrictSchemaTests(unittest.TestCase):
                 self.assertEqual(askq.ask({"questions": [strict]}), askq.ask({"questions": [plain]}))
 
     def test_strict_for_a_provider_without_a_strict_mode(self) -> None:
-        for provider in ("mcp", "anthropic", "gemini"):
+        for provider in ("mcp", "gemini"):
             with self.subTest(provider=provider), self.assertRaises(ValueError) as caught:
                 askq.tool_definition(provider, strict=True)
             self.assertIn(f"The provider '{provider}' has no strict mode", str(caught.exception))
-            self.assertIn("'openai' and 'openai-responses'", str(caught.exception))
+            self.assertIn("'openai' and 'openai-responses' and 'anthropic'", str(caught.exception))
+
+    def test_anthropic_strict_takes_only_what_strict_tool_use_takes(self) -> None:
+        definition = askq.tool_definition("anthropic", strict=True)
+        self.assertEqual(sorted(definition), ["description", "input_schema", "name", "strict"])
+        self.assertIs(definition["strict"], True)
+        todo = [definition["input_schema"]]
+        while todo:
+            schema = todo.pop()
+            self.assertFalse({"maxItems", "minLength", "maxLength", "default", "pattern"} & set(schema), schema)
+            self.assertIn(schema.get("minItems", 0), (0, 1))
+            self.assertIsInstance(schema["type"], str)  # no type arrays
+            if schema["type"] == "object":
+                self.assertIs(schema["additionalProperties"], False)
+                todo.extend(schema["properties"].values())
+            todo.extend([schema["items"]] if "items" in schema else [])
+        item = definition["input_schema"]["properties"]["questions"]["items"]
+        self.assertEqual(item["required"], ["question"])  # optional fields stay optional
+        self.assertEqual(askq.ask(askq.tool_description()["exampleArgs"]).questions[0].header, "Database")
 
 
 # ===========================================================================
@@ -4694,7 +4712,9 @@ class SdkPresenceTests(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
-        for name in ("mcp", "openai", "agents", "pydantic"):
+        names = ("mcp",) if os.environ.get("ASKQ_REQUIRE_SDKS") == "mcp-before-2" else (
+            "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp")
+        for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
 
 
@@ -4746,6 +4766,153 @@ class McpSdkTests(unittest.TestCase):
             with self.subTest(mode=mode):
                 result, _ = self.run_client(mode, {"action": "decline"})
                 self.assertEqual(result.content[0].text, askq.declined_text())
+
+
+def package_version(name: str) -> Optional[str]:
+    """The installed version of a distribution, or None."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:
+        return None
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def legacy_answer(params: Any, accept: bool) -> Dict[str, Any]:
+    """A person's answers to the example in whatever vocabulary the form came in."""
+    if not accept:
+        return {"action": "decline"}
+    props = params["requestedSchema"]["properties"]
+    content: Dict[str, Any] = {"q0": "SQLite", "q2": "billing"}
+    if "q1" in props:
+        content["q1"] = ["Unit tests", "Lint"]
+    else:  # 2025-06-18: one boolean per option
+        content.update({"q1_1": True, "q1_3": True})
+    return {"action": "accept", "content": content}
+
+
+@unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),
+                     "the mcp SDK before 2.0 is not installed (CI installs it in a second venv)")
+class McpBefore2SdkTests(unittest.TestCase):
+    """The mcp SDK before 2.0 (1.12 speaks 2025-06-18) against python askq.py serve."""
+
+    def run_client(self, accept: bool) -> Any:
+        import asyncio
+
+        from mcp import ClientSession, StdioServerParameters, types
+        from mcp.client.stdio import stdio_client
+
+        forms: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            forms.append(params.model_dump(by_alias=True))
+            return types.ElicitResult(**legacy_answer(forms[-1], accept))
+
+        async def session() -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with stdio_client(server) as (read, write), \
+                    ClientSession(read, write, elicitation_callback=elicitation_callback) as client:
+                started = await client.initialize()
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return started.protocolVersion, tools, result
+
+        version, tools, result = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
+        self.assertEqual(len(forms), 1)
+        return version, tools, result, forms[0]
+
+    def test_it_connects_and_the_person_answers(self) -> None:
+        version, tools, result, form = self.run_client(accept=True)
+        self.assertIn(version, ("2025-06-18", "2025-11-25"))
+        self.assertIsNotNone(tools.tools[0].outputSchema)
+        self.assertFalse(result.isError)
+        self.assertTrue(result.content[0].text.startswith("The user answered your questions."))
+        self.assertIn('   picked: "Unit tests", "Lint"', result.content[0].text)
+        self.assertEqual(result.structuredContent["status"], "answered")
+        if version == "2025-06-18":
+            self.assertIn("enumNames", form["requestedSchema"]["properties"]["q0"])
+
+    def test_a_declined_form(self) -> None:
+        result = self.run_client(accept=False)[2]
+        self.assertEqual(result.content[0].text, askq.declined_text())
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("fastmcp"), "fastmcp is not installed (CI installs it in a venv)")
+class FastMcpSdkTests(unittest.TestCase):
+    """fastmcp's client with its idiomatic typed elicitation handler: return response_type(...)."""
+
+    def run_client(self, handler: Any) -> Any:
+        import asyncio
+
+        from fastmcp import Client
+        from fastmcp.client.transports import StdioTransport
+
+        async def session() -> Any:
+            transport = StdioTransport(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(transport, elicitation_handler=handler) as client:
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS),
+                                                raise_on_error=False)
+                return tools, result
+
+        tools, result = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools], ["ask_questions"])
+        return result
+
+    def test_a_typed_handler_answers(self) -> None:
+        async def handler(message: str, response_type: Any, params: Any, context: Any) -> Any:
+            fields = {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB", "q1": ["Lint"], "q2": "billing"}
+            known = {field.name for field in dataclasses.fields(response_type)}
+            return response_type(**{key: value for key, value in fields.items() if key in known})
+
+        result = self.run_client(handler)
+        text = result.content[0].text
+        self.assertFalse(result.is_error, text)
+        self.assertIn('   typed: "MariaDB"', text)
+        self.assertIn('   picked: "Lint"', text)
+
+    def test_a_typed_handler_that_leaves_the_custom_text_unset(self) -> None:
+        async def handler(message: str, response_type: Any, params: Any, context: Any) -> Any:
+            return response_type(q0="SQLite", q1=["Unit tests"], q2="billing")
+
+        result = self.run_client(handler)
+        self.assertFalse(result.is_error, result.content[0].text)
+        self.assertIn('   picked: "SQLite"', result.content[0].text)
+
+    def test_decline_and_cancel(self) -> None:
+        from mcp_types import ElicitResult
+
+        for action in ("decline", "cancel"):
+            with self.subTest(action=action):
+                async def handler(message: str, response_type: Any, params: Any, context: Any,
+                                  action: str = action) -> Any:
+                    return ElicitResult(action=action)
+
+                self.assertEqual(self.run_client(handler).content[0].text, askq.declined_text())
+
+
+@unittest.skipUnless(importable("anthropic"), "the anthropic SDK is not installed (CI installs it in a venv)")
+class AnthropicSdkTests(unittest.TestCase):
+    def test_the_definitions_are_tool_params(self) -> None:
+        from anthropic.types import ToolParam
+        from pydantic import TypeAdapter
+
+        for strict in (False, True):
+            definition = askq.tool_definition("anthropic", strict=strict)
+            self.assertEqual(TypeAdapter(ToolParam).validate_python(definition), definition)
+
+    def test_the_sdks_schema_helper_takes_the_strict_schema(self) -> None:
+        from anthropic import transform_schema
+
+        strict = askq.tool_definition("anthropic", strict=True)["input_schema"]
+        transformed = transform_schema(copy.deepcopy(strict))
+        self.assertEqual(transformed["required"], strict["required"])
+        # OpenAI's strict schema makes optional fields nullable with type arrays: the helper fails on those.
+        with self.assertRaises(AssertionError):
+            transform_schema(askq.tool_definition("openai", strict=True)["function"]["parameters"])
 
 
 @unittest.skipUnless(importable("openai") and importable("agents"), "the openai SDKs are not installed (CI installs them)")
