@@ -71,6 +71,7 @@ from typing import (
 __all__ = [
     "ANSWER_ERROR_REASONS",
     "CUSTOM_RESPONSE_LABEL",
+    "HARNESSES",
     "MAX_DEPTH",
     "MAX_OPTIONS",
     "MAX_PAYLOAD_BYTES",
@@ -94,6 +95,7 @@ __all__ = [
     "decode",
     "error_text",
     "from_elicitation",
+    "harness_answers",
     "input_request",
     "main",
     "prompt",
@@ -2362,6 +2364,7 @@ def _recommended_first(
 
 _PICKED = "picked"
 _TYPED = "typed"
+_NOTE = "note"
 _ASSUMED = "assumed"
 
 
@@ -2428,7 +2431,7 @@ class _Given:
     typed texts, whether the custom row was picked, and whether a policy
     (not the person) gave it."""
 
-    __slots__ = ("assumed", "custom", "note", "picked", "typed")
+    __slots__ = ("assumed", "custom", "none_of_these", "note", "picked", "typed")
 
     def __init__(self) -> None:
         self.picked: List[str] = []
@@ -2436,14 +2439,17 @@ class _Given:
         self.custom = False
         self.assumed = False
         self.note: Optional[str] = None
+        self.none_of_these = False  # "None of the above" or "(notes only)": the note is the answer
 
 
 def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
     """What was given for each question, by its index, before any check."""
+    if isinstance(raw, dict) and isinstance(raw.get("answers"), list) and set(raw) <= _REPLY_KEYS:
+        raw = raw["answers"]  # OpenCode's reply body: {"answers": [[...], ...]}
     if isinstance(raw, dict):
-        raw = _codex_answers(items, raw)
-        pairs = [(_answer_key(items, key), value) for key, value in raw.items()]
-        given = [(index, _given_values(items, index, value)) for index, value in pairs]
+        raw, notes = _unwrapped_answers(items, raw)
+        pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
+        given = [(index, _given_values(items, index, value, notes.get(key))) for index, key, value in pairs]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
         given = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     elif isinstance(raw, (list, tuple)):
@@ -2467,23 +2473,39 @@ def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
     return found
 
 
-def _codex_answers(items: List[QuestionItem], raw: Dict[Any, Any]) -> Dict[Any, Any]:
-    """Codex's form, {"answers": {id: {"answers": [...]}}}, as a plain mapping."""
+# The keys beside "answers" in the forms that wrap them: Codex's, OpenCode's
+# reply body, and Claude Code's AskUserQuestion input with its answers.
+_REPLY_KEYS = frozenset(("answers", "annotations", "questions", "metadata", "title", "status", "message"))
+
+
+def _unwrapped_answers(items: List[QuestionItem], raw: Dict[Any, Any]) -> Tuple[Dict[Any, Any], Dict[Any, str]]:
+    """A wrapped form as a plain mapping, and the notes by key: Codex's
+    {"answers": {id: {"answers": [...]}}} and Claude Code's {"answers":
+    {question text: ...}, "annotations": {question text: {"notes": ...}}}."""
     inner = raw.get("answers")
-    if len(raw) == 1 and isinstance(inner, dict) and not any(item.id == "answers" for item in items):
+    notes: Dict[Any, str] = {}
+    if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
+        annotations = raw.get("annotations")
+        for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
+            note = value.get("notes") if isinstance(value, dict) else None
+            if isinstance(note, str):
+                notes[key] = note
         raw = inner
-    return {
+    plain = {
         key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
         for key, value in raw.items()
     }
+    return plain, notes
 
 
 def _answer_key(items: List[QuestionItem], key: Any) -> int:
-    """The question a key names: its id, else its exact text, else its position."""
+    """The question a key names: its id, else its text (also as the model sent
+    it, before trimming and repair), else its position."""
     for index, item in enumerate(items):
         if item.id == key:
             return index
-    named = [index for index, item in enumerate(items) if item.question == key]
+    text = _text(key, "question") if isinstance(key, str) else None
+    named = [index for index, item in enumerate(items) if item.question in (key, text)]
     if len(named) == 1:
         return named[0]
     if named:
@@ -2512,9 +2534,9 @@ def _position(key: Any) -> Optional[int]:
     return None
 
 
-def _given_values(items: List[QuestionItem], index: int, value: Any) -> _Given:
-    """A string, a list of strings or None: each string a pick if it names an
-    option, else typed text."""
+def _given_values(items: List[QuestionItem], index: int, value: Any, note: Optional[str] = None) -> _Given:
+    """A string, a list of strings or None: each string picks, typed text or
+    a note, by the naming rule."""
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
         raise _refused(
@@ -2523,13 +2545,44 @@ def _given_values(items: List[QuestionItem], index: int, value: Any) -> _Given:
         )
     _check_pick_count(index, items[index], texts)
     given = _Given()
+    given.note = note
     for text in texts:
-        picks = _options_named_by(items[index], text)
-        if picks is None:
-            given.typed.append(text)
-        else:
-            _add_picks(given, picks)
+        _add_text(given, items[index], text)
+    if given.none_of_these and not given.typed and given.note:
+        given.typed, given.note = [given.note], None  # Codex's "None of the above" with a note: typed
     return given
+
+
+# How the answer forms carry a note in a string: Codex's entries, and the part
+# askq writes for OpenCode and Gemini CLI (SPEC 11).
+_NOTE_PREFIXES = ("user_note: ", "note: ")
+_NOTE_PART = ", note: "
+_NOTES_ONLY = "(notes only)"  # Claude Code's answer beside a note alone
+_NONE_OF_THESE = "none of the above"  # Codex's row for an answer of one's own
+
+
+def _add_text(given: _Given, item: QuestionItem, text: str) -> None:
+    """One string of an answer: a note, a pick or picks, typed text."""
+    for prefix in _NOTE_PREFIXES:
+        if text.startswith(prefix):
+            given.note = _joined_note(given.note, text[len(prefix):])
+            return
+    head, found, note = text.partition(_NOTE_PART)
+    if found:
+        given.note = _joined_note(given.note, note)
+        text = head
+    folded = text.strip().lower()
+    if folded == _NOTES_ONLY or folded == _NONE_OF_THESE and item.question_type.is_choice:
+        given.none_of_these = True
+        return
+    picks, typed = _named(item, text)
+    _add_picks(given, picks)
+    if typed is not None:
+        given.typed.append(typed)
+
+
+def _joined_note(note: Optional[str], more: str) -> str:
+    return more if note is None else f"{note}\n{more}"
 
 
 def _check_pick_count(index: int, item: QuestionItem, texts: Sequence[str]) -> None:
@@ -2608,7 +2661,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
     if note is not None and not texts and not picked and not given.custom:
-        texts, note = [note], None  # a note alone is the answer (Codex's free text)
+        texts, note = [note], None  # a note alone is the answer (Codex's free text, Claude Code's notes only)
     _check_typed(index, item, texts, given.custom)
     if item.question_type is _SINGLE_TYPE and len(picked) + len(texts) > 1:
         raise _refused(
@@ -2668,6 +2721,70 @@ def _options_named_by(item: QuestionItem, text: str) -> Optional[List[str]]:
         if parts and all(label is not None for label in labels):
             return [label for label in labels if label is not None]
     return None
+
+
+def _named(item: QuestionItem, text: str) -> Tuple[List[str], Optional[str]]:
+    """What a string gives a question: the picks it names, and the rest as
+    typed text (SPEC 7).  On a multi-choice question a string that names no
+    option whole is split at commas (a part in double quotes is one part,
+    read as a JSON string); runs of parts that name an option, the longest
+    first, are picks, and the other parts, joined again, the typed text:
+
+        >>> item = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
+        ...                                 "options": ["Unit tests", "Lint", "Docs, API"]}]}).questions[0]
+        >>> askq._named(item, "Unit tests, Lint, and a changelog check")
+        (['Unit tests', 'Lint'], 'and a changelog check')
+        >>> askq._named(item, 'lint, "Docs, API"')
+        (['Lint', 'Docs, API'], None)
+    """
+    picks = _options_named_by(item, text)
+    if picks is not None:
+        return picks, None
+    if item.question_type is not _MULTI_TYPE or "," not in text or not item.options:
+        return [], text
+    parts = _comma_parts(text)
+    longest = 1 + max(option.label.count(",") for option in item.options)
+    picks, rest = [], []
+    at = 0
+    while at < len(parts):
+        for end in range(min(len(parts), at + longest), at, -1):
+            label = _label_named(item.options, ", ".join(parts[at:end]))
+            if label is not None:
+                picks.append(label)
+                at = end
+                break
+        else:
+            rest.append(parts[at])
+            at += 1
+    if not picks:
+        return [], text
+    return picks, ", ".join(rest) or None
+
+
+def _comma_parts(text: str) -> List[str]:
+    """The parts of a comma-joined string, trimmed; a part that is a JSON
+    string (Claude Code quotes labels holding ", " or '"') is read as one."""
+    parts: List[str] = []
+    at, end = 0, len(text)
+    while at <= end:
+        while at < end and text[at] == " ":
+            at += 1
+        if text.startswith('"', at):
+            try:
+                value, close = _json_decoder().raw_decode(text, at)
+            except ValueError:
+                value, close = None, at
+            comma = text.find(",", close)
+            after = text[close: comma if comma >= 0 else end]
+            if isinstance(value, str) and not after.strip():
+                parts.append(value)
+                at = comma + 1 if comma >= 0 else end + 1
+                continue
+        comma = text.find(",", at)
+        stop = comma if comma >= 0 else end
+        parts.append(text[at:stop].strip())
+        at = stop + 1
+    return [part for part in parts if part]
 
 
 def _label_named(options: List[QuestionOption], text: str) -> Optional[str]:
@@ -2878,7 +2995,213 @@ def _answer_lines(answer: Optional[AnswerItem], status: Outcome) -> List[str]:
         lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
     if answer.answer is not None:
         lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
+    if answer.note is not None and lines:
+        lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note on this answer)")
     return lines or ["   skipped: the question was optional and the user gave no answer"]
+
+
+# ===========================================================================
+# Answers in a harness's own words: harness_answers()
+#
+# A harness built on another agent's runtime must hand that runtime its own
+# answer form, and that last step is where answers get lost: a dismissal
+# reported as answers, a note dropped, a label that no longer matches.  Each
+# writer below gives exactly one runtime's shape, with the question texts and
+# labels as the model sent them when the call is given.
+
+HARNESSES = ("claude-code", "opencode", "gemini", "codex", "mcp")
+
+
+def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> Dict[str, Any]:
+    """An asked output in the answer form of ``harness`` (SPEC 11), as JSON data.
+
+    ``harness`` is one of HARNESSES.  ``call`` is the tool input as the model
+    sent it: with it, question texts and labels are written exactly as sent
+    (Claude Code matches answers by them).  Every outcome gets an honest
+    form: what is not a full answer is never written as one.  Read back by
+    collect_answers() (from_elicitation() for "mcp"), each form gives the
+    same answers and notes.
+
+        >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A (Recommended)", "B"]}]})
+        >>> done = askq.QuestionOutput(out.questions, [askq.AnswerItem("q0", None, ["B"])], "answered")
+        >>> askq.harness_answers(done, "opencode")
+        {'answers': [['B']]}
+    """
+    if getattr(output, "status", None) is None:
+        raise AnswerError("harness_answers() takes an output whose person was asked: its status is None.")
+    writer = _HARNESS_WRITERS.get(harness)
+    if writer is None:
+        raise AnswerError(f"Unknown harness {harness!r}; the harnesses are: {', '.join(HARNESSES)}.")
+    status = _status(output)
+    answers = {answer.id: answer for answer in collect_answers(output, output.answers, partial=status != _ANSWERED)}
+    return writer(_SentTexts(output.questions, call), status, answers, output)
+
+
+class _SentTexts:
+    """The question texts and labels as the model sent them, where the call
+    is known; else the normalized ones."""
+
+    def __init__(self, items: List[QuestionItem], call: Any) -> None:
+        self.items = items
+        self.entries: List[Any] = []
+        self.questions: Any = None
+        if call is not None:
+            root = _payload_root(call)
+            self.entries = _question_entries(root)
+            self.questions = root.get("questions") if isinstance(root, dict) else root
+            if isinstance(self.questions, str):
+                self.questions = self.entries
+
+    def question(self, index: int) -> str:
+        entry = self.entries[index] if index < len(self.entries) else None
+        if isinstance(entry, dict):
+            sent = _first(entry, _QUESTION_KEYS, _sent_text)
+            if sent is not None:
+                return sent
+        return entry if isinstance(entry, str) else self.items[index].question
+
+    def label(self, index: int, label: str) -> str:
+        entry = self.entries[index] if index < len(self.entries) else None
+        options = _first(entry, _OPTIONS_KEYS, _option_source) if isinstance(entry, dict) else None
+        for raw in options if isinstance(options, list) else ():
+            sent = raw if isinstance(raw, str) else _first(raw, _OPTION_LABEL_KEYS, _sent_text) if isinstance(raw, dict) else None
+            if sent is not None and _clean_label(sent).lower() == label.lower():
+                return sent
+        return label
+
+    def labels(self, index: int, answer: AnswerItem) -> List[str]:
+        return [self.label(index, label) for label in answer.selected or ()]
+
+    def as_sent(self) -> Any:
+        if self.questions is not None:
+            return self.questions
+        return [_claude_code_question(item) for item in self.items]
+
+
+def _sent_text(value: Any) -> Optional[str]:
+    """A text exactly as the model sent it, untrimmed; None when blank."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _claude_code_question(item: QuestionItem) -> Dict[str, Any]:
+    data: Dict[str, Any] = {"question": item.question, "header": item.header or ""}
+    data["options"] = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
+    data["multiSelect"] = item.multi_select
+    return data
+
+
+def _joined(labels: List[str], typed: Optional[str] = None) -> str:
+    """Labels, then typed text, joined with ", " as Claude Code joins them: a
+    label holding ", " or a quote as a JSON string, once there are several
+    parts; the typed text as the person typed it."""
+    parts = [_quoted_part(label) for label in labels] if len(labels) + (typed is not None) > 1 else list(labels)
+    return ", ".join(parts + ([] if typed is None else [typed]))
+
+
+def _quoted_part(part: str) -> str:
+    return json.dumps(part, ensure_ascii=False) if ", " in part or '"' in part else part
+
+
+def _is_answered(answer: Optional[AnswerItem]) -> bool:
+    return answer is not None and (answer.answer is not None or bool(answer.selected))
+
+
+_Writer = Callable[[_SentTexts, Outcome, Dict[str, AnswerItem], QuestionOutput], Dict[str, Any]]
+
+
+def _claude_code_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
+    """The permission result of can_use_tool: allow with the answers only for
+    a full answer; otherwise deny with result_text, which its model reads."""
+    if status is not Outcome.ANSWERED or not all(_is_answered(answers.get(item.id)) for item in sent.items):
+        return {"behavior": "deny", "message": result_text(output)}
+    replies: Dict[str, str] = {}
+    notes: Dict[str, Dict[str, str]] = {}
+    for index, item in enumerate(sent.items):
+        answer = answers[item.id]
+        text = sent.question(index)
+        labels = sent.labels(index, answer)
+        replies[text] = _joined(labels, answer.answer)
+        if answer.note is not None:
+            notes[text] = {"notes": answer.note}
+    updated: Dict[str, Any] = {"questions": sent.as_sent(), "answers": replies}
+    if notes:
+        updated["annotations"] = notes
+    return {"behavior": "allow", "updatedInput": updated}
+
+
+def _opencode_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
+    if status is not Outcome.ANSWERED:
+        return {"reject": True, "message": result_text(output)}
+    return {"answers": [_parts(sent, index, answers.get(item.id)) for index, item in enumerate(sent.items)]}
+
+
+def _parts(sent: _SentTexts, index: int, answer: Optional[AnswerItem]) -> List[str]:
+    """One question's answer as parts: picked labels, typed text, "note: ..."."""
+    if answer is None:
+        return []
+    parts = sent.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
+    return parts + ([f"note: {answer.note}"] if answer.note is not None else [])
+
+
+def _gemini_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
+    replies = {}
+    for index, item in enumerate(sent.items):
+        answer = answers.get(item.id)
+        if _is_answered(answer) and answer is not None:
+            note = "" if answer.note is None else f"{_NOTE_PART}{answer.note}"
+            replies[str(index)] = _joined(sent.labels(index, answer), answer.answer) + note
+    return _with_outcome({"answers": replies}, status, output)
+
+
+def _codex_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
+    """Codex has one free-text channel per question, the user_note: typed
+    text beside picks goes there, joined to a note."""
+    replies = {}
+    for index, item in enumerate(sent.items):
+        answer = answers.get(item.id)
+        if not _is_answered(answer) or answer is None:
+            continue
+        note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
+        entries = sent.labels(index, answer) + ([f"user_note: {note}"] if note else [])
+        replies[item.id] = {"answers": entries}
+    return _with_outcome({"answers": replies}, status, output)
+
+
+def _with_outcome(form: Dict[str, Any], status: Outcome, output: QuestionOutput) -> Dict[str, Any]:
+    if status is not Outcome.ANSWERED:
+        form.update(status=status.value, message=result_text(output))
+    return form
+
+
+def _mcp_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
+    """The ElicitResult a client sends back for to_elicitation()'s form."""
+    if status is Outcome.DECLINED:
+        return {"action": "decline"}
+    if status is not Outcome.ANSWERED:
+        return {"action": "cancel"}
+    content: Dict[str, Any] = {}
+    for item, keys in zip(sent.items, _form_keys(sent.items)):
+        answer = answers.get(item.id)
+        if not _is_answered(answer) or answer is None:
+            continue
+        if not item.question_type.is_choice:
+            content[keys.value] = answer.answer
+            continue
+        picks = list(answer.selected or ())
+        if answer.answer is not None and keys.other is not None:
+            picks.append(CUSTOM_RESPONSE_LABEL)
+            content[keys.other] = answer.answer
+        content[keys.value] = picks if item.question_type is _MULTI_TYPE else picks[0]
+    return {"action": "accept", "content": content}
+
+
+_HARNESS_WRITERS: Dict[str, _Writer] = {
+    "claude-code": _claude_code_form,
+    "opencode": _opencode_form,
+    "gemini": _gemini_form,
+    "codex": _codex_form,
+    "mcp": _mcp_form,
+}
 
 
 # ===========================================================================

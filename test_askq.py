@@ -338,7 +338,12 @@ def check_answers(test: unittest.TestCase, output: QuestionOutput, answers: List
     for answer in answers:
         item = by_id[answer.id]
         if answer.answer is not None and raw is not None:
-            test.assertIn(answer.answer, given)  # typed text is never changed, only trimmed
+            # Typed text is never changed, only trimmed; on a multi-choice question it may be
+            # what is left of a comma-joined string once its picks are taken out.
+            parts = {part for text in given for part in askq._comma_parts(text)}
+            test.assertTrue(answer.answer in given or (item.question_type is QuestionType.MULTI_CHOICE
+                                                       and set(askq._comma_parts(answer.answer)) <= parts),
+                            (answer, given))
         if answer.selected is not None:
             options = labels(item)
             test.assertTrue(answer.selected)
@@ -2497,7 +2502,9 @@ class AnswerFormTests(unittest.TestCase):
 
     def test_a_comma_that_names_no_options_is_typed_text(self) -> None:
         answers = askq.collect_answers(example_output(), {"q0": "SQLite", "q1": "Lint, and a spell check"})
-        self.assertEqual(answers[1], AnswerItem("q1", "Lint, and a spell check"))
+        self.assertEqual(answers[1], AnswerItem("q1", "and a spell check", ["Lint"]))  # the picks, and the rest
+        answers = askq.collect_answers(example_output(), {"q0": "SQLite", "q1": "a spell check, and docs"})
+        self.assertEqual(answers[1], AnswerItem("q1", "a spell check, and docs"))  # no part picks: all typed
         # On a single-choice question commas never split.
         self.assertEqual(askq.collect_answers(example_output(), {"q0": "SQLite, PostgreSQL", "q1": "Lint"})[0],
                          AnswerItem("q0", "SQLite, PostgreSQL"))
@@ -2712,6 +2719,152 @@ class ErrorTests(unittest.TestCase):
         with self.assertRaises(QuestionError) as caught:
             askq.ask(question(question='Say "hi"\nnow?', type="choice"))
         self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+
+
+# ===========================================================================
+# Answers in a harness's own words
+
+
+HOSTILE_CALL = {"questions": [
+    {"question": "  Which \\\"engine\\\"?\\nPick one.  ", "header": "DB",
+     "options": [{"label": "Postgres, 16 (Recommended)"}, {"label": 'say "hi"'}, {"label": "\u4e2d\u6587"}]},
+    {"question": "Which checks?", "multiSelect": True,
+     "options": ["Unit tests", "Lint, strict", 'Docs "API"', "\u202eevil"]},
+    {"question": "Name?", "required": False},
+]}
+
+
+class HarnessAnswerTests(unittest.TestCase):
+    """harness_answers(): every runtime's own form, read back to the same answers and notes."""
+
+    def outcomes(self, call: Any) -> List[QuestionOutput]:
+        out = askq.ask(call)
+        first, second, third = out.questions
+        full = [AnswerItem(first.id, None, [first.options[0].label], note="we run it, already"),
+                AnswerItem(second.id, "and a \"changelog\" check", [second.options[1].label, second.options[2].label]),
+                AnswerItem(third.id, "billing\nteam", note="for now")]
+        return [QuestionOutput(out.questions, full, "answered"),
+                QuestionOutput(out.questions, full[:2] + [AnswerItem(third.id)], "answered"),
+                QuestionOutput(out.questions, full[:1], "declined"),
+                QuestionOutput(out.questions, [], "declined"),
+                QuestionOutput(out.questions, full[1:2], "timed_out"),
+                QuestionOutput(out.questions, [], "unavailable")]
+
+    def read_back(self, harness: str, form: Any, output: QuestionOutput) -> Optional[List[AnswerItem]]:
+        partial = output.status != "answered"
+        if harness == "mcp":
+            return askq.from_elicitation(output, form)[1]
+        if harness == "claude-code":
+            return askq.collect_answers(output, form["updatedInput"], partial) if form["behavior"] == "allow" else None
+        if "reject" in form:
+            return None
+        return askq.collect_answers(output, form, partial)
+
+    def expected(self, harness: str, output: QuestionOutput) -> List[AnswerItem]:
+        given = [a for a in output.answers if a.answer is not None or a.selected]
+        if harness == "codex":  # one free-text channel: typed text beside picks comes back as the note
+            given = [AnswerItem(a.id, None, a.selected, note="\n".join(t for t in (a.answer, a.note) if t))
+                     if a.selected and a.answer is not None else
+                     AnswerItem(a.id, "\n".join(t for t in (a.answer, a.note) if t)) if a.answer is not None else a
+                     for a in given]
+        if harness == "mcp":  # the form has no notes
+            given = [AnswerItem(a.id, a.answer, a.selected) for a in given]
+        return given
+
+    def test_round_trips_for_every_harness_and_outcome(self) -> None:
+        for call in (json.loads(askq._BUILTIN_EXAMPLE_ARGS), HOSTILE_CALL, {"questions": json.dumps(HOSTILE_CALL["questions"])}):
+            for output in self.outcomes(call):
+                for harness in askq.HARNESSES:
+                    with self.subTest(harness=harness, status=output.status, answers=len(output.answers)):
+                        form = askq.harness_answers(output, harness, call)
+                        json.dumps(form)  # plain JSON data
+                        read = self.read_back(harness, form, output)
+                        if read is None:  # a form that carries no answers: the outcome says why
+                            self.assertTrue(output.status != "answered" or any(
+                                not (a.answer or a.selected) for a in output.answers), form)
+                            continue
+                        got = [a for a in read if a.answer is not None or a.selected]
+                        self.assertEqual(got, self.expected(harness, output), form)
+
+    def test_claude_code_writes_texts_and_labels_as_sent(self) -> None:
+        output = self.outcomes(HOSTILE_CALL)[0]
+        form = askq.harness_answers(output, "claude-code", HOSTILE_CALL)
+        self.assertEqual(form["behavior"], "allow")
+        updated = form["updatedInput"]
+        self.assertIs(updated["questions"], HOSTILE_CALL["questions"])
+        first = HOSTILE_CALL["questions"][0]["question"]
+        self.assertEqual(updated["answers"][first], "Postgres, 16 (Recommended)")  # as sent, suffix and all
+        self.assertEqual(updated["answers"]["Which checks?"], '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')
+        self.assertEqual(updated["annotations"], {first: {"notes": "we run it, already"}, "Name?": {"notes": "for now"}})
+
+    def test_claude_code_denies_whatever_is_not_a_full_answer(self) -> None:
+        for output in self.outcomes(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[1:]:
+            with self.subTest(status=output.status, answers=len(output.answers)):
+                form = askq.harness_answers(output, "claude-code")
+                self.assertEqual(form, {"behavior": "deny", "message": askq.result_text(output)})
+
+    def test_the_other_forms_say_the_outcome(self) -> None:
+        output = self.outcomes(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[2]  # declined after one answer
+        self.assertEqual(askq.harness_answers(output, "opencode"), {"reject": True, "message": askq.result_text(output)})
+        gemini = askq.harness_answers(output, "gemini")
+        self.assertEqual((gemini["answers"], gemini["status"]), ({"0": "PostgreSQL, note: we run it, already"}, "declined"))
+        codex = askq.harness_answers(output, "codex")
+        self.assertEqual(codex["answers"], {"q0": {"answers": ["PostgreSQL", "user_note: we run it, already"]}})
+        self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "decline"})
+        output.status = "timed_out"
+        self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "cancel"})
+
+    def test_refusals(self) -> None:
+        output = example_output()
+        for harness, status, words in (("opencode", None, "status is None"), ("crush", "answered", "Unknown harness")):
+            with self.subTest(harness=harness):
+                output.status = status
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.harness_answers(output, harness)
+                self.assertIn(words, str(caught.exception))
+                self.assertEqual(caught.exception.reason, "malformed")
+
+
+class NoteTests(unittest.TestCase):
+    """A person's note on an answer, from every form, in the result."""
+
+    def test_notes_from_every_form(self) -> None:
+        out = example_output()
+        q0 = "Which database should the new service use?"
+        for raw in (
+            [{"id": "q0", "selected": ["SQLite"], "note": "small"}, {"id": "q1", "selected": ["Lint"]}],
+            [{"id": "q0", "selected": ["SQLite"], "notes": "small"}, {"id": "q1", "selected": ["Lint"]}],
+            {"answers": {q0: "SQLite", "Which checks should run before every commit?": "Lint"},
+             "annotations": {q0: {"notes": "small"}}},
+            {"answers": {"q0": {"answers": ["SQLite", "user_note: small"]}, "q1": {"answers": ["Lint"]}}},
+            {"answers": [["SQLite", "note: small"], ["Lint"], []]},
+            {"answers": {"0": "SQLite, note: small", "1": "Lint"}},
+        ):
+            with self.subTest(raw=raw):
+                answers = askq.collect_answers(out, raw, partial=True)
+                self.assertEqual(answers[0], AnswerItem("q0", None, ["SQLite"], note="small"))
+
+    def test_a_note_alone_is_the_answer(self) -> None:
+        out = example_output()
+        for raw in ({"answers": {"q0": {"answers": ["user_note: MariaDB"]}}},
+                    {"answers": {"q0": {"answers": ["None of the above", "user_note: MariaDB"]}}},
+                    {"answers": {"Which database should the new service use?": "(notes only)"},
+                     "annotations": {"Which database should the new service use?": {"notes": "MariaDB"}}}):
+            with self.subTest(raw=raw):
+                self.assertEqual(askq.collect_answers(out, raw, partial=True), [AnswerItem("q0", "MariaDB")])
+
+    def test_the_note_follows_its_answer_in_the_result(self) -> None:
+        output = example_output()
+        output.status = "declined"
+        output.answers = [AnswerItem("q0", None, ["SQLite"], note='one "file"\u202e')]
+        lines = askq.result_text(output).splitlines()
+        self.assertEqual(lines[2:4], ['   picked: "SQLite"',
+                                      '   note: "one \\"file\\"\\u202e" (the user\'s note on this answer)'])
+        self.assertEqual(output.to_dict()["answers"][0]["note"], 'one "file"\u202e')
+
+    def test_a_question_keyed_by_its_text_as_sent(self) -> None:
+        out = askq.ask({"questions": [{"question": "  Which one?\\nReally.  ", "options": ["A", "B"]}]})
+        self.assertEqual(askq.collect_answers(out, {"  Which one?\\nReally.  ": "a"}), [AnswerItem("q0", None, ["A"])])
 
 
 # ===========================================================================
