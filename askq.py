@@ -99,7 +99,9 @@ __all__ = [
     "input_request",
     "main",
     "prompt",
+    "prompt_async",
     "prompt_web",
+    "prompt_web_async",
     "result_text",
     "to_elicitation",
     "tool_definition",
@@ -3481,16 +3483,62 @@ def prompt(
     "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out"
     or "unavailable" (no input at all); answers given before the end are kept.
     """
+    return _prompt(_question_list(questions), stdin, stdout, timeout, plain, None)
 
+
+async def prompt_async(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], **options: Any
+) -> QuestionOutput:
+    """prompt() for an event loop: the person is asked on a worker thread, so
+    the loop goes on meanwhile.  Takes prompt()'s keyword options.  When the
+    awaiting task is cancelled, the prompt ends within a fraction of a
+    second, the terminal restored, and the cancellation propagates."""
     items = _question_list(questions)
+    return await _off_the_loop(lambda cancel: _prompt(
+        items, options.get("stdin"), options.get("stdout"), options.get("timeout"), options.get("plain"), cancel))
+
+
+async def prompt_web_async(
+    questions: Union[QuestionOutput, Sequence[QuestionItem]], **options: Any
+) -> QuestionOutput:
+    """prompt_web() for an event loop, as prompt_async() is for prompt(); a
+    cancelled task stops the page's server."""
+    items = _question_list(questions)
+    return await _off_the_loop(lambda cancel: _prompt_web(items, cancel=cancel, **options))
+
+
+class _Cancelled(Exception):
+    """The task awaiting the prompt was cancelled: the call is gone."""
+
+
+async def _off_the_loop(run: Callable[[Any], QuestionOutput]) -> QuestionOutput:
+    import asyncio
+    import threading
+
+    cancel = threading.Event()
+    future = asyncio.get_running_loop().run_in_executor(None, run, cancel)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancel.set()
+        try:
+            await future  # until the prompt has put the terminal back
+        except _Cancelled:
+            pass
+        raise
+
+
+def _prompt(
+    items: List[QuestionItem], stdin: Any, stdout: Any, timeout: Optional[float], plain: Optional[bool], cancel: Any,
+) -> QuestionOutput:
     reader = sys.stdin if stdin is None else stdin
     writer = sys.stderr if stdout is None else stdout
     if reader is None or writer is None:
         return QuestionOutput(items, [], _UNAVAILABLE)
     if not plain and _dialog_possible(reader, writer):
-        status, raw = _run_dialog(items, reader, writer, timeout)
+        status, raw = _run_dialog(items, reader, writer, timeout, cancel)
     else:
-        status, raw = _line_prompt(items, _LineReader(reader, timeout), writer)
+        status, raw = _line_prompt(items, _LineReader(reader, timeout, cancel), writer)
     return QuestionOutput(items, collect_answers(items, raw, partial=status != _ANSWERED), status)
 
 
@@ -3616,10 +3664,11 @@ class _LineReader:
     line editing, so arrow keys move the cursor instead of becoming text.
     """
 
-    def __init__(self, stream: Any, timeout: Optional[float]) -> None:
+    def __init__(self, stream: Any, timeout: Optional[float], cancel: Any = None) -> None:
         self.stream = stream
         self.timeout = timeout
-        self.fd = _fileno(stream) if timeout is not None else None
+        self.cancel = cancel
+        self.fd = _fileno(stream) if timeout is not None or cancel is not None else None
         self.pending = b""
 
     def readline(self) -> str:
@@ -3636,11 +3685,16 @@ class _LineReader:
     def _line_from_fd(self, fd: int) -> str:
         import select
 
-        assert self.timeout is not None
         while b"\n" not in self.pending:
-            ready, _, _ = select.select([fd], [], [], self.timeout)
-            if not ready:
-                raise _TimedOut
+            deadline = None if self.timeout is None else time.monotonic() + self.timeout
+            ready: List[Any] = []
+            while not ready:
+                if self.cancel is not None and self.cancel.is_set():
+                    raise _Cancelled
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise _TimedOut
+                ready = select.select([fd], [], [], _POLL_SECONDS if left is None else min(left, _POLL_SECONDS))[0]
             chunk = os.read(fd, 4096)
             if not chunk:
                 break
@@ -4197,7 +4251,7 @@ def _dialog_possible(reader: Any, writer: Any) -> bool:
 
 
 def _run_dialog(
-    items: List[QuestionItem], reader: Any, writer: Any, timeout: Optional[float]
+    items: List[QuestionItem], reader: Any, writer: Any, timeout: Optional[float], cancel: Any = None,
 ) -> Tuple[Outcome, List[AnswerItem]]:
     """Run the dialog on a terminal; the outcome and the answers."""
     import signal
@@ -4207,7 +4261,7 @@ def _run_dialog(
     assert fd is not None
     try:
         with _RawTerminal(fd, writer):
-            _dialog_loop(dialog, _KeyReader(fd), _Screen(writer), timeout)
+            _dialog_loop(dialog, _KeyReader(fd), _Screen(writer), timeout, cancel)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -4215,19 +4269,23 @@ def _run_dialog(
     return dialog.outcome()
 
 
-def _dialog_loop(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
+def _dialog_loop(
+    dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float], cancel: Any = None,
+) -> None:
     try:
-        _run_keys(dialog, keys, screen, timeout)
+        _run_keys(dialog, keys, screen, timeout, cancel)
     except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
         screen.erase()
         raise
     screen.finish(dialog)
 
 
-def _run_keys(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float]) -> None:
+def _run_keys(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float], cancel: Any) -> None:
     screen.draw(dialog)
     deadline = None if timeout is None else time.monotonic() + timeout
     while dialog.status is None:
+        if cancel is not None and cancel.is_set():
+            raise _Cancelled
         wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
         if wait <= 0:
             dialog.status = Outcome.TIMED_OUT
@@ -5028,12 +5086,21 @@ def prompt_web(
     The server stays up a little longer, to tell a second device (409)
     that the answers are in.
     """
-    session = _WebSession(_question_list(questions), host, port)
+    return _prompt_web(_question_list(questions), host=host, port=port, timeout=timeout, on_ready=on_ready)
+
+
+def _prompt_web(
+    items: List[QuestionItem], host: str = "127.0.0.1", port: int = 0, timeout: Optional[float] = None,
+    on_ready: Optional[Callable[[str], None]] = None, cancel: Any = None,
+) -> QuestionOutput:
+    session = _WebSession(items, host, port)
     grace = 0.0
     try:
         if on_ready is not None:
             on_ready(session.url)
         while not session.ended(timeout):
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled
             time.sleep(_POLL_SECONDS / 5)
         grace = _WEB_GRACE_SECONDS
     finally:

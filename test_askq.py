@@ -3710,6 +3710,67 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(data["answers"][0], {"id": "q0", "answer": None, "selected": ["SQLite"]})
 
 
+@unittest.skipUnless(pty is not None and CAN_SPAWN, "needs the pty module and threads")
+class PromptAsyncTests(unittest.TestCase):
+    """prompt_async() and prompt_web_async(): the loop runs on, and a cancelled task ends the prompt."""
+
+    def test_cancelling_mid_dialog_restores_the_terminal(self) -> None:
+        import asyncio
+
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        before = termios.tcgetattr(slave)
+        ticks: List[float] = []
+
+        async def main(reader: Any, writer: Any) -> float:
+            task = asyncio.ensure_future(askq.prompt_async(example_output(), stdin=reader, stdout=writer))
+            for _ in range(8):  # the loop keeps running while the person thinks
+                await asyncio.sleep(0.05)
+                ticks.append(time.monotonic())
+            os.write(master, DOWN.encode())
+            await asyncio.sleep(0.2)
+            self.assertEqual(termios.tcgetattr(slave)[3] & termios.ECHO, 0)  # the dialog has the terminal
+            started = time.monotonic()
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+            return time.monotonic() - started
+
+        with mock.patch.dict(os.environ, {"TERM": "xterm"}), \
+                os.fdopen(os.dup(slave), "r") as reader, os.fdopen(os.dup(slave), "w", encoding="utf-8") as writer:
+            took = asyncio.run(main(reader, writer))
+        self.assertLess(took, 1.0)
+        self.assertEqual(len(ticks), 8)
+        self.assertEqual(termios.tcgetattr(slave), before)
+        self.assertIn(b"\x1b[?2004l", read_until(master, b"\x1b[?2004l"))
+
+    def test_the_outcome_comes_back(self) -> None:
+        import asyncio
+
+        reader = io.StringIO("2\n1\n\n")
+        output = asyncio.run(askq.prompt_async(example_output(), stdin=reader, stdout=io.StringIO()))
+        self.assertEqual((output.status, output.answers[0]), ("answered", AnswerItem("q0", None, ["SQLite"])))
+
+    def test_cancelling_a_web_prompt_stops_its_server(self) -> None:
+        import asyncio
+        import urllib.request
+
+        urls: List[str] = []
+
+        async def main() -> None:
+            task = asyncio.ensure_future(askq.prompt_web_async(example_output(), on_ready=urls.append))
+            while not urls:
+                await asyncio.sleep(0.05)
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        with self.assertRaises(OSError):
+            urllib.request.urlopen(urls[0], timeout=2)
+
+
 class NoLossTests(unittest.TestCase):
     TEXTS = ('say "hi"', "back\\slash \\n", "two\nlines\r\nand\ttab", "😀 emoji 👍🏽",
              "שלום עולם", "مرحبا", "\u202eoverride", "null", "\ud800 lone", "{\"json\": 1}")
