@@ -3590,21 +3590,38 @@ def _input_hint(item: QuestionItem) -> str:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
         hint = "Type your answer."
-    return "  " + hint + ("" if item.required else " Press Enter to skip.")
+    return "  " + hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
 
 
 def _read_answer(reader: "_LineReader", writer: Any, item: QuestionItem) -> AnswerItem:
-    """Read lines until one answers the question; explain and ask again otherwise."""
+    """Read lines until one answers the question; explain and ask again
+    otherwise.  A line "note: ..." adds a note to the answer that follows."""
+    note: Optional[str] = None
     while True:
         line = _read_line(reader, writer, _CUE)
+        if line.lower().startswith(_LINE_NOTE):
+            note = line[len(_LINE_NOTE):].strip() or None
+            writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
+            continue
         try:
-            if not line:
-                return _no_answer(item)
-            if item.question_type.is_choice:
-                return _choice_answer(reader, writer, item, line)
-            return AnswerItem(item.id, line)
+            answer = _line_answer(reader, writer, item, line)
         except _Retry as retry:
             writer.write(f"  {retry}\n")
+            continue
+        if note is not None and (answer.answer is not None or answer.selected):
+            answer.note = note
+        return answer
+
+
+_LINE_NOTE = "note:"
+
+
+def _line_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> AnswerItem:
+    if not line:
+        return _no_answer(item)
+    if item.question_type.is_choice:
+        return _choice_answer(reader, writer, item, line)
+    return AnswerItem(item.id, line)
 
 
 def _choice_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> AnswerItem:
@@ -3756,7 +3773,7 @@ class _Entry:
     row for typing is the single choice (``custom``), the ``text`` typed and
     its ``caret``, and whether an optional question was ``skipped``."""
 
-    __slots__ = ("caret", "custom", "picked", "row", "skipped", "text")
+    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "row", "skipped", "text")
 
     def __init__(self) -> None:
         self.row = 0
@@ -3765,6 +3782,8 @@ class _Entry:
         self.text = ""
         self.caret = 0
         self.skipped = False
+        self.note = ""  # the person's note on the answer, and where its caret is
+        self.note_caret = 0
 
 
 class _Dialog:
@@ -3781,6 +3800,7 @@ class _Dialog:
         self.entries = [_Entry() for _ in items]
         self.tab = 0
         self.notice = ""
+        self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
 
     @property
@@ -3797,7 +3817,9 @@ class _Dialog:
         return _question_rows(self.items[index]) or [""]
 
     def editing(self) -> bool:
-        """Whether keys go to a line of text: a free-text question, or the row for typing."""
+        """Whether keys go to a line of text: a note, a free-text question, or the row for typing."""
+        if self.noting:
+            return True
         if self.tab == self.review_tab:
             return False
         if not self.items[self.tab].question_type.is_choice:
@@ -3812,8 +3834,8 @@ class _Dialog:
         custom = entry.custom or item.question_type is _MULTI_TYPE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        if typed is not None or picked:
-            return AnswerItem(item.id, typed, picked or None)
+        if typed is not None or picked:  # a note goes with an answer, never alone
+            return AnswerItem(item.id, typed, picked or None, note=entry.note.strip() or None)
         return AnswerItem(item.id) if entry.skipped else None
 
     def has_answer(self, index: int) -> bool:
@@ -3852,7 +3874,10 @@ class _Dialog:
         self.notice = ""
         if name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
+        elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
+            self.noting = not self.noting
         elif name in ("tab", "shift-tab"):
+            self.noting = False
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
             self._review_key(name)
@@ -3951,36 +3976,45 @@ class _Dialog:
     # Line editing, on a free-text question or the row for typing.  Each
     # takes the key's name and text, as _EDIT_KEYS calls them.
 
-    def _insert(self, name: str, text: str) -> None:
+    def line(self) -> Tuple[str, int]:
+        """The line being edited and its caret: the note, or the answer's text."""
         entry = self.entry
+        return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
+
+    def _set_line(self, line: str, caret: int) -> None:
+        if self.noting:
+            self.entry.note, self.entry.note_caret = line, caret
+        else:
+            self.entry.text, self.entry.caret = line, caret
+
+    def _insert(self, name: str, text: str) -> None:
+        line, caret = self.line()
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
-        entry.text = entry.text[: entry.caret] + text + entry.text[entry.caret:]
-        entry.caret += len(text)
-        if self.items[self.tab].question_type is _SINGLE_TYPE:
-            entry.custom = True
+        self._set_line(line[:caret] + text + line[caret:], caret + len(text))
+        if self.items[self.tab].question_type is _SINGLE_TYPE and not self.noting:
+            self.entry.custom = True
 
     def _backspace(self, name: str, text: str) -> None:
-        entry = self.entry
-        if entry.caret:
-            entry.text = entry.text[: entry.caret - 1] + entry.text[entry.caret:]
-            entry.caret -= 1
+        line, caret = self.line()
+        if caret:
+            self._set_line(line[: caret - 1] + line[caret:], caret - 1)
 
     def _delete(self, name: str, text: str) -> None:
-        entry = self.entry
-        entry.text = entry.text[: entry.caret] + entry.text[entry.caret + 1:]
+        line, caret = self.line()
+        self._set_line(line[:caret] + line[caret + 1:], caret)
 
     def _move_caret(self, name: str, text: str) -> None:
-        entry = self.entry
-        moves = {"left": entry.caret - 1, "right": entry.caret + 1, "home": 0, "end": len(entry.text)}
-        entry.caret = max(0, min(len(entry.text), moves[name]))
+        line, caret = self.line()
+        moves = {"left": caret - 1, "right": caret + 1, "home": 0, "end": len(line)}
+        self._set_line(line, max(0, min(len(line), moves[name])))
 
     def _clear_line(self, name: str, text: str) -> None:
-        self.entry.text, self.entry.caret = "", 0
+        self._set_line("", 0)
 
     def _leave_line(self, name: str, text: str) -> None:
         # Up leaves the row for typing for the options above it; a free-text
-        # question has nowhere to go.
-        if self.items[self.tab].question_type.is_choice and name == "up":
+        # question, or a note, has nowhere to go.
+        if self.items[self.tab].question_type.is_choice and name == "up" and not self.noting:
             self.entry.row = max(0, self.entry.row - 1)
 
     def _enter_line(self, name: str, text: str) -> None:
@@ -4127,10 +4161,15 @@ class _Painter:
             self._add(" (optional)", "dim")
         self._add("")
         if not item.question_type.is_choice:
-            self._line_editor(dialog, " > ", item.placeholder, True)
-            return
-        for row, label in enumerate(dialog.rows(dialog.tab)):
-            self._row(dialog, row, label)
+            self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
+        else:
+            for row, label in enumerate(dialog.rows(dialog.tab)):
+                self._row(dialog, row, label)
+        if dialog.noting:
+            self._add("")
+            self._line_editor(dialog, " Note: ", None, True)
+        elif dialog.entry.note.strip():
+            self._wrapped("Note: " + _visible(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, row: int, label: str) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -4147,7 +4186,7 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if label == CUSTOM_RESPONSE_LABEL and (here or entry.text):
-            self._line_editor(dialog, lead + CUSTOM_RESPONSE_LABEL + ": ", None, here)
+            self._line_editor(dialog, lead + CUSTOM_RESPONSE_LABEL + ": ", None, here and not dialog.noting)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
         hang = " " * _cells(lead)
@@ -4162,12 +4201,12 @@ class _Painter:
     def _line_editor(self, dialog: _Dialog, lead: str, placeholder: Optional[str], active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
         caret in view; on a narrow terminal the lead takes lines of its own."""
-        entry = dialog.entry
+        line, at = dialog.line() if active else (dialog.entry.text, dialog.entry.caret)
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = _visible(entry.text.replace("\n", "\u21b5"))
-        caret = _cells(_visible(entry.text[: entry.caret].replace("\n", "\u21b5")))
+        text = _visible(line.replace("\n", "\u21b5"))
+        caret = _cells(_visible(line[:at].replace("\n", "\u21b5")))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
@@ -4195,12 +4234,16 @@ class _Painter:
 def _hints(dialog: _Dialog, style: _Style) -> str:
     if dialog.tab == dialog.review_tab:
         keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+    elif dialog.noting:
+        keys = ["type a note on your answer", "Enter done", "Esc dismiss"]
     elif dialog.editing():
         keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
     elif dialog.items[dialog.tab].question_type is _MULTI_TYPE:
         keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
     else:
         keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
+    if dialog.tab != dialog.review_tab and not dialog.noting:
+        keys.insert(-1, "Ctrl-N note")
     if style.pointer == ">":
         keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
     return style.dot.join(keys)
@@ -4226,7 +4269,7 @@ _ESCAPE_WAIT = 0.05  # a lone Esc, told apart from the start of a sequence
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
-    "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end",
+    "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
 }
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
@@ -5657,6 +5700,7 @@ dialog keys:
   1-9            act on that row
   Tab/Shift-Tab  next / previous question; Left/Right too, off a text line
   typing         on a choice question, goes to "Personalize your response"
+  Ctrl-N         add a note to the answer (Enter when done)
   Esc, Ctrl-C    dismiss (everything given so far is kept)
   Submit tab     review the answers; Enter submits""",
     "serve": """\

@@ -3134,6 +3134,12 @@ class PromptTests(unittest.TestCase):
         output, _ = drive(mixed(), "n\npersonalize your response\nMySQL\n2\n\n")
         self.assertEqual(output.answers[1], AnswerItem("db", "MySQL", None))
 
+    def test_a_note_line_goes_with_the_answer(self) -> None:
+        output, screen = drive(example_output(), "note: we run it already\n2\n1\n\n")
+        self.assertEqual(output.answers[0], AnswerItem("q0", None, ["SQLite"], note="we run it already"))
+        self.assertIn("(note: ... adds a note.)", screen)
+        self.assertIn("Noted. Now your answer.", screen)
+
     def test_label_picks_by_the_naming_rule(self) -> None:
         output, _ = drive(mixed(), "n\nsqlite\nLINT, tests\n\n")
         self.assertEqual(output.answers[1].selected, ["SQLite"])
@@ -3371,6 +3377,21 @@ class DialogKeyTests(unittest.TestCase):
         self.assertEqual((state.status, state.notice, state.entries[0].row), (None, "", 1))
         state = dialog(output, "x")
         self.assertEqual(state.notice, "Pick one of the options with the arrow keys and Enter.")
+
+    def test_a_note_on_an_answer(self) -> None:
+        state = dialog(example_output(), "2" + "\x0e" + "small, for now" + ENTER)  # "2" went on to Checks
+        self.assertEqual((state.entries[0].note, state.entries[1].note), ("", "small, for now"))
+        state = dialog(example_output(), DOWN + "\x0e" + "small" + ENTER + ENTER)
+        self.assertEqual(outcome(state)[1][0], AnswerItem("q0", None, ["SQLite"], note="small"))
+        lines = askq._Painter(80, askq._Style(False, False)).paint(dialog(example_output(), DOWN + "\x0e" + "sm")).lines
+        self.assertIn(" Note: sm", lines)
+        self.assertIn("type a note on your answer", lines[-1])
+        review = dialog(example_output(), DOWN + "\x0e" + "small" + ENTER + ENTER + "1" + ENTER + ENTER)
+        lines = askq._Painter(80, askq._Style(False, False)).paint(review).lines
+        self.assertIn(' + Database: SQLite; note: "small"', lines)
+        self.assertIn("Ctrl-N note", askq._hints(dialog(example_output(), ""), askq._Style(False, False)))
+        alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
+        self.assertEqual(outcome(alone), ("declined", []))
 
     def test_free_text_question(self) -> None:
         state = dialog({"questions": [{"question": "Name?"}, "Why?"]}, "billing" + ENTER + "because" + ENTER + ENTER)
