@@ -33,6 +33,27 @@ written for the model, so that its next call gets it right:
     Traceback (most recent call last):
       ...
     askq.QuestionError: No questions provided. Ask at least one question.
+
+The file, in the order of one call's life (each part under a banner of its own):
+
+    Vocabulary          constants and bounds, QuestionError, AnswerError, Outcome,
+                        QuestionType, QuestionOption, QuestionItem, AnswerItem,
+                        QuestionInput, QuestionOutput
+    Shared helpers      naming a question in a message, text made safe to show,
+                        display cells, the rows of a question, the recommended mark
+    The tool            tool_description(), tool_definition(): what the model is shown
+    Decoding            ask(), decode(): whatever the model sent, mended where
+                        it is almost JSON
+    Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
+    Answers             collect_answers(), assumed_answers(): the one naming rule
+    Results             result_text(), declined_text(), unavailable_text(), error_text()
+    Harness answers     harness_answers(): the answer forms of other runtimes
+    Elicitation         to_elicitation(), from_elicitation(), input_request()
+    Line prompt         prompt(), prompt_async()
+    Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
+    Web page            prompt_web(), prompt_web_async(), _WebPage, _WebSession
+    MCP server          _McpServer: python askq.py serve
+    Command line        main()
 """
 
 import enum
@@ -49,6 +70,7 @@ from typing import (
     Any,
     Callable,
     Dict,
+    FrozenSet,
     Iterable,
     Iterator,
     List,
@@ -130,6 +152,8 @@ MAX_PAYLOAD_BYTES = 1024 * 1024
 # JSON text is refused before it is parsed.
 MAX_DEPTH = 32
 _NO_QUESTIONS = "No questions provided. Ask at least one question."
+_SUFFIX_LENGTH = len(RECOMMENDED_SUFFIX)
+_SUFFIX_FOLDED = RECOMMENDED_SUFFIX.lower()
 _CUSTOM_FOLDED = CUSTOM_RESPONSE_LABEL.lower()
 
 # How much of a question's text an error message quotes to name it.
@@ -559,6 +583,8 @@ def _without_mark(label: str) -> Optional[str]:
     models write it (SPEC 4a): "X (Recommended)", "(Recommended) X",
     "X [recommended]", "X（推荐）", "X - Recommended"; None when it has none,
     or when nothing would remain to show."""
+    if label[-_SUFFIX_LENGTH:].lower() == _SUFFIX_FOLDED:  # the form the tool asks for, first
+        return label[:-_SUFFIX_LENGTH].rstrip() or None
     last, first = label[-1:], label[:1]
     if last in _MARK_CLOSERS:
         start = label.rfind(_MARK_OPENERS[last])
@@ -578,6 +604,22 @@ def _without_mark(label: str) -> Optional[str]:
 
 _MARK_OPENERS = {close: open_ for open_, close in _MARK_BRACKETS.items()}
 _MARK_CLOSERS = frozenset(_MARK_OPENERS)
+
+
+def _may_hold_mark(label: str) -> bool:
+    """Whether a label (or labels, joined) can carry a recommended mark at
+    all: every form has a bracket, a dash or a character past ASCII.  Most
+    options have none: one look at all of a question's labels costs 0.3 us,
+    where _without_mark() costs 0.5-1.2 us a label (CPython 3.11)."""
+    return "(" in label or "[" in label or "-" in label or not label.isascii()
+
+
+_OTHER_ENDS = ".:\u2026"
+
+
+def _is_other_label(folded: str, others: FrozenSet[str]) -> bool:
+    """The model's own "Other" option, by its folded label, trailing "." ":" or ellipsis aside."""
+    return folded in others or folded.rstrip(_OTHER_ENDS) in others
 
 
 def _clean_label(label: str) -> str:
@@ -993,6 +1035,7 @@ _OPTION_PREVIEW_KEY = "preview"
 _OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
 # The ways an option says it is the recommended one (SPEC 4a).
 _OPTION_MARK_KEYS = (_RECOMMENDED_KEY, "default", "isDefault", "is_recommended")
+_OPTION_MARK_KEY_SET = frozenset(_OPTION_MARK_KEYS)
 _OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, *_OPTION_MARK_KEYS}
 _OPTIONS_KEY_SET = frozenset(_OPTIONS_KEYS)
 _IGNORED_OPTION_KEYS = ("mode",)  # Roo Code's, on every suggestion
@@ -1230,8 +1273,8 @@ def _decode_options(entry: Dict[Any, Any]) -> _Options:
         if option is None:
             continue
         options.append(option)
-        if marked is None and isinstance(value, dict) and _is_marked(value):
-            marked = option.label
+        if marked is None and isinstance(value, dict) and not _OPTION_MARK_KEY_SET.isdisjoint(value):
+            marked = option.label if _is_marked(value) else None
     return options, marked, entry
 
 
@@ -2306,17 +2349,20 @@ def _cleaned_options(
     kept: Dict[str, str] = {}
     suffixed: Optional[str] = None
     dropped_other = False
+    others: FrozenSet[str] = _OTHER_LABELS if custom_row else frozenset()
+    marks = _may_hold_mark("\n".join([option.label for option in raw_options]))  # one look for them all
     for option in raw_options:
         label = option.label
-        stem = _without_mark(label)
+        stem = _without_mark(label) if marks else None
         if stem is not None:
             label = stem
         folded = label.lower()
-        if not label or custom_row and folded.rstrip(".:\u2026") in _OTHER_LABELS:
+        if folded in kept:
+            first = kept[folded]
+        elif not label or folded in others or folded[-1:] in _OTHER_ENDS and _is_other_label(folded, others):
             dropped_other = dropped_other or bool(label)
             continue
-        first = kept.get(folded)
-        if first is None:
+        else:
             kept[folded] = first = option.label = label
             options.append(option)
         if stem is not None and suffixed is None:
@@ -2810,14 +2856,17 @@ def _label_named(options: List[QuestionOption], text: str) -> Optional[str]:
 #
 # result_text() for every outcome, declined_text(), unavailable_text(), error_text().
 
-class _OutcomeWords(NamedTuple):
+class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    head_some: str  # the result's first line when the person answered some
-    head_none: str  # ... and when they answered none
-    unanswered: str  # why a question has no answer
-    ended: str  # the dialog's summary and the page: how it ended, for the person
-    sent: str  # the page once it ended: what became of the answers
+    __slots__ = ("ended", "head_none", "head_some", "sent", "unanswered")
+
+    def __init__(self, head_some: str, head_none: str, unanswered: str, ended: str, sent: str) -> None:
+        self.head_some = head_some  # the result's first line when the person answered some
+        self.head_none = head_none  # ... and when they answered none
+        self.unanswered = unanswered  # why a question has no answer
+        self.ended = ended  # the dialog's summary and the page: how it ended, for the person
+        self.sent = sent  # the page once it ended: what became of the answers
 
 
 # Said to the model whenever it got no answers it may use.
@@ -3221,12 +3270,15 @@ _MESSAGE_CHARS = 200
 _LEGACY_FORMS = "2025-06-18"  # the first version with forms, in its own vocabulary
 
 
-class _FormKeys(NamedTuple):
-    """The keys of one question's fields in a form."""
+class _FormKeys:
+    """The keys of one question's fields in a form: its own property (its id),
+    the custom row's text on a choice question that offers it, and under
+    2025-06-18 a multi-choice question's booleans, one per option."""
 
-    value: str  # the question's own property: its id
-    other: Optional[str]  # the custom row's text, on a choice question that offers it
-    options: List[str]  # under 2025-06-18, a multi-choice question's booleans, one per option
+    __slots__ = ("options", "other", "value")
+
+    def __init__(self, value: str, other: Optional[str], options: List[str]) -> None:
+        self.value, self.other, self.options = value, other, options
 
 
 def to_elicitation(
@@ -5235,12 +5287,13 @@ class _WaitingPage(NamedTuple):
     context: _RequestContext
 
 
-class _WebOptions(NamedTuple):
+class _WebOptions:
     """Where ``serve --web`` puts its pages, and how long they wait."""
 
-    host: str = "127.0.0.1"
-    port: int = 0
-    timeout: Optional[float] = None
+    __slots__ = ("host", "port", "timeout")
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: Optional[float] = None) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
 
 
 class _McpServer:

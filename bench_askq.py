@@ -75,6 +75,14 @@ def bounds_payload() -> Dict[str, Any]:
     }
 
 
+def broken_text(text: str) -> str:
+    """The example as models break it: unquoted values, trailing commas, a
+    wrong bracket, cut off at the end (SPEC 4a repairs each)."""
+    broken = text.replace('"header": "Database"', '"header": Database').replace('"}\n      ]', '"},\n      ]')
+    broken = broken.replace('"description": "ruff, under a second"}', '"description": "ruff, under a second"]')
+    return broken[: broken.rindex('"required"')]
+
+
 def option_count(payload: Dict[str, Any]) -> int:
     return sum(len(question.get("options") or []) for question in payload["questions"])
 
@@ -176,6 +184,9 @@ def measure(against: Optional[str] = None) -> Dict[str, Any]:
     cases["example.decode_text"] = partial(askq.decode, example_text)
     cases["example.decode_dict"] = partial(askq.decode, example)
     cases["answers"] = answer_round(askq, example_text)
+    # A broken call of the example's size: what mending it costs.
+    broken = broken_text(example_text)
+    cases["broken.ask_text"] = partial(askq.ask, broken)
     other = None if against is None else load_against(against)
     if other is not None:
         cases["against.ask_text"] = partial(other.ask, example_text)
@@ -209,6 +220,8 @@ def measure(against: Optional[str] = None) -> Dict[str, Any]:
         for b, e in zip(samples["bounds.ask_text"], samples["example.ask_text"])
     )
     figures["answers_and_result_us"] = median_us(samples, "answers")
+    figures["broken"] = {"bytes": len(broken.encode()), "ask_text_us": median_us(samples, "broken.ask_text"),
+                         "ask_text_ratio": median_ratio(samples, "broken.ask_text", "example.json_loads")}
     if model is not None:
         figures["pydantic_strict_us"] = median_us(samples, "pydantic")
         figures["ask_text_vs_pydantic"] = median_ratio(samples, "example.ask_text", "pydantic")
@@ -247,6 +260,9 @@ def table(figures: Dict[str, Any]) -> str:
                         " normalization is the rest")
     rows.append(f"per option, bounds / example: {figures['bounds_per_option_vs_example']:.2f} x")
     rows.append(f"collect_answers + result_text (example): {figures['answers_and_result_us']:.1f} us")
+    broken = figures["broken"]
+    rows.append(f"a broken call of the example's size ({broken['bytes']} bytes), mended: ask(text)"
+                f" {broken['ask_text_us']:.1f} us, {broken['ask_text_ratio']:.2f} x json.loads of the example")
     if "pydantic_strict_us" in figures:
         rows.append(f"pydantic strict model_validate_json: {figures['pydantic_strict_us']:.1f} us;"
                     f" ask(text) is {figures['ask_text_vs_pydantic']:.2f} x that")
