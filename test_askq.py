@@ -4948,7 +4948,7 @@ class SdkPresenceTests(unittest.TestCase):
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
         names = ("mcp",) if os.environ.get("ASKQ_REQUIRE_SDKS") == "mcp-before-2" else (
-            "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp")
+            "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
 
@@ -5148,6 +5148,112 @@ class AnthropicSdkTests(unittest.TestCase):
         # OpenAI's strict schema makes optional fields nullable with type arrays: the helper fails on those.
         with self.assertRaises(AssertionError):
             transform_schema(askq.tool_definition("openai", strict=True)["function"]["parameters"])
+
+
+def readme_example(name: str) -> Dict[str, Any]:
+    """Run the README's example marked ``# example: NAME``; its names."""
+    with open(os.path.join(HERE, "README.md"), encoding="utf-8") as stream:
+        text = stream.read()
+    start = text.index(f"# example: {name}\n")
+    code = text[start: text.index("```", start)]
+    names: Dict[str, Any] = {"__name__": f"readme_{name}"}
+    exec(compile(code, f"README.md ({name})", "exec"), names)  # noqa: S102 - the README's own example
+    return names
+
+
+def answered_by_person(output: QuestionOutput, **answers: Any) -> Any:
+    """A stand-in for the person: prompt_async answering with ``answers`` (or dismissing when none)."""
+    async def prompt_async(questions: Any, **options: Any) -> QuestionOutput:
+        status = "answered" if answers else "declined"
+        return QuestionOutput(questions.questions, askq.collect_answers(questions, answers, partial=not answers), status)
+    return mock.patch.object(askq, "prompt_async", prompt_async)
+
+
+EXAMPLE_ANSWERS = {"q0": "SQLite", "q1": ["Lint"], "q2": "billing"}
+
+
+@unittest.skipUnless(importable("claude_agent_sdk"), "claude-agent-sdk is not installed (CI installs it in a venv)")
+class ClaudeAgentSdkExampleTests(unittest.TestCase):
+    def test_the_readmes_can_use_tool_answers_ask_user_question(self) -> None:
+        import asyncio
+
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        names = readme_example("claude-agent-sdk")
+        tool_input = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+        with answered_by_person(example_output(), **EXAMPLE_ANSWERS):
+            allowed = asyncio.run(names["can_use_tool"]("AskUserQuestion", tool_input, None))
+        self.assertIsInstance(allowed, PermissionResultAllow)
+        self.assertEqual(allowed.updated_input["answers"], {
+            "Which database should the new service use?": "SQLite",
+            "Which checks should run before every commit?": "Lint",
+            "What should the service be called?": "billing"})
+        self.assertIs(allowed.updated_input["questions"], tool_input["questions"])
+        with answered_by_person(example_output()):
+            denied = asyncio.run(names["can_use_tool"]("AskUserQuestion", tool_input, None))
+        self.assertIsInstance(denied, PermissionResultDeny)
+        self.assertEqual(denied.message, askq.declined_text())
+        other = asyncio.run(names["can_use_tool"]("Bash", {"command": "ls"}, None))
+        self.assertIsInstance(other, PermissionResultAllow)
+
+
+@unittest.skipUnless(importable("agents"), "openai-agents is not installed (CI installs it in a venv)")
+class OpenAIAgentsExampleTests(unittest.TestCase):
+    def test_the_readmes_function_tool(self) -> None:
+        import asyncio
+
+        from agents import FunctionTool
+
+        names = readme_example("openai-agents")
+        tool = names["ask_tool"]
+        self.assertIsInstance(tool, FunctionTool)
+        self.assertEqual(tool.params_json_schema, askq.tool_definition("openai-responses", strict=True)["parameters"])
+        with answered_by_person(example_output(), **EXAMPLE_ANSWERS):
+            text = asyncio.run(tool.on_invoke_tool(None, askq._BUILTIN_EXAMPLE_ARGS))
+        self.assertTrue(text.startswith("The user answered your questions."))
+        refused = asyncio.run(tool.on_invoke_tool(None, '{"questions": []}'))
+        self.assertIn("No questions provided", refused)
+
+
+@unittest.skipUnless(importable("pydantic_ai"), "pydantic-ai is not installed (CI installs it in a venv)")
+class PydanticAIExampleTests(unittest.TestCase):
+    def test_the_readmes_tool(self) -> None:
+        import asyncio
+
+        names = readme_example("pydantic-ai")
+        tool = names["ask_tool"]
+        self.assertEqual(tool.name, askq.TOOL_NAME)
+        with answered_by_person(example_output(), **EXAMPLE_ANSWERS):
+            text = asyncio.run(tool.function(**json.loads(askq._BUILTIN_EXAMPLE_ARGS)))
+        self.assertIn('   picked: "SQLite"', text)
+
+
+@unittest.skipUnless(importable("langgraph"), "langgraph is not installed (CI installs it in a venv)")
+class LangGraphExampleTests(unittest.TestCase):
+    def test_the_readmes_interrupt_node(self) -> None:
+        from typing import TypedDict
+
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.graph import END, START, StateGraph
+        from langgraph.types import Command
+
+        names = readme_example("langgraph")
+
+        class State(TypedDict, total=False):
+            tool_input: Any
+            result: str
+
+        graph = StateGraph(State)
+        graph.add_node("ask", names["ask_node"])
+        graph.add_edge(START, "ask")
+        graph.add_edge("ask", END)
+        app = graph.compile(checkpointer=InMemorySaver())
+        config: Any = {"configurable": {"thread_id": "1"}}
+        paused = app.invoke({"tool_input": json.loads(askq._BUILTIN_EXAMPLE_ARGS)}, config)
+        questions = paused["__interrupt__"][0].value["questions"]
+        self.assertEqual([q["id"] for q in questions], ["q0", "q1", "q2"])
+        done = app.invoke(Command(resume=EXAMPLE_ANSWERS), config)
+        self.assertTrue(done["result"].startswith("The user answered your questions."))
 
 
 @unittest.skipUnless(importable("openai") and importable("agents"), "the openai SDKs are not installed (CI installs them)")
