@@ -5866,14 +5866,13 @@ def _run_schema(args: Any) -> int:
 
 
 def _run_ask(args: Any) -> int:
-
     output = ask(_read_input(args.file))
     # With the call on stdin, the answers must come from the terminal itself.
     terminal = _open_terminal() if args.file == "-" else None
     source = terminal if args.file == "-" else sys.stdin
     try:
         if args.web:
-            output = _ask_on_web(output, args)
+            output = _ask_in_browser(output, args)
         elif source is None:
             output = QuestionOutput(output.questions, [], _UNAVAILABLE)
         else:
@@ -5883,10 +5882,16 @@ def _run_ask(args: Any) -> int:
             terminal.close()
     if args.assume == "recommended" and output.status in (_UNAVAILABLE, _TIMED_OUT):
         output.answers = _with_assumed(output)
-    return _finish(output, args.text)
+    code = _finish(output, args.text)
+    if args.web and output.status is not None:
+        # The page stays up its grace period, telling a second device that the
+        # answers are in: a process that is ending can start no thread to serve it.
+        sys.stdout.flush()
+        time.sleep(_WEB_GRACE_SECONDS + _POLL_SECONDS)
+    return code
 
 
-def _ask_on_web(output: QuestionOutput, args: Any) -> QuestionOutput:
+def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
 
     _warn_if_exposed(args.host)
 
