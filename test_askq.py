@@ -3615,6 +3615,48 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(termios.tcgetattr(self.slave), self.before, "the terminal's mode was not restored")
         return json.loads(out) if out else None
 
+    def start_sized(self, columns: int, rows: int) -> Any:
+        """The CLI's dialog on a pseudo-terminal of this size, with colour on."""
+        import fcntl
+        import struct
+        import threading
+
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        self.before = termios.tcgetattr(slave)
+        env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
+        env["TERM"] = "xterm-256color"
+        process = spawn_askq(self, "ask", EXAMPLE, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
+        self.master, self.slave, self.screen = master, slave, bytearray()
+
+        def drain() -> None:
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.screen += data
+
+        threading.Thread(target=drain, daemon=True).start()
+        self.wait_for(b"Database")
+        return process
+
+    def test_small_terminals_with_colour(self) -> None:
+        for columns, rows in ((20, 10), (40, 12)):
+            with self.subTest(columns=columns, rows=rows):
+                process = self.start_sized(columns, rows)
+                self.press("x" * 30, UP, DOWN, "\x0e", "a note", ENTER, TAB, " ", SHIFT_TAB, ESC)
+                data = self.finish(process)
+                self.assertEqual((process.returncode, data["status"]), (1, "declined"))
+                self.assertEqual(data["answers"][0], {"id": "q0", "answer": "x" * 30, "selected": None, "note": "a note"})
+                drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z~]", "", bytes(self.screen).decode("utf-8", "replace"))
+                for line in re.split(r"[\r\n]", drawn):
+                    self.assertLessEqual(askq._cells(line), columns, repr(line))
+
     def test_arrows_space_enter_going_back_and_submit(self) -> None:
         process = self.start()
         self.press(DOWN, ENTER)  # SQLite
