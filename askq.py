@@ -4750,11 +4750,11 @@ class _WebPage:
 
     def _after_the_end(self, method: str, path: str) -> "_WebResponse":
         """Once the answers are in, a second device learns so."""
-        if method == "GET" and path == "/":
-            return 200, _HTML, _web_done_html(self)
+        if path == "/":  # a browser: the page that says so, readable on a phone
+            return (200 if method == "GET" else 409), _HTML, _web_done_html(self)
         if method == "GET":
             return _web_json(200, self.outcome().to_dict())
-        return _web_text(409, "Conflict: the answers were already sent.")
+        return _web_json(409, {"error": "Conflict: the answers were already sent."})
 
     def _show_page(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
         return 200, _HTML, _web_html(self).encode("utf-8", "surrogatepass")
@@ -4986,22 +4986,30 @@ def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> 
             continue
         option = (item.options or [])[row]
         badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if label == item.recommended else ""
-        about = f"<span class=\"desc\" dir=\"auto\">{_shown(option.description)}</span>" if option.description else ""
+        about = f"<span class=\"desc\">{_shown(option.description)}</span>" if option.description else ""
         rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
-                    f"{checked}><span class=\"text\"><span dir=\"auto\">{_shown(label)}</span>{badge}{about}</span></label>")
+                    f"{checked}><span class=\"text\" dir=\"auto\">{_shown(label)}{badge}{about}</span></label>")
         if option.preview:
             rows.append(f"<pre class=\"preview\" dir=\"auto\">{_shown(option.preview)}</pre>")
     return rows
+
+
+def _sent_row(item: QuestionItem, answer: Optional[AnswerItem]) -> str:
+    """One answer as sent, each text isolated in its own direction, so a
+    Hebrew question never reorders an English answer or note."""
+    note = None if answer is None else answer.note
+    shown = _shown_answer(None if answer is None else AnswerItem(answer.id, answer.answer, answer.selected))
+    row = f"<li><bdi>{_shown(item.header or item.question)}</bdi>: <bdi>{_shown(shown)}</bdi>"
+    if note is not None:
+        row += f"; note: <bdi>{_shown(_quoted(note))}</bdi>"
+    return row + "</li>"
 
 
 def _web_done_html(page: _WebPage) -> bytes:
     """The page once it ended: how, and what was sent, as the dialog's review shows it."""
     status = page.status or Outcome.DECLINED
     by_id = {answer.id: answer for answer in page.answers}
-    rows = "".join(
-        f"<li dir=\"auto\">{_shown(item.header or item.question)}: {_shown(_shown_answer(by_id.get(item.id)))}</li>"
-        for item in page.items
-    )
+    rows = "".join(_sent_row(item, by_id.get(item.id)) for item in page.items)
     return (
         f"{_web_head(page)}<h1>{_OUTCOME_WORDS[status].ended}</h1>"
         f"<p>{_OUTCOME_WORDS[status].sent} You can close this page.</p><ul class=\"sent\">{rows}</ul></main></body></html>"

@@ -3909,7 +3909,8 @@ class WebRequestTests(unittest.TestCase):
         # q1 cannot be read (its custom row has no text): it alone is left out.
         self.assertEqual(page.answers, [AnswerItem("q0", None, ["PostgreSQL"]), AnswerItem("q2", "billing", note="for now")])
         self.assertIn("what you had answered was sent", body.decode())
-        self.assertIn("Name: &quot;billing&quot;; note: &quot;for now&quot;", body.decode())
+        self.assertIn("<li><bdi>Name</bdi>: <bdi>&quot;billing&quot;</bdi>; note: <bdi>&quot;for now&quot;</bdi></li>",
+                      body.decode())  # each text in its own direction
 
     def test_a_refusal_flags_every_problem_in_the_pages_words(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -3948,6 +3949,11 @@ class WebRequestTests(unittest.TestCase):
         self.assertEqual((reply[0], page.status, page.answers), (200, "declined", [AnswerItem("q0", None, ["SQLite"])]))
         again = page.request("POST", "/answers", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
         self.assertEqual(again[0], 409)
+        form = page.request("POST", "/", {"Host": "localhost", "Content-Type": "application/x-www-form-urlencoded",
+                                          "Content-Length": str(len(f"token={page.token}"))},
+                            io.BytesIO(f"token={page.token}".encode()).read)
+        self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
+        self.assertIn(b"width=device-width", form[2])
 
     def test_a_second_host_header_is_refused(self) -> None:
         import email.message
