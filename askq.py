@@ -4118,6 +4118,7 @@ class _Frame:
         self.focus = 0
         self.head = 0
         self.foot = 0
+        self.tab_line = 0  # the line of the tab bar with the current tab
 
     def cut(self, height: int) -> Tuple[List[str], Optional[Tuple[int, int]]]:
         """The lines that fit ``height``: the head and the foot, and between
@@ -4125,17 +4126,19 @@ class _Frame:
         lines, caret = self.lines, self.caret
         if len(lines) <= height:
             return lines, caret
+        tabs = lines[: self.head]
         head, foot = self.head, self.foot
-        if height - head - foot < max(3, height // 2):  # short: the first tab line and the first foot line
-            head, foot = min(head, 1), min(foot, 1)
+        if height - head - foot < (2 * height) // 3:  # short: the current tab's line, two foot lines
+            tabs, head, foot = tabs[self.tab_line: self.tab_line + 1], min(head, 1), min(foot, 2)
         if height - head - foot < 1:  # too short even for those: the middle only
-            head = foot = 0
+            tabs, head, foot = [], 0, 0
         room = height - head - foot
         body = lines[self.head: len(lines) - self.foot]
         focus = (caret[0] if caret is not None else self.focus) - self.head
-        # As much as fits above the focus (the question first), two lines below it.
-        top = max(0, min(focus + 3 - room, len(body) - room))
-        shown = lines[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
+        # From the top (the question first) while the focus fits with a line
+        # to spare, else as much as fits above it and two lines below.
+        top = 0 if focus + 1 < room else max(0, min(focus + 3 - room, len(body) - room))
+        shown = tabs[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
         if caret is not None:
             caret = (caret[0] - self.head - top + head, caret[1]) if 0 <= focus - top < room else None
         return shown, caret
@@ -4193,6 +4196,8 @@ class _Painter:
             if used and used + size > self.width:
                 self.frame.lines.append(line)
                 line, used = "", 0
+            if index == dialog.tab:
+                self.frame.tab_line = len(self.frame.lines)
             line, used = line + cell, used + size
         self.frame.lines.append(line)
 
@@ -4535,6 +4540,7 @@ class _Screen:
     def __init__(self, writer: Any) -> None:
         self.writer = writer
         self.above = 0  # lines between the top of the last frame and the cursor
+        self.lines = 0  # how many lines the last frame has
         self.size = self._size()
         encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
@@ -4563,6 +4569,7 @@ class _Screen:
         width, height = self.size
         lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
         out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
+        self.lines = len(lines)
         if caret is None:
             out.append("\x1b[?25l")
             self.above = len(lines) - 1
@@ -4584,8 +4591,11 @@ class _Screen:
         self.above = 0
 
     def erase(self) -> None:
-        """Take the dialog off the screen."""
-        self.writer.write(self._back_to_top() + "\x1b[J")
+        """Take the dialog off the screen: its top line cleared, then all
+        below it, never the whole screen at once from its corner (which tmux
+        copies into its history)."""
+        below = "\x1b[B\r\x1b[J\x1b[A" if self.lines > 1 else ""
+        self.writer.write(self._back_to_top() + "\x1b[K" + below)
         self.writer.flush()
         self.above = 0
 

@@ -3481,12 +3481,26 @@ class DialogDrawingTests(unittest.TestCase):
         state = dialog(example_output(), SHIFT_TAB + ENTER)  # Submit with questions unanswered: a notice
         lines, _ = askq._Painter(19, plain).paint(state).cut(9)
         self.assertEqual(len(lines), 9)
-        self.assertIn("Database", lines[0])
-        self.assertEqual(lines[-1], " This question needs")
-        lines, _ = askq._Painter(39, plain).paint(state).cut(9)
-        self.assertTrue(any("depend on it" in line for line in lines), lines)  # what is above the rows, as far as it fits
+        self.assertEqual(lines[0], "[  Database]")  # the line of the tab bar with the current tab
+        self.assertEqual(lines[-2:], [" This question needs", " an answer."])  # the notice whole
+        lines, _ = askq._Painter(39, plain).paint(state).cut(11)
+        self.assertIn(" Which database should the new service", lines)  # the question above its rows
         review, _ = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)
-        self.assertTrue(any("Database: SQLite" in line for line in review), review)
+        self.assertEqual(review[0], "[  Submit]")
+        self.assertIn(" \u2714 Database: SQLite", review)
+
+    def test_erasing_never_clears_the_screen_from_its_corner(self) -> None:
+        # tmux copies a screen cleared from its top-left corner into its history.
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        screen.draw(dialog(example_output(), ""))
+        drawn = writer.getvalue()
+        self.assertFalse(drawn.startswith("\r\x1b[J"), drawn[:40])
+        writer.seek(0)
+        writer.truncate()
+        screen.erase()
+        self.assertEqual(writer.getvalue(), f"\r\x1b[{screen.lines - 1}A\x1b[K\x1b[B\r\x1b[J\x1b[A".replace(
+            "\x1b[0A", ""))
 
     def test_a_paste_keeps_its_line_breaks_as_line_breaks(self) -> None:
         state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
