@@ -14,7 +14,7 @@ import tempfile
 import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from typing import Any, ClassVar, Dict, List, Optional, Tuple, Union
 from unittest import mock
 
 import askq
@@ -3584,14 +3584,21 @@ class DialogFuzzTests(unittest.TestCase):
 class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
 
-    def start(self, *extra: str) -> Any:
+    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss") -> Any:
+        """The CLI's dialog on a pseudo-terminal: without colour, or with it
+        on a terminal of ``size`` (columns, rows)."""
+        import fcntl
+        import struct
         import threading
 
         master, slave = os.openpty()
         self.addCleanup(os.close, master)
         self.addCleanup(os.close, slave)
-        self.before = termios.tcgetattr(slave)
         env = dict(os.environ, TERM="xterm-256color", NO_COLOR="1")
+        if size is not None:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+            del env["NO_COLOR"]
+        self.before = termios.tcgetattr(slave)
         process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
@@ -3606,7 +3613,7 @@ class DialogTerminalTests(unittest.TestCase):
                 self.screen += data
 
         threading.Thread(target=drain, daemon=True).start()
-        self.wait_for(b"Esc dismiss")
+        self.wait_for(ready)
         return process
 
     def wait_for(self, text: bytes, seconds: float = 10) -> None:
@@ -3629,40 +3636,10 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(termios.tcgetattr(self.slave), self.before, "the terminal's mode was not restored")
         return json.loads(out) if out else None
 
-    def start_sized(self, columns: int, rows: int) -> Any:
-        """The CLI's dialog on a pseudo-terminal of this size, with colour on."""
-        import fcntl
-        import struct
-        import threading
-
-        master, slave = os.openpty()
-        self.addCleanup(os.close, master)
-        self.addCleanup(os.close, slave)
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        self.before = termios.tcgetattr(slave)
-        env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
-        env["TERM"] = "xterm-256color"
-        process = spawn_askq(self, "ask", EXAMPLE, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
-        self.master, self.slave, self.screen = master, slave, bytearray()
-
-        def drain() -> None:
-            while True:
-                try:
-                    data = os.read(master, 4096)
-                except OSError:
-                    return
-                if not data:
-                    return
-                self.screen += data
-
-        threading.Thread(target=drain, daemon=True).start()
-        self.wait_for(b"Database")
-        return process
-
     def test_small_terminals_with_colour(self) -> None:
         for columns, rows in ((20, 10), (40, 12)):
             with self.subTest(columns=columns, rows=rows):
-                process = self.start_sized(columns, rows)
+                process = self.start(size=(columns, rows), ready=b"Database")
                 self.press("x" * 30, UP, DOWN, "\x0e", "a note", ENTER, TAB, " ", SHIFT_TAB, ESC)
                 data = self.finish(process)
                 self.assertEqual((process.returncode, data["status"]), (1, "declined"))
