@@ -2598,22 +2598,21 @@ def _given_values(items: List[QuestionItem], index: int, value: Any, note: Optio
 # askq writes for OpenCode and Gemini CLI (SPEC 11).
 _NOTE_PREFIXES = ("user_note: ", "note: ")
 _NOTE_PART = ", note: "
-_NOTES_ONLY = "(notes only)"  # Claude Code's answer beside a note alone
-_NONE_OF_THESE = "none of the above"  # Codex's row for an answer of one's own
+# Claude Code's answer beside a note alone, and Codex's row for an answer of
+# one's own: with a note, the note is the answer.
+_NOTE_ROWS = frozenset(("(notes only)", "none of the above"))
 
 
 def _add_text(given: _Given, item: QuestionItem, text: str) -> None:
     """One string of an answer: a note, a pick or picks, typed text."""
-    for prefix in _NOTE_PREFIXES:
-        if text.startswith(prefix):
-            given.note = _joined_note(given.note, text[len(prefix):])
-            return
-    head, found, note = text.partition(_NOTE_PART)
-    if found:
+    if text.startswith(_NOTE_PREFIXES):
+        prefix = next(prefix for prefix in _NOTE_PREFIXES if text.startswith(prefix))
+        given.note = _joined_note(given.note, text[len(prefix):])
+        return
+    if _NOTE_PART in text:
+        text, _, note = text.partition(_NOTE_PART)
         given.note = _joined_note(given.note, note)
-        text = head
-    folded = text.strip().lower()
-    if folded == _NOTES_ONLY or folded == _NONE_OF_THESE and item.question_type.is_choice:
+    if text[:1] in "(nN" and text.strip().lower() in _NOTE_ROWS and item.question_type.is_choice:
         given.none_of_these = True
         return
     picks, typed = _named(item, text)
