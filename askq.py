@@ -3902,6 +3902,16 @@ class _Dialog:
     def outcome(self) -> Tuple[Outcome, List[AnswerItem]]:
         return self.status or Outcome.DECLINED, self.answers()
 
+    def summary(self, width: int) -> List[str]:
+        """What the scrollback keeps once the dialog is gone: the answers, briefly."""
+        status, answers = self.outcome()
+        lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
+        by_id = {answer.id: answer for answer in answers}
+        for item in self.items:
+            shown = _shown_answer(by_id.get(item.id))
+            lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
+        return lines
+
     def missing_required(self) -> List[int]:
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
 
@@ -4161,9 +4171,27 @@ class _Painter:
         foot = len(self.frame.lines)
         if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
-        self._wrapped(_hints(dialog, self.style), " ", " ", "dim")
+        self._wrapped(self.hints(dialog), " ", " ", "dim")
         self.frame.foot = len(self.frame.lines) - foot
         return self.frame
+
+    def hints(self, dialog: _Dialog) -> str:
+        """The keys that act now, in one line."""
+        if dialog.tab == dialog.review_tab:
+            keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+        elif dialog.noting:
+            keys = ["type a note on your answer", "Enter done", "Esc dismiss"]
+        elif dialog.editing():
+            keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
+        elif dialog.items[dialog.tab].question_type is _MULTI_TYPE:
+            keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
+        else:
+            keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
+        if dialog.tab != dialog.review_tab and not dialog.noting:
+            keys.insert(-1, "Ctrl-N note")
+        if self.style.pointer == ">":
+            keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
+        return self.style.dot.join(keys)
 
     def _add(self, text: str, *looks: str) -> None:
         self.frame.lines.append(self.style.paint(text, *looks))
@@ -4280,35 +4308,6 @@ class _Painter:
                 self._wrapped(f"{name}: skipped", "   ", "   ", "dim")
 
 
-def _hints(dialog: _Dialog, style: _Style) -> str:
-    if dialog.tab == dialog.review_tab:
-        keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
-    elif dialog.noting:
-        keys = ["type a note on your answer", "Enter done", "Esc dismiss"]
-    elif dialog.editing():
-        keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-    elif dialog.items[dialog.tab].question_type is _MULTI_TYPE:
-        keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
-    else:
-        keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
-    if dialog.tab != dialog.review_tab and not dialog.noting:
-        keys.insert(-1, "Ctrl-N note")
-    if style.pointer == ">":
-        keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
-    return style.dot.join(keys)
-
-
-def _summary(dialog: _Dialog, width: int) -> List[str]:
-    """What the scrollback keeps once the dialog is gone: the answers, briefly."""
-    status, answers = dialog.outcome()
-    lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
-    by_id = {answer.id: answer for answer in answers}
-    for item in dialog.items:
-        shown = _shown_answer(by_id.get(item.id))
-        lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
-    return lines
-
-
 # The dialog on a terminal: raw keys in, the frame drawn in place.  The
 # terminal's mode changes only inside _RawTerminal, which puts every setting
 # back on the way out, whatever the way: a submit, a dismissal, a timeout,
@@ -4353,43 +4352,12 @@ def _run_dialog(
     assert fd is not None
     try:
         with _RawTerminal(fd, writer):
-            _dialog_loop(dialog, _KeyReader(fd), _Screen(writer), timeout, cancel)
+            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
         raise
     return dialog.outcome()
-
-
-def _dialog_loop(
-    dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float], cancel: Any = None,
-) -> None:
-    try:
-        _run_keys(dialog, keys, screen, timeout, cancel)
-    except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
-        screen.erase()
-        raise
-    screen.finish(dialog)
-
-
-def _run_keys(dialog: _Dialog, keys: "_KeyReader", screen: "_Screen", timeout: Optional[float], cancel: Any) -> None:
-    screen.draw(dialog)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while dialog.status is None:
-        if cancel is not None and cancel.is_set():
-            raise _Cancelled
-        wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
-        if wait <= 0:
-            dialog.status = Outcome.TIMED_OUT
-            break
-        pressed = keys.read(wait)
-        if not pressed:
-            if screen.resized():
-                screen.draw(dialog)
-            continue
-        dialog.feed(pressed)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        screen.draw(dialog)
 
 
 class _RawTerminal:
@@ -4557,6 +4525,34 @@ class _Screen:
         self.above = 0
         return True
 
+    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: Optional[float], cancel: Any = None) -> None:
+        """Draw the dialog and feed it keys until it ends; then leave its summary."""
+        try:
+            self._follow_keys(dialog, keys, timeout, cancel)
+        except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
+            self.erase()
+            raise
+        self.finish(dialog)
+
+    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: Optional[float], cancel: Any) -> None:
+        self.draw(dialog)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while dialog.status is None:
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled
+            wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
+            if wait <= 0:
+                dialog.status = Outcome.TIMED_OUT
+                break
+            pressed = keys.read(wait)
+            if not pressed:
+                if self.resized():
+                    self.draw(dialog)
+                continue
+            dialog.feed(pressed)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            self.draw(dialog)
+
     def draw(self, dialog: _Dialog) -> None:
         width, height = self.size
         lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
@@ -4577,7 +4573,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
-        summary = _summary(dialog, self.size[0] - 1)
+        summary = dialog.summary(self.size[0] - 1)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
         self.above = 0

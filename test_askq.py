@@ -3389,7 +3389,7 @@ class DialogKeyTests(unittest.TestCase):
         review = dialog(example_output(), DOWN + "\x0e" + "small" + ENTER + ENTER + "1" + ENTER + ENTER)
         lines = askq._Painter(80, askq._Style(False, False)).paint(review).lines
         self.assertIn(' + Database: SQLite; note: "small"', lines)
-        self.assertIn("Ctrl-N note", askq._hints(dialog(example_output(), ""), askq._Style(False, False)))
+        self.assertIn("Ctrl-N note", askq._Painter(80, askq._Style(False, False)).hints(dialog(example_output(), "")))
         alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
         self.assertEqual(outcome(alone), ("declined", []))
 
@@ -3508,10 +3508,10 @@ class DialogDrawingTests(unittest.TestCase):
 
     def test_summary(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + TAB + ESC)
-        self.assertEqual(askq._summary(state, 80), ["askq: Dismissed", "  Database: SQLite",
+        self.assertEqual(state.summary(80), ["askq: Dismissed", "  Database: SQLite",
                                                        "  Checks: (not answered)", "  Name: (not answered)"])
         state = dialog(example_output(), DOWN + ENTER + "1" + ENTER + ENTER + ENTER)
-        self.assertEqual(askq._summary(state, 80), ["askq: Answered", "  Database: SQLite",
+        self.assertEqual(state.summary(80), ["askq: Answered", "  Database: SQLite",
                                                        "  Checks: Unit tests", "  Name: (skipped)"])
 
 
@@ -3566,7 +3566,7 @@ class DialogFuzzTests(unittest.TestCase):
             self.assertNotIn("\u202e", line)
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
-        for line in askq._summary(state, width):
+        for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
     def check_outcome(self, state: Any, case: int) -> None:
