@@ -3075,17 +3075,20 @@ def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> D
     writer = _HARNESS_WRITERS.get(harness)
     if writer is None:
         raise AnswerError(f"Unknown harness {harness!r}; the harnesses are: {', '.join(HARNESSES)}.")
-    status = _status(output)
-    answers = {answer.id: answer for answer in collect_answers(output, output.answers, partial=status != _ANSWERED)}
-    return writer(_SentTexts(output.questions, call), status, answers, output)
+    return getattr(_HarnessForm(output, call), writer)()  # type: ignore[no-any-return]
 
 
-class _SentTexts:
-    """The question texts and labels as the model sent them, where the call
-    is known; else the normalized ones."""
+class _HarnessForm:
+    """One asked output, to be written in a harness's form: its checked
+    answers by id, and the question texts and labels as the model sent them
+    where the call is known (else the normalized ones)."""
 
-    def __init__(self, items: List[QuestionItem], call: Any) -> None:
-        self.items = items
+    def __init__(self, output: QuestionOutput, call: Any) -> None:
+        self.output = output
+        self.items = output.questions
+        self.status = _status(output)
+        checked = collect_answers(output, output.answers, partial=self.status is not Outcome.ANSWERED)
+        self.answers = {answer.id: answer for answer in checked}
         self.entries: List[Any] = []
         self.questions: Any = None
         if call is not None:
@@ -3115,10 +3118,82 @@ class _SentTexts:
     def labels(self, index: int, answer: AnswerItem) -> List[str]:
         return [self.label(index, label) for label in answer.selected or ()]
 
-    def as_sent(self) -> Any:
-        if self.questions is not None:
-            return self.questions
-        return [_claude_code_question(item) for item in self.items]
+    def answered(self) -> List[Tuple[int, QuestionItem, AnswerItem]]:
+        """The questions with a pick or typed text, with their answers."""
+        found = [(index, item, self.answers.get(item.id)) for index, item in enumerate(self.items)]
+        return [(index, item, answer) for index, item, answer in found if _is_answered(answer) and answer is not None]
+
+    def claude_code(self) -> Dict[str, Any]:
+        """The permission result of can_use_tool: allow with the answers only for
+        a full answer; otherwise deny with result_text, which its model reads."""
+        answered = self.answered()
+        if self.status is not Outcome.ANSWERED or len(answered) < len(self.items):
+            return {"behavior": "deny", "message": result_text(self.output)}
+        replies: Dict[str, str] = {}
+        notes: Dict[str, Dict[str, str]] = {}
+        for index, _, answer in answered:
+            text = self.question(index)
+            replies[text] = _joined(self.labels(index, answer), answer.answer)
+            if answer.note is not None:
+                notes[text] = {"notes": answer.note}
+        questions = self.questions if self.questions is not None else [_claude_code_question(i) for i in self.items]
+        updated: Dict[str, Any] = {"questions": questions, "answers": replies}
+        if notes:
+            updated["annotations"] = notes
+        return {"behavior": "allow", "updatedInput": updated}
+
+    def opencode(self) -> Dict[str, Any]:
+        if self.status is not Outcome.ANSWERED:
+            return {"reject": True, "message": result_text(self.output)}
+        return {"answers": [self.parts(index, self.answers.get(item.id)) for index, item in enumerate(self.items)]}
+
+    def parts(self, index: int, answer: Optional[AnswerItem]) -> List[str]:
+        """One question's answer as parts: picked labels, typed text, "note: ..."."""
+        if answer is None:
+            return []
+        parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
+        return parts + ([f"note: {answer.note}"] if answer.note is not None else [])
+
+    def gemini(self) -> Dict[str, Any]:
+        replies = {}
+        for index, _, answer in self.answered():
+            note = "" if answer.note is None else f"{_NOTE_PART}{answer.note}"
+            replies[str(index)] = _joined(self.labels(index, answer), answer.answer) + note
+        return self.with_outcome({"answers": replies})
+
+    def codex(self) -> Dict[str, Any]:
+        """Codex has one free-text channel per question, the user_note: typed
+        text beside picks goes there, joined to a note."""
+        replies = {}
+        for index, item, answer in self.answered():
+            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
+            replies[item.id] = {"answers": self.labels(index, answer) + ([f"user_note: {note}"] if note else [])}
+        return self.with_outcome({"answers": replies})
+
+    def with_outcome(self, form: Dict[str, Any]) -> Dict[str, Any]:
+        if self.status is not Outcome.ANSWERED:
+            form.update(status=self.status.value, message=result_text(self.output))
+        return form
+
+    def mcp(self) -> Dict[str, Any]:
+        """The ElicitResult a client sends back for to_elicitation()'s form."""
+        if self.status is Outcome.DECLINED:
+            return {"action": "decline"}
+        if self.status is not Outcome.ANSWERED:
+            return {"action": "cancel"}
+        keys_by_id = {item.id: keys for item, keys in zip(self.items, _form_keys(self.items))}
+        content: Dict[str, Any] = {}
+        for _, item, answer in self.answered():
+            keys = keys_by_id[item.id]
+            if not item.question_type.is_choice:
+                content[keys.value] = answer.answer
+                continue
+            picks = list(answer.selected or ())
+            if answer.answer is not None and keys.other is not None:
+                picks.append(CUSTOM_RESPONSE_LABEL)
+                content[keys.other] = answer.answer
+            content[keys.value] = picks if item.question_type is _MULTI_TYPE else picks[0]
+        return {"action": "accept", "content": content}
 
 
 def _sent_text(value: Any) -> Optional[str]:
@@ -3149,101 +3224,13 @@ def _is_answered(answer: Optional[AnswerItem]) -> bool:
     return answer is not None and (answer.answer is not None or bool(answer.selected))
 
 
-_Writer = Callable[[_SentTexts, Outcome, Dict[str, AnswerItem], QuestionOutput], Dict[str, Any]]
-
-
-def _claude_code_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
-    """The permission result of can_use_tool: allow with the answers only for
-    a full answer; otherwise deny with result_text, which its model reads."""
-    if status is not Outcome.ANSWERED or not all(_is_answered(answers.get(item.id)) for item in sent.items):
-        return {"behavior": "deny", "message": result_text(output)}
-    replies: Dict[str, str] = {}
-    notes: Dict[str, Dict[str, str]] = {}
-    for index, item in enumerate(sent.items):
-        answer = answers[item.id]
-        text = sent.question(index)
-        labels = sent.labels(index, answer)
-        replies[text] = _joined(labels, answer.answer)
-        if answer.note is not None:
-            notes[text] = {"notes": answer.note}
-    updated: Dict[str, Any] = {"questions": sent.as_sent(), "answers": replies}
-    if notes:
-        updated["annotations"] = notes
-    return {"behavior": "allow", "updatedInput": updated}
-
-
-def _opencode_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
-    if status is not Outcome.ANSWERED:
-        return {"reject": True, "message": result_text(output)}
-    return {"answers": [_parts(sent, index, answers.get(item.id)) for index, item in enumerate(sent.items)]}
-
-
-def _parts(sent: _SentTexts, index: int, answer: Optional[AnswerItem]) -> List[str]:
-    """One question's answer as parts: picked labels, typed text, "note: ..."."""
-    if answer is None:
-        return []
-    parts = sent.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
-    return parts + ([f"note: {answer.note}"] if answer.note is not None else [])
-
-
-def _gemini_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
-    replies = {}
-    for index, item in enumerate(sent.items):
-        answer = answers.get(item.id)
-        if _is_answered(answer) and answer is not None:
-            note = "" if answer.note is None else f"{_NOTE_PART}{answer.note}"
-            replies[str(index)] = _joined(sent.labels(index, answer), answer.answer) + note
-    return _with_outcome({"answers": replies}, status, output)
-
-
-def _codex_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
-    """Codex has one free-text channel per question, the user_note: typed
-    text beside picks goes there, joined to a note."""
-    replies = {}
-    for index, item in enumerate(sent.items):
-        answer = answers.get(item.id)
-        if not _is_answered(answer) or answer is None:
-            continue
-        note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
-        entries = sent.labels(index, answer) + ([f"user_note: {note}"] if note else [])
-        replies[item.id] = {"answers": entries}
-    return _with_outcome({"answers": replies}, status, output)
-
-
-def _with_outcome(form: Dict[str, Any], status: Outcome, output: QuestionOutput) -> Dict[str, Any]:
-    if status is not Outcome.ANSWERED:
-        form.update(status=status.value, message=result_text(output))
-    return form
-
-
-def _mcp_form(sent: _SentTexts, status: Outcome, answers: Dict[str, AnswerItem], output: QuestionOutput) -> Dict[str, Any]:
-    """The ElicitResult a client sends back for to_elicitation()'s form."""
-    if status is Outcome.DECLINED:
-        return {"action": "decline"}
-    if status is not Outcome.ANSWERED:
-        return {"action": "cancel"}
-    content: Dict[str, Any] = {}
-    for item, keys in zip(sent.items, _form_keys(sent.items)):
-        answer = answers.get(item.id)
-        if not _is_answered(answer) or answer is None:
-            continue
-        if not item.question_type.is_choice:
-            content[keys.value] = answer.answer
-            continue
-        picks = list(answer.selected or ())
-        if answer.answer is not None and keys.other is not None:
-            picks.append(CUSTOM_RESPONSE_LABEL)
-            content[keys.other] = answer.answer
-        content[keys.value] = picks if item.question_type is _MULTI_TYPE else picks[0]
-    return {"action": "accept", "content": content}
-
-
-_HARNESS_WRITERS: Dict[str, _Writer] = {
-    "claude-code": _claude_code_form,
-    "opencode": _opencode_form,
-    "gemini": _gemini_form,
-    "codex": _codex_form,
-    "mcp": _mcp_form,
+# The method of _HarnessForm that writes each harness's form.
+_HARNESS_WRITERS = {
+    "claude-code": "claude_code",
+    "opencode": "opencode",
+    "gemini": "gemini",
+    "codex": "codex",
+    "mcp": "mcp",
 }
 
 
