@@ -3946,6 +3946,14 @@ class WebRequestTests(unittest.TestCase):
         self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
         self.assertIn(b"width=device-width", form[2])
 
+    def test_an_address_a_phone_can_open(self) -> None:
+        self.assertEqual(askq._reachable_address("127.0.0.1"), "127.0.0.1")
+        self.assertEqual(askq._reachable_address("::1"), "[::1]")
+        for everywhere in ("0.0.0.0", "::"):
+            with self.subTest(host=everywhere):
+                shown = askq._reachable_address(everywhere)
+                self.assertNotIn(shown, ("0.0.0.0", "[::]"))
+
     def test_a_second_host_header_is_refused(self) -> None:
         import email.message
 
@@ -4375,6 +4383,15 @@ class McpServerTests(unittest.TestCase):
             {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
             {"id": "q2", "answer": None, "selected": None}])
         self.end()
+
+    def test_the_log_says_what_calls_will_get(self) -> None:
+        logged: List[str] = []
+        for web, words in ((None, "draws no forms: calls will say nobody could be asked"),
+                           (askq._WebOptions(), "draws no forms: calls ask the person on a web page")):
+            with self.subTest(web=web is not None):
+                server = askq._McpServer(io.BytesIO(), logged.append, web)
+                server.initialize(1, {"protocolVersion": "2025-11-25", "capabilities": {}}, server.handshake)
+                self.assertEqual(logged[-1], f"client (unnamed) speaks 2025-11-25 and {words}")
 
     def test_odd_ids_and_log_levels_are_refused(self) -> None:
         self.start()
