@@ -56,6 +56,7 @@ The file, in the order of one call's life (each part under a banner of its own):
     Command line        main()
 """
 
+import dataclasses
 import enum
 import functools
 import json
@@ -69,6 +70,7 @@ from dataclasses import dataclass
 from typing import (
     Any,
     Callable,
+    ClassVar,
     Dict,
     FrozenSet,
     Iterable,
@@ -84,6 +86,13 @@ from typing import (
     TypeVar,
     Union,
 )
+
+# Annotations that subscript a generic (``"Dict[str, Any]"``) are written as
+# strings, everywhere but in the records' fields: building each distinct one
+# at import cost 2.4 ms of every import (measured on CPython 3.11), and a
+# string is only read by the type checker.  The records' fields stay types,
+# because dataclasses reads a string annotation through sys.modules, where a
+# module run from its source text may not be.
 
 # ===========================================================================
 # Vocabulary: public constants, bounds, errors and the data model
@@ -177,12 +186,12 @@ class QuestionError(ValueError):
         0 questions[0] ("Pick") is a choice question but has no 'options'...
     """
 
-    def __init__(self, message: str, index: Optional[int] = None) -> None:
+    def __init__(self, message: str, index: "Optional[int]" = None) -> None:
         super().__init__(message)
         self.message = message
         self.index = index
 
-    def placed(self, index: int, question: Optional[str] = None) -> "QuestionError":
+    def placed(self, index: int, question: "Optional[str]" = None) -> "QuestionError":
         """This error with the place of its question in front, unless it has
         one: the helpers that read a field know the field, not the question."""
         if self.index is not None:
@@ -202,8 +211,8 @@ class AnswerError(QuestionError):
     """
 
     def __init__(
-        self, message: str, index: Optional[int] = None, reason: str = "malformed",
-        question_id: Optional[str] = None,
+        self, message: str, index: "Optional[int]" = None, reason: str = "malformed",
+        question_id: "Optional[str]" = None,
     ) -> None:
         super().__init__(message, index)
         self.reason = reason
@@ -254,8 +263,33 @@ _TIMED_OUT = Outcome.TIMED_OUT
 _UNAVAILABLE = Outcome.UNAVAILABLE
 
 
-@dataclass
-class QuestionOption:
+class _Record:
+    """What the five records below share: the ``repr`` and ``==`` that
+    dataclasses would write, written once.  Writing them for each record
+    costs about 1.3 ms of every import (measured on CPython 3.11); neither
+    is on a path that runs per call."""
+
+    __dataclass_fields__: "ClassVar[Dict[str, Any]]"  # each subclass is a dataclass, for mypy
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{field.name}={getattr(self, field.name)!r}" for field in dataclasses.fields(self) if field.repr
+        )
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Record) and other.__class__ is self.__class__:
+            return self._compared() == other._compared()
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # records change, as dataclasses' do
+
+    def _compared(self) -> "Tuple[Any, ...]":
+        return tuple(getattr(self, field.name) for field in dataclasses.fields(self) if field.compare)
+
+
+@dataclass(repr=False, eq=False)
+class QuestionOption(_Record):
     """One choice of a choice question.
 
     ``preview`` is longer text (often Markdown) that a UI shows beside the
@@ -266,7 +300,7 @@ class QuestionOption:
     description: Optional[str] = None
     preview: Optional[str] = None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> "Dict[str, Any]":
         data: Dict[str, Any] = {"label": self.label}
         if self.description is not None:
             data["description"] = self.description
@@ -275,8 +309,8 @@ class QuestionOption:
         return data
 
 
-@dataclass
-class QuestionItem:
+@dataclass(repr=False, eq=False)
+class QuestionItem(_Record):
     """One question, as the model sent it or as askq normalized it.
 
     After normalization, ``question_type`` and ``multi_select`` agree,
@@ -307,13 +341,13 @@ class QuestionItem:
         return cls(question)
 
     @classmethod
-    def single_choice(cls, question: str, labels: Iterable[str]) -> "QuestionItem":
+    def single_choice(cls, question: str, labels: "Iterable[str]") -> "QuestionItem":
         """A question answered by picking one of ``labels``."""
         options = [QuestionOption(label) for label in labels]
         return cls(question, options=options, question_type=QuestionType.SINGLE_CHOICE)
 
     @classmethod
-    def multi_choice(cls, question: str, labels: Iterable[str]) -> "QuestionItem":
+    def multi_choice(cls, question: str, labels: "Iterable[str]") -> "QuestionItem":
         """A question answered by picking any number of ``labels``."""
         options = [QuestionOption(label) for label in labels]
         return cls(
@@ -323,7 +357,7 @@ class QuestionItem:
             question_type=QuestionType.MULTI_CHOICE,
         )
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> "Dict[str, Any]":
         data: Dict[str, Any] = {"question": self.question}
         if self.header is not None:
             data["header"] = self.header
@@ -346,8 +380,8 @@ class QuestionItem:
         return data
 
 
-@dataclass
-class AnswerItem:
+@dataclass(repr=False, eq=False)
+class AnswerItem(_Record):
     """The user's answer to the question with this ``id``.
 
     ``answer`` is text the user typed, ``selected`` the option labels they
@@ -361,7 +395,7 @@ class AnswerItem:
     assumed: bool = False
     note: Optional[str] = None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> "Dict[str, Any]":
         selected = None if self.selected is None else list(self.selected)
         data: Dict[str, Any] = {"id": self.id, "answer": self.answer, "selected": selected}
         if self.assumed:
@@ -371,18 +405,18 @@ class AnswerItem:
         return data
 
 
-@dataclass
-class QuestionInput:
+@dataclass(repr=False, eq=False)
+class QuestionInput(_Record):
     """A batch of questions: the arguments of one tool call."""
 
     questions: List[QuestionItem]
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> "Dict[str, Any]":
         return {"questions": [item.to_dict() for item in self.questions]}
 
 
-@dataclass
-class QuestionOutput:
+@dataclass(repr=False, eq=False)
+class QuestionOutput(_Record):
     """The normalized questions and, once someone was asked, the outcome.
 
     ``status`` is None until a person was asked; then "answered",
@@ -395,7 +429,7 @@ class QuestionOutput:
     answers: List[AnswerItem]
     status: Optional[str] = None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> "Dict[str, Any]":
         """The JSON form; answers in any form collect_answers() takes are
         checked first, and only QuestionError is ever raised."""
         try:
@@ -407,7 +441,7 @@ class QuestionOutput:
             data["status"] = getattr(self.status, "value", self.status)
         return data
 
-    def to_json(self, indent: Optional[int] = None) -> str:
+    def to_json(self, indent: "Optional[int]" = None) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
 
@@ -452,7 +486,7 @@ def _quoted(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _quote_escapes() -> Dict[int, str]:
+def _quote_escapes() -> "Dict[int, str]":
     return {code: f"\\u{code:04x}" for code in _QUOTE_ESCAPED}
 
 
@@ -473,7 +507,7 @@ def _refused(index: int, item: QuestionItem, reason: str, problem: str) -> Answe
 # cursor, recolour or reorder what the user reads, so they are shown as
 # escapes.  Lone surrogates, which no terminal encoding can write, too.
 _UNSAFE_RANGES = ((0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
-_terminal_escapes: Dict[int, str] = {}
+_terminal_escapes: "Dict[int, str]" = {}
 
 
 def _visible(text: str) -> str:
@@ -514,7 +548,7 @@ def _clipped(text: str, width: int) -> str:
     return text if _cells(text) <= width else _cut_cells(text, 0, width - 1) + "\u2026"
 
 
-def _wrap(text: str, width: int, first: str, rest: str) -> List[str]:
+def _wrap(text: str, width: int, first: str, rest: str) -> "List[str]":
     """Words wrapped to ``width`` cells, the first line after ``first`` and
     the others after ``rest`` (a hanging indent); line breaks are kept."""
     lines: List[str] = []
@@ -542,7 +576,7 @@ def _wrap(text: str, width: int, first: str, rest: str) -> List[str]:
     return lines
 
 
-def _fileno(stream: Any) -> Optional[int]:
+def _fileno(stream: Any) -> "Optional[int]":
     """The descriptor under a stream that select() can wait on, or None."""
     try:
         fd = int(stream.fileno())
@@ -560,7 +594,7 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
-def _question_list(questions: Any) -> List[QuestionItem]:
+def _question_list(questions: Any) -> "List[QuestionItem]":
     items = questions.questions if isinstance(questions, QuestionOutput) else questions
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
         raise AnswerError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
@@ -578,7 +612,7 @@ _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
 
 
-def _without_mark(label: str) -> Optional[str]:
+def _without_mark(label: str) -> "Optional[str]":
     """A trimmed label without its one recommended mark, in any of the forms
     models write it (SPEC 4a): "X (Recommended)", "(Recommended) X",
     "X [recommended]", "X（推荐）", "X - Recommended"; None when it has none,
@@ -624,12 +658,12 @@ _YES_NO_FOLDED = ("yes", "no")
 _YES_NO_LETTERS = {"y": "yes", "n": "no"}
 
 
-def _are_yes_no(options: Sequence[QuestionOption]) -> bool:
+def _are_yes_no(options: "Sequence[QuestionOption]") -> bool:
     """Whether a question's options are exactly Yes and No, in any case and order."""
     return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
 
 
-def _question_rows(item: QuestionItem) -> List[str]:
+def _question_rows(item: QuestionItem) -> "List[str]":
     """The rows every way of asking shows a question (line prompt, dialog,
     web page, MCP form): its options' labels, then the row for typing,
     CUSTOM_RESPONSE_LABEL, unless the call said ``allow_custom`` false.  A
@@ -640,12 +674,12 @@ def _question_rows(item: QuestionItem) -> List[str]:
     return labels
 
 
-def _option_of_row(item: QuestionItem, row: int) -> Optional[QuestionOption]:
+def _option_of_row(item: QuestionItem, row: int) -> "Optional[QuestionOption]":
     options = item.options or []
     return options[row] if 0 <= row < len(options) else None
 
 
-def _custom_text(text: Optional[str], custom_picked: bool, options_picked: bool) -> Optional[str]:
+def _custom_text(text: "Optional[str]", custom_picked: bool, options_picked: bool) -> "Optional[str]":
     """Text typed for the custom row counts when the row is picked, or when
     nothing else is: a person who typed and picked an option meant the option."""
     return text if custom_picked or not options_picked else None
@@ -655,7 +689,7 @@ def _is_custom_label(label: str) -> bool:
     return label.strip().lower() == _CUSTOM_FOLDED
 
 
-def _shown_answer(answer: Optional[AnswerItem]) -> str:
+def _shown_answer(answer: "Optional[AnswerItem]") -> str:
     """An answer as the person reads it back (the dialog's review and summary,
     the page after sending): picks, then typed text in quotes, then the note;
     safe to print, but not yet HTML-escaped."""
@@ -815,10 +849,10 @@ _BUILTIN_RESOURCES = {
     "schema.json": _BUILTIN_SCHEMA,
     "example_args.json": _BUILTIN_EXAMPLE_ARGS,
 }
-_resource_cache: Dict[str, str] = {}
+_resource_cache: "Dict[str, str]" = {}
 
 
-def tool_description() -> Dict[str, Any]:
+def tool_description() -> "Dict[str, Any]":
     """The tool as shown to the model: name, description, schema, an example call.
 
         >>> sorted(askq.tool_description())
@@ -832,7 +866,7 @@ def tool_description() -> Dict[str, Any]:
     }
 
 
-def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, Any]:
+def tool_definition(provider: str = "mcp", strict: bool = False) -> "Dict[str, Any]":
     """The tool in the shape a model API wants it.
 
     ``provider`` is one of "mcp" (an MCP Tool), "openai" (Chat Completions),
@@ -879,7 +913,7 @@ def tool_definition(provider: str = "mcp", strict: bool = False) -> Dict[str, An
 _ANTHROPIC_STRICT_KEYWORDS = ("type", "description", "enum", "required")
 
 
-def _anthropic_strict_schema(schema: Dict[str, Any]) -> Dict[str, Any]:
+def _anthropic_strict_schema(schema: "Dict[str, Any]") -> "Dict[str, Any]":
     strict = {key: value for key, value in schema.items() if key in _ANTHROPIC_STRICT_KEYWORDS}
     if schema.get("minItems") in (0, 1):
         strict["minItems"] = schema["minItems"]
@@ -891,7 +925,7 @@ def _anthropic_strict_schema(schema: Dict[str, Any]) -> Dict[str, Any]:
     return strict
 
 
-def _strict_schema(schema: Dict[str, Any], required: bool) -> Dict[str, Any]:
+def _strict_schema(schema: "Dict[str, Any]", required: bool) -> "Dict[str, Any]":
     """A schema as OpenAI's strict mode takes it: objects closed, every
     property required (the optional ones nullable), only the keywords strict
     mode accepts, the descriptions kept."""
@@ -956,7 +990,7 @@ def _is_own_resource(name: str, text: str) -> bool:
         return False
 
 
-def _read_beside_module(name: str) -> Optional[str]:
+def _read_beside_module(name: str) -> "Optional[str]":
     """Read a file next to this module, through its loader so zip imports work."""
     module_file = globals().get("__file__")
     if not module_file:
@@ -1120,7 +1154,7 @@ def _payload_root(payload: Any) -> Any:
     )
 
 
-def _question_entries(root: Union[Dict[Any, Any], List[Any]]) -> List[Any]:
+def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
     """The raw question entries, counted before any of them is looked at."""
     if isinstance(root, list):
         entries: List[Any] = root
@@ -1137,7 +1171,7 @@ def _question_entries(root: Union[Dict[Any, Any], List[Any]]) -> List[Any]:
     return entries
 
 
-def _questions_value(value: Any) -> List[Any]:
+def _questions_value(value: Any) -> "List[Any]":
     """The value of 'questions': a list, one object, or JSON text of either."""
     if isinstance(value, str):
         stripped = value.strip()
@@ -1183,7 +1217,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         raise err.placed(index, question) from None
 
 
-def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
+def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
     options, marked, source = _decode_options(entry)
     header = _first_text(entry, _HEADER_KEYS)
     multi_select = _decode_multi_select(entry) or (source is not entry and _decode_multi_select(source))
@@ -1206,7 +1240,7 @@ def _decode_fields(question: str, entry: Dict[Any, Any]) -> QuestionItem:
     return item
 
 
-def _decode_rare_fields(item: QuestionItem, entry: Dict[Any, Any]) -> None:
+def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
     """The fields few calls send: a kind word, a default, no custom row."""
     _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
     default = _first(entry, _DEFAULT_KEYS, _text)
@@ -1217,7 +1251,7 @@ def _decode_rare_fields(item: QuestionItem, entry: Dict[Any, Any]) -> None:
         item.allow_custom = False
 
 
-def _object_in_text(text: str) -> Optional[Dict[Any, Any]]:
+def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
     """The object a string entry holds as JSON text, or None for plain text."""
     stripped = text.strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
@@ -1229,7 +1263,7 @@ def _object_in_text(text: str) -> Optional[Dict[Any, Any]]:
     return value if isinstance(value, dict) else None
 
 
-def _question_text(index: int, question: Optional[str]) -> str:
+def _question_text(index: int, question: "Optional[str]") -> str:
     if question is None:
         raise QuestionError(
             f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
@@ -1242,7 +1276,7 @@ def _question_text(index: int, question: Optional[str]) -> str:
 _Options = Tuple[Optional[List[QuestionOption]], Optional[str], Dict[Any, Any]]
 
 
-def _decode_options(entry: Dict[Any, Any]) -> _Options:
+def _decode_options(entry: "Dict[Any, Any]") -> _Options:
     """The options of an entry, the label of the first one marked
     recommended, and the object they came from: the entry, or the question's
     own fields that a model sent as its only option."""
@@ -1277,11 +1311,11 @@ def _is_question_as_option(value: Any) -> bool:
     return isinstance(value, dict) and _OPTION_LABEL_KEY_SET.isdisjoint(value) and not _OPTIONS_KEY_SET.isdisjoint(value)
 
 
-def _is_marked(option: Dict[Any, Any]) -> bool:
+def _is_marked(option: "Dict[Any, Any]") -> bool:
     return any(key in option and _boolean(option[key]) for key in _OPTION_MARK_KEYS)
 
 
-def _decode_option(value: Any) -> Optional[QuestionOption]:
+def _decode_option(value: Any) -> "Optional[QuestionOption]":
     """An option entry: an object with a label key, a label, or a number."""
     if isinstance(value, dict):
         label = _first_text(value, _OPTION_LABEL_KEYS, True)
@@ -1302,7 +1336,7 @@ def _decode_option(value: Any) -> Optional[QuestionOption]:
     return None if label is None else QuestionOption(label)
 
 
-def _decode_multi_select(entry: Dict[Any, Any]) -> bool:
+def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
     if _ANY_MULTI_SELECT_KEY.isdisjoint(entry):
         return False
     multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
@@ -1311,7 +1345,7 @@ def _decode_multi_select(entry: Dict[Any, Any]) -> bool:
     return bool(multi)
 
 
-def _apply_kind(item: QuestionItem, kind: Optional[str]) -> None:
+def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
     """Apply the `type` word of the older, typed design to a fresh item."""
     if kind == _TEXT_KIND:
         item.options = None
@@ -1329,12 +1363,12 @@ def _apply_kind(item: QuestionItem, kind: Optional[str]) -> None:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
 
 
-def _is_option_label(label: str, options: Optional[List[QuestionOption]]) -> bool:
+def _is_option_label(label: str, options: "Optional[List[QuestionOption]]") -> bool:
     wanted = _clean_label(label)
     return any(_clean_label(option.label) == wanted for option in options or ())
 
 
-def _first(entry: Dict[Any, Any], keys: Sequence[str], coerce: Callable[[Any], Optional[_T]]) -> Optional[_T]:
+def _first(entry: "Dict[Any, Any]", keys: "Sequence[str]", coerce: "Callable[[Any], Optional[_T]]") -> "Optional[_T]":
     for key in keys:
         if key in entry:
             value = coerce(entry[key])
@@ -1343,7 +1377,7 @@ def _first(entry: Dict[Any, Any], keys: Sequence[str], coerce: Callable[[Any], O
     return None
 
 
-def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = False) -> Optional[str]:
+def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = False) -> "Optional[str]":
     """What _first(entry, keys, _text) finds, in one call: most fields are
     text.  With ``numbers``, a finite number counts too, as its text."""
     for key in keys:
@@ -1364,7 +1398,7 @@ def _first_text(entry: Dict[Any, Any], keys: Sequence[str], numbers: bool = Fals
     return None
 
 
-def _text(value: Any, key: str = "text") -> Optional[str]:
+def _text(value: Any, key: str = "text") -> "Optional[str]":
     if isinstance(value, str):
         value = value.strip()
         if len(value) > MAX_TEXT or "\\n" in value:
@@ -1375,7 +1409,7 @@ def _text(value: Any, key: str = "text") -> Optional[str]:
     return None
 
 
-def _first_string(values: List[Any], key: str) -> Optional[str]:
+def _first_string(values: "List[Any]", key: str) -> "Optional[str]":
     """The first usable string of a list (models send two phrasings of one text)."""
     for value in values[:MAX_OPTIONS]:
         if isinstance(value, str):
@@ -1402,7 +1436,7 @@ def _mended(text: str, key: str) -> str:
     return text
 
 
-def _number_text(value: Any) -> Optional[str]:
+def _number_text(value: Any) -> "Optional[str]":
     """A finite number as text; bools and non-finite floats are not numbers here."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -1415,7 +1449,7 @@ def _number_text(value: Any) -> Optional[str]:
     return _mended(text, "number") if len(text) > MAX_TEXT else text
 
 
-def _identifier(value: Any) -> Optional[str]:
+def _identifier(value: Any) -> "Optional[str]":
     if isinstance(value, str):
         return _text(value, _ID_KEY)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -1423,7 +1457,7 @@ def _identifier(value: Any) -> Optional[str]:
     return None
 
 
-def _boolean(value: Any) -> Optional[bool]:
+def _boolean(value: Any) -> "Optional[bool]":
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -1437,20 +1471,20 @@ def _boolean(value: Any) -> Optional[bool]:
     return None
 
 
-def _selection_mode(value: Any) -> Optional[bool]:
+def _selection_mode(value: Any) -> "Optional[bool]":
     if isinstance(value, str):
         return _SELECTION_MODES.get(value.strip().lower())
     return None
 
 
-def _kind(value: Any) -> Optional[str]:
+def _kind(value: Any) -> "Optional[str]":
     if not isinstance(value, str):
         return None
     word = value.lower().replace("_", "").replace("-", "").replace(" ", "")
     return _KIND_WORDS.get(word)
 
 
-def _option_source(value: Any) -> Optional[Union[List[Any], Dict[Any, Any]]]:
+def _option_source(value: Any) -> "Optional[Union[List[Any], Dict[Any, Any]]]":
     """A list of option entries or a label -> description object, maybe as JSON
     text; one option object sent without its list; or options as plain text."""
     if isinstance(value, str):
@@ -1466,7 +1500,7 @@ def _option_source(value: Any) -> Optional[Union[List[Any], Dict[Any, Any]]]:
     return value if isinstance(value, list) else None
 
 
-def _is_one_option(value: Dict[Any, Any]) -> bool:
+def _is_one_option(value: "Dict[Any, Any]") -> bool:
     """An object whose keys, those with a value, are all option fields, a label among them."""
     if _OPTION_FIELDS.issuperset(value):
         return not _OPTION_LABEL_KEY_SET.isdisjoint(value)
@@ -1474,7 +1508,7 @@ def _is_one_option(value: Dict[Any, Any]) -> bool:
     return _OPTION_FIELDS.issuperset(keys) and not _OPTION_LABEL_KEY_SET.isdisjoint(keys)
 
 
-def _by_position(value: Dict[Any, Any]) -> Optional[List[Any]]:
+def _by_position(value: "Dict[Any, Any]") -> "Optional[List[Any]]":
     """The values of an object keyed by positions ("0", "1", ...), in their
     order; None when any key is not a position."""
     positions = {}
@@ -1488,7 +1522,7 @@ def _by_position(value: Dict[Any, Any]) -> Optional[List[Any]]:
     return [positions[position] for position in sorted(positions)]
 
 
-def _options_in_text(text: str) -> Optional[List[str]]:
+def _options_in_text(text: str) -> "Optional[List[str]]":
     """Labels from plain text: one a line, else split on a separator; None
     below two, when the text was most likely not meant as options."""
     if "\n" in text:
@@ -1529,7 +1563,7 @@ def _check_option_count(count: int) -> None:
         )
 
 
-def _parse_json(text: Union[str, bytes, bytearray], what: str, repair: bool = False) -> Any:
+def _parse_json(text: "Union[str, bytes, bytearray]", what: str, repair: bool = False) -> Any:
     """Parse JSON text; every failure is a QuestionError that names ``what``.
     With ``repair`` (text from the model), text the strict parse refuses
     goes through the repairs of SPEC 4a before it is refused."""
@@ -1640,7 +1674,7 @@ _TOKEN_FOLLOWS = r'(?=[\s,}\]"{\[])(?=\s*(?:[,}\]{\[]|"(?!\s*(?:[,}\]]|\Z))|-?[0
 # A scalar: (1) a number or (2) a literal, or else (3) a bare string: text
 # that does not start like a JSON value, up to the next ',', '}' or ']'.
 _SCALAR_SOURCE = (r"(?:(" + _NUMBER_TEXT + r")|(true|false|null))" + _TOKEN_FOLLOWS + r"|([^,}\]]*)")
-_LITERALS: Dict[str, Any] = {"true": True, "false": False, "null": None}
+_LITERALS: "Dict[str, Any]" = {"true": True, "false": False, "null": None}
 # The fast path: most of a broken text is valid JSON.  A run of simple
 # values (strings with no escape, numbers, literals) is found by one match
 # and read by one findall, in C.  A run holds at most 64 values: the regex
@@ -1733,7 +1767,7 @@ class _TolerantReader:
         # Cut off (or not): the open containers are in place already.
         return root
 
-    def array_step(self, items: List[Any]) -> None:
+    def array_step(self, items: "List[Any]") -> None:
         """Read what comes next in an array: simple items and brackets, or
         one item that needs the slow path."""
         step = _pattern(_ARRAY_STEP_SOURCE).match(self.text, self.pos)
@@ -1753,7 +1787,7 @@ class _TolerantReader:
             if value is not _MISSING:
                 items.append(value)
 
-    def object_step(self, members: Dict[str, Any]) -> None:
+    def object_step(self, members: "Dict[str, Any]") -> None:
         """Read what comes next in an object: simple members and a member
         with a plain key, or closing brackets, or one member that needs the
         slow path."""
@@ -1782,7 +1816,7 @@ class _TolerantReader:
         self.closing += "}" if char == "{" else "]"
         return container
 
-    def openers(self, items: List[Any], start: int, run: str) -> None:
+    def openers(self, items: "List[Any]", start: int, run: str) -> None:
         """Opening brackets (whitespace between them) at ``start``, in an array."""
         run = run.rstrip()  # the run takes the whitespace after it too
         if len(run) == 1:
@@ -1828,7 +1862,7 @@ class _TolerantReader:
             if not self.stack:
                 return  # the top level is closed: what follows is ignored
 
-    def member(self, members: Dict[str, Any]) -> None:
+    def member(self, members: "Dict[str, Any]") -> None:
         """An object member at self.pos (not whitespace, a comma or a
         bracket) whose key has an escape or is cut off, or that has none."""
         text = self.text
@@ -1844,7 +1878,7 @@ class _TolerantReader:
             self.pos = self.after_space(self.pos + 1)
         self.member_value(members, key, colon)
 
-    def member_value(self, members: Dict[str, Any], key: str, colon: bool) -> None:
+    def member_value(self, members: "Dict[str, Any]", key: str, colon: bool) -> None:
         """The value of the member ``key``, at self.pos past the key, the
         colon if ``colon`` and whitespace."""
         if not colon:
@@ -1946,7 +1980,7 @@ def _scalar_value(token: str) -> Any:
     return _number(token)
 
 
-def _number(token: str) -> Union[int, float]:
+def _number(token: str) -> "Union[int, float]":
     """A JSON number token as json reads it: a fraction or an exponent makes a float."""
     if "." in token or "e" in token or "E" in token:
         return float(token)
@@ -1966,7 +2000,7 @@ _MARKUP_TAG_SOURCE = (
 _MARKUP_TEXT_ELEMENTS = frozenset(("question", "suggest", "options"))
 
 
-def _markup_call(text: str) -> Optional[Dict[str, Any]]:
+def _markup_call(text: str) -> "Optional[Dict[str, Any]]":
     """The call in Cline/Roo/Kilo markup, or None when ``text`` does not start
     (after whitespace) with <ask_followup_question> or <question>.
 
@@ -1999,7 +2033,7 @@ def _markup_call(text: str) -> Optional[Dict[str, Any]]:
     return call
 
 
-def _markup_elements(text: str, start: int) -> Iterator[Tuple[str, str]]:
+def _markup_elements(text: str, start: int) -> "Iterator[Tuple[str, str]]":
     """(name, raw text) of each <question>, <suggest> and <options>, in order,
     up to </ask_followup_question>.
 
@@ -2053,7 +2087,7 @@ _FENCE_MARKS = ("`", "~")
 _FENCE_INFO_SOURCE = (r"[ \t]*[\w.+#-]*")
 
 
-def _fenced(text: str) -> Optional[str]:
+def _fenced(text: str) -> "Optional[str]":
     """The text inside a Markdown code fence (```json ... ```, or ~~~, any info
     word or none), trimmed, when the whole trimmed text is one fence; else None.
 
@@ -2175,7 +2209,7 @@ def _not_structure() -> bytes:
 #
 # validate_and_normalize(): ids, cleaned labels, kinds, the recommended option first.
 
-def validate_and_normalize(input: QuestionInput) -> List[QuestionItem]:
+def validate_and_normalize(input: QuestionInput) -> "List[QuestionItem]":
     """Validate a batch and return new, normalized items; ``input`` is unchanged.
 
     Normalization gives every question a unique id, cleans option labels
@@ -2235,7 +2269,7 @@ def _coerced_option(option: Any) -> QuestionOption:
     )
 
 
-def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
+def _normalize(items: "List[QuestionItem]") -> "List[QuestionItem]":
     """Normalize decoded items in place; their count is checked already
     (by decode() on the raw entries, or before the copy was made)."""
     if not items:
@@ -2246,7 +2280,7 @@ def _normalize(items: List[QuestionItem]) -> List[QuestionItem]:
     return items
 
 
-def _assign_ids(items: List[QuestionItem]) -> None:
+def _assign_ids(items: "List[QuestionItem]") -> None:
     """Keep explicit ids, checked unique; give the rest ``q<index>``, made unique."""
     owners: Dict[str, int] = {}
     for index, item in enumerate(items):
@@ -2269,7 +2303,7 @@ def _assign_ids(items: List[QuestionItem]) -> None:
             taken.add(item.id)
 
 
-def _free_id(base: str, taken: Set[str]) -> str:
+def _free_id(base: str, taken: "Set[str]") -> str:
     candidate, suffix = base, 0
     while candidate in taken:
         suffix += 1
@@ -2334,8 +2368,8 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
 
 
 def _cleaned_options(
-    raw_options: List[QuestionOption], custom_row: bool
-) -> Tuple[List[QuestionOption], Optional[str], bool]:
+    raw_options: "List[QuestionOption]", custom_row: bool
+) -> "Tuple[List[QuestionOption], Optional[str], bool]":
     """Options without their recommended mark, blanks and repeats (compared
     without case), and, where the custom row offers it, the model's own
     "Other"; the first label that carried the mark; whether an "Other" went."""
@@ -2363,7 +2397,7 @@ def _cleaned_options(
     return options, suffixed, dropped_other
 
 
-def _check_custom_label(index: int, question: str, options: List[QuestionOption]) -> None:
+def _check_custom_label(index: int, question: str, options: "List[QuestionOption]") -> None:
     # Only single-choice UIs draw the custom row beside the options.
     for option in options:
         if option.label.lower() == _CUSTOM_FOLDED:
@@ -2376,8 +2410,8 @@ def _check_custom_label(index: int, question: str, options: List[QuestionOption]
 
 
 def _recommendation(
-    requested: Optional[str], options: List[QuestionOption], suffixed: Optional[str]
-) -> Optional[str]:
+    requested: "Optional[str]", options: "List[QuestionOption]", suffixed: "Optional[str]"
+) -> "Optional[str]":
     """The recommended label: the requested one if it names an option, else
     the first that carried the suffix."""
     if requested is not None:
@@ -2389,8 +2423,8 @@ def _recommendation(
 
 
 def _recommended_first(
-    options: List[QuestionOption], recommended: Optional[str]
-) -> List[QuestionOption]:
+    options: "List[QuestionOption]", recommended: "Optional[str]"
+) -> "List[QuestionOption]":
     if recommended is None or options[0].label == recommended:
         return options
     top = [option for option in options if option.label == recommended]
@@ -2410,8 +2444,8 @@ _ASSUMED = "assumed"
 
 
 def collect_answers(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], raw: Any, partial: bool = False
-) -> List[AnswerItem]:
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]", raw: Any, partial: bool = False
+) -> "List[AnswerItem]":
     """Check what a UI collected against the normalized questions.
 
     ``raw`` may be any of the forms harnesses use:
@@ -2449,7 +2483,7 @@ def collect_answers(
     return answers
 
 
-def assumed_answers(output: QuestionOutput) -> List[AnswerItem]:
+def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
     """What a run without a person may go on with: each single-choice
     question's recommended option, marked ``assumed``; nothing for the
     other questions.  askq never calls this by itself: a timeout or a
@@ -2483,7 +2517,7 @@ class _Given:
         self.none_of_these = False  # "None of the above" or "(notes only)": the note is the answer
 
 
-def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
+def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
     """What was given for each question, by its index, before any check."""
     if isinstance(raw, dict) and isinstance(raw.get("answers"), list) and set(raw) <= _REPLY_KEYS:
         raw = raw["answers"]  # OpenCode's reply body: {"answers": [[...], ...]}
@@ -2519,7 +2553,7 @@ def _given_answers(items: List[QuestionItem], raw: Any) -> Dict[int, _Given]:
 _REPLY_KEYS = frozenset(("answers", "annotations", "questions", "metadata", "title", "status", "message"))
 
 
-def _unwrapped_answers(items: List[QuestionItem], raw: Dict[Any, Any]) -> Tuple[Dict[Any, Any], Dict[Any, str]]:
+def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, str]]":
     """A wrapped form as a plain mapping, and the notes by key: Codex's
     {"answers": {id: {"answers": [...]}}} and Claude Code's {"answers":
     {question text: ...}, "annotations": {question text: {"notes": ...}}}."""
@@ -2539,7 +2573,7 @@ def _unwrapped_answers(items: List[QuestionItem], raw: Dict[Any, Any]) -> Tuple[
     return plain, notes
 
 
-def _answer_key(items: List[QuestionItem], key: Any) -> int:
+def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     """The question a key names: its id, else its text (also as the model sent
     it, before trimming and repair), else its position."""
     for index, item in enumerate(items):
@@ -2567,7 +2601,7 @@ def _answer_key(items: List[QuestionItem], key: Any) -> int:
     )
 
 
-def _position(key: Any) -> Optional[int]:
+def _position(key: Any) -> "Optional[int]":
     if isinstance(key, int) and not isinstance(key, bool):
         return key if key >= 0 else None
     if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
@@ -2575,7 +2609,7 @@ def _position(key: Any) -> Optional[int]:
     return None
 
 
-def _given_values(items: List[QuestionItem], index: int, value: Any, note: Optional[str] = None) -> _Given:
+def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Optional[str]" = None) -> _Given:
     """A string, a list of strings or None: each string picks, typed text or
     a note, by the naming rule."""
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
@@ -2621,11 +2655,11 @@ def _add_text(given: _Given, item: QuestionItem, text: str) -> None:
         given.typed.append(typed)
 
 
-def _joined_note(note: Optional[str], more: str) -> str:
+def _joined_note(note: "Optional[str]", more: str) -> str:
     return more if note is None else f"{note}\n{more}"
 
 
-def _check_pick_count(index: int, item: QuestionItem, texts: Sequence[str]) -> None:
+def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") -> None:
     # Each string is matched against every option: bound the work.
     if len(texts) > MAX_OPTIONS + 1:
         raise _refused(
@@ -2635,7 +2669,7 @@ def _check_pick_count(index: int, item: QuestionItem, texts: Sequence[str]) -> N
         )
 
 
-def _add_picks(given: _Given, picks: List[str]) -> None:
+def _add_picks(given: _Given, picks: "List[str]") -> None:
     for label in picks:
         if label is CUSTOM_RESPONSE_LABEL:
             given.custom = True
@@ -2643,7 +2677,7 @@ def _add_picks(given: _Given, picks: List[str]) -> None:
             given.picked.append(label)
 
 
-def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[int, _Given]:
+def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple[int, _Given]":
     """One {id, answer, selected} entry: the fields mean what they say."""
     fields: Tuple[Any, Any, Any, Any, Any]
     if isinstance(entry, AnswerItem):
@@ -2680,7 +2714,7 @@ def _answer_entry(items: List[QuestionItem], place: int, entry: Any) -> Tuple[in
     return index, given
 
 
-def _picks_of_selected(index: int, item: QuestionItem, label: str) -> List[str]:
+def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[str]":
     picks = _options_named_by(item, label)
     if picks is not None:
         return picks
@@ -2715,7 +2749,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
 
 
-def _check_typed(index: int, item: QuestionItem, texts: List[str], custom: bool) -> None:
+def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: bool) -> None:
     if len(texts) > 1:
         raise _refused(index, item, "two_answers", f" has {len(texts)} typed answers; it takes one.")
     if custom and not texts:
@@ -2733,7 +2767,7 @@ def _check_typed(index: int, item: QuestionItem, texts: List[str], custom: bool)
 
 
 
-def _options_named_by(item: QuestionItem, text: str) -> Optional[List[str]]:
+def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[str]]":
     """The option labels that ``text`` names on ``item``, or None when it
     names none and is therefore typed text.
 
@@ -2763,7 +2797,7 @@ def _options_named_by(item: QuestionItem, text: str) -> Optional[List[str]]:
     return None
 
 
-def _named(item: QuestionItem, text: str) -> Tuple[List[str], Optional[str]]:
+def _named(item: QuestionItem, text: str) -> "Tuple[List[str], Optional[str]]":
     """What a string gives a question: the picks it names, and the rest as
     typed text (SPEC 7).  On a multi-choice question a string that names no
     option whole is split at commas (a part in double quotes is one part,
@@ -2801,7 +2835,7 @@ def _named(item: QuestionItem, text: str) -> Tuple[List[str], Optional[str]]:
     return picks, ", ".join(rest) or None
 
 
-def _comma_parts(text: str) -> List[str]:
+def _comma_parts(text: str) -> "List[str]":
     """The parts of a comma-joined string, trimmed; a part that is a JSON
     string (Claude Code quotes labels holding ", " or '"') is read as one."""
     parts: List[str] = []
@@ -2827,7 +2861,7 @@ def _comma_parts(text: str) -> List[str]:
     return [part for part in parts if part]
 
 
-def _label_named(options: List[QuestionOption], text: str) -> Optional[str]:
+def _label_named(options: "List[QuestionOption]", text: str) -> "Optional[str]":
     cleaned = _clean_label(text)
     folded = cleaned.lower()
     for option in options:
@@ -2974,11 +3008,11 @@ def _status(output: QuestionOutput) -> Outcome:
         raise AnswerError(f"The status {status!r} is none of: {known}.") from None
 
 
-def _checked_output_answers(output: Any, answers: Any, status: Outcome) -> List[AnswerItem]:
+def _checked_output_answers(output: Any, answers: Any, status: Outcome) -> "List[AnswerItem]":
     return collect_answers(output, answers, partial=status != _ANSWERED)
 
 
-def _answer_dicts(output: QuestionOutput) -> List[Dict[str, Any]]:
+def _answer_dicts(output: QuestionOutput) -> "List[Dict[str, Any]]":
     """The JSON form of an output's answers: AnswerItems as they are, any
     other form (or AnswerItems holding what no check let through) checked."""
     answers = output.answers
@@ -3001,7 +3035,7 @@ def _is_person_answer(answer: AnswerItem) -> bool:
     return not answer.assumed and (answer.answer is not None or bool(answer.selected))
 
 
-def _result_head(status: Outcome, answers: List[AnswerItem]) -> str:
+def _result_head(status: Outcome, answers: "List[AnswerItem]") -> str:
     person = any(_is_person_answer(answer) for answer in answers)
     words = _OUTCOME_WORDS[status]
     head = words.head_some if person else words.head_none
@@ -3015,7 +3049,7 @@ def _result_head(status: Outcome, answers: List[AnswerItem]) -> str:
     return head
 
 
-def _result_tail(status: Outcome, answers: List[AnswerItem]) -> str:
+def _result_tail(status: Outcome, answers: "List[AnswerItem]") -> str:
     if status == _ANSWERED:
         if any(_is_person_answer(answer) for answer in answers):
             return "Go on with the task with these answers in mind."
@@ -3027,7 +3061,7 @@ def _result_tail(status: Outcome, answers: List[AnswerItem]) -> str:
     )
 
 
-def _answer_lines(answer: Optional[AnswerItem], status: Outcome) -> List[str]:
+def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]":
     if answer is None:
         return [f"   unanswered: {_OUTCOME_WORDS[status].unanswered}"]
     if answer.assumed:
@@ -3055,7 +3089,7 @@ def _answer_lines(answer: Optional[AnswerItem], status: Outcome) -> List[str]:
 HARNESSES = ("claude-code", "opencode", "gemini", "codex", "mcp")
 
 
-def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> Dict[str, Any]:
+def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "Dict[str, Any]":
     """An asked output in the answer form of ``harness`` (SPEC 11), as JSON data.
 
     ``harness`` is one of HARNESSES.  ``call`` is the tool input as the model
@@ -3115,15 +3149,15 @@ class _HarnessForm:
                 return sent
         return label
 
-    def labels(self, index: int, answer: AnswerItem) -> List[str]:
+    def labels(self, index: int, answer: AnswerItem) -> "List[str]":
         return [self.label(index, label) for label in answer.selected or ()]
 
-    def answered(self) -> List[Tuple[int, QuestionItem, AnswerItem]]:
+    def answered(self) -> "List[Tuple[int, QuestionItem, AnswerItem]]":
         """The questions with a pick or typed text, with their answers."""
         found = [(index, item, self.answers.get(item.id)) for index, item in enumerate(self.items)]
         return [(index, item, answer) for index, item, answer in found if _is_answered(answer) and answer is not None]
 
-    def claude_code(self) -> Dict[str, Any]:
+    def claude_code(self) -> "Dict[str, Any]":
         """The permission result of can_use_tool: allow with the answers only for
         a full answer; otherwise deny with result_text, which its model reads."""
         answered = self.answered()
@@ -3142,26 +3176,26 @@ class _HarnessForm:
             updated["annotations"] = notes
         return {"behavior": "allow", "updatedInput": updated}
 
-    def opencode(self) -> Dict[str, Any]:
+    def opencode(self) -> "Dict[str, Any]":
         if self.status is not Outcome.ANSWERED:
             return {"reject": True, "message": result_text(self.output)}
         return {"answers": [self.parts(index, self.answers.get(item.id)) for index, item in enumerate(self.items)]}
 
-    def parts(self, index: int, answer: Optional[AnswerItem]) -> List[str]:
+    def parts(self, index: int, answer: "Optional[AnswerItem]") -> "List[str]":
         """One question's answer as parts: picked labels, typed text, "note: ..."."""
         if answer is None:
             return []
         parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
         return parts + ([f"note: {answer.note}"] if answer.note is not None else [])
 
-    def gemini(self) -> Dict[str, Any]:
+    def gemini(self) -> "Dict[str, Any]":
         replies = {}
         for index, _, answer in self.answered():
             note = "" if answer.note is None else f"{_NOTE_PART}{answer.note}"
             replies[str(index)] = _joined(self.labels(index, answer), answer.answer) + note
         return self.with_outcome({"answers": replies})
 
-    def codex(self) -> Dict[str, Any]:
+    def codex(self) -> "Dict[str, Any]":
         """Codex has one free-text channel per question, the user_note: typed
         text beside picks goes there, joined to a note."""
         replies = {}
@@ -3170,12 +3204,12 @@ class _HarnessForm:
             replies[item.id] = {"answers": self.labels(index, answer) + ([f"user_note: {note}"] if note else [])}
         return self.with_outcome({"answers": replies})
 
-    def with_outcome(self, form: Dict[str, Any]) -> Dict[str, Any]:
+    def with_outcome(self, form: "Dict[str, Any]") -> "Dict[str, Any]":
         if self.status is not Outcome.ANSWERED:
             form.update(status=self.status.value, message=result_text(self.output))
         return form
 
-    def mcp(self) -> Dict[str, Any]:
+    def mcp(self) -> "Dict[str, Any]":
         """The ElicitResult a client sends back for to_elicitation()'s form."""
         if self.status is Outcome.DECLINED:
             return {"action": "decline"}
@@ -3196,19 +3230,19 @@ class _HarnessForm:
         return {"action": "accept", "content": content}
 
 
-def _sent_text(value: Any) -> Optional[str]:
+def _sent_text(value: Any) -> "Optional[str]":
     """A text exactly as the model sent it, untrimmed; None when blank."""
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _claude_code_question(item: QuestionItem) -> Dict[str, Any]:
+def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
     data: Dict[str, Any] = {"question": item.question, "header": item.header or ""}
     data["options"] = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
     data["multiSelect"] = item.multi_select
     return data
 
 
-def _joined(labels: List[str], typed: Optional[str] = None) -> str:
+def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
     """Labels, then typed text, joined with ", " as Claude Code joins them: a
     label holding ", " or a quote as a JSON string, once there are several
     parts; the typed text as the person typed it."""
@@ -3220,7 +3254,7 @@ def _quoted_part(part: str) -> str:
     return json.dumps(part, ensure_ascii=False) if ", " in part or '"' in part else part
 
 
-def _is_answered(answer: Optional[AnswerItem]) -> bool:
+def _is_answered(answer: "Optional[AnswerItem]") -> bool:
     return answer is not None and (answer.answer is not None or bool(answer.selected))
 
 
@@ -3256,14 +3290,14 @@ class _FormKeys:
 
     __slots__ = ("options", "other", "value")
 
-    def __init__(self, value: str, other: Optional[str], options: List[str]) -> None:
+    def __init__(self, value: str, other: "Optional[str]", options: "List[str]") -> None:
         self.value, self.other, self.options = value, other, options
 
 
 def to_elicitation(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], message: Optional[str] = None,
-    protocol_version: Optional[str] = None,
-) -> Dict[str, Any]:
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]", message: "Optional[str]" = None,
+    protocol_version: "Optional[str]" = None,
+) -> "Dict[str, Any]":
     """The questions as MCP ``ElicitRequestFormParams`` (form mode).
 
     One property per question, keyed by its id: a string for free text, a
@@ -3306,8 +3340,8 @@ def to_elicitation(
 
 
 def from_elicitation(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], result: Any
-) -> Tuple[str, Optional[List[AnswerItem]]]:
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]", result: Any
+) -> "Tuple[str, Optional[List[AnswerItem]]]":
     """Read an MCP ``ElicitResult`` for questions asked with to_elicitation(),
     in either vocabulary.
 
@@ -3340,7 +3374,7 @@ def from_elicitation(
     return action, collect_answers(items, answers)
 
 
-def _form_keys(items: List[QuestionItem]) -> List[_FormKeys]:
+def _form_keys(items: "List[QuestionItem]") -> "List[_FormKeys]":
     """The keys of every question's fields, each unique in the form."""
     taken = {item.id for item in items}
 
@@ -3366,7 +3400,7 @@ def _identifier_part(text: str) -> str:
     return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else f"q{cleaned}"
 
 
-def _canonical_content(content: Dict[Any, Any], all_keys: List[_FormKeys]) -> Dict[str, Any]:
+def _canonical_content(content: "Dict[Any, Any]", all_keys: "List[_FormKeys]") -> "Dict[str, Any]":
     """The content keyed as the form keyed it, whatever a client renamed."""
     known: Dict[str, str] = {}
     for keys in all_keys:
@@ -3388,7 +3422,7 @@ def _canonical_content(content: Dict[Any, Any], all_keys: List[_FormKeys]) -> Di
     return canonical
 
 
-def _result_fields(result: Any) -> Dict[Any, Any]:
+def _result_fields(result: Any) -> "Dict[Any, Any]":
     """An ElicitResult's fields, whether it came as a dict or as an SDK object."""
     if isinstance(result, dict):
         return result
@@ -3411,15 +3445,15 @@ def _described(value: Any) -> str:
 
 
 def input_request(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]",
     key: str = TOOL_NAME,
-    message: Optional[str] = None,
-) -> Dict[str, Any]:
+    message: "Optional[str]" = None,
+) -> "Dict[str, Any]":
     """The questions as one entry of an MCP ``InputRequests`` map."""
     return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message)}}
 
 
-def _elicitation_property(item: QuestionItem, legacy: bool) -> Dict[str, Any]:
+def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     described = item.question if item.purpose is None else f"{item.question}\n{item.purpose}"
     field: Dict[str, Any] = {"title": item.header or item.question, "description": described}
     if not item.question_type.is_choice:
@@ -3444,7 +3478,7 @@ def _option_title(option: QuestionOption) -> str:
     return option.label if option.description is None else f"{option.label} - {option.description}"
 
 
-def _elicitation_message(items: List[QuestionItem]) -> str:
+def _elicitation_message(items: "List[QuestionItem]") -> str:
     names = "; ".join(item.header or item.question for item in items)
     if len(names) > _MESSAGE_CHARS:
         names = names[: _MESSAGE_CHARS - 3].rstrip() + "..."
@@ -3460,7 +3494,7 @@ def _is_form_value(value: Any, multi: bool) -> bool:
     return isinstance(value, str)
 
 
-def _elicited_answer(index: int, item: QuestionItem, content: Dict[str, Any], keys: _FormKeys) -> AnswerItem:
+def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", keys: _FormKeys) -> AnswerItem:
     """One question's form values as an answer, for collect_answers() to check."""
     value = content.get(keys.value)
     other = content.get(keys.other) if keys.other else None
@@ -3496,12 +3530,12 @@ class _TimedOut(Exception):
 
 
 def prompt(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]",
     *,
-    stdin: Optional[Any] = None,
-    stdout: Optional[Any] = None,
-    timeout: Optional[float] = None,
-    plain: Optional[bool] = None,
+    stdin: "Optional[Any]" = None,
+    stdout: "Optional[Any]" = None,
+    timeout: "Optional[float]" = None,
+    plain: "Optional[bool]" = None,
 ) -> QuestionOutput:
     """Ask the questions on a terminal; return a new output with the outcome.
 
@@ -3518,7 +3552,7 @@ def prompt(
 
 
 async def prompt_async(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], **options: Any
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]", **options: Any
 ) -> QuestionOutput:
     """prompt() for an event loop: the person is asked on a worker thread, so
     the loop goes on meanwhile.  Takes prompt()'s keyword options.  When the
@@ -3530,7 +3564,7 @@ async def prompt_async(
 
 
 async def prompt_web_async(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]], **options: Any
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]", **options: Any
 ) -> QuestionOutput:
     """prompt_web() for an event loop, as prompt_async() is for prompt(); a
     cancelled task stops the page's server."""
@@ -3542,7 +3576,7 @@ class _Cancelled(Exception):
     """The task awaiting the prompt was cancelled: the call is gone."""
 
 
-async def _off_the_loop(run: Callable[[Any], QuestionOutput]) -> QuestionOutput:
+async def _off_the_loop(run: "Callable[[Any], QuestionOutput]") -> QuestionOutput:
     import asyncio
     import threading
 
@@ -3560,7 +3594,8 @@ async def _off_the_loop(run: Callable[[Any], QuestionOutput]) -> QuestionOutput:
 
 
 def _prompt(
-    items: List[QuestionItem], stdin: Any, stdout: Any, timeout: Optional[float], plain: Optional[bool], cancel: Any,
+    items: "List[QuestionItem]", stdin: Any, stdout: Any, timeout: "Optional[float]", plain: "Optional[bool]",
+    cancel: Any,
 ) -> QuestionOutput:
     reader = sys.stdin if stdin is None else stdin
     writer = sys.stderr if stdout is None else stdout
@@ -3577,7 +3612,7 @@ class _Retry(Exception):
     """A line that answers nothing; its message says why, and the question is asked again."""
 
 
-def _line_prompt(items: List[QuestionItem], reader: "_LineReader", writer: Any) -> Tuple[Outcome, List[AnswerItem]]:
+def _line_prompt(items: "List[QuestionItem]", reader: "_LineReader", writer: Any) -> "Tuple[Outcome, List[AnswerItem]]":
     """Ask each question in turn; the outcome and the answers given."""
     answers: List[AnswerItem] = []
     try:
@@ -3670,7 +3705,7 @@ def _choice_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line:
     return AnswerItem(item.id, None, picks)
 
 
-def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: List[int]) -> AnswerItem:
+def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: "List[int]") -> AnswerItem:
     labels = _question_rows(item)
     for row in rows:
         if not 1 <= row <= len(labels):
@@ -3683,7 +3718,7 @@ def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: L
     return AnswerItem(item.id, None, picked)
 
 
-def _with_typed_text(reader: "_LineReader", writer: Any, item: QuestionItem, picked: List[str]) -> AnswerItem:
+def _with_typed_text(reader: "_LineReader", writer: Any, item: QuestionItem, picked: "List[str]") -> AnswerItem:
     """The custom row was picked: its text comes on the next line."""
     typed = _read_line(reader, writer, _TEXT_CUE)
     if not picked and not typed:
@@ -3712,7 +3747,7 @@ class _LineReader:
     line editing, so arrow keys move the cursor instead of becoming text.
     """
 
-    def __init__(self, stream: Any, timeout: Optional[float], cancel: Any = None) -> None:
+    def __init__(self, stream: Any, timeout: "Optional[float]", cancel: Any = None) -> None:
         self.stream = stream
         self.timeout = timeout
         self.cancel = cancel
@@ -3826,7 +3861,7 @@ class _Dialog:
     answer is what a dismissal keeps, and what its tab's mark says.
     """
 
-    def __init__(self, items: List[QuestionItem]) -> None:
+    def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
         self.entries = [_Entry() for _ in items]
         self.tab = 0
@@ -3843,7 +3878,7 @@ class _Dialog:
     def entry(self) -> _Entry:
         return self.entries[self.tab]
 
-    def rows(self, index: int) -> List[str]:
+    def rows(self, index: int) -> "List[str]":
         """A question's rows; a free-text question has one, the line being typed."""
         return _question_rows(self.items[index]) or [""]
 
@@ -3857,7 +3892,7 @@ class _Dialog:
             return True
         return self.rows(self.tab)[self.entry.row] == CUSTOM_RESPONSE_LABEL
 
-    def answer(self, index: int) -> Optional[AnswerItem]:
+    def answer(self, index: int) -> "Optional[AnswerItem]":
         """What question ``index`` shows as its answer: AnswerItem(id) for a
         skip, None for nothing yet."""
         item, entry = self.items[index], self.entries[index]
@@ -3873,7 +3908,7 @@ class _Dialog:
         answer = self.answer(index)
         return answer is not None and (answer.answer is not None or bool(answer.selected))
 
-    def answers(self) -> List[AnswerItem]:
+    def answers(self) -> "List[AnswerItem]":
         """The answers the dialog ends with: once submitted, every question
         (an optional one left empty as skipped); otherwise every explicit
         act, confirmed or not."""
@@ -3886,10 +3921,10 @@ class _Dialog:
                 answers.append(answer)
         return answers
 
-    def outcome(self) -> Tuple[Outcome, List[AnswerItem]]:
+    def outcome(self) -> "Tuple[Outcome, List[AnswerItem]]":
         return self.status or Outcome.DECLINED, self.answers()
 
-    def summary(self, width: int) -> List[str]:
+    def summary(self, width: int) -> "List[str]":
         """What the scrollback keeps once the dialog is gone: the answers, briefly."""
         status, answers = self.outcome()
         lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
@@ -3899,10 +3934,10 @@ class _Dialog:
             lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
         return lines
 
-    def missing_required(self) -> List[int]:
+    def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
 
-    def feed(self, keys: Iterable[_Key]) -> None:
+    def feed(self, keys: "Iterable[_Key]") -> None:
         """Apply keys in turn, until the dialog ends."""
         for key in keys:
             if self.status is not None:
@@ -4017,7 +4052,7 @@ class _Dialog:
     # Line editing, on a free-text question or the row for typing.  Each
     # takes the key's name and text, as _EDIT_KEYS calls them.
 
-    def line(self) -> Tuple[str, int]:
+    def line(self) -> "Tuple[str, int]":
         """The line being edited and its caret: the note, or the answer's text."""
         entry = self.entry
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
@@ -4109,7 +4144,7 @@ class _Frame:
         self.foot = 0
         self.tab_line = 0  # the line of the tab bar with the current tab
 
-    def cut(self, height: int) -> Tuple[List[str], Optional[Tuple[int, int]]]:
+    def cut(self, height: int) -> "Tuple[List[str], Optional[Tuple[int, int]]]":
         """The lines that fit ``height``: the head and the foot, and between
         them the rows around the caret or the highlighted row."""
         lines, caret = self.lines, self.caret
@@ -4262,7 +4297,7 @@ class _Painter:
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
                 self._add(_clipped(hang + "\u2502 " + _visible(line), self.width), "cyan")
 
-    def _line_editor(self, dialog: _Dialog, lead: str, placeholder: Optional[str], active: bool) -> None:
+    def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
         caret in view; on a narrow terminal the lead takes lines of its own."""
         line, at = dialog.line() if active else (dialog.entry.text, dialog.entry.caret)
@@ -4329,8 +4364,8 @@ def _dialog_possible(reader: Any, writer: Any) -> bool:
 
 
 def _run_dialog(
-    items: List[QuestionItem], reader: Any, writer: Any, timeout: Optional[float], cancel: Any = None,
-) -> Tuple[Outcome, List[AnswerItem]]:
+    items: "List[QuestionItem]", reader: Any, writer: Any, timeout: "Optional[float]", cancel: Any = None,
+) -> "Tuple[Outcome, List[AnswerItem]]":
     """Run the dialog on a terminal; the outcome and the answers."""
     import signal
 
@@ -4401,7 +4436,7 @@ class _KeyReader:
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.pending = ""
 
-    def read(self, wait: float) -> List[_Key]:
+    def read(self, wait: float) -> "List[_Key]":
         """The keys that arrive within ``wait`` seconds (none, on a quiet terminal)."""
         if not self._fill(wait):
             return []
@@ -4428,7 +4463,7 @@ class _KeyReader:
         return True
 
 
-def _parse_keys(text: str, final: bool) -> Tuple[List[_Key], str]:
+def _parse_keys(text: str, final: bool) -> "Tuple[List[_Key], str]":
     """The keys in ``text``, and what is left of an incomplete sequence at
     its end (kept for more bytes unless ``final``)."""
     keys: List[_Key] = []
@@ -4452,7 +4487,7 @@ def _parse_keys(text: str, final: bool) -> Tuple[List[_Key], str]:
     return keys, text[at:]
 
 
-def _escape_key(text: str, at: int, final: bool) -> Tuple[Optional[_Key], int]:
+def _escape_key(text: str, at: int, final: bool) -> "Tuple[Optional[_Key], int]":
     """The key of the escape sequence at ``at`` and its length; (None, 0)
     while it may still be incomplete."""
     if text.startswith(_PASTE_START, at):
@@ -4493,7 +4528,7 @@ class _Screen:
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
         self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"))
 
-    def _size(self) -> Tuple[int, int]:
+    def _size(self) -> "Tuple[int, int]":
         try:
             size = os.get_terminal_size(self.writer.fileno())
         except (AttributeError, ValueError, OSError):
@@ -4512,7 +4547,7 @@ class _Screen:
         self.above = 0
         return True
 
-    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: Optional[float], cancel: Any = None) -> None:
+    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
             self._follow_keys(dialog, keys, timeout, cancel)
@@ -4521,7 +4556,7 @@ class _Screen:
             raise
         self.finish(dialog)
 
-    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: Optional[float], cancel: Any) -> None:
+    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any) -> None:
         self.draw(dialog)
         deadline = None if timeout is None else time.monotonic() + timeout
         while dialog.status is None:
@@ -4653,7 +4688,7 @@ class _WebPage:
     last form (kept for a redraw and for a dismissal), and how it ended.
     request() answers one HTTP request; it knows nothing of sockets."""
 
-    def __init__(self, items: List[QuestionItem]) -> None:
+    def __init__(self, items: "List[QuestionItem]") -> None:
         import secrets
 
         self.items = items
@@ -4664,13 +4699,13 @@ class _WebPage:
         self.answers: List[AnswerItem] = []
         self.last_seen = time.monotonic()
 
-    def end(self, status: Outcome, answers: List[AnswerItem]) -> None:
+    def end(self, status: Outcome, answers: "List[AnswerItem]") -> None:
         self.status, self.answers = status, answers
 
     def outcome(self) -> QuestionOutput:
         return QuestionOutput(self.items, self.answers, self.status)
 
-    def kept_answers(self) -> List[AnswerItem]:
+    def kept_answers(self) -> "List[AnswerItem]":
         """The answers of the person's last form, as far as they go, for a
         dismissal or a timeout: a question whose answer cannot be read is
         left out, never the others with it."""
@@ -4682,17 +4717,17 @@ class _WebPage:
                 continue
         return kept
 
-    def expire_if_idle(self, timeout: Optional[float]) -> bool:
+    def expire_if_idle(self, timeout: "Optional[float]") -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
         whether it has ended."""
         if self.status is None and timeout is not None and time.monotonic() - self.last_seen >= timeout:
             self.end(Outcome.TIMED_OUT, self.kept_answers())
         return self.status is not None
 
-    def idle_left(self, timeout: Optional[float]) -> Optional[float]:
+    def idle_left(self, timeout: "Optional[float]") -> "Optional[float]":
         return None if timeout is None else self.last_seen + timeout - time.monotonic()
 
-    def request(self, method: str, target: str, headers: Any, read: Callable[[int], bytes]) -> "_WebResponse":
+    def request(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> "_WebResponse":
         """One HTTP request to the page, checked in this order: the Host
         header, the path, the method, the body's size (before reading it),
         the token."""
@@ -4726,7 +4761,7 @@ class _WebPage:
             return self._after_the_end(method, path)
         return getattr(self, _WEB_HANDLERS[method, path])(body, form)  # type: ignore[no-any-return]
 
-    def _token_matches(self, query: Dict[str, List[str]], form: Dict[str, List[str]], headers: Any) -> bool:
+    def _token_matches(self, query: "Dict[str, List[str]]", form: "Dict[str, List[str]]", headers: Any) -> bool:
         import secrets
 
         bearer = (headers.get("Authorization") or "").partition("Bearer ")[2].strip()
@@ -4741,10 +4776,10 @@ class _WebPage:
             return _web_json(200, self.outcome().to_dict())
         return _web_json(409, {"error": "Conflict: the answers were already sent."})
 
-    def _show_page(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+    def _show_page(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         return 200, _HTML, _web_html(self).encode("utf-8", "surrogatepass")
 
-    def _post_form(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+    def _post_form(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         """A form submitted: dismissed, refused with every problem shown and
         every entry kept, or answered."""
         self.last_form = form
@@ -4759,10 +4794,10 @@ class _WebPage:
         self.end(Outcome.ANSWERED, answers)
         return 200, _HTML, _web_done_html(self)
 
-    def _get_questions(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+    def _get_questions(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         return _web_json(200, QuestionOutput(self.items, []).to_dict())
 
-    def _post_answers(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+    def _post_answers(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         try:
             answers = collect_answers(self.items, _parse_json(body, "The answers"))
         except QuestionError as err:  # an AnswerError, or JSON that does not parse
@@ -4770,7 +4805,7 @@ class _WebPage:
         self.end(Outcome.ANSWERED, answers)
         return _web_json(200, self.outcome().to_dict())
 
-    def _post_dismiss(self, body: bytes, form: Dict[str, List[str]]) -> "_WebResponse":
+    def _post_dismiss(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         """Declined, keeping the answers the request carries (checked as
         partial), else those of the person's last form."""
         answers = self.kept_answers()
@@ -4825,7 +4860,7 @@ def _is_form(headers: Any) -> bool:
     return (headers.get("Content-Type") or "").split(";")[0].strip() == "application/x-www-form-urlencoded"
 
 
-def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List[AnswerItem]:
+def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "List[AnswerItem]":
     """The form's fields as answers, for collect_answers() to check; a
     question left empty has none, so that a dismissal does not report it skipped."""
     answers = []
@@ -4842,7 +4877,7 @@ def _form_answers(items: List[QuestionItem], form: Dict[str, List[str]]) -> List
     return answers
 
 
-def _form_problems(items: List[QuestionItem], form: Dict[str, List[str]]) -> Dict[int, str]:
+def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[int, str]":
     """Every question's problem at once, by its index: the reason of its refusal."""
     given = {answer.id: answer for answer in _form_answers(items, form)}
     problems = {}
@@ -4878,7 +4913,7 @@ def _web_head(page: _WebPage) -> str:
     )
 
 
-def _web_html(page: _WebPage, problems: Optional[Dict[int, str]] = None) -> str:
+def _web_html(page: _WebPage, problems: "Optional[Dict[int, str]]" = None) -> str:
     """The form; after a refused submission, every problem at the top (each
     a link to its question) and beside its question, in the page's words."""
     problems = problems or {}
@@ -4924,7 +4959,7 @@ _PERSON_WORDS = {
 }
 
 
-def _web_fieldset(index: int, item: QuestionItem, form: Dict[str, List[str]], message: Optional[str]) -> str:
+def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", message: "Optional[str]") -> str:
     from html import escape
 
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
@@ -4950,7 +4985,7 @@ def _web_fieldset(index: int, item: QuestionItem, form: Dict[str, List[str]], me
     return "".join(parts)
 
 
-def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> List[str]:
+def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -> "List[str]":
     """The rows of a choice question: the rows every way of asking shows."""
     from html import escape
 
@@ -4979,7 +5014,7 @@ def _web_choices(index: int, item: QuestionItem, form: Dict[str, List[str]]) -> 
     return rows
 
 
-def _sent_row(item: QuestionItem, answer: Optional[AnswerItem]) -> str:
+def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
     Hebrew question never reorders an English answer or note."""
     note = None if answer is None else answer.note
@@ -5012,7 +5047,7 @@ class _WebSession:
     of its own, with a read timeout and a bound on how many are open, so
     that idle or slow sockets never hold up the person's page."""
 
-    def __init__(self, items: List[QuestionItem], host: str, port: int) -> None:
+    def __init__(self, items: "List[QuestionItem]", host: str, port: int) -> None:
         import threading
 
         self.page = _WebPage(items)
@@ -5026,7 +5061,7 @@ class _WebSession:
         with self.lock:
             return self.page.request(method, target, headers, lambda size: body)
 
-    def ended(self, timeout: Optional[float]) -> bool:
+    def ended(self, timeout: "Optional[float]") -> bool:
         with self.lock:
             return self.page.expire_if_idle(timeout)
 
@@ -5101,7 +5136,7 @@ def _web_server(session: _WebSession, host: str, port: int) -> Any:
     return Server((host, port), Handler)
 
 
-def _content_length(headers: Any) -> Optional[int]:
+def _content_length(headers: Any) -> "Optional[int]":
     try:
         return int(headers.get("Content-Length") or 0)
     except ValueError:
@@ -5155,12 +5190,12 @@ def _send_web_response(handler: Any, status: int, kind: str, body: bytes, nonce:
 
 
 def prompt_web(
-    questions: Union[QuestionOutput, Sequence[QuestionItem]],
+    questions: "Union[QuestionOutput, Sequence[QuestionItem]]",
     *,
     host: str = "127.0.0.1",
     port: int = 0,
-    timeout: Optional[float] = None,
-    on_ready: Optional[Callable[[str], None]] = None,
+    timeout: "Optional[float]" = None,
+    on_ready: "Optional[Callable[[str], None]]" = None,
 ) -> QuestionOutput:
     """Ask the questions on a web page; return a new output with the outcome.
 
@@ -5178,8 +5213,8 @@ def prompt_web(
 
 
 def _prompt_web(
-    items: List[QuestionItem], host: str = "127.0.0.1", port: int = 0, timeout: Optional[float] = None,
-    on_ready: Optional[Callable[[str], None]] = None, cancel: Any = None,
+    items: "List[QuestionItem]", host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None,
+    on_ready: "Optional[Callable[[str], None]]" = None, cancel: Any = None,
 ) -> QuestionOutput:
     session = _WebSession(items, host, port)
     grace = 0.0
@@ -5244,7 +5279,7 @@ class _RequestContext:
 
     __slots__ = ("capabilities", "logs", "version")
 
-    def __init__(self, version: str, capabilities: Dict[str, Any], logs: bool = True) -> None:
+    def __init__(self, version: str, capabilities: "Dict[str, Any]", logs: bool = True) -> None:
         self.version = version
         self.capabilities = capabilities
         self.logs = logs  # whether log notifications may be sent for the request
@@ -5285,7 +5320,7 @@ class _WebOptions:
 
     __slots__ = ("host", "port", "timeout")
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: Optional[float] = None) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
 
 
@@ -5293,7 +5328,7 @@ class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
     waiting for a person, and a method per request."""
 
-    def __init__(self, writer: Any, log: Any, web: Optional[_WebOptions] = None) -> None:
+    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
@@ -5347,7 +5382,7 @@ class _McpServer:
         if result is not None:
             self._send_result(request_id, result, context)
 
-    def _context(self, params: Dict[str, Any]) -> _RequestContext:
+    def _context(self, params: "Dict[str, Any]") -> _RequestContext:
         """The version and capabilities of a request: its envelope's, else the handshake's."""
         meta = params.get("_meta")
         version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
@@ -5363,7 +5398,7 @@ class _McpServer:
 
     # The requests, each answered by the method _MCP_REQUESTS names.
 
-    def initialize(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+    def initialize(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         """The handshake: the version the client asked for when askq speaks
         it, else the latest (the client then decides)."""
         asked = params.get("protocolVersion")
@@ -5383,14 +5418,14 @@ class _McpServer:
             return "draws no forms: calls ask the person on a web page"
         return "draws no forms: calls will say nobody could be asked"
 
-    def discover(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+    def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
-    def ping(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+    def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {}
 
-    def set_level(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+    def set_level(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # The one thing askq logs to the client is where a web page waits: any
         # level that still shows "info" keeps it.
         level = params.get("level")
@@ -5399,7 +5434,7 @@ class _McpServer:
         self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
         return {}
 
-    def list_tools(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Dict[str, Any]:
+    def list_tools(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         tool = tool_definition("mcp")
         if context.structured:
             tool["outputSchema"] = _output_schema()
@@ -5408,7 +5443,9 @@ class _McpServer:
             result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
         return result
 
-    def call_tool(self, request_id: Any, params: Dict[str, Any], context: _RequestContext) -> Optional[Dict[str, Any]]:
+    def call_tool(
+        self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext,
+    ) -> "Optional[Dict[str, Any]]":
         """tools/call: a refused call is a tool error; otherwise ask the person
         through the client's form or a web page, or say that nobody could be asked."""
         if params.get("name") != TOOL_NAME:
@@ -5456,7 +5493,7 @@ class _McpServer:
             page.session.close()
         self.pages.clear()
 
-    def _on_response(self, message: Dict[str, Any]) -> None:
+    def _on_response(self, message: "Dict[str, Any]") -> None:
         """The client's answer to an elicitation request: answer its call."""
         pending = self.pending.pop(_request_key(message["id"]), None)
         if pending is None:
@@ -5491,13 +5528,15 @@ class _McpServer:
                 outcome = page.session.page.outcome()
                 self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
 
-    def _from_input_responses(self, output: QuestionOutput, responses: Any, context: _RequestContext) -> Dict[str, Any]:
+    def _from_input_responses(
+        self, output: QuestionOutput, responses: Any, context: _RequestContext,
+    ) -> "Dict[str, Any]":
         response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
         if response is None:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
         return _elicited_result(output, response, context)
 
-    def _send_result(self, request_id: Any, result: Dict[str, Any], context: _RequestContext) -> None:
+    def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         if context.stateless:
             result = {"resultType": "complete", **result}
             result.setdefault("_meta", {_META_SERVER: _server_info()})
@@ -5509,7 +5548,7 @@ class _McpServer:
             error["data"] = err.data
         self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
-    def _send(self, message: Dict[str, Any]) -> None:
+    def _send(self, message: "Dict[str, Any]") -> None:
         self.writer.write(json.dumps(message, allow_nan=False).encode("ascii") + b"\n")
         self.writer.flush()
 
@@ -5551,7 +5590,7 @@ def _echoed_id(message: Any) -> Any:
     return request_id if _is_valid_id(request_id) else None
 
 
-def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> Dict[str, Any]:
+def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
     """The tool result for what the client's form gave back."""
     try:
         answers = from_elicitation(output, result)[1]
@@ -5563,7 +5602,7 @@ def _elicited_result(output: QuestionOutput, result: Any, context: _RequestConte
     return _tool_result(result_text(done), done, context)
 
 
-def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestContext) -> Dict[str, Any]:
+def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestContext) -> "Dict[str, Any]":
     """The client answered the form with an error: it may have shown the
     form to a person, but no answers came back."""
     message = error.get("message") if isinstance(error, dict) else None
@@ -5577,9 +5616,9 @@ def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestCon
 
 
 def _tool_result(
-    text: str, outcome: Optional[QuestionOutput] = None, context: Optional[_RequestContext] = None,
+    text: str, outcome: "Optional[QuestionOutput]" = None, context: "Optional[_RequestContext]" = None,
     error: bool = False,
-) -> Dict[str, Any]:
+) -> "Dict[str, Any]":
     """A tools/call result: the text the model reads and, where the client
     takes it, the outcome as structuredContent."""
     result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
@@ -5588,7 +5627,7 @@ def _tool_result(
     return result
 
 
-def _output_schema() -> Dict[str, Any]:
+def _output_schema() -> "Dict[str, Any]":
     """The JSON Schema of structuredContent: an outcome's to_dict()."""
     text = {"type": "string"}
     answer = {"type": "object", "properties": {
@@ -5602,7 +5641,7 @@ def _output_schema() -> Dict[str, Any]:
     }, "required": ["questions", "answers"]}
 
 
-def _server_info() -> Dict[str, str]:
+def _server_info() -> "Dict[str, str]":
     return {"name": "askq", "version": __version__}
 
 
@@ -5619,7 +5658,7 @@ class _LineBuffer:
         self.pending = b""
         self.dropping = False
 
-    def feed(self, data: bytes) -> List[Optional[bytes]]:
+    def feed(self, data: bytes) -> "List[Optional[bytes]]":
         lines: List[Optional[bytes]] = []
         self.pending += data
         while b"\n" in self.pending:
@@ -5631,7 +5670,7 @@ class _LineBuffer:
         return lines
 
 
-def _serve(reader: Any, writer: Any, log: Callable[[str], None], web: Optional[_WebOptions] = None) -> int:
+def _serve(reader: Any, writer: Any, log: "Callable[[str], None]", web: "Optional[_WebOptions]" = None) -> int:
     """Serve MCP on binary streams until the input ends; return 0."""
     server = _McpServer(writer, log, web)
     lines = _LineBuffer()
@@ -5650,7 +5689,7 @@ def _serve(reader: Any, writer: Any, log: Callable[[str], None], web: Optional[_
         server.close()
 
 
-def _next_input(reader: Any, fd: Optional[int], server: _McpServer) -> Optional[bytes]:
+def _next_input(reader: Any, fd: "Optional[int]", server: _McpServer) -> "Optional[bytes]":
     """The next bytes from the client (empty at the end of input); meanwhile
     the calls of web pages that are done are answered."""
     if fd is None:  # nothing select() can wait on: a line at a time
@@ -5683,7 +5722,7 @@ class _UsageError(Exception):
     pass
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: "Optional[Sequence[str]]" = None) -> int:
     """Run the command line; return the exit status.
 
     ``check FILE|-`` prints the normalized questions; ``ask FILE|-`` asks
@@ -5764,14 +5803,14 @@ FILE, and print the outcome as JSON, as 'ask' does.""",
 }
 
 
-def _parse_args(argv: List[str]) -> Any:
+def _parse_args(argv: "List[str]") -> Any:
     import argparse
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> Any:  # one line, no usage dump
             raise _UsageError(f"{self.prog}: {message}")
 
-    def command(name: str, summary: str, run: Callable[[Any], int]) -> Any:
+    def command(name: str, summary: str, run: "Callable[[Any], int]") -> Any:
         sub = commands.add_parser(name, help=summary, description=_CLI_HELP[name], epilog=_EXIT_CODES,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
         sub.set_defaults(run=run)
@@ -5799,7 +5838,7 @@ def _parse_args(argv: List[str]) -> Any:
     return _parsed(parser, argv)
 
 
-def _parsed(parser: Any, argv: List[str]) -> Any:
+def _parsed(parser: Any, argv: "List[str]") -> Any:
     """The parsed arguments; None once --help was printed."""
     if not argv:
         parser.print_help(sys.stderr)
@@ -5897,7 +5936,7 @@ def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
     return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready)
 
 
-def _with_assumed(output: QuestionOutput) -> List[AnswerItem]:
+def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":
     """The person's answers, and the assumed ones for questions they left."""
     given = {answer.id: answer for answer in output.answers}
     for answer in assumed_answers(output):
@@ -5949,7 +5988,7 @@ def _finish(output: QuestionOutput, text_only: bool) -> int:
     return 0 if output.status == _ANSWERED else 1
 
 
-def _open_terminal() -> Optional[Any]:
+def _open_terminal() -> "Optional[Any]":
     try:
         return open("/dev/tty", encoding="utf-8", errors="replace")
     except OSError:
@@ -5967,7 +6006,7 @@ def _read_input(path: str) -> bytes:
         raise QuestionError(f"Cannot read {path}: {err.strerror or err}.") from None
 
 
-def _write_json(document: Dict[str, Any]) -> None:
+def _write_json(document: "Dict[str, Any]") -> None:
 
     try:
         sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")

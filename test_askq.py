@@ -2,6 +2,7 @@
 import copy
 import dataclasses
 import doctest
+import inspect
 import io
 import json
 import os
@@ -14,7 +15,7 @@ import tempfile
 import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, ClassVar, Dict, List, Optional, Tuple, Union
+from typing import Any, ClassVar, Dict, Iterator, List, Optional, Tuple, Union
 from unittest import mock
 
 import askq
@@ -635,6 +636,43 @@ class DataModelTests(unittest.TestCase):
                                              ("note", None)])
         self.assertEqual(shape(QuestionInput), [("questions", "-")])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
+
+    def test_records_compare_and_show_as_dataclasses_do(self) -> None:
+        option = QuestionOption("A", "d")
+        self.assertEqual(option, QuestionOption("A", "d"))
+        self.assertNotEqual(option, QuestionOption("A"))
+        self.assertNotEqual(option, AnswerItem("A"))  # another record with the same first field
+        self.assertNotEqual(option, ("A", "d", None))
+        self.assertEqual(repr(option), "QuestionOption(label='A', description='d', preview=None)")
+        self.assertEqual(
+            repr(QuestionOutput([], [AnswerItem("q0", "x")])),
+            "QuestionOutput(questions=[], answers=[AnswerItem(id='q0', answer='x', selected=None, assumed=False, "
+            "note=None)], status=None)",
+        )
+        self.assertEqual(example_output(), example_output())
+        for record in (option, QuestionItem("Q?"), AnswerItem("q0"), QuestionInput([]), QuestionOutput([], [])):
+            with self.subTest(type(record).__name__):
+                self.assertIsNone(type(record).__hash__)  # they change, so they are not hashable
+                self.assertTrue(dataclasses.is_dataclass(record))
+
+    def test_every_annotation_resolves_at_run_time(self) -> None:
+        # Annotations are strings that only the type checker reads; a typo in
+        # one would break typing.get_type_hints for the harnesses that use it.
+        import typing
+
+        def functions() -> Iterator[Any]:
+            for value in vars(askq).values():
+                if inspect.isfunction(value) and value.__module__ == askq.__name__:
+                    yield value
+                elif inspect.isclass(value) and value.__module__ == askq.__name__:
+                    yield from (member for member in vars(value).values() if inspect.isfunction(member))
+
+        checked = 0
+        for function in functions():
+            with self.subTest(function.__qualname__):
+                typing.get_type_hints(function)
+                checked += 1
+        self.assertGreater(checked, 300)
 
     def test_question_type(self) -> None:
         self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice"])
