@@ -81,7 +81,6 @@ from typing import (
     Optional,
     Pattern,
     Sequence,
-    Set,
     Tuple,
     TypeVar,
     Union,
@@ -610,6 +609,8 @@ _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
+_MARK_OPENERS = {close: open_ for open_, close in _MARK_BRACKETS.items()}
+_MARK_CLOSERS = frozenset(_MARK_OPENERS)
 
 
 def _without_mark(label: str) -> "Optional[str]":
@@ -636,15 +637,11 @@ def _without_mark(label: str) -> "Optional[str]":
     return None
 
 
-_MARK_OPENERS = {close: open_ for open_, close in _MARK_BRACKETS.items()}
-_MARK_CLOSERS = frozenset(_MARK_OPENERS)
-
-
 def _may_hold_mark(label: str) -> bool:
     """Whether a label can carry a recommended mark at all: every form has a
     bracket, a dash or a character past ASCII.  Most labels have none, and
-    this look costs a third of what _without_mark() costs (callgrind: 4% of
-    ask(dict)'s instructions on the example)."""
+    looking first saves 4% of ask(dict)'s instructions on the example
+    (callgrind), against calling _without_mark() on every label."""
     return "(" in label or "[" in label or "-" in label or not label.isascii()
 
 
@@ -1024,7 +1021,7 @@ def ask(payload: Any) -> QuestionOutput:
         return QuestionOutput(validate_and_normalize(payload), [])
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
-    return QuestionOutput(_normalize(decode(payload).questions), [])
+    return QuestionOutput(_normalize(_decoded_items(payload)), [])
 
 
 # Decoding tables (SPEC 4).  For each field the first key present with a
@@ -1043,8 +1040,6 @@ _MULTI_SELECT_KEYS = (
 )
 _SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
 
-# Most entries say nothing of multi-select: one look for any of its keys.
-_ANY_MULTI_SELECT_KEY = frozenset(_MULTI_SELECT_KEYS + _SELECTION_MODE_KEYS)
 _OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
 
 # Fields read from one key only.
@@ -1071,6 +1066,8 @@ _ALLOW_CUSTOM_KEYS = (
     "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
 )
 _RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+# Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
+_UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
 # The model's own "Other" option, which the custom row already offers (folded,
 # without trailing ".", ":" or an ellipsis).
 _OTHER_WORDS = (
@@ -1132,18 +1129,19 @@ options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
 placeholder=None, allow_custom=True)])
     """
+    return QuestionInput(_decoded_items(payload))
+
+
+def _decoded_items(payload: Any) -> "List[QuestionItem]":
     entries = _question_entries(_payload_root(payload))
-    return QuestionInput([_decode_entry(index, entry) for index, entry in enumerate(entries)])
+    return [_decode_entry(index, entry) for index, entry in enumerate(entries)]
 
 
 def _payload_root(payload: Any) -> Any:
     """The call as a dict or a list, parsing JSON text (twice if double-encoded)."""
     value = payload
     if isinstance(value, (str, bytes, bytearray)):
-        value = _markup_call(value) if isinstance(value, str) else None
-        if value is not None:
-            return {"questions": [value]}
-        value = _parse_json(payload, "The call", repair=True)
+        value = _parse_json(payload, "The call", repair=True, markup=True)
         if isinstance(value, str):
             value = _parse_json(value, "The call", repair=True)
     if isinstance(value, (dict, list)):
@@ -1203,7 +1201,10 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         if isinstance(entry, str):
             fields = _object_in_text(entry)
             if fields is None:
-                return QuestionItem(_question_text(index, _text(entry, "question")))
+                question = _text(entry, "question")
+                if question is None:
+                    raise _missing_question(index)
+                return QuestionItem(question)
             entry = fields
         if not isinstance(entry, dict):
             raise QuestionError(
@@ -1211,7 +1212,9 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
                 " object like {\"question\": \"...\"} or a plain string.",
                 index,
             )
-        question = _question_text(index, _first_text(entry, _QUESTION_KEYS))
+        question = _first_text(entry, _QUESTION_KEYS)
+        if question is None:
+            raise _missing_question(index)
         return _decode_fields(question, entry)
     except QuestionError as err:
         raise err.placed(index, question) from None
@@ -1220,7 +1223,8 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
 def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
     options, marked, source = _decode_options(entry)
     header = _first_text(entry, _HEADER_KEYS)
-    multi_select = _decode_multi_select(entry) or (source is not entry and _decode_multi_select(source))
+    uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
+    multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
@@ -1235,7 +1239,7 @@ def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
         question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id,
         recommended, placeholder,
     )
-    if not _RARE_QUESTION_KEYS.isdisjoint(entry):
+    if uncommon and not _RARE_QUESTION_KEYS.isdisjoint(entry):
         _decode_rare_fields(item, entry)
     return item
 
@@ -1263,14 +1267,12 @@ def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
     return value if isinstance(value, dict) else None
 
 
-def _question_text(index: int, question: "Optional[str]") -> str:
-    if question is None:
-        raise QuestionError(
-            f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
-            " the full question to show the user, ending with a question mark.",
-            index,
-        )
-    return question
+def _missing_question(index: int) -> QuestionError:
+    return QuestionError(
+        f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
+        " the full question to show the user, ending with a question mark.",
+        index,
+    )
 
 
 _Options = Tuple[Optional[List[QuestionOption]], Optional[str], Dict[Any, Any]]
@@ -1337,8 +1339,6 @@ def _decode_option(value: Any) -> "Optional[QuestionOption]":
 
 
 def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
-    if _ANY_MULTI_SELECT_KEY.isdisjoint(entry):
-        return False
     multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
     if multi is None:
         multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)
@@ -1563,10 +1563,15 @@ def _check_option_count(count: int) -> None:
         )
 
 
-def _parse_json(text: "Union[str, bytes, bytearray]", what: str, repair: bool = False) -> Any:
+def _parse_json(
+    text: "Union[str, bytes, bytearray]", what: str, repair: bool = False, markup: bool = False,
+) -> Any:
     """Parse JSON text; every failure is a QuestionError that names ``what``.
     With ``repair`` (text from the model), text the strict parse refuses
-    goes through the repairs of SPEC 4a before it is refused."""
+    goes through the repairs of SPEC 4a before it is refused.  With
+    ``markup`` (a whole call), text in Cline's markup is read first, as a
+    list of its one question: JSON never starts like markup, so JSON text
+    pays no look for it."""
     if isinstance(text, (bytes, bytearray)):
         _check_size(len(text), what)
         try:
@@ -1583,6 +1588,9 @@ def _parse_json(text: "Union[str, bytes, bytearray]", what: str, repair: bool = 
     try:
         return _decoded_json(text)
     except (ValueError, RecursionError) as err:
+        call = _markup_call(text) if markup else None
+        if call is not None:
+            return [call]
         value = _repaired(text) if repair and not isinstance(err, _NotJsonConstant) else _UNREAD
         if value is _UNREAD:
             raise QuestionError(
@@ -2296,14 +2304,14 @@ def _assign_ids(items: "List[QuestionItem]") -> None:
                 )
     if len(owners) == len(items):
         return
-    taken: Set[str] = set(owners)
     for index, item in enumerate(items):
         if not item.id:
-            item.id = _free_id(f"q{index}", taken)
-            taken.add(item.id)
+            candidate = f"q{index}"
+            item.id = _free_id(candidate, owners) if candidate in owners else candidate
+            owners[item.id] = index
 
 
-def _free_id(base: str, taken: "Set[str]") -> str:
+def _free_id(base: str, taken: "Dict[str, int]") -> str:
     candidate, suffix = base, 0
     while candidate in taken:
         suffix += 1
@@ -2313,7 +2321,7 @@ def _free_id(base: str, taken: "Set[str]") -> str:
 
 def _normalize_item(index: int, item: QuestionItem) -> None:
     if not item.question:  # only an item built in code can get here without one
-        _question_text(index, None)
+        raise _missing_question(index)
     declared = item.question_type
     kind = _derived_kind(item)
     item.question_type = kind
@@ -2343,11 +2351,13 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
             " it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.",
             index,
         )
+    single = item.question_type is _SINGLE_TYPE
     try:
-        _check_option_count(len(item.options))
+        if len(item.options) > MAX_OPTIONS:
+            _check_option_count(len(item.options))
+        options, suffixed, dropped_other = _cleaned_options(item.options, item.allow_custom, single)
     except QuestionError as err:
         raise err.placed(index, item.question) from None
-    options, suffixed, dropped_other = _cleaned_options(item.options, item.allow_custom)
     if not options and (dropped_other or item.question_type is _SINGLE_TYPE and declared is _TEXT_TYPE):
         item.question_type = _TEXT_TYPE
         return
@@ -2359,8 +2369,7 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
             index,
         )
     recommended = None
-    if item.question_type is _SINGLE_TYPE:
-        _check_custom_label(index, item.question, options)
+    if single:
         recommended = _recommendation(item.recommended, options, suffixed)
         options = _recommended_first(options, recommended)
     item.options = options
@@ -2368,11 +2377,13 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
 
 
 def _cleaned_options(
-    raw_options: "List[QuestionOption]", custom_row: bool
+    raw_options: "List[QuestionOption]", custom_row: bool, single: bool
 ) -> "Tuple[List[QuestionOption], Optional[str], bool]":
     """Options without their recommended mark, blanks and repeats (compared
     without case), and, where the custom row offers it, the model's own
-    "Other"; the first label that carried the mark; whether an "Other" went."""
+    "Other"; the first label that carried the mark; whether an "Other" went.
+    On a ``single`` choice, where the custom row is drawn beside the options,
+    an option with its label is refused."""
     options: List[QuestionOption] = []
     kept: Dict[str, str] = {}
     suffixed: Optional[str] = None
@@ -2394,19 +2405,12 @@ def _cleaned_options(
             options.append(option)
         if stem is not None and suffixed is None:
             suffixed = first  # a repeat passes its mark to the label it repeats
+    if single and _CUSTOM_FOLDED in kept:
+        raise QuestionError(
+            f"it has the option {_quoted(kept[_CUSTOM_FOLDED])}, which collides with the reserved"
+            " custom-answer label. Remove it: the user can always type their own answer."
+        )
     return options, suffixed, dropped_other
-
-
-def _check_custom_label(index: int, question: str, options: "List[QuestionOption]") -> None:
-    # Only single-choice UIs draw the custom row beside the options.
-    for option in options:
-        if option.label.lower() == _CUSTOM_FOLDED:
-            raise QuestionError(
-                f"{_where(index, question)} has the option {_quoted(option.label)}, which"
-                " collides with the reserved custom-answer label. Remove it: the user"
-                " can always type their own answer.",
-                index,
-            )
 
 
 def _recommendation(

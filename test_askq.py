@@ -2231,7 +2231,10 @@ class NormalizationTests(RefusalCase):
     def test_custom_label_collision(self) -> None:
         for label in ("Personalize your response", "personalize YOUR response", "Personalize your response (Recommended)"):
             with self.subTest(label=label):
-                self.assertRefused(question(options=["A", label]), "collides with the reserved custom-answer label")
+                err = self.assertRefused(question(options=["A", label]), "collides with the reserved custom-answer label")
+                self.assertEqual(err.index, 0)
+                self.assertTrue(str(err).startswith('questions[0] ("Which one?"): it has the option "'), str(err))
+                self.assertIn(label.replace(" (Recommended)", ""), str(err))
         # Multi-choice UIs draw no custom row beside the options.
         self.assertEqual(labels(one(question(options=["A", "Personalize your response"], multiSelect=True)))[1],
                          "Personalize your response")
