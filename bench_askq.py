@@ -3,6 +3,7 @@
     python bench_askq.py                 # one table
     python bench_askq.py --json          # the same figures as JSON
     python bench_askq.py --against DIR   # also the askq.py in DIR, in the same rounds
+    python bench_askq.py --reader        # the tolerant reader on 1 MiB broken texts
 
 ``--against`` compares two versions fairly: give it a folder holding the
 askq.py to compare with (``git worktree add /tmp/old HEAD~3`` makes one), and
@@ -168,6 +169,65 @@ def answer_round(module: Any, text: str) -> Callable[[], str]:
     return run
 
 
+READER_BYTES = 1024 * 1024 - 64  # just inside MAX_PAYLOAD_BYTES
+
+
+def reader_texts() -> Dict[str, str]:
+    """1 MiB texts that only the tolerant reader reads: the example's
+    questions repeated and broken as models break them, and the densest
+    damage found for each of the reader's steps."""
+    with open(os.path.join(HERE, "example_args.json"), encoding="utf-8") as stream:
+        questions = json.load(stream)["questions"]
+    texts = {}
+    for name, indent in (("broken calls, compact", None), ("broken calls, indented", 2)):
+        copies = READER_BYTES // len(json.dumps({"questions": questions}, indent=indent))
+        text = json.dumps({"questions": questions * copies}, indent=indent)
+        text = text.replace('"header": "Database"', '"header": Database').replace('"required": false', '"required": false"')
+        texts[name] = text.replace('"description": "ruff, under a second"}', '"description": "ruff, under a second"]')[:-5]
+
+    def filled(head: str, unit: str, tail: str) -> str:
+        return head + unit * ((READER_BYTES - len(head) - len(tail)) // len(unit.encode())) + tail
+
+    dense = {
+        "a stray quote after every number": ("[", '1", ', "]"),
+        "numbers with no commas": ("[", "12 ", "]"),
+        "empty arrays with no commas": ("[", "[]", "]"),
+        "empty objects with no commas": ("[", "{}", "]"),
+        "a wrong bracket in every option": ("[", '{"label": "Custom"]}, ', "]"),
+        "an invalid escape in every string": ("[", '"\\u44\u043b\\q", ', "]"),
+        "an unquoted value in every member": ("{", '"label": +6 dB, ', "}"),
+        "a missing opening quote in every member": ("{", '"header":Next step", ', "}"),
+    }
+    for name, parts in dense.items():
+        texts[name] = filled(*parts)
+    return texts
+
+
+def reader_seconds(module: Any, text: str, repeats: int = 3) -> float:
+    """The best of a few runs of ask() on a text the strict parse refuses."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = timeit.default_timer()
+        try:
+            module.ask(text)
+        except module.QuestionError:
+            pass  # read, then refused for its size in questions: the reading is what is timed
+        best = min(best, timeit.default_timer() - started)
+    return best
+
+
+def reader_table(against: Optional[str] = None) -> str:
+    other = None if against is None else load_against(against)
+    rows = [f"the tolerant reader on {READER_BYTES} characters, ask(text), best of 3 (s)"
+            + ("" if other is None else f"; against {against}")]
+    for name, text in reader_texts().items():
+        row = f"  {name:45} {reader_seconds(askq, text):6.3f}"
+        if other is not None:
+            row += f"   {reader_seconds(other, text):6.3f}"
+        rows.append(row)
+    return "\n".join(rows)
+
+
 def measure(against: Optional[str] = None) -> Dict[str, Any]:
     with open(os.path.join(HERE, "example_args.json"), encoding="utf-8") as stream:
         example_text = stream.read()
@@ -288,6 +348,9 @@ def table(figures: Dict[str, Any]) -> str:
 
 def main(argv: List[str]) -> int:
     against = argv[argv.index("--against") + 1] if "--against" in argv else None
+    if "--reader" in argv:
+        print(reader_table(against))
+        return 0
     figures = measure(against)
     print(json.dumps(figures, indent=2) if "--json" in argv else table(figures))
     return 0

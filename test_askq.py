@@ -1584,6 +1584,23 @@ class TolerantReaderTests(unittest.TestCase):
     def test_stray_quote_after_number_or_literal(self) -> None:
         self.assertTrue(same_json(mend('{"a": 12", "b": true", "c": null"}'), {"a": 12, "b": True, "c": None}))
 
+    def test_runs_take_stray_quotes_and_empty_containers(self) -> None:
+        # Text dense with these is read a run at a time, giving what reading
+        # each value on its own gives.
+        self.assertTrue(same_json(mend('[1", 2.5", -0", true", null", 3]'), [1, 2.5, 0, True, None, 3]))
+        self.assertTrue(same_json(mend('[1"a", 2]'), [1, "a", 2]))  # that quote opens the next string
+        self.assertTrue(same_json(mend("[[] {} [ ] { }, 1]"), [[], {}, [], {}, 1]))
+        self.assertTrue(same_json(mend('{"a": [], "b": {}, "c": 1e2", "d": -1"}'), {"a": [], "b": {}, "c": 100.0, "d": -1}))
+        self.assertTrue(same_json(mend('[12 "x" 1.5E1 0]'), [12, "x", 15.0, 0]))
+        long_run = mend("[" + '7", ' * 200 + "[] " * 200 + "]")
+        self.assertEqual(long_run, [7] * 200 + [[]] * 200)
+
+    def test_empty_containers_count_toward_the_depth(self) -> None:
+        self.assertEqual(mend("[[]]", 2), [[]])
+        for text in ("[[]]", "[1, []]", '{"a": {}}', '{"a": 1, "b": []}', '["x", {}]'):
+            with self.subTest(text=text), self.assertRaises(ValueError):
+                mend(text, 1)
+
     def test_wrong_bracket_dropped_when_right_one_follows(self) -> None:
         self.assertEqual(mend('{"options": [{"label": "Custom"]}]}'), {"options": [{"label": "Custom"}]})
         self.assertEqual(mend('[{"label": "Custom"]}]'), [{"label": "Custom"}])
