@@ -1515,6 +1515,21 @@ class RealCallShapeTests(unittest.TestCase):
                 item = one(question(options=[{"label": "A"}, {"label": "B", key: True}]))
                 self.assertEqual((item.recommended, labels(item)), ("B", ["B", "A"]))
 
+    def test_option_mark_key_beside_any_other_fields(self) -> None:
+        marked = (
+            {"label": "B", "recommended": True},
+            {"label": "B", "description": "d", "preview": "p", "isDefault": True},
+            {"label": "B", "description": None, "default": True},  # a key present, but nothing read from it
+            {"label": "", "text": "B", "recommended": True},  # two label keys, one read
+            {"description": "B", "recommended": True},  # the description is the label
+        )
+        for option in marked:
+            with self.subTest(option=option):
+                item = one(question(options=[{"label": "A", "description": "first"}, option]))
+                self.assertEqual((item.recommended, labels(item)), ("B", ["B", "A"]))
+        item = one(question(options=[{"label": "A", "description": "d"}, {"label": "B", "description": "d"}]))
+        self.assertEqual((item.recommended, labels(item)), (None, ["A", "B"]))
+
     def test_the_recommended_mark_in_every_form(self) -> None:
         for label, stem in (("(Recommended) Postgres", "Postgres"), ("MySQL [recommended]", "MySQL"),
                             ("Postgres \u2014 recommended", "Postgres"), ("Postgres - Recommended", "Postgres"),
