@@ -1346,6 +1346,8 @@ def _decode_option(value: Any) -> "Optional[QuestionOption]":
 
 
 def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
+    """Multi-select as an entry says it; called once a look found one of the
+    uncommon keys (or on the rare question-as-option object)."""
     multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
     if multi is None:
         multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)

@@ -1858,6 +1858,17 @@ class MarkupTests(unittest.TestCase):
                          {"question": "Q", "options": ["A"]})
         self.assertEqual(askq._markup_call("<ask_followup_question>"), {})
 
+    def test_a_whole_call_in_markup_as_text_or_bytes(self) -> None:
+        for call in (self.ROO, "\n " + self.ROO, self.ROO.encode(), bytearray(self.ROO.encode())):
+            with self.subTest(call=type(call).__name__):
+                item = askq.ask(call).questions[0]
+                self.assertEqual((item.question, labels(item)), ("Which DB & why?", ["Postgres", "SQLite <3>"]))
+
+    def test_json_text_is_not_looked_at_as_markup(self) -> None:
+        with mock.patch.object(askq, "_markup_call", side_effect=AssertionError("looked for markup")):
+            askq.ask(CALL_TEXT)
+            askq.ask(CALL_TEXT.encode())
+
     def test_not_markup(self) -> None:
         for text in ("", "{}", "Which?", "<questions>x</questions>", "<Question>x</Question>",
                      "text <question>x</question>", "<ask_followup_question", "<question x='1'>Q</question>"):
