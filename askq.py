@@ -292,12 +292,16 @@ class QuestionOption(_Record):
     """One choice of a choice question.
 
     ``preview`` is longer text (often Markdown) that a UI shows beside the
-    option while it is highlighted.
+    option while it is highlighted.  ``recommended`` marks, on a
+    multi-choice question, an option the model recommends: every UI badges
+    it and none preselects it (a single choice keeps its one recommendation
+    in ``QuestionItem.recommended``).
     """
 
     label: str
     description: Optional[str] = None
     preview: Optional[str] = None
+    recommended: bool = False
 
     def to_dict(self) -> "Dict[str, Any]":
         data: Dict[str, Any] = {"label": self.label}
@@ -305,6 +309,8 @@ class QuestionOption(_Record):
             data["description"] = self.description
         if self.preview is not None:
             data["preview"] = self.preview
+        if self.recommended:
+            data["recommended"] = True
         return data
 
 
@@ -660,30 +666,115 @@ def _are_yes_no(options: "Sequence[QuestionOption]") -> bool:
     return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
 
 
-def _question_rows(item: QuestionItem) -> "List[str]":
+_Handler = TypeVar("_Handler", bound=Callable[..., Any])
+
+
+class _Registry(Dict[Any, _Handler]):
+    """Names to handlers, each put in by ``on`` beside its handler (as
+    bottle's routes are), so that a name is written once, where its handler
+    is, and a search for the handler finds its callers."""
+
+    def on(self, *names: Any) -> "Callable[[_Handler], _Handler]":
+        def register(handler: _Handler) -> _Handler:
+            for name in names:
+                self[name] = handler
+            return handler
+        return register
+
+
+def _yes_or_no(options: "Sequence[QuestionOption]", letter: str) -> str:
+    """The label a "y" or "n" names on a question of Yes and No."""
+    option = _option_named(options, letter)
+    assert option is not None, "called for a Yes/No question only"
+    return option.label
+
+
+def _gives_answer(answer: "Optional[AnswerItem]") -> bool:
+    """Whether an answer answers: a pick or typed text (a skip, a note alone
+    or nothing at all does not)."""
+    return answer is not None and (answer.answer is not None or bool(answer.selected))
+
+
+class _Row:
+    """One row of a choice question, as every way of asking draws it: an
+    option to pick, or the row for typing an answer of one's own.  Each
+    interface asks the row what it is (``option``, ``takes_text``); none
+    finds a row by its text."""
+
+    takes_text = False
+
+    def __init__(self, label: str, option: "Optional[QuestionOption]" = None) -> None:
+        self.label = label
+        self.option = option
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label!r})"
+
+
+class _CustomRow(_Row):
+    """The row for typing, CUSTOM_RESPONSE_LABEL: the same on every question."""
+
+    takes_text = True
+
+
+_CUSTOM_ROW = _CustomRow(CUSTOM_RESPONSE_LABEL)
+# A free-text question's one row in the dialog: the line being typed.
+_TYPING_ROW = _CustomRow("")
+
+
+def _question_rows(item: QuestionItem) -> "List[_Row]":
     """The rows every way of asking shows a question (line prompt, dialog,
-    web page, MCP form): its options' labels, then the row for typing,
-    CUSTOM_RESPONSE_LABEL, unless the call said ``allow_custom`` false.  A
-    free-text question has no rows: it is one text field."""
-    labels = [option.label for option in item.options or ()]
-    if labels and item.allow_custom:
-        labels.append(CUSTOM_RESPONSE_LABEL)
-    return labels
+    web page, MCP form): its options, then the row for typing, unless the
+    call said ``allow_custom`` false.  A free-text question has no rows: it
+    is one text field."""
+    rows = [_Row(option.label, option) for option in item.options or ()]
+    if rows and item.allow_custom:
+        rows.append(_CUSTOM_ROW)
+    return rows
 
 
-def _option_of_row(item: QuestionItem, row: int) -> "Optional[QuestionOption]":
-    options = item.options or []
-    return options[row] if 0 <= row < len(options) else None
+def _is_recommended(item: QuestionItem, row: _Row) -> bool:
+    """Whether a row carries the recommended badge: a single choice's one
+    recommendation, or a multi-choice option marked so."""
+    option = row.option
+    return option is not None and (option.recommended or option.label == item.recommended)
+
+
+def _names_custom_row(text: str) -> bool:
+    """Whether a string is a pick of the row for typing (any case): the one
+    place that compares a text with CUSTOM_RESPONSE_LABEL."""
+    return text.strip().lower() == _CUSTOM_FOLDED
+
+
+def _option_named(options: "Sequence[QuestionOption]", text: str) -> "Optional[QuestionOption]":
+    """The option a string names: the one naming rule, wherever a text must
+    name an option (answers, the prompts, forms read back, the recommended
+    field).  Trimmed, without one recommended mark, it equals a label exactly,
+    else without case; on a question whose options are exactly Yes and No,
+    "y" and "n" name them.
+
+        >>> options = [askq.QuestionOption("Postgres"), askq.QuestionOption("SQLite")]
+        >>> askq._option_named(options, " postgres (Recommended)").label
+        'Postgres'
+    """
+    cleaned = _clean_label(text)
+    for option in options:
+        if option.label == cleaned:
+            return option
+    folded = cleaned.lower()
+    for option in options:
+        if option.label.lower() == folded:
+            return option
+    letter = _YES_NO_LETTERS.get(folded)
+    if letter is not None and _are_yes_no(options):
+        return next(option for option in options if option.label.lower() == letter)
+    return None
 
 
 def _custom_text(text: "Optional[str]", custom_picked: bool, options_picked: bool) -> "Optional[str]":
     """Text typed for the custom row counts when the row is picked, or when
     nothing else is: a person who typed and picked an option meant the option."""
     return text if custom_picked or not options_picked else None
-
-
-def _is_custom_label(label: str) -> bool:
-    return label.strip().lower() == _CUSTOM_FOLDED
 
 
 def _shown_answer(answer: "Optional[AnswerItem]") -> str:
@@ -2424,9 +2515,10 @@ def _cleaned_options(
 ) -> "Tuple[List[QuestionOption], Optional[str], bool]":
     """Options without their recommended mark, blanks and repeats (compared
     without case), and, where the custom row offers it, the model's own
-    "Other"; the first label that carried the mark; whether an "Other" went.
-    On a ``single`` choice, where the custom row is drawn beside the options,
-    an option with its label is refused."""
+    "Other" (and, on a multi-choice question, its own copy of the custom
+    row); the first label that carried the mark; whether an "Other" went.
+    On a ``single`` choice an option with the custom row's label is refused,
+    as the tool's first design refuses it."""
     options: List[QuestionOption] = []
     kept: Dict[str, str] = {}
     suffixed: Optional[str] = None
@@ -2440,7 +2532,7 @@ def _cleaned_options(
         folded = label.lower()
         if folded in kept:
             first = kept[folded]
-        elif not label or folded in others:
+        elif not label or folded in others or custom_row and not single and _names_custom_row(label):
             dropped_other = dropped_other or bool(label)
             continue
         else:
@@ -2448,9 +2540,10 @@ def _cleaned_options(
             options.append(option)
         if stem is not None and suffixed is None:
             suffixed = first  # a repeat passes its mark to the label it repeats
-    if single and _CUSTOM_FOLDED in kept:
+    reserved = [option.label for option in options if _names_custom_row(option.label)] if single else []
+    if reserved:
         raise QuestionError(
-            f"it has the option {_quoted(kept[_CUSTOM_FOLDED])}, which collides with the reserved"
+            f"it has the option {_quoted(reserved[0])}, which collides with the reserved"
             " custom-answer label. Remove it: the user can always type their own answer."
         )
     return options, suffixed, dropped_other
@@ -2461,12 +2554,8 @@ def _recommendation(
 ) -> "Optional[str]":
     """The recommended label: the requested one if it names an option, else
     the first that carried the suffix."""
-    if requested is not None:
-        folded = _clean_label(requested).lower()
-        for option in options:
-            if option.label.lower() == folded:
-                return option.label
-    return suffixed
+    named = None if requested is None else _option_named(options, requested)
+    return suffixed if named is None else named.label
 
 
 def _recommended_first(
@@ -2716,12 +2805,12 @@ def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") ->
         )
 
 
-def _add_picks(given: _Given, picks: "List[str]") -> None:
-    for label in picks:
-        if label is CUSTOM_RESPONSE_LABEL:
+def _add_picks(given: _Given, picks: "List[_Row]") -> None:
+    for row in picks:
+        if row.takes_text:
             given.custom = True
         else:
-            given.picked.append(label)
+            given.picked.append(row.label)
 
 
 def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple[int, _Given]":
@@ -2761,7 +2850,7 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     return index, given
 
 
-def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[str]":
+def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Row]":
     picks = _options_named_by(item, label)
     if picks is not None:
         return picks
@@ -2814,37 +2903,35 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
 
 
 
-def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[str]]":
-    """The option labels that ``text`` names on ``item``, or None when it
-    names none and is therefore typed text.
+def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Row]]":
+    """The rows that ``text`` picks on ``item``, or None when it names none
+    and is therefore typed text.
 
-    The one rule for every way answers arrive: compared trimmed, without
-    case and without one trailing "(Recommended)"; CUSTOM_RESPONSE_LABEL
-    names the row for typing (returned as that very constant); on a
-    multi-choice question, comma-separated labels name those options; on
-    a Yes/No question, "y" and "n" name Yes and No.
+    The one rule for every way answers arrive: a label named as
+    _option_named() says; CUSTOM_RESPONSE_LABEL picks the row for typing;
+    on a multi-choice question, comma-separated labels name those options.
 
         >>> item = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
         ...                                 "options": ["Unit tests", "Lint"]}]}).questions[0]
-        >>> askq._options_named_by(item, "unit tests, LINT")
+        >>> [row.label for row in askq._options_named_by(item, "unit tests, LINT")]
         ['Unit tests', 'Lint']
         >>> askq._options_named_by(item, "tests") is None
         True
     """
     if not item.options:
         return None
-    label = _label_named(item.options, text)
-    if label is not None:
-        return [label]
-    if item.question_type is _MULTI_TYPE and "," in text:
+    row = _row_named(item.options, text)
+    if row is not None:
+        return [row]
+    if item.question_type is QuestionType.MULTI_CHOICE and "," in text:
         parts = [part for part in text.split(",") if part.strip()]
-        labels = [_label_named(item.options, part) for part in parts]
-        if parts and all(label is not None for label in labels):
-            return [label for label in labels if label is not None]
+        rows = [_row_named(item.options, part) for part in parts]
+        if parts and all(row is not None for row in rows):
+            return [row for row in rows if row is not None]
     return None
 
 
-def _named(item: QuestionItem, text: str) -> "Tuple[List[str], Optional[str]]":
+def _named(item: QuestionItem, text: str) -> "Tuple[List[_Row], Optional[str]]":
     """What a string gives a question: the picks it names, and the rest as
     typed text (SPEC 7).  On a multi-choice question a string that names no
     option whole is split at commas (a part in double quotes is one part,
@@ -2853,25 +2940,28 @@ def _named(item: QuestionItem, text: str) -> "Tuple[List[str], Optional[str]]":
 
         >>> item = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
         ...                                 "options": ["Unit tests", "Lint", "Docs, API"]}]}).questions[0]
-        >>> askq._named(item, "Unit tests, Lint, and a changelog check")
+        >>> picks, typed = askq._named(item, "Unit tests, Lint, and a changelog check")
+        >>> [row.label for row in picks], typed
         (['Unit tests', 'Lint'], 'and a changelog check')
-        >>> askq._named(item, 'lint, "Docs, API"')
+        >>> picks, typed = askq._named(item, 'lint, "Docs, API"')
+        >>> [row.label for row in picks], typed
         (['Lint', 'Docs, API'], None)
     """
-    picks = _options_named_by(item, text)
-    if picks is not None:
-        return picks, None
-    if item.question_type is not _MULTI_TYPE or "," not in text or not item.options:
+    whole = _options_named_by(item, text)
+    if whole is not None:
+        return whole, None
+    if item.question_type is not QuestionType.MULTI_CHOICE or "," not in text or not item.options:
         return [], text
     parts = _comma_parts(text)
     longest = 1 + max(option.label.count(",") for option in item.options)
-    picks, rest = [], []
+    picks: List[_Row] = []
+    rest: List[str] = []
     at = 0
     while at < len(parts):
         for end in range(min(len(parts), at + longest), at, -1):
-            label = _label_named(item.options, ", ".join(parts[at:end]))
-            if label is not None:
-                picks.append(label)
+            row = _row_named(item.options, ", ".join(parts[at:end]))
+            if row is not None:
+                picks.append(row)
                 at = end
                 break
         else:
@@ -2908,20 +2998,12 @@ def _comma_parts(text: str) -> "List[str]":
     return [part for part in parts if part]
 
 
-def _label_named(options: "List[QuestionOption]", text: str) -> "Optional[str]":
-    cleaned = _clean_label(text)
-    folded = cleaned.lower()
-    for option in options:
-        if option.label == cleaned:
-            return option.label
-    for option in options:
-        if option.label.lower() == folded:
-            return option.label
-    if folded == _CUSTOM_FOLDED:
-        return CUSTOM_RESPONSE_LABEL
-    if folded in _YES_NO_LETTERS and _are_yes_no(options):
-        return next(o.label for o in options if o.label.lower() == _YES_NO_LETTERS[folded])
-    return None
+def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Row]":
+    """The row a whole string picks: an option, else the row for typing."""
+    option = _option_named(options, text)
+    if option is not None:
+        return _Row(option.label, option)
+    return _CUSTOM_ROW if _names_custom_row(text) else None
 
 
 # ===========================================================================
@@ -3079,7 +3161,7 @@ def _is_well_formed(answer: Any) -> bool:
 
 
 def _is_person_answer(answer: AnswerItem) -> bool:
-    return not answer.assumed and (answer.answer is not None or bool(answer.selected))
+    return not answer.assumed and _gives_answer(answer)
 
 
 def _result_head(status: Outcome, answers: "List[AnswerItem]") -> str:
@@ -3202,7 +3284,7 @@ class _HarnessForm:
     def answered(self) -> "List[Tuple[int, QuestionItem, AnswerItem]]":
         """The questions with a pick or typed text, with their answers."""
         found = [(index, item, self.answers.get(item.id)) for index, item in enumerate(self.items)]
-        return [(index, item, answer) for index, item, answer in found if _is_answered(answer) and answer is not None]
+        return [(index, item, answer) for index, item, answer in found if _gives_answer(answer) and answer is not None]
 
     def claude_code(self) -> "Dict[str, Any]":
         """The permission result of can_use_tool: allow with the answers only for
@@ -3299,10 +3381,6 @@ def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
 
 def _quoted_part(part: str) -> str:
     return json.dumps(part, ensure_ascii=False) if ", " in part or '"' in part else part
-
-
-def _is_answered(answer: "Optional[AnswerItem]") -> bool:
-    return answer is not None and (answer.answer is not None or bool(answer.selected))
 
 
 # The method of _HarnessForm that writes each harness's form.
@@ -3434,7 +3512,8 @@ def _form_keys(items: "List[QuestionItem]") -> "List[_FormKeys]":
 
     keys = []
     for item in items:
-        other = free(f"{_identifier_part(item.id)}_other") if _question_rows(item)[-1:] == [CUSTOM_RESPONSE_LABEL] else None
+        rows = _question_rows(item)
+        other = free(f"{_identifier_part(item.id)}_other") if rows and rows[-1].takes_text else None
         options = [free(f"{_identifier_part(item.id)}_{n}") for n in range(1, len(item.options or ()) + 1)] \
             if item.question_type is _MULTI_TYPE else []
         keys.append(_FormKeys(item.id, other, options))
@@ -3506,10 +3585,16 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if not item.question_type.is_choice:
         return {"type": "string", **field, **({} if item.required else {"default": ""})}
     rows = _question_rows(item)
-    titles = [_option_title(option) for option in item.options or ()] + rows[len(item.options or ()):]
+    labels = [row.label for row in rows]
+    titles = [row.label if row.option is None else _option_title(row.option) for row in rows]
     if legacy:  # a single choice: 2025-06-18 has no titled enums
-        return {"type": "string", **field, "enum": rows, "enumNames": titles}
-    choices = [{"const": row, "title": title} for row, title in zip(rows, titles)]
+        legacy_single: Dict[str, Any] = {"type": "string", **field, "enum": labels, "enumNames": titles}
+        if item.recommended is not None:
+            legacy_single["default"] = item.recommended
+            at = labels.index(item.recommended)
+            titles[at] = f"{titles[at]} {RECOMMENDED_SUFFIX}"
+        return legacy_single
+    choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is _MULTI_TYPE:
         multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
         if item.required:
@@ -3555,7 +3640,7 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
         return AnswerItem(item.id, value)
     picked = (value or []) if multi else ([] if value is None else [value])
     ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
-    custom = any(_is_custom_label(label) for label in picked) or bool(ticked and other)
+    custom = any(_names_custom_row(label) for label in picked) or bool(ticked and other)
     picked = picked + ticked
     return AnswerItem(item.id, _custom_text(other, custom, bool(picked)), picked)
 
@@ -3651,7 +3736,7 @@ def _prompt(
     if not plain and _dialog_possible(reader, writer):
         status, raw = _run_dialog(items, reader, writer, timeout, cancel)
     else:
-        status, raw = _line_prompt(items, _LineReader(reader, timeout, cancel), writer)
+        status, raw = _LinePrompt(_LineReader(reader, timeout, cancel), writer).ask(items)
     return QuestionOutput(items, collect_answers(items, raw, partial=status != _ANSWERED), status)
 
 
@@ -3659,45 +3744,118 @@ class _Retry(Exception):
     """A line that answers nothing; its message says why, and the question is asked again."""
 
 
-def _line_prompt(items: "List[QuestionItem]", reader: "_LineReader", writer: Any) -> "Tuple[Outcome, List[AnswerItem]]":
-    """Ask each question in turn; the outcome and the answers given."""
-    answers: List[AnswerItem] = []
-    try:
-        for number, item in enumerate(items, 1):
-            _show_question(writer, item, number, len(items))
-            answers.append(_read_answer(reader, writer, item))
-    except EOFError:
-        # A person at a terminal ended it; from a pipe, no line means nobody was there.
-        return (_DECLINED if answers or _is_terminal(reader.stream) else _UNAVAILABLE), answers
-    except KeyboardInterrupt:
-        return _DECLINED, answers
-    except _TimedOut:
-        writer.write("\n  No answer in time.\n")
-        return _TIMED_OUT, answers
-    return _ANSWERED, answers
+class _LinePrompt:
+    """The line prompt: numbered rows, one line per answer, on any stream.
 
+    ask() goes through the questions in turn; each line is read, matched by
+    the naming rule, and either answers the question or is explained and
+    asked again."""
 
-def _show_question(writer: Any, item: QuestionItem, number: int, count: int) -> None:
-    tag = f"[{_visible(item.header)}] " if item.header else ""
-    lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
-    if item.purpose:
-        lines.append(f"  Why: {_visible(item.purpose)}")
-    for row, label in enumerate(_question_rows(item), 1):
-        option = _option_of_row(item, row - 1)
-        badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
-        about = f" - {_visible(option.description)}" if option and option.description else ""
-        lines.append(f"  {row}. {_visible(label)}{badge}{about}")
-        if option and option.preview:
-            lines.extend("       " + _visible(line) for line in option.preview.splitlines())
-    lines.append(_input_hint(item))
-    writer.write("\n".join(lines) + "\n")
+    def __init__(self, reader: "_LineReader", writer: Any) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
+        """Ask each question in turn; the outcome and the answers given."""
+        answers: List[AnswerItem] = []
+        try:
+            for number, item in enumerate(items, 1):
+                self.show(item, number, len(items))
+                answers.append(self.answer(item))
+        except EOFError:
+            # A person at a terminal ended it; from a pipe, no line means nobody was there.
+            return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
+        except KeyboardInterrupt:
+            return Outcome.DECLINED, answers
+        except _TimedOut:
+            self.writer.write("\n  No answer in time.\n")
+            return Outcome.TIMED_OUT, answers
+        return Outcome.ANSWERED, answers
+
+    def show(self, item: QuestionItem, number: int, count: int) -> None:
+        tag = f"[{_visible(item.header)}] " if item.header else ""
+        lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
+        if item.purpose:
+            lines.append(f"  Why: {_visible(item.purpose)}")
+        for place, row in enumerate(_question_rows(item), 1):
+            option = row.option
+            badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
+            about = f" - {_visible(option.description)}" if option and option.description else ""
+            lines.append(f"  {place}. {_visible(row.label)}{badge}{about}")
+            if option and option.preview:
+                lines.extend("       " + _visible(line) for line in option.preview.splitlines())
+        lines.append(_input_hint(item))
+        self.writer.write("\n".join(lines) + "\n")
+
+    def answer(self, item: QuestionItem) -> AnswerItem:
+        """Read lines until one answers the question; explain and ask again
+        otherwise.  A line "note: ..." adds a note to the answer that follows."""
+        note: Optional[str] = None
+        while True:
+            line = self.read_line(_CUE)
+            if line.lower().startswith(_LINE_NOTE):
+                note = line[len(_LINE_NOTE):].strip() or None
+                self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
+                continue
+            try:
+                answer = self.line_answer(item, line)
+            except _Retry as retry:
+                self.writer.write(f"  {retry}\n")
+                continue
+            if note is not None and (answer.answer is not None or answer.selected):
+                answer.note = note
+            return answer
+
+    def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
+        if not line:
+            return _no_answer(item)
+        if item.question_type.is_choice:
+            return self.choice_answer(item, line)
+        return AnswerItem(item.id, line)
+
+    def choice_answer(self, item: QuestionItem, line: str) -> AnswerItem:
+        """The answer a line gives a choice question; _Retry when it gives none."""
+        words = line.replace(",", " ").split()
+        if words and all(word.isascii() and word.isdigit() for word in words):
+            return self.picked_rows(item, [int(word) for word in words])
+        picks = _options_named_by(item, line)
+        if picks is None:
+            if not item.allow_custom:
+                raise _Retry(_PICK_A_ROW)
+            return AnswerItem(item.id, line)
+        return self.picked(item, picks)
+
+    def picked_rows(self, item: QuestionItem, numbers: "List[int]") -> AnswerItem:
+        rows = _question_rows(item)
+        for number in numbers:
+            if not 1 <= number <= len(rows):
+                raise _Retry(f"There is no row {number}: enter a number from 1 to {len(rows)}.")
+        if item.question_type is QuestionType.SINGLE_CHOICE and len(set(numbers)) > 1:
+            raise _Retry("Pick one row only.")
+        return self.picked(item, [rows[number - 1] for number in numbers])
+
+    def picked(self, item: QuestionItem, rows: "List[_Row]") -> AnswerItem:
+        """The rows a line picked; when one is the row for typing, its text
+        comes on the next line."""
+        labels = [row.label for row in rows if not row.takes_text]
+        if len(labels) == len(rows):
+            return AnswerItem(item.id, None, labels)
+        typed = self.read_line(_TEXT_CUE)
+        if not labels and not typed:
+            return _no_answer(item)
+        return AnswerItem(item.id, typed or None, labels or None)
+
+    def read_line(self, cue: str) -> str:
+        self.writer.write(cue)
+        self.writer.flush()
+        return self.reader.readline().strip()
 
 
 def _input_hint(item: QuestionItem) -> str:
     typed = ", or type your own answer" if item.allow_custom else ""
-    if item.question_type is _MULTI_TYPE:
+    if item.question_type is QuestionType.MULTI_CHOICE:
         hint = f"Enter one or more numbers (like 1,3){typed}."
-    elif item.question_type is _SINGLE_TYPE:
+    elif item.question_type is QuestionType.SINGLE_CHOICE:
         hint = f"Enter a number{typed}."
     elif item.placeholder:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
@@ -3706,83 +3864,13 @@ def _input_hint(item: QuestionItem) -> str:
     return "  " + hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
 
 
-def _read_answer(reader: "_LineReader", writer: Any, item: QuestionItem) -> AnswerItem:
-    """Read lines until one answers the question; explain and ask again
-    otherwise.  A line "note: ..." adds a note to the answer that follows."""
-    note: Optional[str] = None
-    while True:
-        line = _read_line(reader, writer, _CUE)
-        if line.lower().startswith(_LINE_NOTE):
-            note = line[len(_LINE_NOTE):].strip() or None
-            writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
-            continue
-        try:
-            answer = _line_answer(reader, writer, item, line)
-        except _Retry as retry:
-            writer.write(f"  {retry}\n")
-            continue
-        if note is not None and (answer.answer is not None or answer.selected):
-            answer.note = note
-        return answer
-
-
 _LINE_NOTE = "note:"
-
-
-def _line_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> AnswerItem:
-    if not line:
-        return _no_answer(item)
-    if item.question_type.is_choice:
-        return _choice_answer(reader, writer, item, line)
-    return AnswerItem(item.id, line)
-
-
-def _choice_answer(reader: "_LineReader", writer: Any, item: QuestionItem, line: str) -> AnswerItem:
-    """The answer a line gives a choice question; _Retry when it gives none."""
-    words = line.replace(",", " ").split()
-    if words and all(word.isascii() and word.isdigit() for word in words):
-        return _picked_rows(reader, writer, item, [int(word) for word in words])
-    picks = _options_named_by(item, line)
-    if picks is None:
-        if not item.allow_custom:
-            raise _Retry(_PICK_A_ROW)
-        return AnswerItem(item.id, line)
-    if CUSTOM_RESPONSE_LABEL in picks:
-        return _with_typed_text(reader, writer, item, [label for label in picks if label != CUSTOM_RESPONSE_LABEL])
-    return AnswerItem(item.id, None, picks)
-
-
-def _picked_rows(reader: "_LineReader", writer: Any, item: QuestionItem, rows: "List[int]") -> AnswerItem:
-    labels = _question_rows(item)
-    for row in rows:
-        if not 1 <= row <= len(labels):
-            raise _Retry(f"There is no row {row}: enter a number from 1 to {len(labels)}.")
-    if item.question_type is _SINGLE_TYPE and len(set(rows)) > 1:
-        raise _Retry("Pick one row only.")
-    picked = [labels[row - 1] for row in rows]
-    if CUSTOM_RESPONSE_LABEL in picked:
-        return _with_typed_text(reader, writer, item, [label for label in picked if label != CUSTOM_RESPONSE_LABEL])
-    return AnswerItem(item.id, None, picked)
-
-
-def _with_typed_text(reader: "_LineReader", writer: Any, item: QuestionItem, picked: "List[str]") -> AnswerItem:
-    """The custom row was picked: its text comes on the next line."""
-    typed = _read_line(reader, writer, _TEXT_CUE)
-    if not picked and not typed:
-        return _no_answer(item)
-    return AnswerItem(item.id, typed or None, picked or None)
 
 
 def _no_answer(item: QuestionItem) -> AnswerItem:
     if item.required:
         raise _Retry(_NEEDS_ANSWER)
     return AnswerItem(item.id)
-
-
-def _read_line(reader: "_LineReader", writer: Any, cue: str) -> str:
-    writer.write(cue)
-    writer.flush()
-    return reader.readline().strip()
 
 
 class _LineReader:
@@ -3805,7 +3893,7 @@ class _LineReader:
         """The next line, without its line break; EOFError at the end of input."""
         if self.fd is not None:
             return self._line_from_fd(self.fd)
-        if self.stream is _standard_input() and _is_terminal(self.stream):
+        if self.stream is sys.stdin and _is_terminal(self.stream):
             return _edited_line()
         line = self.stream.readline()
         if not line:
@@ -3860,11 +3948,6 @@ def _edited_line() -> str:
             os.close(saved)
 
 
-def _standard_input() -> Any:
-
-    return sys.stdin
-
-
 # ===========================================================================
 # Prompts: the dialog
 #
@@ -3878,6 +3961,10 @@ def _standard_input() -> Any:
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
+
+
+# What each key does while a line is being edited, registered beside it.
+_EDIT_KEYS: "_Registry[Callable[[_Dialog, str, str], None]]" = _Registry()
 
 
 class _Entry:
@@ -3925,9 +4012,9 @@ class _Dialog:
     def entry(self) -> _Entry:
         return self.entries[self.tab]
 
-    def rows(self, index: int) -> "List[str]":
+    def rows(self, index: int) -> "List[_Row]":
         """A question's rows; a free-text question has one, the line being typed."""
-        return _question_rows(self.items[index]) or [""]
+        return _question_rows(self.items[index]) or [_TYPING_ROW]
 
     def editing(self) -> bool:
         """Whether keys go to a line of text: a note, a free-text question, or the row for typing."""
@@ -3937,14 +4024,14 @@ class _Dialog:
             return False
         if not self.items[self.tab].question_type.is_choice:
             return True
-        return self.rows(self.tab)[self.entry.row] == CUSTOM_RESPONSE_LABEL
+        return self.rows(self.tab)[self.entry.row].takes_text
 
     def answer(self, index: int) -> "Optional[AnswerItem]":
         """What question ``index`` shows as its answer: AnswerItem(id) for a
         skip, None for nothing yet."""
         item, entry = self.items[index], self.entries[index]
         text = entry.text.strip() or None
-        custom = entry.custom or item.question_type is _MULTI_TYPE
+        custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
         if typed is not None or picked:  # a note goes with an answer, never alone
@@ -3952,8 +4039,7 @@ class _Dialog:
         return AnswerItem(item.id) if entry.skipped else None
 
     def has_answer(self, index: int) -> bool:
-        answer = self.answer(index)
-        return answer is not None and (answer.answer is not None or bool(answer.selected))
+        return _gives_answer(self.answer(index))
 
     def answers(self) -> "List[AnswerItem]":
         """The answers the dialog ends with: once submitted, every question
@@ -4005,7 +4091,7 @@ class _Dialog:
         elif self.tab == self.review_tab:
             self._review_key(name)
         elif self.editing() and name in _EDIT_KEYS:
-            getattr(self, _EDIT_KEYS[name])(name, text)
+            _EDIT_KEYS[name](self, name, text)
         elif name in ("left", "right"):
             self._move_tab(1 if name == "right" else -1)
         elif name in ("up", "down"):
@@ -4037,10 +4123,10 @@ class _Dialog:
 
     def _enter(self) -> None:
         item, entry = self.items[self.tab], self.entry
-        label = self.rows(self.tab)[entry.row]
-        if item.question_type is _SINGLE_TYPE:
-            if label != CUSTOM_RESPONSE_LABEL:
-                self._pick(label)
+        row = self.rows(self.tab)[entry.row]
+        if item.question_type is QuestionType.SINGLE_CHOICE:
+            if not row.takes_text:
+                self._pick(row.label)
             elif entry.text.strip():
                 entry.custom = True
         self._confirm()
@@ -4077,7 +4163,7 @@ class _Dialog:
         elif text == " ":
             self._act_on_row(advance=False)
         elif text.lower() in _YES_NO_LETTERS and _are_yes_no(options):
-            self._pick(next(o.label for o in options if o.label.lower() == _YES_NO_LETTERS[text.lower()]))
+            self._pick(_yes_or_no(options, text))
             self._confirm()
         elif item.allow_custom:
             self.entry.row = len(self.rows(self.tab)) - 1
@@ -4088,16 +4174,18 @@ class _Dialog:
     def _act_on_row(self, advance: bool) -> None:
         """A digit or Space on an option row: pick it (and go on, for a
         digit), or toggle it on a multi-choice question."""
-        label = self.rows(self.tab)[self.entry.row]
-        if self.items[self.tab].question_type is _MULTI_TYPE:
-            self._toggle(label)
+        row = self.rows(self.tab)[self.entry.row]
+        if row.takes_text:
             return
-        self._pick(label)
+        if self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
+            self._toggle(row.label)
+            return
+        self._pick(row.label)
         if advance:
             self._confirm()
 
     # Line editing, on a free-text question or the row for typing.  Each
-    # takes the key's name and text, as _EDIT_KEYS calls them.
+    # takes the key's name and text, and names the keys it answers.
 
     def line(self) -> "Tuple[str, int]":
         """The line being edited and its caret: the note, or the answer's text."""
@@ -4110,6 +4198,7 @@ class _Dialog:
         else:
             self.entry.text, self.entry.caret = line, caret
 
+    @_EDIT_KEYS.on("text", "paste")
     def _insert(self, name: str, text: str) -> None:
         line, caret = self.line()
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
@@ -4117,39 +4206,38 @@ class _Dialog:
         if self.items[self.tab].question_type is _SINGLE_TYPE and not self.noting:
             self.entry.custom = True
 
+    @_EDIT_KEYS.on("backspace")
     def _backspace(self, name: str, text: str) -> None:
         line, caret = self.line()
         if caret:
             self._set_line(line[: caret - 1] + line[caret:], caret - 1)
 
+    @_EDIT_KEYS.on("delete")
     def _delete(self, name: str, text: str) -> None:
         line, caret = self.line()
         self._set_line(line[:caret] + line[caret + 1:], caret)
 
+    @_EDIT_KEYS.on("left", "right", "home", "end")
     def _move_caret(self, name: str, text: str) -> None:
         line, caret = self.line()
         moves = {"left": caret - 1, "right": caret + 1, "home": 0, "end": len(line)}
         self._set_line(line, max(0, min(len(line), moves[name])))
 
+    @_EDIT_KEYS.on("ctrl-u")
     def _clear_line(self, name: str, text: str) -> None:
         self._set_line("", 0)
 
+    @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
         # Up leaves the row for typing for the options above it; a free-text
         # question, or a note, has nowhere to go.
         if self.items[self.tab].question_type.is_choice and name == "up" and not self.noting:
             self.entry.row = max(0, self.entry.row - 1)
 
+    @_EDIT_KEYS.on("enter")
     def _enter_line(self, name: str, text: str) -> None:
         self._enter()
 
-
-# The method of _Dialog that each key calls while a line is being edited.
-_EDIT_KEYS = {
-    "text": "_insert", "paste": "_insert", "backspace": "_backspace", "delete": "_delete",
-    "left": "_move_caret", "right": "_move_caret", "home": "_move_caret", "end": "_move_caret",
-    "ctrl-u": "_clear_line", "up": "_leave_line", "down": "_leave_line", "enter": "_enter_line",
-}
 
 _PREVIEW_LINES = 12
 _MIN_WIDTH = 20
@@ -4309,35 +4397,36 @@ class _Painter:
         if not item.question_type.is_choice:
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
         else:
-            for row, label in enumerate(dialog.rows(dialog.tab)):
-                self._row(dialog, row, label)
+            for number, row in enumerate(dialog.rows(dialog.tab)):
+                self._row(dialog, number, row)
         if dialog.noting:
             self._add("")
             self._line_editor(dialog, " Note: ", None, True)
         elif dialog.entry.note.strip():
             self._wrapped("Note: " + _visible(dialog.entry.note.strip()), " ", "       ", "dim")
 
-    def _row(self, dialog: _Dialog, row: int, label: str) -> None:
+    def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
-        here = entry.row == row
-        if label == CUSTOM_RESPONSE_LABEL:
-            on = bool(entry.text.strip()) and (item.question_type is _MULTI_TYPE or entry.custom)
+        multi = item.question_type is QuestionType.MULTI_CHOICE
+        here = entry.row == number
+        if row.takes_text:
+            on = bool(entry.text.strip()) and (multi or entry.custom)
         else:
-            on = label in entry.picked and not entry.custom
-        if item.question_type is _MULTI_TYPE:
+            on = row.label in entry.picked and not entry.custom
+        if multi:
             box = style.checked if on else style.unchecked
         else:
             box = style.chosen if on else style.unchosen
-        lead = f" {style.pointer if here else ' '} {box} {row + 1}. "
+        lead = f" {style.pointer if here else ' '} {box} {number + 1}. "
         if here:
             self.frame.focus = len(self.frame.lines)
-        if label == CUSTOM_RESPONSE_LABEL and (here or entry.text):
-            self._line_editor(dialog, lead + CUSTOM_RESPONSE_LABEL + ": ", None, here and not dialog.noting)
+        if row.takes_text and (here or entry.text):
+            self._line_editor(dialog, lead + row.label + ": ", None, here and not dialog.noting)
             return
-        badge = f" {RECOMMENDED_SUFFIX}" if label == item.recommended else ""
+        badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(_visible(label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
-        option = _option_of_row(item, row)
+        self._wrapped(_visible(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        option = row.option
         if option is not None and option.description:
             self._wrapped(_visible(option.description), hang, hang, "dim")
         if here and option is not None and option.preview:  # beside the highlight, in view with it
@@ -4914,7 +5003,7 @@ def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> 
     for item in items:
         picked = form.get(f"q:{item.id}", [])
         if item.question_type.is_choice:
-            custom = any(_is_custom_label(label) for label in picked)
+            custom = any(_names_custom_row(label) for label in picked)
             typed = _custom_text((form.get(f"other:{item.id}") or [""])[0], custom, bool(picked))
         else:
             typed = (form.get(f"text:{item.id}") or [""])[0]
@@ -5040,9 +5129,11 @@ def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -
     name = escape(f"q:{item.id}")
     picked = form.get(f"q:{item.id}", [])
     rows = []
-    for row, label in enumerate(_question_rows(item)):
+    for row in _question_rows(item):
+        label = row.label
         checked = " checked" if label in picked else ""
-        if label == CUSTOM_RESPONSE_LABEL:
+        option = row.option
+        if option is None:
             row_id = f"custom-{index}"
             typed = escape((form.get(f"other:{item.id}") or [""])[0])
             hint = _shown(item.placeholder or "Your own answer")
@@ -5051,8 +5142,7 @@ def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -
                         f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
                         f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{label}\">")
             continue
-        option = (item.options or [])[row]
-        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if label == item.recommended else ""
+        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if _is_recommended(item, row) else ""
         about = f"<span class=\"desc\">{_shown(option.description)}</span>" if option.description else ""
         rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
                     f"{checked}><span class=\"text\" dir=\"auto\">{_shown(label)}{badge}{about}</span></label>")

@@ -52,6 +52,11 @@ def labels(item: QuestionItem) -> List[str]:
     return [option.label for option in item.options or []]
 
 
+def row_labels(item: QuestionItem) -> List[str]:
+    """The labels of the rows every way of asking shows the question."""
+    return [row.label for row in askq._question_rows(item)]
+
+
 def question(**fields: Any) -> Dict[str, Any]:
     entry: Dict[str, Any] = {"question": "Which one?"}
     entry.update(fields)
@@ -615,7 +620,7 @@ class DataModelTests(unittest.TestCase):
                 for f in dataclasses.fields(cls)
             ]
 
-        self.assertEqual(shape(QuestionOption), [("label", "-"), ("description", None), ("preview", None)])
+        self.assertEqual(shape(QuestionOption), [("label", "-"), ("description", None), ("preview", None), ("recommended", False)])
         self.assertEqual(
             shape(QuestionItem),
             [
@@ -643,7 +648,7 @@ class DataModelTests(unittest.TestCase):
         self.assertNotEqual(option, QuestionOption("A"))
         self.assertNotEqual(option, AnswerItem("A"))  # another record with the same first field
         self.assertNotEqual(option, ("A", "d", None))
-        self.assertEqual(repr(option), "QuestionOption(label='A', description='d', preview=None)")
+        self.assertEqual(repr(option), "QuestionOption(label='A', description='d', preview=None, recommended=False)")
         self.assertEqual(
             repr(QuestionOutput([], [AnswerItem("q0", "x")])),
             "QuestionOutput(questions=[], answers=[AnswerItem(id='q0', answer='x', selected=None, assumed=False, "
@@ -1547,7 +1552,7 @@ class RealCallShapeTests(unittest.TestCase):
             with self.subTest(key=key):
                 item = one(question(options=["A", "B"], **{key: False}))
                 self.assertIs(item.allow_custom, False)
-                self.assertEqual(askq._question_rows(item), ["A", "B"])
+                self.assertEqual(row_labels(item), ["A", "B"])
                 self.assertEqual(item.to_dict()["allowCustom"], False)
         self.assertIs(one(question(options=["A", "B"], custom="yes")).allow_custom, True)
         self.assertNotIn("allowCustom", one(question(options=["A", "B"])).to_dict())
@@ -2278,9 +2283,19 @@ class NormalizationTests(RefusalCase):
                 self.assertEqual(err.index, 0)
                 self.assertTrue(str(err).startswith('questions[0] ("Which one?"): it has the option "'), str(err))
                 self.assertIn(label.replace(" (Recommended)", ""), str(err))
-        # Multi-choice UIs draw no custom row beside the options.
-        self.assertEqual(labels(one(question(options=["A", "Personalize your response"], multiSelect=True)))[1],
-                         "Personalize your response")
+        # On a multi-choice question it is the model's own copy of the custom
+        # row, dropped like its "Other"; the row itself is drawn once.
+        for label in ("Personalize your response", "PERSONALIZE your response (Recommended)"):
+            item = one(question(options=["A", label, "B"], multiSelect=True))
+            self.assertEqual(labels(item), ["A", "B"])
+            self.assertEqual([row.takes_text for row in askq._question_rows(item)], [False, False, True])
+            state = dialog(askq.QuestionOutput([item], []), DOWN + DOWN + " x" + ENTER)
+            self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "x")]))
+        # Where the call offers no custom row, such an option is an ordinary one.
+        item = one(question(options=["A", "Personalize your response"], multiSelect=True, allowCustom=False))
+        self.assertEqual(labels(item), ["A", "Personalize your response"])
+        self.assertEqual(askq.collect_answers([item], {"q0": ["personalize your response"]}),
+                         [AnswerItem("q0", None, ["Personalize your response"])])
 
     def test_text_question_has_no_options_or_badge(self) -> None:
         item = one(question(options=[], recommended="A"))
@@ -3028,7 +3043,9 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(list(props), ["name", "db", "db_other", "checks_1", "checks_2", "checks_other", "notes",
                                        "name.other", "name_other_other"])
         self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL])
-        self.assertEqual(props["db"]["enumNames"], ["Postgres", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
+        # The recommended option is the default, and its name carries the badge.
+        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["default"], "Postgres")
         self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
         self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
         self.assertNotIn("checks", form["requestedSchema"]["required"])  # booleans cannot say "at least one"
@@ -3446,7 +3463,8 @@ class DialogKeyTests(unittest.TestCase):
 
     def test_yes_no_keeps_the_row_for_typing_and_takes_y_and_n(self) -> None:
         questions = {"questions": [{"question": "Go?", "type": "yesno"}]}
-        self.assertEqual(askq._question_rows(askq.ask(questions).questions[0]), ["Yes", "No", askq.CUSTOM_RESPONSE_LABEL])
+        rows = askq._question_rows(askq.ask(questions).questions[0])
+        self.assertEqual([(row.label, row.takes_text) for row in rows], [("Yes", False), ("No", False), (askq.CUSTOM_RESPONSE_LABEL, True)])
         self.assertEqual(outcome(dialog(questions, "n")), ("answered", [AnswerItem("q0", None, ["No"])]))
         self.assertEqual(outcome(dialog(questions, "Y")), ("answered", [AnswerItem("q0", None, ["Yes"])]))
         state = dialog(questions, "xy" + ENTER)  # typing goes to the row for typing, y included
@@ -3456,7 +3474,7 @@ class DialogKeyTests(unittest.TestCase):
         questions = {"questions": [{"question": "Go?", "options": ["A", "B"]}]}
         output = askq.ask(questions)
         output.questions[0].allow_custom = False
-        self.assertEqual(askq._question_rows(output.questions[0]), ["A", "B"])
+        self.assertEqual(row_labels(output.questions[0]), ["A", "B"])
         state = dialog(output, "x" + DOWN * 5)
         self.assertEqual((state.status, state.notice, state.entries[0].row), (None, "", 1))
         state = dialog(output, "x")
