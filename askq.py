@@ -82,6 +82,7 @@ from typing import (
     Pattern,
     Sequence,
     Tuple,
+    Type,
     TypeVar,
     Union,
 )
@@ -2690,23 +2691,18 @@ _REPLY_KEYS = frozenset(("answers", "annotations", "questions", "metadata", "tit
 
 
 def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, str]]":
-    """A wrapped form as a plain mapping, and the notes by key: Codex's
-    {"answers": {id: {"answers": [...]}}} and Claude Code's {"answers":
-    {question text: ...}, "annotations": {question text: {"notes": ...}}}."""
-    inner = raw.get("answers")
+    """A wrapped form as a plain mapping, and the notes by key: each harness
+    form takes off its own wrapper and gathers its own notes (Codex's
+    {"answers": {id: {"answers": [...]}}}, Claude Code's annotations)."""
     notes: Dict[Any, str] = {}
+    inner = raw.get("answers")
     if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
-        annotations = raw.get("annotations")
-        for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
-            note = value.get("notes") if isinstance(value, dict) else None
-            if isinstance(note, str):
-                notes[key] = note
+        for form in _HARNESS_FORMS.values():
+            form.gather_notes(raw, notes)
         raw = inner
-    plain = {
-        key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
-        for key, value in raw.items()
-    }
-    return plain, notes
+    for form in _HARNESS_FORMS.values():
+        raw = form.unwrap(raw)
+    return raw, notes
 
 
 def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
@@ -2764,25 +2760,19 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Op
     return given
 
 
-# How the answer forms carry a note in a string: Codex's entries, and the part
-# askq writes for OpenCode and Gemini CLI (SPEC 11).
-_NOTE_PREFIXES = ("user_note: ", "note: ")
-_NOTE_PART = ", note: "
-# Claude Code's answer beside a note alone, and Codex's row for an answer of
-# one's own: with a note, the note is the answer.
-_NOTE_ROWS = frozenset(("(notes only)", "none of the above"))
-
-
 def _add_text(given: _Given, item: QuestionItem, text: str) -> None:
-    """One string of an answer: a note, a pick or picks, typed text."""
-    if text.startswith(_NOTE_PREFIXES):
-        prefix = next(prefix for prefix in _NOTE_PREFIXES if text.startswith(prefix))
+    """One string of an answer: a note (as each harness form marks one), a
+    pick or picks, typed text."""
+    prefixes, parts, note_rows = _note_markers()
+    if text.startswith(prefixes):
+        prefix = next(prefix for prefix in prefixes if text.startswith(prefix))
         given.note = _joined_note(given.note, text[len(prefix):])
         return
-    if _NOTE_PART in text:
-        text, _, note = text.partition(_NOTE_PART)
-        given.note = _joined_note(given.note, note)
-    if text[:1] in "(nN" and text.strip().lower() in _NOTE_ROWS and item.question_type.is_choice:
+    for part in parts:
+        if part in text:
+            text, _, note = text.partition(part)
+            given.note = _joined_note(given.note, note)
+    if text[:1] in "(nN" and text.strip().lower() in note_rows and item.question_type.is_choice:
         given.none_of_these = True
         return
     picks, typed = _named(item, text)
@@ -3212,14 +3202,14 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
 # A harness built on another agent's runtime must hand that runtime its own
 # answer form, and that last step is where answers get lost: a dismissal
 # reported as answers, a note dropped, a label that no longer matches.  Each
-# writer below gives exactly one runtime's shape, with the question texts and
-# labels as the model sent them when the call is given.
-
-HARNESSES = ("claude-code", "opencode", "gemini", "codex", "mcp")
+# runtime is one class below, which writes its form and reads it back (its
+# wrapper, its note markers), registered under the runtime's name; HARNESSES
+# is that registry's names.  _AskedOutput is what every writer starts from:
+# the checked answers, and the texts and labels as the model sent them.
 
 
 def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "Dict[str, Any]":
-    """An asked output in the answer form of ``harness`` (SPEC 11), as JSON data.
+    """An asked output in the answer form of ``harness``, as JSON data.
 
     ``harness`` is one of HARNESSES.  ``call`` is the tool input as the model
     sent it: with it, question texts and labels are written exactly as sent
@@ -3235,13 +3225,13 @@ def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "
     """
     if getattr(output, "status", None) is None:
         raise AnswerError("harness_answers() takes an output whose person was asked: its status is None.")
-    writer = _HARNESS_WRITERS.get(harness)
-    if writer is None:
-        raise AnswerError(f"Unknown harness {harness!r}; the harnesses are: {', '.join(HARNESSES)}.")
-    return getattr(_HarnessForm(output, call), writer)()  # type: ignore[no-any-return]
+    form = _HARNESS_FORMS.get(harness)
+    if form is None:
+        raise AnswerError(f"Unknown harness {harness!r}; the harnesses are: {', '.join(_HARNESS_FORMS)}.")
+    return form.write(_AskedOutput(output, call))
 
 
-class _HarnessForm:
+class _AskedOutput:
     """One asked output, to be written in a harness's form: its checked
     answers by id, and the question texts and labels as the model sent them
     where the call is known (else the normalized ones)."""
@@ -3270,11 +3260,13 @@ class _HarnessForm:
         return entry if isinstance(entry, str) else self.items[index].question
 
     def label(self, index: int, label: str) -> str:
+        """An option's label as the model sent it: the sent label that names it."""
         entry = self.entries[index] if index < len(self.entries) else None
         options = _first(entry, _OPTIONS_KEYS, _option_source) if isinstance(entry, dict) else None
+        wanted = [QuestionOption(label)]
         for raw in options if isinstance(options, list) else ():
             sent = raw if isinstance(raw, str) else _first(raw, _OPTION_LABEL_KEYS, _sent_text) if isinstance(raw, dict) else None
-            if sent is not None and _clean_label(sent).lower() == label.lower():
+            if sent is not None and _option_named(wanted, sent) is not None:
                 return sent
         return label
 
@@ -3286,82 +3278,86 @@ class _HarnessForm:
         found = [(index, item, self.answers.get(item.id)) for index, item in enumerate(self.items)]
         return [(index, item, answer) for index, item, answer in found if _gives_answer(answer) and answer is not None]
 
-    def claude_code(self) -> "Dict[str, Any]":
-        """The permission result of can_use_tool: allow with the answers only for
-        a full answer; otherwise deny with result_text, which its model reads."""
-        answered = self.answered()
-        if self.status is not Outcome.ANSWERED or len(answered) < len(self.items):
-            return {"behavior": "deny", "message": result_text(self.output)}
+    def parts(self, index: int, answer: "Optional[AnswerItem]", note_prefix: str) -> "List[str]":
+        """One question's answer as parts: picked labels, typed text, the note."""
+        if answer is None:
+            return []
+        parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
+        return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
+
+    def with_outcome(self, form: "Dict[str, Any]") -> "Dict[str, Any]":
+        """A form that carries no outcome of its own, with the outcome beside it."""
+        if self.status is not Outcome.ANSWERED:
+            form.update(status=self.status.value, message=result_text(self.output))
+        return form
+
+
+class _HarnessForm:
+    """One runtime's answer form: how askq writes it, and what collect_answers()
+    must know to read it back (its wrapper, and how it carries a note)."""
+
+    # A string that starts so is a note (an entry of a list, or a whole value).
+    note_prefix: "ClassVar[Optional[str]]" = None
+    # Joins a note to the end of a value that holds an answer too.
+    note_part: "ClassVar[Optional[str]]" = None
+    # Rows that stand for "my answer is in the note" (folded).
+    note_rows: "ClassVar[FrozenSet[str]]" = frozenset()
+
+    def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        raise NotImplementedError
+
+    def gather_notes(self, wrapper: "Dict[Any, Any]", notes: "Dict[Any, str]") -> None:
+        """Put into ``notes``, by key, the notes this form carries beside its
+        answers in ``wrapper``, the object around the answers."""
+
+    def unwrap(self, answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+        """The answers mapping with this form's values made plain (a list of
+        strings or a string per key); unchanged when they are not its own."""
+        return answers
+
+
+_HARNESS_FORMS: "Dict[str, _HarnessForm]" = {}
+
+
+def _harness_form(name: str) -> "Callable[[Type[_HarnessForm]], Type[_HarnessForm]]":
+    """Register a runtime's form under its name, beside its class."""
+    def register(form: "Type[_HarnessForm]") -> "Type[_HarnessForm]":
+        _HARNESS_FORMS[name] = form()
+        return form
+    return register
+
+
+@_harness_form("claude-code")
+class _ClaudeCodeForm(_HarnessForm):
+    """The permission result of the Claude Agent SDK's can_use_tool callback:
+    allow with the answers only for a full answer; otherwise deny with
+    result_text, which its model reads (it cannot see skips in annotations)."""
+
+    note_rows = frozenset(("(notes only)",))
+
+    def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        answered = asked.answered()
+        if asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items):
+            return {"behavior": "deny", "message": result_text(asked.output)}
         replies: Dict[str, str] = {}
         notes: Dict[str, Dict[str, str]] = {}
         for index, _, answer in answered:
-            text = self.question(index)
-            replies[text] = _joined(self.labels(index, answer), answer.answer)
+            text = asked.question(index)
+            replies[text] = _joined(asked.labels(index, answer), answer.answer)
             if answer.note is not None:
                 notes[text] = {"notes": answer.note}
-        questions = self.questions if self.questions is not None else [_claude_code_question(i) for i in self.items]
+        questions = asked.questions if asked.questions is not None else [_claude_code_question(i) for i in asked.items]
         updated: Dict[str, Any] = {"questions": questions, "answers": replies}
         if notes:
             updated["annotations"] = notes
         return {"behavior": "allow", "updatedInput": updated}
 
-    def opencode(self) -> "Dict[str, Any]":
-        if self.status is not Outcome.ANSWERED:
-            return {"reject": True, "message": result_text(self.output)}
-        return {"answers": [self.parts(index, self.answers.get(item.id)) for index, item in enumerate(self.items)]}
-
-    def parts(self, index: int, answer: "Optional[AnswerItem]") -> "List[str]":
-        """One question's answer as parts: picked labels, typed text, "note: ..."."""
-        if answer is None:
-            return []
-        parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
-        return parts + ([f"note: {answer.note}"] if answer.note is not None else [])
-
-    def gemini(self) -> "Dict[str, Any]":
-        replies = {}
-        for index, _, answer in self.answered():
-            note = "" if answer.note is None else f"{_NOTE_PART}{answer.note}"
-            replies[str(index)] = _joined(self.labels(index, answer), answer.answer) + note
-        return self.with_outcome({"answers": replies})
-
-    def codex(self) -> "Dict[str, Any]":
-        """Codex has one free-text channel per question, the user_note: typed
-        text beside picks goes there, joined to a note."""
-        replies = {}
-        for index, item, answer in self.answered():
-            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
-            replies[item.id] = {"answers": self.labels(index, answer) + ([f"user_note: {note}"] if note else [])}
-        return self.with_outcome({"answers": replies})
-
-    def with_outcome(self, form: "Dict[str, Any]") -> "Dict[str, Any]":
-        if self.status is not Outcome.ANSWERED:
-            form.update(status=self.status.value, message=result_text(self.output))
-        return form
-
-    def mcp(self) -> "Dict[str, Any]":
-        """The ElicitResult a client sends back for to_elicitation()'s form."""
-        if self.status is Outcome.DECLINED:
-            return {"action": "decline"}
-        if self.status is not Outcome.ANSWERED:
-            return {"action": "cancel"}
-        keys_by_id = {item.id: keys for item, keys in zip(self.items, _form_keys(self.items))}
-        content: Dict[str, Any] = {}
-        for _, item, answer in self.answered():
-            keys = keys_by_id[item.id]
-            if not item.question_type.is_choice:
-                content[keys.value] = answer.answer
-                continue
-            picks = list(answer.selected or ())
-            if answer.answer is not None and keys.other is not None:
-                picks.append(CUSTOM_RESPONSE_LABEL)
-                content[keys.other] = answer.answer
-            content[keys.value] = picks if item.question_type is _MULTI_TYPE else picks[0]
-        return {"action": "accept", "content": content}
-
-
-def _sent_text(value: Any) -> "Optional[str]":
-    """A text exactly as the model sent it, untrimmed; None when blank."""
-    return value if isinstance(value, str) and value.strip() else None
+    def gather_notes(self, wrapper: "Dict[Any, Any]", notes: "Dict[Any, str]") -> None:
+        annotations = wrapper.get("annotations")
+        for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
+            note = value.get("notes") if isinstance(value, dict) else None
+            if isinstance(note, str):
+                notes[key] = note
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
@@ -3369,6 +3365,104 @@ def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
     data["options"] = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
     data["multiSelect"] = item.multi_select
     return data
+
+
+@_harness_form("opencode")
+class _OpenCodeForm(_HarnessForm):
+    """The body of OpenCode's question reply, one list per question; any
+    outcome but an answer is its reject, with result_text."""
+
+    note_prefix = "note: "
+
+    def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        if asked.status is not Outcome.ANSWERED:
+            return {"reject": True, "message": result_text(asked.output)}
+        note = self.note_prefix or ""
+        return {"answers": [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]}
+
+
+@_harness_form("gemini")
+class _GeminiForm(_HarnessForm):
+    """Gemini CLI's ask_user result: one string per answered question, keyed
+    by its position, the note joined to its end; the outcome beside it."""
+
+    note_prefix = "note: "
+    note_part = ", note: "
+
+    def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        replies = {}
+        for index, _, answer in asked.answered():
+            note = "" if answer.note is None else f"{self.note_part}{answer.note}"
+            replies[str(index)] = _joined(asked.labels(index, answer), answer.answer) + note
+        return asked.with_outcome({"answers": replies})
+
+
+@_harness_form("codex")
+class _CodexForm(_HarnessForm):
+    """Codex's request_user_input response, {id: {"answers": [...]}}.  Codex
+    has one free-text channel per question, the user_note: typed text beside
+    picks goes there, joined to a note; its "None of the above" row with a
+    note is an answer of one's own."""
+
+    note_prefix = "user_note: "
+    note_rows = frozenset(("none of the above",))
+
+    def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        replies = {}
+        for index, item, answer in asked.answered():
+            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
+            replies[item.id] = {"answers": asked.labels(index, answer) + ([f"{self.note_prefix}{note}"] if note else [])}
+        return asked.with_outcome({"answers": replies})
+
+    def unwrap(self, answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+        return {
+            key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
+            for key, value in answers.items()
+        }
+
+
+@_harness_form("mcp")
+class _McpForm(_HarnessForm):
+    """The ElicitResult a client sends back for to_elicitation()'s form; read
+    back by from_elicitation()."""
+
+    def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        if asked.status is Outcome.DECLINED:
+            return {"action": "decline"}
+        if asked.status is not Outcome.ANSWERED:
+            return {"action": "cancel"}
+        keys_by_id = {item.id: keys for item, keys in zip(asked.items, _form_keys(asked.items))}
+        content: Dict[str, Any] = {}
+        for _, item, answer in asked.answered():
+            keys = keys_by_id[item.id]
+            if not item.question_type.is_choice:
+                content[keys.value] = answer.answer
+                continue
+            picks = list(answer.selected or ())
+            if answer.answer is not None and keys.other is not None:
+                picks.append(_CUSTOM_ROW.label)
+                content[keys.other] = answer.answer
+            content[keys.value] = picks if item.question_type is QuestionType.MULTI_CHOICE else picks[0]
+        return {"action": "accept", "content": content}
+
+
+HARNESSES = tuple(_HARNESS_FORMS)
+
+
+@functools.lru_cache(maxsize=None)
+def _note_markers() -> "Tuple[Tuple[str, ...], Tuple[str, ...], FrozenSet[str]]":
+    """How the harness forms carry a note in a string: the prefixes of a note
+    entry, the parts that join a note to an answer, and the rows whose note
+    is the answer."""
+    forms = list(_HARNESS_FORMS.values())
+    prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
+    parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
+    return prefixes, parts, frozenset().union(*(form.note_rows for form in forms))
+
+
+def _sent_text(value: Any) -> "Optional[str]":
+    """A text exactly as the model sent it, untrimmed; None when blank."""
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
@@ -3381,16 +3475,6 @@ def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
 
 def _quoted_part(part: str) -> str:
     return json.dumps(part, ensure_ascii=False) if ", " in part or '"' in part else part
-
-
-# The method of _HarnessForm that writes each harness's form.
-_HARNESS_WRITERS = {
-    "claude-code": "claude_code",
-    "opencode": "opencode",
-    "gemini": "gemini",
-    "codex": "codex",
-    "mcp": "mcp",
-}
 
 
 # ===========================================================================
