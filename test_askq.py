@@ -5086,10 +5086,10 @@ class PortabilityTests(unittest.TestCase):
 @unittest.skipUnless(CAN_SPAWN, "needs subprocesses and sockets")
 class SoakScriptTests(unittest.TestCase):
     """The servers under mixed and hostile input: a few hundred lines and a few dozen requests here,
-    thousands with the scripts run by hand (python soak_mcp.py, python soak_web.py)."""
+    thousands with the scripts run by hand (python tools/soak_mcp.py, python tools/soak_web.py)."""
 
     def run_script(self, name: str) -> str:
-        process = subprocess.run([sys.executable, os.path.join(HERE, name), "--quick"], capture_output=True,
+        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick"], capture_output=True,
                                  text=True, timeout=300, check=False)
         self.assertEqual(process.returncode, 0, process.stdout[-3000:] + process.stderr[-2000:])
         return process.stdout

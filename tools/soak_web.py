@@ -1,8 +1,8 @@
 """Soak test of askq's web page: SPEC 10's rules under hostile traffic.
 
-    python soak_web.py                      # 1,000 requests, seed 1
-    python soak_web.py --quick              # a few dozen, for the test suite
-    python soak_web.py --requests 5000 --seed 7 --askq ../other/askq.py
+    python tools/soak_web.py                      # 1,000 requests, seed 1
+    python tools/soak_web.py --quick              # a few dozen, for the test suite
+    python tools/soak_web.py --requests 5000 --seed 7 --askq ../other/askq.py
 
 It starts ``python askq.py ask example_args.json --web --port 0`` (the
 askq.py and example_args.json beside this script unless told otherwise),
@@ -58,7 +58,7 @@ from typing import (
 )
 from urllib.parse import quote, urlsplit
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the root, above tools/
 MAX_PAYLOAD_BYTES = 1024 * 1024  # askq's bound on a body (SPEC 5.7, 10)
 ROUTES: Dict[str, Tuple[str, ...]] = {"/": ("GET", "POST"), "/questions": ("GET",), "/answers": ("POST",),
                                       "/dismiss": ("POST",)}

@@ -1,9 +1,9 @@
 """Benchmark askq against the floor of any pure-Python decoder: json.loads.
 
-    python bench_askq.py                 # one table
-    python bench_askq.py --json          # the same figures as JSON
-    python bench_askq.py --against DIR   # also the askq.py in DIR, in the same rounds
-    python bench_askq.py --reader        # the tolerant reader on 1 MiB broken texts
+    python tools/bench_askq.py                 # one table
+    python tools/bench_askq.py --json          # the same figures as JSON
+    python tools/bench_askq.py --against DIR   # also the askq.py in DIR, in the same rounds
+    python tools/bench_askq.py --reader        # the tolerant reader on 1 MiB broken texts
 
 ``--against`` compares two versions fairly: give it a folder holding the
 askq.py to compare with (``git worktree add /tmp/old HEAD~3`` makes one), and
@@ -23,9 +23,12 @@ import timeit
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional
 
-import askq
+# The project's root, where askq.py stands: this file is in its tools folder.
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import askq  # found through the root put on the path above
+
 ROUNDS = 15
 BATCH_SECONDS = 0.02
 

@@ -1,8 +1,8 @@
 """Soak test for askq's MCP server: ``python askq.py serve`` over stdio.
 
-    python soak_mcp.py                      # 10,000 mixed lines, fixed seed
-    python soak_mcp.py --quick              # a few hundred lines (for the test suite)
-    python soak_mcp.py --lines 50000 --seed 7 --askq path/to/askq.py [--json]
+    python tools/soak_mcp.py                      # 10,000 mixed lines, fixed seed
+    python tools/soak_mcp.py --quick              # a few hundred lines (for the test suite)
+    python tools/soak_mcp.py --lines 50000 --seed 7 --askq path/to/askq.py [--json]
 
 It starts the server as a child process and sends it a deterministic mix of
 lines: every method of both protocol eras (the handshake versions 2024-11-05,
@@ -1611,7 +1611,7 @@ def print_violations(report: Dict[str, Any]) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the root, above tools/
     parser.add_argument("--askq", default=os.path.join(here, "askq.py"), help="the askq.py to serve")
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs it")
     parser.add_argument("--lines", type=int, default=10_000, help="lines to send (default 10,000)")
