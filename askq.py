@@ -2653,6 +2653,33 @@ class _Given:
         self.note: Optional[str] = None
         self.none_of_these = False  # "None of the above" or "(notes only)": the note is the answer
 
+    def add_text(self, item: QuestionItem, text: str) -> None:
+        """One string of an answer: a note (as each harness form marks one), a
+        pick or picks, typed text."""
+        prefixes, parts, note_rows = _note_markers()
+        if text.startswith(prefixes):
+            prefix = next(prefix for prefix in prefixes if text.startswith(prefix))
+            self.note = _joined_note(self.note, text[len(prefix):])
+            return
+        for part in parts:
+            if part in text:
+                text, _, note = text.partition(part)
+                self.note = _joined_note(self.note, note)
+        if item.question_type.is_choice and text.strip().lower() in note_rows:
+            self.none_of_these = True
+            return
+        picks, typed = _named(item, text)
+        self.add_picks(picks)
+        if typed is not None:
+            self.typed.append(typed)
+
+    def add_picks(self, picks: "List[_Row]") -> None:
+        for row in picks:
+            if row.takes_text:
+                self.custom = True
+            else:
+                self.picked.append(row.label)
+
 
 def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
     """What was given for each question, by its index, before any check."""
@@ -2754,31 +2781,10 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Op
     given = _Given()
     given.note = note
     for text in texts:
-        _add_text(given, items[index], text)
+        given.add_text(items[index], text)
     if given.none_of_these and not given.typed and given.note:
         given.typed, given.note = [given.note], None  # Codex's "None of the above" with a note: typed
     return given
-
-
-def _add_text(given: _Given, item: QuestionItem, text: str) -> None:
-    """One string of an answer: a note (as each harness form marks one), a
-    pick or picks, typed text."""
-    prefixes, parts, note_rows = _note_markers()
-    if text.startswith(prefixes):
-        prefix = next(prefix for prefix in prefixes if text.startswith(prefix))
-        given.note = _joined_note(given.note, text[len(prefix):])
-        return
-    for part in parts:
-        if part in text:
-            text, _, note = text.partition(part)
-            given.note = _joined_note(given.note, note)
-    if text[:1] in "(nN" and text.strip().lower() in note_rows and item.question_type.is_choice:
-        given.none_of_these = True
-        return
-    picks, typed = _named(item, text)
-    _add_picks(given, picks)
-    if typed is not None:
-        given.typed.append(typed)
 
 
 def _joined_note(note: "Optional[str]", more: str) -> str:
@@ -2793,14 +2799,6 @@ def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") ->
             f" has {len(texts)} answers in one list; it has {len(item.options or ())} options"
             " and one typed answer at most.",
         )
-
-
-def _add_picks(given: _Given, picks: "List[_Row]") -> None:
-    for row in picks:
-        if row.takes_text:
-            given.custom = True
-        else:
-            given.picked.append(row.label)
 
 
 def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple[int, _Given]":
@@ -2836,7 +2834,7 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     given.assumed = assumed is True
     given.note = note
     for label in selected or ():
-        _add_picks(given, _picks_of_selected(index, item, label))
+        given.add_picks(_picks_of_selected(index, item, label))
     return index, given
 
 
