@@ -702,6 +702,7 @@ class _Row:
     interface asks the row what it is (``option``, ``takes_text``); none
     finds a row by its text."""
 
+    __slots__ = ("label", "option")
     takes_text = False
 
     def __init__(self, label: str, option: "Optional[QuestionOption]" = None) -> None:
@@ -715,10 +716,13 @@ class _Row:
 class _CustomRow(_Row):
     """The row for typing, CUSTOM_RESPONSE_LABEL: the same on every question."""
 
+    __slots__ = ()
     takes_text = True
 
 
 _CUSTOM_ROW = _CustomRow(CUSTOM_RESPONSE_LABEL)
+# What a text an answer holds can pick: an option, or the row for typing.
+_Pick = Union[QuestionOption, _CustomRow]
 # A free-text question's one row in the dialog: the line being typed.
 _TYPING_ROW = _CustomRow("")
 
@@ -742,8 +746,9 @@ def _is_recommended(item: QuestionItem, row: _Row) -> bool:
 
 
 def _names_custom_row(text: str) -> bool:
-    """Whether a string is a pick of the row for typing (any case): the one
-    place that compares a text with CUSTOM_RESPONSE_LABEL."""
+    """Whether a string is a pick of the row for typing (any case).  Only
+    this, and normalization on labels it has already folded, compare a text
+    with CUSTOM_RESPONSE_LABEL."""
     return text.strip().lower() == _CUSTOM_FOLDED
 
 
@@ -2533,7 +2538,7 @@ def _cleaned_options(
         folded = label.lower()
         if folded in kept:
             first = kept[folded]
-        elif not label or folded in others or custom_row and not single and _names_custom_row(label):
+        elif not label or folded in others or folded == _CUSTOM_FOLDED and custom_row and not single:
             dropped_other = dropped_other or bool(label)
             continue
         else:
@@ -2541,10 +2546,9 @@ def _cleaned_options(
             options.append(option)
         if stem is not None and suffixed is None:
             suffixed = first  # a repeat passes its mark to the label it repeats
-    reserved = [option.label for option in options if _names_custom_row(option.label)] if single else []
-    if reserved:
+    if single and _CUSTOM_FOLDED in kept:
         raise QuestionError(
-            f"it has the option {_quoted(reserved[0])}, which collides with the reserved"
+            f"it has the option {_quoted(kept[_CUSTOM_FOLDED])}, which collides with the reserved"
             " custom-answer label. Remove it: the user can always type their own answer."
         )
     return options, suffixed, dropped_other
@@ -2656,7 +2660,8 @@ class _Given:
     def add_text(self, item: QuestionItem, text: str) -> None:
         """One string of an answer: a note (as each harness form marks one), a
         pick or picks, typed text."""
-        prefixes, parts, note_rows = _note_markers()
+        readers = _form_readers()
+        prefixes, parts, note_rows = readers.note_prefixes, readers.note_parts, readers.note_rows
         if text.startswith(prefixes):
             prefix = next(prefix for prefix in prefixes if text.startswith(prefix))
             self.note = _joined_note(self.note, text[len(prefix):])
@@ -2665,7 +2670,7 @@ class _Given:
             if part in text:
                 text, _, note = text.partition(part)
                 self.note = _joined_note(self.note, note)
-        if item.question_type.is_choice and text.strip().lower() in note_rows:
+        if text[:1] in readers.note_row_starts and text.strip().lower() in note_rows and item.question_type.is_choice:
             self.none_of_these = True
             return
         picks, typed = _named(item, text)
@@ -2673,12 +2678,12 @@ class _Given:
         if typed is not None:
             self.typed.append(typed)
 
-    def add_picks(self, picks: "List[_Row]") -> None:
-        for row in picks:
-            if row.takes_text:
+    def add_picks(self, picks: "List[_Pick]") -> None:
+        for pick in picks:
+            if pick is _CUSTOM_ROW:
                 self.custom = True
             else:
-                self.picked.append(row.label)
+                self.picked.append(pick.label)
 
 
 def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
@@ -2722,12 +2727,13 @@ def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "T
     form takes off its own wrapper and gathers its own notes (Codex's
     {"answers": {id: {"answers": [...]}}}, Claude Code's annotations)."""
     notes: Dict[Any, str] = {}
+    readers = _form_readers()
     inner = raw.get("answers")
     if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
-        for form in _HARNESS_FORMS.values():
+        for form in readers.note_gatherers:
             form.gather_notes(raw, notes)
         raw = inner
-    for form in _HARNESS_FORMS.values():
+    for form in readers.unwrappers:
         raw = form.unwrap(raw)
     return raw, notes
 
@@ -2838,7 +2844,7 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     return index, given
 
 
-def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Row]":
+def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pick]":
     picks = _options_named_by(item, label)
     if picks is not None:
         return picks
@@ -2891,7 +2897,7 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
 
 
 
-def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Row]]":
+def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Pick]]":
     """The rows that ``text`` picks on ``item``, or None when it names none
     and is therefore typed text.
 
@@ -2919,7 +2925,7 @@ def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Row]]":
     return None
 
 
-def _named(item: QuestionItem, text: str) -> "Tuple[List[_Row], Optional[str]]":
+def _named(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Optional[str]]":
     """What a string gives a question: the picks it names, and the rest as
     typed text (SPEC 7).  On a multi-choice question a string that names no
     option whole is split at commas (a part in double quotes is one part,
@@ -2942,7 +2948,7 @@ def _named(item: QuestionItem, text: str) -> "Tuple[List[_Row], Optional[str]]":
         return [], text
     parts = _comma_parts(text)
     longest = 1 + max(option.label.count(",") for option in item.options)
-    picks: List[_Row] = []
+    picks: List[_Pick] = []
     rest: List[str] = []
     at = 0
     while at < len(parts):
@@ -2986,11 +2992,11 @@ def _comma_parts(text: str) -> "List[str]":
     return [part for part in parts if part]
 
 
-def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Row]":
-    """The row a whole string picks: an option, else the row for typing."""
+def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
+    """What a whole string picks: an option, else the row for typing."""
     option = _option_named(options, text)
     if option is not None:
-        return _Row(option.label, option)
+        return option
     return _CUSTOM_ROW if _names_custom_row(text) else None
 
 
@@ -3447,15 +3453,25 @@ class _McpForm(_HarnessForm):
 HARNESSES = tuple(_HARNESS_FORMS)
 
 
+class _FormReaders:
+    """What collect_answers() needs of the harness forms to read them back:
+    the prefixes of a note entry, the parts that join a note to an answer,
+    the rows whose note is the answer, and the forms that unwrap answers or
+    carry notes beside them."""
+
+    def __init__(self, forms: "List[_HarnessForm]") -> None:
+        self.note_prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
+        self.note_parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
+        self.note_rows: FrozenSet[str] = frozenset().union(*(form.note_rows for form in forms))
+        # A look at the first character spares most strings the folding.
+        self.note_row_starts = frozenset(row[:1] for row in self.note_rows) | {row[:1].upper() for row in self.note_rows}
+        self.unwrappers = [form for form in forms if type(form).unwrap is not _HarnessForm.unwrap]
+        self.note_gatherers = [form for form in forms if type(form).gather_notes is not _HarnessForm.gather_notes]
+
+
 @functools.lru_cache(maxsize=None)
-def _note_markers() -> "Tuple[Tuple[str, ...], Tuple[str, ...], FrozenSet[str]]":
-    """How the harness forms carry a note in a string: the prefixes of a note
-    entry, the parts that join a note to an answer, and the rows whose note
-    is the answer."""
-    forms = list(_HARNESS_FORMS.values())
-    prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
-    parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
-    return prefixes, parts, frozenset().union(*(form.note_rows for form in forms))
+def _form_readers() -> _FormReaders:
+    return _FormReaders(list(_HARNESS_FORMS.values()))
 
 
 def _sent_text(value: Any) -> "Optional[str]":
@@ -3905,7 +3921,7 @@ class _LinePrompt:
             if not item.allow_custom:
                 raise _Retry(_PICK_A_ROW)
             return AnswerItem(item.id, line)
-        return self.picked(item, picks)
+        return self.picked(item, [pick.label for pick in picks if pick is not _CUSTOM_ROW], _CUSTOM_ROW in picks)
 
     def picked_rows(self, item: QuestionItem, numbers: "List[int]") -> AnswerItem:
         rows = _question_rows(item)
@@ -3914,13 +3930,13 @@ class _LinePrompt:
                 raise _Retry(f"There is no row {number}: enter a number from 1 to {len(rows)}.")
         if item.question_type is QuestionType.SINGLE_CHOICE and len(set(numbers)) > 1:
             raise _Retry("Pick one row only.")
-        return self.picked(item, [rows[number - 1] for number in numbers])
+        picked = [rows[number - 1] for number in numbers]
+        return self.picked(item, [row.label for row in picked if not row.takes_text], any(row.takes_text for row in picked))
 
-    def picked(self, item: QuestionItem, rows: "List[_Row]") -> AnswerItem:
-        """The rows a line picked; when one is the row for typing, its text
-        comes on the next line."""
-        labels = [row.label for row in rows if not row.takes_text]
-        if len(labels) == len(rows):
+    def picked(self, item: QuestionItem, labels: "List[str]", typing: bool) -> AnswerItem:
+        """The options a line picked; when it picked the row for typing too,
+        its text comes on the next line."""
+        if not typing:
             return AnswerItem(item.id, None, labels)
         typed = self.read_line(_TEXT_CUE)
         if not labels and not typed:
