@@ -2657,23 +2657,24 @@ class _Given:
         self.note: Optional[str] = None
         self.none_of_these = False  # "None of the above" or "(notes only)": the note is the answer
 
-    def add_text(self, item: QuestionItem, text: str) -> None:
-        """One string of an answer: a note (as each harness form marks one), a
+    def add_text(self, item: QuestionItem, text: str, readers: "_FormReaders") -> None:
+        """One string of an answer: a note (as the harness forms mark one), a
         pick or picks, typed text."""
-        readers = _form_readers()
-        prefixes, parts, note_rows = readers.note_prefixes, readers.note_parts, readers.note_rows
-        if text.startswith(prefixes):
-            prefix = next(prefix for prefix in prefixes if text.startswith(prefix))
-            self.note = _joined_note(self.note, text[len(prefix):])
+        answer, note = text, None
+        if text.startswith(readers.note_prefixes):  # a note entry, and nothing else
+            prefix = next(prefix for prefix in readers.note_prefixes if text.startswith(prefix))
+            answer, note = "", text[len(prefix):]
+        for part in readers.note_parts:  # a note joined to the end of an answer
+            if part in answer:
+                answer, _, note = answer.partition(part)
+        if note is not None:
+            self.note = note if self.note is None else f"{self.note}\n{note}"
+        if not answer:
             return
-        for part in parts:
-            if part in text:
-                text, _, note = text.partition(part)
-                self.note = _joined_note(self.note, note)
-        if text[:1] in readers.note_row_starts and text.strip().lower() in note_rows and item.question_type.is_choice:
+        if answer[:1] in readers.note_row_starts and item.question_type.is_choice and answer.strip().lower() in readers.note_rows:
             self.none_of_these = True
             return
-        picks, typed = _named(item, text)
+        picks, typed = _named(item, answer)
         self.add_picks(picks)
         if typed is not None:
             self.typed.append(typed)
@@ -2786,15 +2787,12 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Op
     _check_pick_count(index, items[index], texts)
     given = _Given()
     given.note = note
+    readers = _form_readers()
     for text in texts:
-        given.add_text(items[index], text)
+        given.add_text(items[index], text, readers)
     if given.none_of_these and not given.typed and given.note:
         given.typed, given.note = [given.note], None  # Codex's "None of the above" with a note: typed
     return given
-
-
-def _joined_note(note: "Optional[str]", more: str) -> str:
-    return more if note is None else f"{note}\n{more}"
 
 
 def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") -> None:
@@ -2914,14 +2912,16 @@ def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Pick]]":
     """
     if not item.options:
         return None
-    row = _row_named(item.options, text)
-    if row is not None:
-        return [row]
+    option = _option_named(item.options, text)
+    if option is not None:
+        return [option]
+    if _names_custom_row(text):
+        return [_CUSTOM_ROW]
     if item.question_type is QuestionType.MULTI_CHOICE and "," in text:
         parts = [part for part in text.split(",") if part.strip()]
-        rows = [_row_named(item.options, part) for part in parts]
-        if parts and all(row is not None for row in rows):
-            return [row for row in rows if row is not None]
+        picks = [_row_named(item.options, part) for part in parts]
+        if parts and all(pick is not None for pick in picks):
+            return [pick for pick in picks if pick is not None]
     return None
 
 
