@@ -89,7 +89,7 @@ from typing import (
 
 # Annotations that subscript a generic (``"Dict[str, Any]"``) are written as
 # strings, everywhere but in the records' fields: building each distinct one
-# at import cost 2.4 ms of every import (measured on CPython 3.11), and a
+# at import is a cost every import pays (the README has the figures), and a
 # string is only read by the type checker.  The records' fields stay types,
 # because dataclasses reads a string annotation through sys.modules, where a
 # module run from its source text may not be.
@@ -245,7 +245,7 @@ _MULTI_TYPE = QuestionType.MULTI_CHOICE
 
 
 class Outcome(str, enum.Enum):
-    """What became of the questions once a person was asked (SPEC 7).
+    """What became of the questions once a person was asked.
 
     A ``str`` enum: ``output.status == "answered"`` holds for
     ``Outcome.ANSWERED``.  Every text chosen by outcome is in _OUTCOME_WORDS.
@@ -265,9 +265,9 @@ _UNAVAILABLE = Outcome.UNAVAILABLE
 
 class _Record:
     """What the five records below share: the ``repr`` and ``==`` that
-    dataclasses would write, written once.  Writing them for each record
-    costs about 1.3 ms of every import (measured on CPython 3.11); neither
-    is on a path that runs per call."""
+    dataclasses would write, written once: generating them for each record
+    is a cost every import would pay, and neither is on a path that runs
+    per call."""
 
     __dataclass_fields__: "ClassVar[Dict[str, Any]]"  # each subclass is a dataclass, for mypy
 
@@ -622,7 +622,7 @@ _MARK_CLOSERS = frozenset(_MARK_OPENERS)
 
 def _without_mark(label: str) -> "Optional[str]":
     """A trimmed label without its one recommended mark, in any of the forms
-    models write it (SPEC 4a): "X (Recommended)", "(Recommended) X",
+    models write it: "X (Recommended)", "(Recommended) X",
     "X [recommended]", "X（推荐）", "X - Recommended"; None when it has none,
     or when nothing would remain to show."""
     if label[-_SUFFIX_LENGTH:].lower() == _SUFFIX_FOLDED:  # the form the tool asks for, first
@@ -646,9 +646,8 @@ def _without_mark(label: str) -> "Optional[str]":
 
 def _may_hold_mark(label: str) -> bool:
     """Whether a label can carry a recommended mark at all: every form has a
-    bracket, a dash or a character past ASCII.  Most labels have none, and
-    looking first saves 4% of ask(dict)'s instructions on the example
-    (callgrind), against calling _without_mark() on every label."""
+    bracket, a dash or a character past ASCII.  Most labels have none, so
+    one look spares them the call to _without_mark()."""
     return "(" in label or "[" in label or "-" in label or not label.isascii()
 
 
@@ -2465,20 +2464,20 @@ def _normalize_item(index: int, item: QuestionItem) -> None:
     declared = item.question_type
     kind = _derived_kind(item)
     item.question_type = kind
-    item.multi_select = kind is _MULTI_TYPE
-    if kind is not _TEXT_TYPE:
+    item.multi_select = kind is QuestionType.MULTI_CHOICE
+    if kind is not QuestionType.TEXT:
         _normalize_choices(index, item, declared)
-    if item.question_type is _TEXT_TYPE:
+    if item.question_type is QuestionType.TEXT:
         item.options = item.recommended = None
 
 
 def _derived_kind(item: QuestionItem) -> QuestionType:
     declared = item.question_type
-    if item.multi_select is True or declared is _MULTI_TYPE:
-        return _MULTI_TYPE
-    if item.options or declared is _SINGLE_TYPE:
-        return _SINGLE_TYPE
-    return _TEXT_TYPE
+    if item.multi_select is True or declared is QuestionType.MULTI_CHOICE:
+        return QuestionType.MULTI_CHOICE
+    if item.options or declared is QuestionType.SINGLE_CHOICE:
+        return QuestionType.SINGLE_CHOICE
+    return QuestionType.TEXT
 
 
 def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -> None:
@@ -2491,15 +2490,15 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
             " it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.",
             index,
         )
-    single = item.question_type is _SINGLE_TYPE
+    single = item.question_type is QuestionType.SINGLE_CHOICE
     try:
         if len(item.options) > MAX_OPTIONS:
             _check_option_count(len(item.options))
         options, suffixed, dropped_other = _cleaned_options(item.options, item.allow_custom, single)
     except QuestionError as err:
         raise err.placed(index, item.question) from None
-    if not options and (dropped_other or item.question_type is _SINGLE_TYPE and declared is _TEXT_TYPE):
-        item.question_type = _TEXT_TYPE
+    if not options and (dropped_other or item.question_type is QuestionType.SINGLE_CHOICE and declared is QuestionType.TEXT):
+        item.question_type = QuestionType.TEXT
         return
     if not options:
         raise QuestionError(
@@ -2638,7 +2637,7 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
     return [
         AnswerItem(item.id, None, [item.recommended], True)
         for item in _question_list(output)
-        if item.question_type is _SINGLE_TYPE and item.recommended is not None
+        if item.question_type is QuestionType.SINGLE_CHOICE and item.recommended is not None
     ]
 
 
@@ -2865,7 +2864,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     if note is not None and not texts and not picked and not given.custom:
         texts, note = [note], None  # a note alone is the answer (Codex's free text, Claude Code's notes only)
     _check_typed(index, item, texts, given.custom)
-    if item.question_type is _SINGLE_TYPE and len(picked) + len(texts) > 1:
+    if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
             " is a single-choice question: it takes one picked option or one typed answer, not more.",
@@ -2927,7 +2926,7 @@ def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Pick]]":
 
 def _named(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Optional[str]]":
     """What a string gives a question: the picks it names, and the rest as
-    typed text (SPEC 7).  On a multi-choice question a string that names no
+    typed text.  On a multi-choice question a string that names no
     option whole is split at commas (a part in double quotes is one part,
     read as a JSON string); runs of parts that name an option, the longest
     first, are picks, and the other parts, joined again, the typed text:
@@ -3132,7 +3131,7 @@ def _status(output: QuestionOutput) -> Outcome:
 
 
 def _checked_output_answers(output: Any, answers: Any, status: Outcome) -> "List[AnswerItem]":
-    return collect_answers(output, answers, partial=status != _ANSWERED)
+    return collect_answers(output, answers, partial=status != Outcome.ANSWERED)
 
 
 def _answer_dicts(output: QuestionOutput) -> "List[Dict[str, Any]]":
@@ -3173,7 +3172,7 @@ def _result_head(status: Outcome, answers: "List[AnswerItem]") -> str:
 
 
 def _result_tail(status: Outcome, answers: "List[AnswerItem]") -> str:
-    if status == _ANSWERED:
+    if status == Outcome.ANSWERED:
         if any(_is_person_answer(answer) for answer in answers):
             return "Go on with the task with these answers in mind."
         return "Go on without these answers; do not assume any."
@@ -3542,7 +3541,7 @@ def to_elicitation(
     legacy = protocol_version == _LEGACY_FORMS
     properties: Dict[str, Any] = {}
     for item, keys in zip(items, _form_keys(items)):
-        if legacy and item.question_type is _MULTI_TYPE:
+        if legacy and item.question_type is QuestionType.MULTI_CHOICE:
             for key, option in zip(keys.options, item.options or ()):
                 properties[key] = {"type": "boolean", "title": _option_title(option), "default": False}
         else:
@@ -3554,7 +3553,7 @@ def to_elicitation(
                 "description": f"Your own answer, when you choose {CUSTOM_RESPONSE_LABEL!r}.",
                 "default": "",
             }
-    required = [item.id for item in items if item.required and not (legacy and item.question_type is _MULTI_TYPE)]
+    required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
         "message": _elicitation_message(items) if message is None else message,
@@ -3613,7 +3612,7 @@ def _form_keys(items: "List[QuestionItem]") -> "List[_FormKeys]":
         rows = _question_rows(item)
         other = free(f"{_identifier_part(item.id)}_other") if rows and rows[-1].takes_text else None
         options = [free(f"{_identifier_part(item.id)}_{n}") for n in range(1, len(item.options or ()) + 1)] \
-            if item.question_type is _MULTI_TYPE else []
+            if item.question_type is QuestionType.MULTI_CHOICE else []
         keys.append(_FormKeys(item.id, other, options))
     return keys
 
@@ -3693,7 +3692,7 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
             titles[at] = f"{titles[at]} {RECOMMENDED_SUFFIX}"
         return legacy_single
     choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
-    if item.question_type is _MULTI_TYPE:
+    if item.question_type is QuestionType.MULTI_CHOICE:
         multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
         if item.required:
             multi["minItems"] = 1
@@ -3728,7 +3727,7 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
     """One question's form values as an answer, for collect_answers() to check."""
     value = content.get(keys.value)
     other = content.get(keys.other) if keys.other else None
-    multi = item.question_type is _MULTI_TYPE
+    multi = item.question_type is QuestionType.MULTI_CHOICE
     if not _is_form_value(value, multi):
         wanted = "an array of strings" if multi else "a string"
         raise _refused(index, item, "malformed", f": its form value must be {wanted}, not {_json_type(value)}.")
@@ -3830,12 +3829,12 @@ def _prompt(
     reader = sys.stdin if stdin is None else stdin
     writer = sys.stderr if stdout is None else stdout
     if reader is None or writer is None:
-        return QuestionOutput(items, [], _UNAVAILABLE)
+        return QuestionOutput(items, [], Outcome.UNAVAILABLE)
     if not plain and _dialog_possible(reader, writer):
         status, raw = _run_dialog(items, reader, writer, timeout, cancel)
     else:
         status, raw = _LinePrompt(_LineReader(reader, timeout, cancel), writer).ask(items)
-    return QuestionOutput(items, collect_answers(items, raw, partial=status != _ANSWERED), status)
+    return QuestionOutput(items, collect_answers(items, raw, partial=status != Outcome.ANSWERED), status)
 
 
 class _Retry(Exception):
@@ -4301,7 +4300,7 @@ class _Dialog:
         line, caret = self.line()
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
         self._set_line(line[:caret] + text + line[caret:], caret + len(text))
-        if self.items[self.tab].question_type is _SINGLE_TYPE and not self.noting:
+        if self.items[self.tab].question_type is QuestionType.SINGLE_CHOICE and not self.noting:
             self.entry.custom = True
 
     @_EDIT_KEYS.on("backspace")
@@ -4438,7 +4437,7 @@ class _Painter:
             keys = ["type a note on your answer", "Enter done", "Esc dismiss"]
         elif dialog.editing():
             keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-        elif dialog.items[dialog.tab].question_type is _MULTI_TYPE:
+        elif dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE:
             keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
         else:
             keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
@@ -6141,13 +6140,13 @@ def _run_ask(args: Any) -> int:
         if args.web:
             output = _ask_in_browser(output, args)
         elif source is None:
-            output = QuestionOutput(output.questions, [], _UNAVAILABLE)
+            output = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         else:
             output = prompt(output, stdin=source, stdout=sys.stderr, timeout=args.timeout, plain=args.plain)
     finally:
         if terminal is not None:
             terminal.close()
-    if args.assume == "recommended" and output.status in (_UNAVAILABLE, _TIMED_OUT):
+    if args.assume == "recommended" and output.status in (Outcome.UNAVAILABLE, Outcome.TIMED_OUT):
         output.answers = _with_assumed(output)
     code = _finish(output, args.text)
     if args.web and output.status is not None:
@@ -6208,7 +6207,7 @@ def _run_answer(args: Any) -> int:
     spec = args.answers
     text = spec.encode() if spec.lstrip()[:1] in ("{", "[") else _read_input(spec)
     output.answers = collect_answers(output, _parse_json(text, "--answers"))
-    output.status = _ANSWERED
+    output.status = Outcome.ANSWERED
     return _finish(output, args.text)
 
 
@@ -6220,7 +6219,7 @@ def _finish(output: QuestionOutput, text_only: bool) -> int:
         _write_text(sys.stdout, result + "\n")
     else:
         _write_json({**output.to_dict(), "result": result})
-    return 0 if output.status == _ANSWERED else 1
+    return 0 if output.status == Outcome.ANSWERED else 1
 
 
 def _open_terminal() -> "Optional[Any]":
