@@ -607,6 +607,16 @@ def _question_list(questions: Any) -> "List[QuestionItem]":
     return list(items)
 
 
+def _position(key: Any) -> "Optional[int]":
+    """The 0-based position a key names: an int, or its digits as a string
+    (the forms that key entries by place); None for anything else."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return key if key >= 0 else None
+    if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
+        return int(key)
+    return None
+
+
 # The recommended mark in the languages models answer in, folded; it may
 # stand before or after the label, in brackets of three kinds or after a dash.
 _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
@@ -2673,7 +2683,7 @@ class _Given:
         if answer[:1] in readers.note_row_starts and item.question_type.is_choice and answer.strip().lower() in readers.note_rows:
             self.none_of_these = True
             return
-        picks, typed = _named(item, answer)
+        picks, typed = _picks_and_text(item, answer)
         self.add_picks(picks)
         if typed is not None:
             self.typed.append(typed)
@@ -2764,14 +2774,6 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
         f" The ids are: {known}.",
         reason="unknown_question",
     )
-
-
-def _position(key: Any) -> "Optional[int]":
-    if isinstance(key, int) and not isinstance(key, bool):
-        return key if key >= 0 else None
-    if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
-        return int(key)
-    return None
 
 
 def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Optional[str]" = None) -> _Given:
@@ -2924,7 +2926,7 @@ def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Pick]]":
     return None
 
 
-def _named(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Optional[str]]":
+def _picks_and_text(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Optional[str]]":
     """What a string gives a question: the picks it names, and the rest as
     typed text.  On a multi-choice question a string that names no
     option whole is split at commas (a part in double quotes is one part,
@@ -2933,10 +2935,10 @@ def _named(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Optional[str]]"
 
         >>> item = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
         ...                                 "options": ["Unit tests", "Lint", "Docs, API"]}]}).questions[0]
-        >>> picks, typed = askq._named(item, "Unit tests, Lint, and a changelog check")
+        >>> picks, typed = askq._picks_and_text(item, "Unit tests, Lint, and a changelog check")
         >>> [row.label for row in picks], typed
         (['Unit tests', 'Lint'], 'and a changelog check')
-        >>> picks, typed = askq._named(item, 'lint, "Docs, API"')
+        >>> picks, typed = askq._picks_and_text(item, 'lint, "Docs, API"')
         >>> [row.label for row in picks], typed
         (['Lint', 'Docs, API'], None)
     """
