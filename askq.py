@@ -1024,7 +1024,7 @@ def ask(payload: Any) -> QuestionOutput:
     return QuestionOutput(_normalize(_decoded_items(payload)), [])
 
 
-# Decoding tables (SPEC 4).  For each field the first key present with a
+# Decoding tables.  For each field the first key present with a
 # usable value wins; an unusable value falls through to the next key.
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
@@ -1054,7 +1054,7 @@ _OPTION_PREVIEW_KEY = "preview"
 # An object under 'options' with only these keys, a label key among them, is
 # one option sent without its list; any other object maps labels to descriptions.
 _OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
-# The ways an option says it is the recommended one (SPEC 4a).
+# The ways an option says it is the recommended one.
 _OPTION_MARK_KEYS = (_RECOMMENDED_KEY, "default", "isDefault", "is_recommended")
 _OPTION_MARK_KEY_SET = frozenset(_OPTION_MARK_KEYS)
 _OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, *_OPTION_MARK_KEYS}
@@ -1234,7 +1234,7 @@ def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
     # The explicit field wins when it names an option; else a marked option.
     if marked is not None and (recommended is None or not _is_option_label(recommended, options)):
         recommended = marked
-    # Positional: keyword arguments double the cost of making a dataclass.
+    # Positional: a dataclass takes keyword arguments markedly more slowly.
     item = QuestionItem(
         question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id,
         recommended, placeholder,
@@ -1304,8 +1304,8 @@ def _decode_options(entry: "Dict[Any, Any]") -> _Options:
             continue
         options.append(option)
         # Only an entry with keys beyond the ones read into its option can
-        # hold a mark key; counting them first saves 0.8% of ask(dict) on the
-        # example (callgrind), where no option has more.
+        # hold a mark key: counting them spares the look for one where, as
+        # in most calls, no option has more.
         if (
             marked is None and isinstance(value, dict)
             and len(value) > 1 + (option.description is not None) + (option.preview is not None)
@@ -1577,7 +1577,7 @@ def _parse_json(
 ) -> Any:
     """Parse JSON text; every failure is a QuestionError that names ``what``.
     With ``repair`` (text from the model), text the strict parse refuses
-    goes through the repairs of SPEC 4a before it is refused.  With
+    goes through the repairs of _repaired() before it is refused.  With
     ``markup`` (a whole call), text in Cline's markup is read first, as a
     list of its one question: JSON never starts like markup, so JSON text
     pays no look for it."""
@@ -1615,8 +1615,8 @@ _UNREAD: Any = object()  # no repair could read the text
 
 
 def _repaired(text: str) -> Any:
-    """The value of text that the strict parse refused, by the repairs of
-    SPEC 4a in their order; _UNREAD when none of them reads it."""
+    """The value of text that the strict parse refused, by the first of the
+    repairs, in their order, that reads it; _UNREAD when none of them does."""
     for repair in (_with_control_characters, _inside_fence, _python_literal, _tolerant):
         try:
             value = repair(text)
@@ -1667,8 +1667,9 @@ def _tolerant(text: str) -> Any:
 # so a failed match backtracks at most over what it scanned.
 _SPACE_SOURCE = (r"\s*")
 # Part of a string: up to its closing quote, an escape being two characters
-# whatever they are ('\q' is kept as written, SPEC 4a).  At most 64 escapes
-# a match, so that the regex engine's state for them stays bounded.
+# whatever they are ('\q', which JSON has no escape for, is kept as
+# written).  At most 64 escapes a match, so that the regex engine's state
+# for them stays bounded.
 _STRING_PART_SOURCE = r'(?s)[^"\\]*(?:\\.[^"\\]*){0,64}'
 # The escapes JSON has; any other backslash stays as it is.  A high and a
 # low surrogate escaped one after the other are one character, as in json.
@@ -1701,8 +1702,7 @@ _SIMPLE_STRING = r'"[^"\\]*"'
 # A number or a literal with a stray quote after it and then a comma or a
 # bracket is the number or literal, as the slow path would read it.  Runs
 # take it, and empty arrays and objects, so that text dense with them does
-# not take a step for each: 1 MiB of '1", ' took 1.9 s, now 0.5 s; of '[]',
-# 3.3 s, now 0.8 s (bench_askq.py --reader).
+# not take a step for each.
 _STRAY_QUOTE = r'"(?=\s*[,}\]])'
 _EMPTY_CONTAINER = r"\[\s*\]|\{\s*\}"
 _SIMPLE_VALUE = (
@@ -1736,7 +1736,7 @@ _ITEM_SOURCE = _RUN_VALUE
 _MEMBER_SOURCE = r'"([^"\\]*)"\s*:\s*' + _RUN_VALUE
 _CLOSERS = ",}]"
 # Stands for the value that was being written when the text ended: it is
-# dropped, with its key (SPEC 4a).
+# dropped, with its key.
 _MISSING: Any = object()
 
 _Container = Union[Dict[str, Any], List[Any]]
@@ -1749,7 +1749,11 @@ def _pattern(source: str) -> "Pattern[str]":
 
 
 def _tolerant_json(text: str, max_depth: int) -> Any:
-    """The value of almost-JSON text, mended as SPEC 4a step 4 says.
+    """The value of almost-JSON text, mended: invalid escapes kept as written,
+    bare values read, missing commas supplied and stray ones dropped, a wrong
+    bracket dropped where the right one follows, a member that cannot be read
+    skipped, and what the end of the text left open closed, without the
+    member being written.
 
     The top level must be an object or an array (after whitespace and a
     byte-order mark); text after it is ignored.  Strict JSON gives what
@@ -2038,7 +2042,7 @@ def _number(token: str) -> "Union[int, float]":
     return int(token)  # may raise ValueError for too many digits, as json does
 
 
-# The tool-call markup of Cline, Roo Code and Kilo Code (SPEC 4a).
+# The tool-call markup of Cline, Roo Code and Kilo Code.
 _MARKUP_STARTS = ("<ask_followup_question>", "<question>")
 # A tag of the markup: its name, then anything up to the next '<' or '>'.
 # Only the markup's names are looked for, so other text costs nothing.  The
@@ -2091,7 +2095,7 @@ def _markup_elements(text: str, start: int) -> "Iterator[Tuple[str, str]]":
     An element's text ends at its closing tag, or, when that is missing, at
     the next tag of the markup.  One that is still open when the text ends
     was being written when the model's output was cut off: it is dropped,
-    as SPEC 4a drops the JSON member being written.  Other tags are text.
+    as the tolerant reader drops the JSON member being written.  Other tags are text.
     """
     open_name: Optional[str] = None
     content = 0
@@ -2121,7 +2125,7 @@ def _markup_text(raw: str) -> str:
 def _markup_options(raw: str) -> Any:
     """What <options> holds: Cline's JSON array of labels, read tolerantly,
     its strings unescaped; else its text, which askq splits into options
-    like any options sent as plain text (SPEC 4); None when blank."""
+    like any options sent as plain text; None when blank."""
     body = raw.strip()
     try:
         value = _tolerant_json(body, MAX_DEPTH)
@@ -2176,7 +2180,7 @@ def _check_size(size: int, what: str) -> None:
 
 
 class _NotJsonConstant(ValueError):
-    """NaN or Infinity in JSON text: refused, never repaired (SPEC 6)."""
+    """NaN or Infinity in JSON text: no JSON values, so refused, never repaired."""
 
 
 def _refuse_constant(name: str) -> Any:
