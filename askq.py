@@ -1220,7 +1220,13 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         raise err.placed(index, question) from None
 
 
-def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
+def _decode_fields(
+    question: str,
+    entry: "Dict[Any, Any]",
+    # Read once, at definition: a member read from its enum class goes
+    # through the enum machinery on every read, and every question reads it.
+    text_type: QuestionType = QuestionType.TEXT,
+) -> QuestionItem:
     options, marked, source = _decode_options(entry)
     header = _first_text(entry, _HEADER_KEYS)
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
@@ -1236,7 +1242,7 @@ def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
         recommended = marked
     # Positional: a dataclass takes keyword arguments markedly more slowly.
     item = QuestionItem(
-        question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id,
+        question, header, options, multi_select, purpose, required, text_type, item_id,
         recommended, placeholder,
     )
     if uncommon and not _RARE_QUESTION_KEYS.isdisjoint(entry):
@@ -1361,13 +1367,13 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.multi_select = False
     elif kind == _MULTI_KIND:
         item.multi_select = True
-        item.question_type = _MULTI_TYPE
+        item.question_type = QuestionType.MULTI_CHOICE
     elif kind == _CHOICE_KIND:
         multi = item.multi_select
-        item.question_type = _MULTI_TYPE if multi else _SINGLE_TYPE
+        item.question_type = QuestionType.MULTI_CHOICE if multi else QuestionType.SINGLE_CHOICE
     elif kind == _YES_NO_KIND:
         item.multi_select = False
-        item.question_type = _SINGLE_TYPE
+        item.question_type = QuestionType.SINGLE_CHOICE
         if not item.options:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
 
