@@ -1141,9 +1141,9 @@ def _payload_root(payload: Any) -> Any:
     """The call as a dict or a list, parsing JSON text (twice if double-encoded)."""
     value = payload
     if isinstance(value, (str, bytes, bytearray)):
-        value = _parse_json(payload, "The call", repair=True, markup=True)
+        value = _parse_json(payload, "The call", _CALL_REPAIRS)
         if isinstance(value, str):
-            value = _parse_json(value, "The call", repair=True)
+            value = _parse_json(value, "The call", _REPAIRS)
     if isinstance(value, (dict, list)):
         return value
     raise QuestionError(
@@ -1177,7 +1177,7 @@ def _questions_value(value: Any) -> "List[Any]":
         if markup is not None:
             return [markup]
         if stripped.startswith(_JSON_STARTS):
-            value = _parse_json(stripped, "'questions'", repair=True)
+            value = _parse_json(stripped, "'questions'", _REPAIRS)
         else:
             try:
                 value = _parse_json(stripped, "'questions'")  # 42, true: JSON, but no questions
@@ -1267,7 +1267,7 @@ def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return None
     try:
-        value = _parse_json(stripped, "questions[]", repair=True)
+        value = _parse_json(stripped, "questions[]", _REPAIRS)
     except QuestionError:
         return None
     return value if isinstance(value, dict) else None
@@ -1506,7 +1506,7 @@ def _option_source(value: Any) -> "Optional[Union[List[Any], Dict[Any, Any]]]":
         stripped = value.strip()
         if not stripped.startswith(("[", "{")):
             return _options_in_text(stripped)
-        value = _parse_json(stripped, "'options'", repair=True)
+        value = _parse_json(stripped, "'options'", _REPAIRS)
     if isinstance(value, dict):
         if _is_one_option(value):
             return [value]
@@ -1579,14 +1579,12 @@ def _check_option_count(count: int) -> None:
 
 
 def _parse_json(
-    text: "Union[str, bytes, bytearray]", what: str, repair: bool = False, markup: bool = False,
+    text: "Union[str, bytes, bytearray]", what: str, repairs: "Sequence[Callable[[str], Any]]" = (),
 ) -> Any:
     """Parse JSON text; every failure is a QuestionError that names ``what``.
-    With ``repair`` (text from the model), text the strict parse refuses
-    goes through the repairs of _repaired() before it is refused.  With
-    ``markup`` (a whole call), text in Cline's markup is read first, as a
-    list of its one question: JSON never starts like markup, so JSON text
-    pays no look for it."""
+    Text the strict parse refuses goes through ``repairs`` in order before
+    it is refused: _REPAIRS for text from the model, _CALL_REPAIRS for a
+    whole call.  Text within the bounds that parses is never repaired."""
     if isinstance(text, (bytes, bytearray)):
         _check_size(len(text), what)
         try:
@@ -1603,10 +1601,7 @@ def _parse_json(
     try:
         return _decoded_json(text)
     except (ValueError, RecursionError) as err:
-        call = _markup_call(text) if markup else None
-        if call is not None:
-            return [call]
-        value = _repaired(text) if repair and not isinstance(err, _NotJsonConstant) else _UNREAD
+        value = _repaired(text, repairs) if repairs and not isinstance(err, _NotJsonConstant) else _UNREAD
         if value is _UNREAD:
             raise QuestionError(
                 f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
@@ -1620,10 +1615,10 @@ _JSON_STARTS = ("[", "{", "`", '"')
 _UNREAD: Any = object()  # no repair could read the text
 
 
-def _repaired(text: str) -> Any:
-    """The value of text that the strict parse refused, by the first of the
-    repairs, in their order, that reads it; _UNREAD when none of them does."""
-    for repair in (_with_control_characters, _inside_fence, _python_literal, _tolerant):
+def _repaired(text: str, repairs: "Sequence[Callable[[str], Any]]") -> Any:
+    """The value of text that the strict parse refused, by the first of
+    ``repairs``, in their order, that reads it; _UNREAD when none does."""
+    for repair in repairs:
         try:
             value = repair(text)
         except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
@@ -1646,7 +1641,7 @@ def _inside_fence(text: str) -> Any:
     try:
         return _decoded_json(inner)
     except ValueError:
-        return _repaired(inner) if _fenced(inner) is None else _UNREAD
+        return _repaired(inner, _REPAIRS) if _fenced(inner) is None else _UNREAD
 
 
 def _python_literal(text: str) -> Any:
@@ -1666,6 +1661,20 @@ def _python_literal(text: str) -> Any:
 
 def _tolerant(text: str) -> Any:
     return _tolerant_json(text, MAX_DEPTH)
+
+
+def _markup_questions(text: str) -> Any:
+    """A whole call in tool-call markup, as the list of its one question."""
+    call = _markup_call(text)
+    return _UNREAD if call is None else [call]
+
+
+# The repairs of text from the model, in the order they are tried; a repair
+# gives _UNREAD, or raises, for text it cannot read.
+_REPAIRS = (_with_control_characters, _inside_fence, _python_literal, _tolerant)
+# A whole call may be in tool-call markup instead, looked for first: JSON
+# never starts like markup, so for broken JSON the look is one character's.
+_CALL_REPAIRS = (_markup_questions, *_REPAIRS)
 
 
 # The almost-JSON reader.  Every pattern is linear in what it consumes:
