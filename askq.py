@@ -42,8 +42,11 @@ The file, in the order of one call's life (each part under a banner of its own):
     Shared helpers      naming a question in a message, text made safe to show,
                         display cells, the rows of a question, the recommended mark
     The tool            tool_description(), tool_definition(): what the model is shown
-    Decoding            ask(), decode(): whatever the model sent, mended where
-                        it is almost JSON
+    Decoding            ask(), decode(): whatever the model sent, mended where it is
+                        almost JSON.  In parts: the entry points, strict JSON and
+                        its bounds, the repairs (one chain of steps), code fences,
+                        the tolerant reader, tool-call markup, the questions, the
+                        options, field readers
     Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
     Answers             collect_answers(), assumed_answers(): the one naming rule
     Results             result_text(), declined_text(), unavailable_text(), error_text()
@@ -1114,8 +1117,16 @@ def _read_beside_module(name: str) -> "Optional[str]":
 # ===========================================================================
 # Decoding: whatever the model sent -> QuestionInput
 #
-# ask() is decode() then validate_and_normalize().  Tables first: for each
-# field the first key present with a usable value wins.
+# ask() is decode() then validate_and_normalize().  The sub-parts follow a
+# call's text: the entry points, strict JSON within its bounds, the repairs
+# of text it refuses (code fences, the tolerant reader, tool-call markup),
+# then the questions, their options and the readers of single fields.
+
+# ---------------------------------------------------------------------------
+# Decoding: the entry points
+#
+# ask() and decode(), and the shapes a call comes in: a dict, a list of
+# questions, or JSON text of either, encoded twice at times.
 
 def ask(payload: Any) -> QuestionOutput:
     """Decode (unless given a QuestionInput) and normalize one tool call.
@@ -1128,97 +1139,6 @@ def ask(payload: Any) -> QuestionOutput:
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
     return QuestionOutput(_normalize(_decoded_items(payload)), [])
-
-
-# Decoding tables (SPEC 4).  For each field the first key present with a
-# usable value wins; an unusable value falls through to the next key.
-_QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
-_HEADER_KEYS = ("header", "label")
-_PURPOSE_KEYS = ("purpose", "description", "context")
-_OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
-_MULTI_SELECT_KEYS = (
-    "multiSelect",
-    "multiple",
-    "multi_select",
-    "multiselect",
-    "allowMultiple",
-    "allow_multiple",
-)
-_SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
-
-_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
-
-# Fields read from one key only.
-_REQUIRED_KEY = "required"
-_ID_KEY = "id"
-_KIND_KEYS = ("type", "method", "input_type", "inputType", "kind")
-_RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
-_PLACEHOLDER_KEY = "placeholder"
-_OPTION_DESCRIPTION_KEY = "description"
-_OPTION_PREVIEW_KEY = "preview"
-
-# An object under 'options' with only these keys, a label key among them, is
-# one option sent without its list; any other object maps labels to descriptions.
-_OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
-# The ways an option says it is the recommended one (SPEC 4a).
-_OPTION_MARK_KEYS = (_RECOMMENDED_KEY, "default", "isDefault", "is_recommended")
-_OPTION_MARK_KEY_SET = frozenset(_OPTION_MARK_KEYS)
-_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, *_OPTION_MARK_KEYS}
-_OPTIONS_KEY_SET = frozenset(_OPTIONS_KEYS)
-_IGNORED_OPTION_KEYS = ("mode",)  # Roo Code's, on every suggestion
-# Keys most questions leave out; one look decides whether to read them.
-_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
-_ALLOW_CUSTOM_KEYS = (
-    "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
-)
-_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
-# Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
-_UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
-# The model's own "Other" option, which the custom row already offers (folded,
-# without trailing ".", ":" or an ellipsis).
-_OTHER_WORDS = (
-    "other", "others", "other (please specify)", "other (specify)", "something else", "custom", "custom answer",
-    "其他", "其它", "自定义", "その他", "기타", "otro", "otra", "otros", "autre", "andere", "sonstiges", "altro", "другое",
-)
-# With the trailing "." ":" or ellipsis models add, so that one lookup decides.
-_OTHER_LABELS = frozenset(word + end for word in _OTHER_WORDS for end in ("", ".", ":", "\u2026", "..."))
-
-# Options sent as plain text: one per line, else split on the first of these
-# that occurs.  A line may start with a list marker, which is not the label.
-_OPTION_TEXT_SEPARATORS = ("|", ";", ",")
-_LIST_BULLETS = ("-", "*", "\u2022")
-_TRUE_WORDS = ("true", "yes", "1")
-_FALSE_WORDS = ("false", "no", "0")
-_SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
-
-# `type` words, folded by _kind(): lower case, no "_", "-" or spaces.
-_TEXT_KIND = "text"
-_CHOICE_KIND = "choice"
-_MULTI_KIND = "multi"
-_YES_NO_KIND = "yesno"
-_KIND_WORDS = {
-    "text": _TEXT_KIND,
-    "freetext": _TEXT_KIND,
-    "string": _TEXT_KIND,
-    "input": _TEXT_KIND,
-    "choice": _CHOICE_KIND,
-    "single": _CHOICE_KIND,
-    "singlechoice": _CHOICE_KIND,
-    "singleselect": _CHOICE_KIND,
-    "select": _CHOICE_KIND,
-    "radio": _CHOICE_KIND,
-    "multi": _MULTI_KIND,
-    "multiple": _MULTI_KIND,
-    "multichoice": _MULTI_KIND,
-    "multiselect": _MULTI_KIND,
-    "checkbox": _MULTI_KIND,
-    "checkboxes": _MULTI_KIND,
-    "yesno": _YES_NO_KIND,
-    "boolean": _YES_NO_KIND,
-    "bool": _YES_NO_KIND,
-    "confirm": _YES_NO_KIND,
-}
-_YES_NO_LABELS = ("Yes", "No")
 
 
 def decode(payload: Any) -> QuestionInput:
@@ -1247,9 +1167,9 @@ def _payload_root(payload: Any) -> Any:
     """The call as a dict or a list, parsing JSON text (twice if double-encoded)."""
     value = payload
     if isinstance(value, (str, bytes, bytearray)):
-        value = _parse_json(payload, "The call", repair=True, markup=True)
+        value = _parse_json(payload, "The call", _CALL_REPAIRS)
         if isinstance(value, str):
-            value = _parse_json(value, "The call", repair=True)
+            value = _parse_json(value, "The call", _REPAIRS)
     if isinstance(value, (dict, list)):
         return value
     raise QuestionError(
@@ -1258,435 +1178,27 @@ def _payload_root(payload: Any) -> Any:
     )
 
 
-def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
-    """The raw question entries, counted before any of them is looked at."""
-    if isinstance(root, list):
-        entries: List[Any] = root
-    elif "questions" in root:
-        entries = _questions_value(root["questions"])
-    elif _first_text(root, _QUESTION_KEYS) is not None:
-        entries = [root]
-    else:
-        raise QuestionError(
-            _NO_QUESTIONS + " The call has no 'questions' array: send"
-            " {\"questions\": [{\"question\": \"...\"}]}."
-        )
-    _check_question_count(len(entries))
-    return entries
+# ---------------------------------------------------------------------------
+# Decoding: strict JSON and its bounds
+#
+# _parse_json(): text over the size or depth bounds is refused before it
+# is parsed; text that parses is taken as it is, and only the rest is
+# handed to the repairs it is given.
 
-
-def _questions_value(value: Any) -> "List[Any]":
-    """The value of 'questions': a list, one object, or JSON text of either."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        markup = _markup_call(stripped)
-        if markup is not None:
-            return [markup]
-        if stripped.startswith(_JSON_STARTS):
-            value = _parse_json(stripped, "'questions'", repair=True)
-        else:
-            try:
-                value = _parse_json(stripped, "'questions'")  # 42, true: JSON, but no questions
-            except QuestionError:
-                return [stripped]  # a plain sentence: one free-text question
-    if isinstance(value, list):
-        return value
-    if isinstance(value, dict):
-        return [value]
-    if value is None:
-        return []
-    raise QuestionError(
-        f"'questions' must be an array of question objects, not {_json_type(value)}."
-    )
-
-
-def _decode_entry(index: int, entry: Any) -> QuestionItem:
-    """One question entry: an object, JSON text of an object, or plain text."""
-    question = None
-    try:
-        if isinstance(entry, str):
-            fields = _object_in_text(entry)
-            if fields is None:
-                question = _text(entry, "question")
-                if question is None:
-                    raise _missing_question(index)
-                return QuestionItem(question)
-            entry = fields
-        if not isinstance(entry, dict):
-            raise QuestionError(
-                f"questions[{index}] is {_json_type(entry)}; each question must be an"
-                " object like {\"question\": \"...\"} or a plain string.",
-                index,
-            )
-        question = _first_text(entry, _QUESTION_KEYS)
-        if question is None:
-            raise _missing_question(index)
-        return _decode_fields(question, entry)
-    except QuestionError as err:
-        raise err.placed(index, question) from None
-
-
-def _decode_fields(question: str, entry: "Dict[Any, Any]") -> QuestionItem:
-    options, marked, source = _decode_options(entry)
-    header = _first_text(entry, _HEADER_KEYS)
-    uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
-    multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
-    purpose = _first_text(entry, _PURPOSE_KEYS)
-    # The fields of one key each, which most entries leave out: no call then.
-    required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
-    item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
-    recommended = _text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
-    placeholder = _text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
-    # The explicit field wins when it names an option; else a marked option.
-    if marked is not None and (recommended is None or not _is_option_label(recommended, options)):
-        recommended = marked
-    # Positional: keyword arguments double the cost of making a dataclass.
-    item = QuestionItem(
-        question, header, options, multi_select, purpose, required, _TEXT_TYPE, item_id,
-        recommended, placeholder,
-    )
-    if uncommon and not _RARE_QUESTION_KEYS.isdisjoint(entry):
-        _decode_rare_fields(item, entry)
-    return item
-
-
-def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
-    """The fields few calls send: a kind word, a default, no custom row."""
-    _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
-    default = _first(entry, _DEFAULT_KEYS, _text)
-    if default is not None and item.recommended is None:
-        item.recommended = default
-    allow_custom = _first(entry, _ALLOW_CUSTOM_KEYS, _boolean)
-    if allow_custom is False:
-        item.allow_custom = False
-
-
-def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
-    """The object a string entry holds as JSON text, or None for plain text."""
-    stripped = text.strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
-        return None
-    try:
-        value = _parse_json(stripped, "questions[]", repair=True)
-    except QuestionError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _missing_question(index: int) -> QuestionError:
-    return QuestionError(
-        f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
-        " the full question to show the user, ending with a question mark.",
-        index,
-    )
-
-
-_Options = Tuple[Optional[List[QuestionOption]], Optional[str], Dict[Any, Any]]
-
-
-def _decode_options(entry: "Dict[Any, Any]") -> _Options:
-    """The options of an entry, the label of the first one marked
-    recommended, and the object they came from: the entry, or the question's
-    own fields that a model sent as its only option."""
-    raw = _first(entry, _OPTIONS_KEYS, _option_source)
-    if raw is None:
-        return None, None, entry
-    if len(raw) > MAX_OPTIONS:
-        _check_option_count(len(raw))
-    if isinstance(raw, dict):
-        described = [
-            QuestionOption(_text(label, "label") or "", _text(description, _OPTION_DESCRIPTION_KEY))
-            for label, description in raw.items()
-            if isinstance(label, str)
-        ]
-        return described, None, entry
-    if isinstance(raw, list) and len(raw) == 1 and _is_question_as_option(raw[0]):
-        return _decode_options(raw[0])[:2] + (raw[0],)
-    options: List[QuestionOption] = []
-    marked: Optional[str] = None
-    for value in raw:
-        option = _decode_option(value)
-        if option is None:
-            continue
-        options.append(option)
-        # Only an entry with keys beyond the ones read into its option can
-        # hold a mark key; counting them first saves 0.8% of ask(dict) on the
-        # example (callgrind), where no option has more.
-        if (
-            marked is None and isinstance(value, dict)
-            and len(value) > 1 + (option.description is not None) + (option.preview is not None)
-            and not _OPTION_MARK_KEY_SET.isdisjoint(value)
-        ):
-            marked = option.label if _is_marked(value) else None
-    return options, marked, entry
-
-
-def _is_question_as_option(value: Any) -> bool:
-    """An option that holds options of its own: the question's fields, sent as its only option."""
-    return isinstance(value, dict) and _OPTION_LABEL_KEY_SET.isdisjoint(value) and not _OPTIONS_KEY_SET.isdisjoint(value)
-
-
-def _is_marked(option: "Dict[Any, Any]") -> bool:
-    return any(key in option and _boolean(option[key]) for key in _OPTION_MARK_KEYS)
-
-
-def _decode_option(value: Any) -> "Optional[QuestionOption]":
-    """An option entry: an object with a label key, a label, or a number."""
-    if isinstance(value, dict):
-        label = _first_text(value, _OPTION_LABEL_KEYS, True)
-        if label is None:  # a description alone is the label
-            label = _text(value.get(_OPTION_DESCRIPTION_KEY), "label")
-            return None if label is None else QuestionOption(label)
-        description = (
-            _text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
-            if _OPTION_DESCRIPTION_KEY in value else None
-        )
-        preview = _text(value[_OPTION_PREVIEW_KEY], _OPTION_PREVIEW_KEY) if _OPTION_PREVIEW_KEY in value else None
-        return QuestionOption(label, description, preview)
-    if isinstance(value, str):
-        # Kept even when blank: normalization decides what blanks mean.
-        label = value.strip()
-        return QuestionOption(_mended(label, "label") if len(label) > MAX_TEXT or "\\n" in label else label)
-    label = _number_text(value)
-    return None if label is None else QuestionOption(label)
-
-
-def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
-    """Multi-select as an entry says it; called once a look found one of the
-    uncommon keys (or on the rare question-as-option object)."""
-    multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
-    if multi is None:
-        multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)
-    return bool(multi)
-
-
-def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
-    """Apply the `type` word of the older, typed design to a fresh item."""
-    if kind == _TEXT_KIND:
-        item.options = None
-        item.multi_select = False
-    elif kind == _MULTI_KIND:
-        item.multi_select = True
-        item.question_type = _MULTI_TYPE
-    elif kind == _CHOICE_KIND:
-        multi = item.multi_select
-        item.question_type = _MULTI_TYPE if multi else _SINGLE_TYPE
-    elif kind == _YES_NO_KIND:
-        item.multi_select = False
-        item.question_type = _SINGLE_TYPE
-        if not item.options:
-            item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
-
-
-def _is_option_label(label: str, options: "Optional[List[QuestionOption]]") -> bool:
-    wanted = _clean_label(label)
-    return any(_clean_label(option.label) == wanted for option in options or ())
-
-
-def _first(entry: "Dict[Any, Any]", keys: "Sequence[str]", coerce: "Callable[[Any], Optional[_T]]") -> "Optional[_T]":
-    for key in keys:
-        if key in entry:
-            value = coerce(entry[key])
-            if value is not None:
-                return value
-    return None
-
-
-def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = False) -> "Optional[str]":
-    """What _first(entry, keys, _text) finds, in one call: most fields are
-    text.  With ``numbers``, a finite number counts too, as its text."""
-    for key in keys:
-        if key in entry:
-            value = entry[key]
-            if isinstance(value, str):
-                value = value.strip()
-                if value:
-                    return _mended(value, key) if len(value) > MAX_TEXT or "\\n" in value else value
-            elif isinstance(value, list):  # two phrasings of one text: the first
-                value = _first_string(value, key)
-                if value is not None:
-                    return value
-            elif numbers:
-                value = _number_text(value)
-                if value is not None:
-                    return value
-    return None
-
-
-def _text(value: Any, key: str = "text") -> "Optional[str]":
-    if isinstance(value, str):
-        value = value.strip()
-        if len(value) > MAX_TEXT or "\\n" in value:
-            value = _mended(value, key)
-        return value or None
-    if isinstance(value, list):
-        return _first_string(value, key)
-    return None
-
-
-def _first_string(values: "List[Any]", key: str) -> "Optional[str]":
-    """The first usable string of a list (models send two phrasings of one text)."""
-    for value in values[:MAX_OPTIONS]:
-        if isinstance(value, str):
-            text = _text(value, key)
-            if text is not None:
-                return text
-    return None
-
-
-def _mended(text: str, key: str) -> str:
-    """Trimmed text that may be long or hold an escaped line break, made right.
-
-    A model that escapes line breaks twice sends a backslash and an "n"
-    where it meant a line break; text that also holds a real line break
-    meant its backslashes.  Text over MAX_TEXT is refused.
-    """
-    if "\\n" in text and "\n" not in text:
-        text = text.replace("\\n", "\n")
-    if len(text) > MAX_TEXT:
-        raise QuestionError(
-            f"its {key!r} is {len(text)} characters long (it starts"
-            f" {_quoted(text[:_QUOTE_CHARS])}); the limit is {MAX_TEXT}. Shorten it."
-        )
-    return text
-
-
-def _number_text(value: Any) -> "Optional[str]":
-    """A finite number as text; bools and non-finite floats are not numbers here."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    try:
-        text = str(value)
-    except ValueError:  # an int too long for this interpreter to print
-        return None
-    return _mended(text, "number") if len(text) > MAX_TEXT else text
-
-
-def _identifier(value: Any) -> "Optional[str]":
-    if isinstance(value, str):
-        return _text(value, _ID_KEY)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _number_text(value)
-    return None
-
-
-def _boolean(value: Any) -> "Optional[bool]":
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return {0: False, 1: True}.get(value)
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE_WORDS:
-            return True
-        if word in _FALSE_WORDS:
-            return False
-    return None
-
-
-def _selection_mode(value: Any) -> "Optional[bool]":
-    if isinstance(value, str):
-        return _SELECTION_MODES.get(value.strip().lower())
-    return None
-
-
-def _kind(value: Any) -> "Optional[str]":
-    if not isinstance(value, str):
-        return None
-    word = value.lower().replace("_", "").replace("-", "").replace(" ", "")
-    return _KIND_WORDS.get(word)
-
-
-def _option_source(value: Any) -> "Optional[Union[List[Any], Dict[Any, Any]]]":
-    """A list of option entries or a label -> description object, maybe as JSON
-    text; one option object sent without its list; or options as plain text."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if not stripped.startswith(("[", "{")):
-            return _options_in_text(stripped)
-        value = _parse_json(stripped, "'options'", repair=True)
-    if isinstance(value, dict):
-        if _is_one_option(value):
-            return [value]
-        positions = _by_position(value)
-        return value if positions is None else positions
-    return value if isinstance(value, list) else None
-
-
-def _is_one_option(value: "Dict[Any, Any]") -> bool:
-    """An object whose keys, those with a value, are all option fields, a label among them."""
-    if _OPTION_FIELDS.issuperset(value):
-        return not _OPTION_LABEL_KEY_SET.isdisjoint(value)
-    keys = {key for key, field in value.items() if field is not None and key not in _IGNORED_OPTION_KEYS}
-    return _OPTION_FIELDS.issuperset(keys) and not _OPTION_LABEL_KEY_SET.isdisjoint(keys)
-
-
-def _by_position(value: "Dict[Any, Any]") -> "Optional[List[Any]]":
-    """The values of an object keyed by positions ("0", "1", ...), in their
-    order; None when any key is not a position."""
-    positions = {}
-    for key, option in value.items():
-        position = key if isinstance(key, int) and not isinstance(key, bool) else None
-        if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
-            position = int(key)
-        if position is None:
-            return None
-        positions[position] = option
-    return [positions[position] for position in sorted(positions)]
-
-
-def _options_in_text(text: str) -> "Optional[List[str]]":
-    """Labels from plain text: one a line, else split on a separator; None
-    below two, when the text was most likely not meant as options."""
-    if "\n" in text:
-        parts = [_without_list_marker(line.strip()) for line in text.splitlines()]
-    else:
-        separator = next((mark for mark in _OPTION_TEXT_SEPARATORS if mark in text), None)
-        parts = text.split(separator) if separator else [text]
-    labels = [part.strip() for part in parts if part.strip()]
-    return labels if len(labels) >= 2 else None
-
-
-def _without_list_marker(line: str) -> str:
-    """A line without its leading bullet ("-", "*", "\u2022") or number ("1.",
-    "1)"); a marker is followed by a space, so "1.5 GB" keeps its number."""
-    digits = len(line) - len(line.lstrip("0123456789"))
-    if digits and line[digits: digits + 1] in (".", ")"):
-        marker = digits + 1
-    elif line.startswith(_LIST_BULLETS):
-        marker = 1
-    else:
-        return line
-    return line[marker:] if line[marker: marker + 1].isspace() else line
-
-
-def _check_question_count(count: int) -> None:
-    if count > MAX_QUESTIONS:
-        raise QuestionError(
-            f"The call has {count} questions; the limit is {MAX_QUESTIONS}. Ask only"
-            " what you need now (1-4 questions is best) and the rest later."
-        )
-
-
-def _check_option_count(count: int) -> None:
-    if count > MAX_OPTIONS:
-        raise QuestionError(
-            f"it has {count} options; the limit is {MAX_OPTIONS}. Offer 2-4 distinct"
-            " options, or leave out 'options' to ask for free text."
-        )
+# Outside strings, JSON's structure is ASCII: of the UTF-8 bytes of a text,
+# keep quotes and brackets, with braces folded onto brackets (nesting is
+# nesting, whichever the kind).
+_FOLD_BRACES = bytes.maketrans(b"{}", b"[]")
+_STRUCTURE = b'"[]{}'
 
 
 def _parse_json(
-    text: "Union[str, bytes, bytearray]", what: str, repair: bool = False, markup: bool = False,
+    text: "Union[str, bytes, bytearray]", what: str, repairs: "Sequence[Callable[[str], Any]]" = (),
 ) -> Any:
     """Parse JSON text; every failure is a QuestionError that names ``what``.
-    With ``repair`` (text from the model), text the strict parse refuses
-    goes through the repairs of SPEC 4a before it is refused.  With
-    ``markup`` (a whole call), text in Cline's markup is read first, as a
-    list of its one question: JSON never starts like markup, so JSON text
-    pays no look for it."""
+    Text the strict parse refuses goes through ``repairs`` in order before
+    it is refused: _REPAIRS for text from the model, _CALL_REPAIRS for a
+    whole call.  Text within the bounds that parses is never repaired."""
     if isinstance(text, (bytes, bytearray)):
         _check_size(len(text), what)
         try:
@@ -1703,10 +1215,7 @@ def _parse_json(
     try:
         return _decoded_json(text)
     except (ValueError, RecursionError) as err:
-        call = _markup_call(text) if markup else None
-        if call is not None:
-            return [call]
-        value = _repaired(text) if repair and not isinstance(err, _NotJsonConstant) else _UNREAD
+        value = _repaired(text, repairs) if repairs and not isinstance(err, _NotJsonConstant) else _UNREAD
         if value is _UNREAD:
             raise QuestionError(
                 f"{what} is not valid JSON ({err}). Send the arguments as one JSON object."
@@ -1714,16 +1223,102 @@ def _parse_json(
         return value
 
 
-# Text that may be JSON, fenced JSON or a Python literal: anything else in
-# 'questions' is a sentence.
-_JSON_STARTS = ("[", "{", "`", '"')
+def _check_size(size: int, what: str) -> None:
+    if size > MAX_PAYLOAD_BYTES:
+        raise QuestionError(
+            f"{what} is {size} bytes of JSON; the limit is {MAX_PAYLOAD_BYTES}."
+            " Ask fewer, shorter questions."
+        )
+
+
+def _too_deep(text: str, bound: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects nest deeper than ``bound``, outside strings."""
+    if text.count("[") + text.count("{") <= bound:
+        return False  # the common case: too few brackets to nest that deep
+    brackets = _structure(text)
+    # Each pass takes away every innermost pair, so the passes it takes to
+    # take them all away are the depth of the deepest.
+    depth = 0
+    while depth <= bound:
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            break
+        brackets, depth = shorter, depth + 1
+    # Brackets left over make the text invalid, but json's parser descends
+    # into every unclosed '[' it meets before it finds out.
+    return depth + brackets.count(b"[") > bound
+
+
+def _structure(text: str) -> bytes:
+    """The brackets of JSON text that lie outside its strings, as '[' and ']'."""
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        # With escaped backslashes and quotes gone, every '"' left opens or
+        # closes a string, as it does for json's own scanner.
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = data.translate(_FOLD_BRACES, _not_structure())
+    # Two quotes side by side hold nothing, whether they open and close a
+    # string or close one and open the next: without them, every other mark
+    # stays on its side of the quotes.  Most texts have no quote left then.
+    marks = marks.replace(b'""', b"")
+    if b'"' in marks:
+        marks = b"".join(marks.split(b'"')[::2])  # every other piece lies outside strings
+    return marks
+
+
+@functools.lru_cache(maxsize=None)
+def _not_structure() -> bytes:
+    """Every byte but quotes and brackets: what translate() deletes."""
+    return bytes(byte for byte in range(256) if byte not in _STRUCTURE)
+
+
+def _decoded_json(text: str) -> Any:
+    """The value of JSON text; NaN and Infinity are refused."""
+    # Where json has its C scanner (CPython, Pyodide), the decoder that
+    # refuses NaN and Infinity is as fast as json.loads.  Elsewhere (PyPy)
+    # only plain json.loads reaches the native parser: use it when neither
+    # word appears.  Text it refuses is parsed again below, for an error that
+    # can be read: the fast path's error for some characters fails when
+    # turned into text on PyPy.
+    scanner_in_c = getattr(json.scanner, "c_make_scanner", None) is not None
+    if not scanner_in_c and "NaN" not in text and "Infinity" not in text:
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return _json_decoder().decode(text)
+
+
+@functools.lru_cache(maxsize=None)
+def _json_decoder() -> json.JSONDecoder:
+    """One decoder that refuses NaN and Infinity, made on first use (json.loads
+    with a hook would build a new decoder on every call)."""
+    return json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+class _NotJsonConstant(ValueError):
+    """NaN or Infinity in JSON text: no JSON values, so refused, never repaired."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJsonConstant(f"{name} is not a JSON value")
+
+
+# ---------------------------------------------------------------------------
+# Decoding: the repairs
+#
+# Text from the model that the strict parse refused goes through a chain
+# of repairs, each a function tried in order, the first that reads the
+# text giving its value: raw control characters in strings, a code fence,
+# a Python literal, the tolerant reader; then it is refused.
+
 _UNREAD: Any = object()  # no repair could read the text
 
 
-def _repaired(text: str) -> Any:
-    """The value of text that the strict parse refused, by the repairs of
-    SPEC 4a in their order; _UNREAD when none of them reads it."""
-    for repair in (_with_control_characters, _inside_fence, _python_literal, _tolerant):
+def _repaired(text: str, repairs: "Sequence[Callable[[str], Any]]") -> Any:
+    """The value of text that the strict parse refused, by the first of
+    ``repairs``, in their order, that reads it; _UNREAD when none does."""
+    for repair in repairs:
         try:
             value = repair(text)
         except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
@@ -1746,7 +1341,7 @@ def _inside_fence(text: str) -> Any:
     try:
         return _decoded_json(inner)
     except ValueError:
-        return _repaired(inner) if _fenced(inner) is None else _UNREAD
+        return _repaired(inner, _REPAIRS) if _fenced(inner) is None else _UNREAD
 
 
 def _python_literal(text: str) -> Any:
@@ -1768,13 +1363,80 @@ def _tolerant(text: str) -> Any:
     return _tolerant_json(text, MAX_DEPTH)
 
 
-# The almost-JSON reader.  Every pattern is linear in what it consumes:
-# character classes under a star, and alternatives that start differently,
-# so a failed match backtracks at most over what it scanned.
+def _markup_questions(text: str) -> Any:
+    """A whole call in tool-call markup, as the list of its one question."""
+    call = _markup_call(text)
+    return _UNREAD if call is None else [call]
+
+
+# The repairs of text from the model, in the order they are tried; a repair
+# gives _UNREAD, or raises, for text it cannot read.
+_REPAIRS = (_with_control_characters, _inside_fence, _python_literal, _tolerant)
+
+# A whole call may be in tool-call markup instead, looked for first: JSON
+# never starts like markup, so for broken JSON the look is one character's.
+_CALL_REPAIRS = (_markup_questions, *_REPAIRS)
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern(source: str) -> "Pattern[str]":
+    """A pattern of the repairs, compiled on first use: most runs never repair."""
+    return re.compile(source)
+
+
+# ---------------------------------------------------------------------------
+# Decoding: code fences
+#
+# _fenced(): the text inside a Markdown code fence, for _inside_fence() to
+# read again.
+
+_FENCE_MARKS = ("`", "~")
+# The info word after the opening fence ('json', 'JSON5', 'c++', ...).
+_FENCE_INFO_SOURCE = (r"[ \t]*[\w.+#-]*")
+
+
+def _fenced(text: str) -> "Optional[str]":
+    """The text inside a Markdown code fence (```json ... ```, or ~~~, any info
+    word or none), trimmed, when the whole trimmed text is one fence; else None.
+
+    The fence opens the text and closes it, with at least as many marks;
+    everything between is the content, fence-like lines included, since
+    models put Markdown with fences of its own in string values.  A closing
+    fence right after the content on its last line ('}```') and a fence on
+    one line ('```json {...}```') count too: models write both.
+    """
+    body = text.strip()
+    mark = body[:1]
+    if mark not in _FENCE_MARKS:
+        return None
+    opening = len(body) - len(body.lstrip(mark))
+    closing = len(body) - len(body.rstrip(mark))
+    if opening < 3 or closing < opening or opening + closing > len(body):
+        return None
+    inner = body[opening : len(body) - closing]
+    word = _pattern(_FENCE_INFO_SOURCE).match(inner)
+    assert word is not None  # the pattern matches the empty text
+    info = word.end()
+    # The word is an info word only when a line break, a space or the
+    # content's bracket follows it: '```Postgres, SQLite```' has none.
+    if info < len(inner) and inner[info] not in "\r\n \t{[":
+        info = 0
+    return inner[info:].strip()
+
+
+# ---------------------------------------------------------------------------
+# Decoding: the tolerant reader
+#
+# _tolerant_json(): almost-JSON read in one pass, the last repair.
+
+# Every pattern is linear in what it consumes: character classes under a
+# star, and alternatives that start differently, so a failed match
+# backtracks at most over what it scanned.
 _SPACE_SOURCE = (r"\s*")
 # Part of a string: up to its closing quote, an escape being two characters
-# whatever they are ('\q' is kept as written, SPEC 4a).  At most 64 escapes
-# a match, so that the regex engine's state for them stays bounded.
+# whatever they are ('\q', which JSON has no escape for, is kept as
+# written).  At most 64 escapes a match, so that the regex engine's state
+# for them stays bounded.
 _STRING_PART_SOURCE = r'(?s)[^"\\]*(?:\\.[^"\\]*){0,64}'
 # The escapes JSON has; any other backslash stays as it is.  A high and a
 # low surrogate escaped one after the other are one character, as in json.
@@ -1807,8 +1469,7 @@ _SIMPLE_STRING = r'"[^"\\]*"'
 # A number or a literal with a stray quote after it and then a comma or a
 # bracket is the number or literal, as the slow path would read it.  Runs
 # take it, and empty arrays and objects, so that text dense with them does
-# not take a step for each: 1 MiB of '1", ' took 1.9 s, now 0.5 s; of '[]',
-# 3.3 s, now 0.8 s (bench_askq.py --reader).
+# not take a step for each.
 _STRAY_QUOTE = r'"(?=\s*[,}\]])'
 _EMPTY_CONTAINER = r"\[\s*\]|\{\s*\}"
 _SIMPLE_VALUE = (
@@ -1842,20 +1503,19 @@ _ITEM_SOURCE = _RUN_VALUE
 _MEMBER_SOURCE = r'"([^"\\]*)"\s*:\s*' + _RUN_VALUE
 _CLOSERS = ",}]"
 # Stands for the value that was being written when the text ended: it is
-# dropped, with its key (SPEC 4a).
+# dropped, with its key.
 _MISSING: Any = object()
+
 
 _Container = Union[Dict[str, Any], List[Any]]
 
 
-@functools.lru_cache(maxsize=None)
-def _pattern(source: str) -> "Pattern[str]":
-    """A pattern of the repairs, compiled on first use: most runs never repair."""
-    return re.compile(source)
-
-
 def _tolerant_json(text: str, max_depth: int) -> Any:
-    """The value of almost-JSON text, mended as SPEC 4a step 4 says.
+    """The value of almost-JSON text, mended: invalid escapes kept as written,
+    bare values read, missing commas supplied and stray ones dropped, a wrong
+    bracket dropped where the right one follows, a member that cannot be read
+    skipped, and what the end of the text left open closed, without the
+    member being written.
 
     The top level must be an object or an array (after whitespace and a
     byte-order mark); text after it is ignored.  Strict JSON gives what
@@ -2144,7 +1804,12 @@ def _number(token: str) -> "Union[int, float]":
     return int(token)  # may raise ValueError for too many digits, as json does
 
 
-# The tool-call markup of Cline, Roo Code and Kilo Code (SPEC 4a).
+# ---------------------------------------------------------------------------
+# Decoding: tool-call markup
+#
+# _markup_call(): a call, or the value of 'questions', in the markup of
+# Cline, Roo Code and Kilo Code.
+
 _MARKUP_STARTS = ("<ask_followup_question>", "<question>")
 # A tag of the markup: its name, then anything up to the next '<' or '>'.
 # Only the markup's names are looked for, so other text costs nothing.  The
@@ -2197,7 +1862,7 @@ def _markup_elements(text: str, start: int) -> "Iterator[Tuple[str, str]]":
     An element's text ends at its closing tag, or, when that is missing, at
     the next tag of the markup.  One that is still open when the text ends
     was being written when the model's output was cut off: it is dropped,
-    as SPEC 4a drops the JSON member being written.  Other tags are text.
+    as the tolerant reader drops the JSON member being written.  Other tags are text.
     """
     open_name: Optional[str] = None
     content = 0
@@ -2227,7 +1892,7 @@ def _markup_text(raw: str) -> str:
 def _markup_options(raw: str) -> Any:
     """What <options> holds: Cline's JSON array of labels, read tolerantly,
     its strings unescaped; else its text, which askq splits into options
-    like any options sent as plain text (SPEC 4); None when blank."""
+    like any options sent as plain text; None when blank."""
     body = raw.strip()
     try:
         value = _tolerant_json(body, MAX_DEPTH)
@@ -2238,127 +1903,550 @@ def _markup_options(raw: str) -> Any:
     return value
 
 
-# Markdown code fences.
-_FENCE_MARKS = ("`", "~")
-# The info word after the opening fence ('json', 'JSON5', 'c++', ...).
-_FENCE_INFO_SOURCE = (r"[ \t]*[\w.+#-]*")
+# ---------------------------------------------------------------------------
+# Decoding: the questions
+#
+# The question entries of a call, each read into a QuestionItem by the
+# tables below: for each field the first key present with a usable value
+# wins; an unusable value falls through to the next key.
+
+_QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
+_HEADER_KEYS = ("header", "label")
+_PURPOSE_KEYS = ("purpose", "description", "context")
+_OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
+_MULTI_SELECT_KEYS = (
+    "multiSelect",
+    "multiple",
+    "multi_select",
+    "multiselect",
+    "allowMultiple",
+    "allow_multiple",
+)
+_SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
+
+# Fields read from one key only.
+_REQUIRED_KEY = "required"
+_ID_KEY = "id"
+_KIND_KEYS = ("type", "method", "input_type", "inputType", "kind")
+_RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a boolean
+_PLACEHOLDER_KEY = "placeholder"
+
+# Keys most questions leave out; one look decides whether to read them.
+_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
+_ALLOW_CUSTOM_KEYS = (
+    "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
+)
+_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+# Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
+_UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
+
+# Text that may be JSON, fenced JSON or a Python literal: anything else in
+# 'questions' is a sentence.
+_JSON_STARTS = ("[", "{", "`", '"')
+
+# `type` words, folded by _kind(): lower case, no "_", "-" or spaces.
+_TEXT_KIND = "text"
+_CHOICE_KIND = "choice"
+_MULTI_KIND = "multi"
+_YES_NO_KIND = "yesno"
+_KIND_WORDS = {
+    "text": _TEXT_KIND,
+    "freetext": _TEXT_KIND,
+    "string": _TEXT_KIND,
+    "input": _TEXT_KIND,
+    "choice": _CHOICE_KIND,
+    "single": _CHOICE_KIND,
+    "singlechoice": _CHOICE_KIND,
+    "singleselect": _CHOICE_KIND,
+    "select": _CHOICE_KIND,
+    "radio": _CHOICE_KIND,
+    "multi": _MULTI_KIND,
+    "multiple": _MULTI_KIND,
+    "multichoice": _MULTI_KIND,
+    "multiselect": _MULTI_KIND,
+    "checkbox": _MULTI_KIND,
+    "checkboxes": _MULTI_KIND,
+    "yesno": _YES_NO_KIND,
+    "boolean": _YES_NO_KIND,
+    "bool": _YES_NO_KIND,
+    "confirm": _YES_NO_KIND,
+}
+_YES_NO_LABELS = ("Yes", "No")
 
 
-def _fenced(text: str) -> "Optional[str]":
-    """The text inside a Markdown code fence (```json ... ```, or ~~~, any info
-    word or none), trimmed, when the whole trimmed text is one fence; else None.
-
-    The fence opens the text and closes it, with at least as many marks;
-    everything between is the content, fence-like lines included, since
-    models put Markdown with fences of its own in string values.  A closing
-    fence right after the content on its last line ('}```') and a fence on
-    one line ('```json {...}```') count too: models write both.
-    """
-    body = text.strip()
-    mark = body[:1]
-    if mark not in _FENCE_MARKS:
-        return None
-    opening = len(body) - len(body.lstrip(mark))
-    closing = len(body) - len(body.rstrip(mark))
-    if opening < 3 or closing < opening or opening + closing > len(body):
-        return None
-    inner = body[opening : len(body) - closing]
-    word = _pattern(_FENCE_INFO_SOURCE).match(inner)
-    assert word is not None  # the pattern matches the empty text
-    info = word.end()
-    # The word is an info word only when a line break, a space or the
-    # content's bracket follows it: '```Postgres, SQLite```' has none.
-    if info < len(inner) and inner[info] not in "\r\n \t{[":
-        info = 0
-    return inner[info:].strip()
-
-
-def _check_size(size: int, what: str) -> None:
-    if size > MAX_PAYLOAD_BYTES:
+def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
+    """The raw question entries, counted before any of them is looked at."""
+    if isinstance(root, list):
+        entries: List[Any] = root
+    elif "questions" in root:
+        entries = _questions_value(root["questions"])
+    elif _first_text(root, _QUESTION_KEYS) is not None:
+        entries = [root]
+    else:
         raise QuestionError(
-            f"{what} is {size} bytes of JSON; the limit is {MAX_PAYLOAD_BYTES}."
-            " Ask fewer, shorter questions."
+            _NO_QUESTIONS + " The call has no 'questions' array: send"
+            " {\"questions\": [{\"question\": \"...\"}]}."
+        )
+    _check_question_count(len(entries))
+    return entries
+
+
+def _questions_value(value: Any) -> "List[Any]":
+    """The value of 'questions': a list, one object, or JSON text of either."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        markup = _markup_call(stripped)
+        if markup is not None:
+            return [markup]
+        if stripped.startswith(_JSON_STARTS):
+            value = _parse_json(stripped, "'questions'", _REPAIRS)
+        else:
+            try:
+                value = _parse_json(stripped, "'questions'")  # 42, true: JSON, but no questions
+            except QuestionError:
+                return [stripped]  # a plain sentence: one free-text question
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return [value]
+    if value is None:
+        return []
+    raise QuestionError(
+        f"'questions' must be an array of question objects, not {_json_type(value)}."
+    )
+
+
+def _check_question_count(count: int) -> None:
+    if count > MAX_QUESTIONS:
+        raise QuestionError(
+            f"The call has {count} questions; the limit is {MAX_QUESTIONS}. Ask only"
+            " what you need now (1-4 questions is best) and the rest later."
         )
 
 
-class _NotJsonConstant(ValueError):
-    """NaN or Infinity in JSON text: refused, never repaired (SPEC 6)."""
+def _decode_entry(index: int, entry: Any) -> QuestionItem:
+    """One question entry: an object, JSON text of an object, or plain text."""
+    question = None
+    try:
+        if isinstance(entry, str):
+            fields = _object_in_text(entry)
+            if fields is None:
+                question = _text(entry, "question")
+                if question is None:
+                    raise _missing_question(index)
+                return QuestionItem(question)
+            entry = fields
+        if not isinstance(entry, dict):
+            raise QuestionError(
+                f"questions[{index}] is {_json_type(entry)}; each question must be an"
+                " object like {\"question\": \"...\"} or a plain string.",
+                index,
+            )
+        question = _first_text(entry, _QUESTION_KEYS)
+        if question is None:
+            raise _missing_question(index)
+        return _decode_fields(question, entry)
+    except QuestionError as err:
+        raise err.placed(index, question) from None
 
 
-def _refuse_constant(name: str) -> Any:
-    raise _NotJsonConstant(f"{name} is not a JSON value")
+def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
+    """The object a string entry holds as JSON text, or None for plain text."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        value = _parse_json(stripped, "questions[]", _REPAIRS)
+    except QuestionError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
-def _decoded_json(text: str) -> Any:
-    """The value of JSON text; NaN and Infinity are refused."""
-    # Where json has its C scanner (CPython, Pyodide), the decoder that
-    # refuses NaN and Infinity is as fast as json.loads.  Elsewhere (PyPy)
-    # only plain json.loads reaches the native parser: use it when neither
-    # word appears.  Text it refuses is parsed again below, for an error that
-    # can be read: the fast path's error for some characters fails when
-    # turned into text on PyPy.
-    scanner_in_c = getattr(json.scanner, "c_make_scanner", None) is not None
-    if not scanner_in_c and "NaN" not in text and "Infinity" not in text:
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    return _json_decoder().decode(text)
+def _missing_question(index: int) -> QuestionError:
+    return QuestionError(
+        f"questions[{index}] needs a non-empty 'question' (or 'header') field:"
+        " the full question to show the user, ending with a question mark.",
+        index,
+    )
 
 
-@functools.lru_cache(maxsize=None)
-def _json_decoder() -> json.JSONDecoder:
-    """One decoder that refuses NaN and Infinity, made on first use (json.loads
-    with a hook would build a new decoder on every call)."""
-    return json.JSONDecoder(parse_constant=_refuse_constant)
+def _decode_fields(
+    question: str,
+    entry: "Dict[Any, Any]",
+    # Read once, at definition: a member read from its enum class goes
+    # through the enum machinery on every read, and every question reads it.
+    text_type: QuestionType = QuestionType.TEXT,
+) -> QuestionItem:
+    options, marked, source = _decode_options(entry)
+    header = _first_text(entry, _HEADER_KEYS)
+    uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
+    multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
+    purpose = _first_text(entry, _PURPOSE_KEYS)
+    # The fields of one key each, which most entries leave out: no call then.
+    required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
+    item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
+    recommended = _text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
+    placeholder = _text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
+    # The explicit field wins when it names an option; else a marked option.
+    if marked is not None and (recommended is None or not _is_option_label(recommended, options)):
+        recommended = marked
+    # Positional: a dataclass takes keyword arguments markedly more slowly.
+    item = QuestionItem(
+        question, header, options, multi_select, purpose, required, text_type, item_id,
+        recommended, placeholder,
+    )
+    if uncommon and not _RARE_QUESTION_KEYS.isdisjoint(entry):
+        _decode_rare_fields(item, entry)
+    return item
 
 
-# Outside strings, JSON's structure is ASCII: of the UTF-8 bytes of a text,
-# keep quotes and brackets, with braces folded onto brackets (nesting is
-# nesting, whichever the kind).
-_FOLD_BRACES = bytes.maketrans(b"{}", b"[]")
-_STRUCTURE = b'"[]{}'
+def _is_option_label(label: str, options: "Optional[List[QuestionOption]]") -> bool:
+    wanted = _clean_label(label)
+    return any(_clean_label(option.label) == wanted for option in options or ())
 
 
-def _too_deep(text: str, bound: int = MAX_DEPTH) -> bool:
-    """Whether arrays and objects nest deeper than ``bound``, outside strings."""
-    if text.count("[") + text.count("{") <= bound:
-        return False  # the common case: too few brackets to nest that deep
-    brackets = _structure(text)
-    # Each pass takes away every innermost pair, so the passes it takes to
-    # take them all away are the depth of the deepest.
-    depth = 0
-    while depth <= bound:
-        shorter = brackets.replace(b"[]", b"")
-        if len(shorter) == len(brackets):
-            break
-        brackets, depth = shorter, depth + 1
-    # Brackets left over make the text invalid, but json's parser descends
-    # into every unclosed '[' it meets before it finds out.
-    return depth + brackets.count(b"[") > bound
+def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
+    """Multi-select as an entry says it; called once a look found one of the
+    uncommon keys (or on the rare question-as-option object)."""
+    multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
+    if multi is None:
+        multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)
+    return bool(multi)
 
 
-def _structure(text: str) -> bytes:
-    """The brackets of JSON text that lie outside its strings, as '[' and ']'."""
-    data = text.encode("utf-8", "surrogatepass")
-    if b"\\" in data:
-        # With escaped backslashes and quotes gone, every '"' left opens or
-        # closes a string, as it does for json's own scanner.
-        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    marks = data.translate(_FOLD_BRACES, _not_structure())
-    # Two quotes side by side hold nothing, whether they open and close a
-    # string or close one and open the next: without them, every other mark
-    # stays on its side of the quotes.  Most texts have no quote left then.
-    marks = marks.replace(b'""', b"")
-    if b'"' in marks:
-        marks = b"".join(marks.split(b'"')[::2])  # every other piece lies outside strings
-    return marks
+def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
+    """The fields few calls send: a kind word, a default, no custom row."""
+    _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
+    default = _first(entry, _DEFAULT_KEYS, _text)
+    if default is not None and item.recommended is None:
+        item.recommended = default
+    allow_custom = _first(entry, _ALLOW_CUSTOM_KEYS, _boolean)
+    if allow_custom is False:
+        item.allow_custom = False
 
 
-@functools.lru_cache(maxsize=None)
-def _not_structure() -> bytes:
-    """Every byte but quotes and brackets: what translate() deletes."""
-    return bytes(byte for byte in range(256) if byte not in _STRUCTURE)
+def _kind(value: Any) -> "Optional[str]":
+    if not isinstance(value, str):
+        return None
+    word = value.lower().replace("_", "").replace("-", "").replace(" ", "")
+    return _KIND_WORDS.get(word)
+
+
+def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
+    """Apply the `type` word of the older, typed design to a fresh item."""
+    if kind == _TEXT_KIND:
+        item.options = None
+        item.multi_select = False
+    elif kind == _MULTI_KIND:
+        item.multi_select = True
+        item.question_type = QuestionType.MULTI_CHOICE
+    elif kind == _CHOICE_KIND:
+        multi = item.multi_select
+        item.question_type = QuestionType.MULTI_CHOICE if multi else QuestionType.SINGLE_CHOICE
+    elif kind == _YES_NO_KIND:
+        item.multi_select = False
+        item.question_type = QuestionType.SINGLE_CHOICE
+        if not item.options:
+            item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
+
+
+# ---------------------------------------------------------------------------
+# Decoding: the options
+#
+# The options of a question, however they were sent, and the one marked
+# recommended.
+
+# An option's label: the first of these keys with a usable value.
+_OPTION_LABEL_KEYS = ("label", "text", "title", "value", "name", "option")
+# Option fields read from one key only.
+_OPTION_DESCRIPTION_KEY = "description"
+_OPTION_PREVIEW_KEY = "preview"
+
+# An object under 'options' with only these keys, a label key among them, is
+# one option sent without its list; any other object maps labels to descriptions.
+_OPTION_LABEL_KEY_SET = frozenset(_OPTION_LABEL_KEYS)
+# The ways an option says it is the recommended one.
+_OPTION_MARK_KEYS = (_RECOMMENDED_KEY, "default", "isDefault", "is_recommended")
+_OPTION_MARK_KEY_SET = frozenset(_OPTION_MARK_KEYS)
+_OPTION_FIELDS = _OPTION_LABEL_KEY_SET | {_OPTION_DESCRIPTION_KEY, _OPTION_PREVIEW_KEY, *_OPTION_MARK_KEYS}
+_OPTIONS_KEY_SET = frozenset(_OPTIONS_KEYS)
+_IGNORED_OPTION_KEYS = ("mode",)  # Roo Code's, on every suggestion
+# The model's own "Other" option, which the custom row already offers (folded,
+# without trailing ".", ":" or an ellipsis).
+_OTHER_WORDS = (
+    "other", "others", "other (please specify)", "other (specify)", "something else", "custom", "custom answer",
+    "其他", "其它", "自定义", "その他", "기타", "otro", "otra", "otros", "autre", "andere", "sonstiges", "altro", "другое",
+)
+# With the trailing "." ":" or ellipsis models add, so that one lookup decides.
+_OTHER_LABELS = frozenset(word + end for word in _OTHER_WORDS for end in ("", ".", ":", "\u2026", "..."))
+
+# Options sent as plain text: one per line, else split on the first of these
+# that occurs.  A line may start with a list marker, which is not the label.
+_OPTION_TEXT_SEPARATORS = ("|", ";", ",")
+_LIST_BULLETS = ("-", "*", "\u2022")
+
+
+_Options = Tuple[Optional[List[QuestionOption]], Optional[str], Dict[Any, Any]]
+
+
+def _decode_options(entry: "Dict[Any, Any]") -> _Options:
+    """The options of an entry, the label of the first one marked
+    recommended, and the object they came from: the entry, or the question's
+    own fields that a model sent as its only option."""
+    raw = _first(entry, _OPTIONS_KEYS, _option_source)
+    if raw is None:
+        return None, None, entry
+    if len(raw) > MAX_OPTIONS:
+        _check_option_count(len(raw))
+    if isinstance(raw, dict):
+        described = [
+            QuestionOption(_text(label, "label") or "", _text(description, _OPTION_DESCRIPTION_KEY))
+            for label, description in raw.items()
+            if isinstance(label, str)
+        ]
+        return described, None, entry
+    if isinstance(raw, list) and len(raw) == 1 and _is_question_as_option(raw[0]):
+        return _decode_options(raw[0])[:2] + (raw[0],)
+    options: List[QuestionOption] = []
+    marked: Optional[str] = None
+    for value in raw:
+        option = _decode_option(value)
+        if option is None:
+            continue
+        options.append(option)
+        # Only an entry with keys beyond the ones read into its option can
+        # hold a mark key: counting them spares the look for one where, as
+        # in most calls, no option has more.
+        if (
+            marked is None and isinstance(value, dict)
+            and len(value) > 1 + (option.description is not None) + (option.preview is not None)
+            and not _OPTION_MARK_KEY_SET.isdisjoint(value)
+        ):
+            marked = option.label if _is_marked(value) else None
+    return options, marked, entry
+
+
+def _option_source(value: Any) -> "Optional[Union[List[Any], Dict[Any, Any]]]":
+    """A list of option entries or a label -> description object, maybe as JSON
+    text; one option object sent without its list; or options as plain text."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped.startswith(("[", "{")):
+            return _options_in_text(stripped)
+        value = _parse_json(stripped, "'options'", _REPAIRS)
+    if isinstance(value, dict):
+        if _is_one_option(value):
+            return [value]
+        positions = _by_position(value)
+        return value if positions is None else positions
+    return value if isinstance(value, list) else None
+
+
+def _is_one_option(value: "Dict[Any, Any]") -> bool:
+    """An object whose keys, those with a value, are all option fields, a label among them."""
+    if _OPTION_FIELDS.issuperset(value):
+        return not _OPTION_LABEL_KEY_SET.isdisjoint(value)
+    keys = {key for key, field in value.items() if field is not None and key not in _IGNORED_OPTION_KEYS}
+    return _OPTION_FIELDS.issuperset(keys) and not _OPTION_LABEL_KEY_SET.isdisjoint(keys)
+
+
+def _by_position(value: "Dict[Any, Any]") -> "Optional[List[Any]]":
+    """The values of an object keyed by positions ("0", "1", ...), in their
+    order; None when any key is not a position."""
+    positions = {}
+    for key, option in value.items():
+        position = key if isinstance(key, int) and not isinstance(key, bool) else None
+        if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
+            position = int(key)
+        if position is None:
+            return None
+        positions[position] = option
+    return [positions[position] for position in sorted(positions)]
+
+
+def _options_in_text(text: str) -> "Optional[List[str]]":
+    """Labels from plain text: one a line, else split on a separator; None
+    below two, when the text was most likely not meant as options."""
+    if "\n" in text:
+        parts = [_without_list_marker(line.strip()) for line in text.splitlines()]
+    else:
+        separator = next((mark for mark in _OPTION_TEXT_SEPARATORS if mark in text), None)
+        parts = text.split(separator) if separator else [text]
+    labels = [part.strip() for part in parts if part.strip()]
+    return labels if len(labels) >= 2 else None
+
+
+def _without_list_marker(line: str) -> str:
+    """A line without its leading bullet ("-", "*", "\u2022") or number ("1.",
+    "1)"); a marker is followed by a space, so "1.5 GB" keeps its number."""
+    digits = len(line) - len(line.lstrip("0123456789"))
+    if digits and line[digits: digits + 1] in (".", ")"):
+        marker = digits + 1
+    elif line.startswith(_LIST_BULLETS):
+        marker = 1
+    else:
+        return line
+    return line[marker:] if line[marker: marker + 1].isspace() else line
+
+
+def _check_option_count(count: int) -> None:
+    if count > MAX_OPTIONS:
+        raise QuestionError(
+            f"it has {count} options; the limit is {MAX_OPTIONS}. Offer 2-4 distinct"
+            " options, or leave out 'options' to ask for free text."
+        )
+
+
+def _is_question_as_option(value: Any) -> bool:
+    """An option that holds options of its own: the question's fields, sent as its only option."""
+    return isinstance(value, dict) and _OPTION_LABEL_KEY_SET.isdisjoint(value) and not _OPTIONS_KEY_SET.isdisjoint(value)
+
+
+def _decode_option(value: Any) -> "Optional[QuestionOption]":
+    """An option entry: an object with a label key, a label, or a number."""
+    if isinstance(value, dict):
+        label = _first_text(value, _OPTION_LABEL_KEYS, True)
+        if label is None:  # a description alone is the label
+            label = _text(value.get(_OPTION_DESCRIPTION_KEY), "label")
+            return None if label is None else QuestionOption(label)
+        description = (
+            _text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
+            if _OPTION_DESCRIPTION_KEY in value else None
+        )
+        preview = _text(value[_OPTION_PREVIEW_KEY], _OPTION_PREVIEW_KEY) if _OPTION_PREVIEW_KEY in value else None
+        return QuestionOption(label, description, preview)
+    if isinstance(value, str):
+        # Kept even when blank: normalization decides what blanks mean.
+        label = value.strip()
+        return QuestionOption(_mended(label, "label") if len(label) > MAX_TEXT or "\\n" in label else label)
+    label = _number_text(value)
+    return None if label is None else QuestionOption(label)
+
+
+def _is_marked(option: "Dict[Any, Any]") -> bool:
+    return any(key in option and _boolean(option[key]) for key in _OPTION_MARK_KEYS)
+
+
+# ---------------------------------------------------------------------------
+# Decoding: field readers
+#
+# One field's value as the type it is read into, or None when it is
+# unusable, so that the next key is looked at; text over MAX_TEXT is
+# refused.
+
+# Boolean and selection-mode words, read trimmed and in lower case.
+_TRUE_WORDS = ("true", "yes", "1")
+_FALSE_WORDS = ("false", "no", "0")
+_SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
+
+
+def _first(entry: "Dict[Any, Any]", keys: "Sequence[str]", coerce: "Callable[[Any], Optional[_T]]") -> "Optional[_T]":
+    for key in keys:
+        if key in entry:
+            value = coerce(entry[key])
+            if value is not None:
+                return value
+    return None
+
+
+def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = False) -> "Optional[str]":
+    """What _first(entry, keys, _text) finds, in one call: most fields are
+    text.  With ``numbers``, a finite number counts too, as its text."""
+    for key in keys:
+        if key in entry:
+            value = entry[key]
+            if isinstance(value, str):
+                value = value.strip()
+                if value:
+                    return _mended(value, key) if len(value) > MAX_TEXT or "\\n" in value else value
+            elif isinstance(value, list):  # two phrasings of one text: the first
+                value = _first_string(value, key)
+                if value is not None:
+                    return value
+            elif numbers:
+                value = _number_text(value)
+                if value is not None:
+                    return value
+    return None
+
+
+def _text(value: Any, key: str = "text") -> "Optional[str]":
+    if isinstance(value, str):
+        value = value.strip()
+        if len(value) > MAX_TEXT or "\\n" in value:
+            value = _mended(value, key)
+        return value or None
+    if isinstance(value, list):
+        return _first_string(value, key)
+    return None
+
+
+def _first_string(values: "List[Any]", key: str) -> "Optional[str]":
+    """The first usable string of a list (models send two phrasings of one text)."""
+    for value in values[:MAX_OPTIONS]:
+        if isinstance(value, str):
+            text = _text(value, key)
+            if text is not None:
+                return text
+    return None
+
+
+def _mended(text: str, key: str) -> str:
+    """Trimmed text that may be long or hold an escaped line break, made right.
+
+    A model that escapes line breaks twice sends a backslash and an "n"
+    where it meant a line break; text that also holds a real line break
+    meant its backslashes.  Text over MAX_TEXT is refused.
+    """
+    if "\\n" in text and "\n" not in text:
+        text = text.replace("\\n", "\n")
+    if len(text) > MAX_TEXT:
+        raise QuestionError(
+            f"its {key!r} is {len(text)} characters long (it starts"
+            f" {_quoted(text[:_QUOTE_CHARS])}); the limit is {MAX_TEXT}. Shorten it."
+        )
+    return text
+
+
+def _number_text(value: Any) -> "Optional[str]":
+    """A finite number as text; bools and non-finite floats are not numbers here."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    try:
+        text = str(value)
+    except ValueError:  # an int too long for this interpreter to print
+        return None
+    return _mended(text, "number") if len(text) > MAX_TEXT else text
+
+
+def _identifier(value: Any) -> "Optional[str]":
+    if isinstance(value, str):
+        return _text(value, _ID_KEY)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _number_text(value)
+    return None
+
+
+def _boolean(value: Any) -> "Optional[bool]":
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return {0: False, 1: True}.get(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    return None
+
+
+def _selection_mode(value: Any) -> "Optional[bool]":
+    if isinstance(value, str):
+        return _SELECTION_MODES.get(value.strip().lower())
+    return None
 
 
 # ===========================================================================
