@@ -2077,7 +2077,7 @@ def _decode_fields(
     # through the enum machinery on every read, and every question reads it.
     text_type: QuestionType = QuestionType.TEXT,
 ) -> QuestionItem:
-    options, marked, source = _decode_options(entry)
+    options, source = _decode_options(entry)
     header = _first_text(entry, _HEADER_KEYS)
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
@@ -2087,9 +2087,6 @@ def _decode_fields(
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
     recommended = _text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
     placeholder = _text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
-    # The explicit field wins when it names an option; else a marked option.
-    if marked is not None and (recommended is None or not _is_option_label(recommended, options)):
-        recommended = marked
     # Positional: a dataclass takes keyword arguments markedly more slowly.
     item = QuestionItem(
         question, header, options, multi_select, purpose, required, text_type, item_id,
@@ -2098,11 +2095,6 @@ def _decode_fields(
     if uncommon and not _RARE_QUESTION_KEYS.isdisjoint(entry):
         _decode_rare_fields(item, entry)
     return item
-
-
-def _is_option_label(label: str, options: "Optional[List[QuestionOption]]") -> bool:
-    wanted = _clean_label(label)
-    return any(_clean_label(option.label) == wanted for option in options or ())
 
 
 def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
@@ -2186,16 +2178,13 @@ _OPTION_TEXT_SEPARATORS = ("|", ";", ",")
 _LIST_BULLETS = ("-", "*", "\u2022")
 
 
-_Options = Tuple[Optional[List[QuestionOption]], Optional[str], Dict[Any, Any]]
-
-
-def _decode_options(entry: "Dict[Any, Any]") -> _Options:
-    """The options of an entry, the label of the first one marked
-    recommended, and the object they came from: the entry, or the question's
-    own fields that a model sent as its only option."""
+def _decode_options(entry: "Dict[Any, Any]") -> "Tuple[Optional[List[QuestionOption]], Dict[Any, Any]]":
+    """The options of an entry, each marked ``recommended`` where its object
+    says so, and the object they came from: the entry, or the question's own
+    fields that a model sent as its only option."""
     raw = _first(entry, _OPTIONS_KEYS, _option_source)
     if raw is None:
-        return None, None, entry
+        return None, entry
     if len(raw) > MAX_OPTIONS:
         _check_option_count(len(raw))
     if isinstance(raw, dict):
@@ -2204,11 +2193,10 @@ def _decode_options(entry: "Dict[Any, Any]") -> _Options:
             for label, description in raw.items()
             if isinstance(label, str)
         ]
-        return described, None, entry
+        return described, entry
     if isinstance(raw, list) and len(raw) == 1 and _is_question_as_option(raw[0]):
-        return _decode_options(raw[0])[:2] + (raw[0],)
+        return _decode_options(raw[0])[0], raw[0]
     options: List[QuestionOption] = []
-    marked: Optional[str] = None
     for value in raw:
         option = _decode_option(value)
         if option is None:
@@ -2218,12 +2206,12 @@ def _decode_options(entry: "Dict[Any, Any]") -> _Options:
         # hold a mark key: counting them spares the look for one where, as
         # in most calls, no option has more.
         if (
-            marked is None and isinstance(value, dict)
+            isinstance(value, dict)
             and len(value) > 1 + (option.description is not None) + (option.preview is not None)
             and not _OPTION_MARK_KEY_SET.isdisjoint(value)
         ):
-            marked = option.label if _is_marked(value) else None
-    return options, marked, entry
+            option.recommended = _is_marked(value)
+    return options, entry
 
 
 def _option_source(value: Any) -> "Optional[Union[List[Any], Dict[Any, Any]]]":
@@ -2511,6 +2499,7 @@ def _coerced_option(option: Any) -> QuestionOption:
         _text(option.label, "label") or "",
         _text(option.description, "description"),
         _text(option.preview, "preview"),
+        option.recommended is True,
     )
 
 
@@ -2592,7 +2581,7 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
     try:
         if len(item.options) > MAX_OPTIONS:
             _check_option_count(len(item.options))
-        options, suffixed, dropped_other = _cleaned_options(item.options, item.allow_custom, single)
+        options, marks, dropped_other = _cleaned_options(item.options, item.allow_custom, single)
     except QuestionError as err:
         raise err.placed(index, item.question) from None
     if not options and (dropped_other or item.question_type is QuestionType.SINGLE_CHOICE and declared is QuestionType.TEXT):
@@ -2606,24 +2595,29 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
             index,
         )
     recommended = None
-    if single:
-        recommended = _recommendation(item.recommended, options, suffixed)
+    if single:  # one recommendation, on the question; the options carry none
+        recommended = _recommendation(item.recommended, options, marks)
         options = _recommended_first(options, recommended)
+        for option in options:
+            option.recommended = False
     item.options = options
     item.recommended = recommended
 
 
 def _cleaned_options(
     raw_options: "List[QuestionOption]", custom_row: bool, single: bool
-) -> "Tuple[List[QuestionOption], Optional[str], bool]":
+) -> "Tuple[List[QuestionOption], Tuple[Optional[str], Optional[str]], bool]":
     """Options without their recommended mark, blanks and repeats (compared
     without case), and, where the custom row offers it, the model's own
     "Other" (and, on a multi-choice question, its own copy of the custom
-    row); the first label that carried the mark; whether an "Other" went.
-    On a ``single`` choice an option with the custom row's label is refused,
-    as the tool's first design refuses it."""
+    row); the first label flagged ``recommended`` and the first that carried
+    the mark in its text; whether an "Other" went.  Every option that was
+    marked either way (or repeated one that was) is flagged.  On a
+    ``single`` choice an option with the custom row's label is refused, as
+    the tool's first design refuses it."""
     options: List[QuestionOption] = []
-    kept: Dict[str, str] = {}
+    kept: Dict[str, QuestionOption] = {}
+    flagged: Optional[str] = None
     suffixed: Optional[str] = None
     dropped_other = False
     others: FrozenSet[str] = _OTHER_LABELS if custom_row else frozenset()
@@ -2634,30 +2628,38 @@ def _cleaned_options(
             label = stem
         folded = label.lower()
         if folded in kept:
-            first = kept[folded]
+            first = kept[folded]  # a repeat passes its mark to the option it repeats
         elif not label or folded in others or folded == _CUSTOM_FOLDED and custom_row and not single:
             dropped_other = dropped_other or bool(label)
             continue
         else:
-            kept[folded] = first = option.label = label
+            option.label = label
+            kept[folded] = first = option
             options.append(option)
+        if option.recommended and flagged is None:
+            flagged = first.label
         if stem is not None and suffixed is None:
-            suffixed = first  # a repeat passes its mark to the label it repeats
+            suffixed = first.label
+        first.recommended = first.recommended or option.recommended or stem is not None
     if single and _CUSTOM_FOLDED in kept:
         raise QuestionError(
-            f"it has the option {_quoted(kept[_CUSTOM_FOLDED])}, which collides with the reserved"
+            f"it has the option {_quoted(kept[_CUSTOM_FOLDED].label)}, which collides with the reserved"
             " custom-answer label. Remove it: the user can always type their own answer."
         )
-    return options, suffixed, dropped_other
+    return options, (flagged, suffixed), dropped_other
 
 
 def _recommendation(
-    requested: "Optional[str]", options: "List[QuestionOption]", suffixed: "Optional[str]"
+    requested: "Optional[str]", options: "List[QuestionOption]", marks: "Tuple[Optional[str], Optional[str]]"
 ) -> "Optional[str]":
-    """The recommended label: the requested one if it names an option, else
-    the first that carried the suffix."""
+    """The recommended label: the question's own field if it names an
+    option, else the first option flagged recommended, else the first that
+    carried the mark in its label."""
     named = None if requested is None else _option_named(options, requested)
-    return suffixed if named is None else named.label
+    if named is not None:
+        return named.label
+    flagged, suffixed = marks
+    return suffixed if flagged is None else flagged
 
 
 def _recommended_first(

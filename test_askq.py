@@ -2297,6 +2297,46 @@ class NormalizationTests(RefusalCase):
         self.assertEqual(askq.collect_answers([item], {"q0": ["personalize your response"]}),
                          [AnswerItem("q0", None, ["Personalize your response"])])
 
+    def test_the_question_field_names_its_option_by_the_one_naming_rule(self) -> None:
+        # The explicit field wins over an option's mark, whatever its case.
+        options = [{"label": "Postgres"}, {"label": "SQLite", "default": True}]
+        item = one(question(recommended="postgres", options=options))
+        self.assertEqual((item.recommended, labels(item)), ("Postgres", ["Postgres", "SQLite"]))
+        self.assertEqual(one(question(options=options)).recommended, "SQLite")
+        # A field that names no option leaves the option's mark to decide.
+        self.assertEqual(one(question(recommended="Oracle", options=options)).recommended, "SQLite")
+        # The flag comes before a mark in a label, and a single choice's options carry no flag.
+        item = one(question(options=["A (Recommended)", {"label": "B", "recommended": True}]))
+        self.assertEqual(item.recommended, "B")
+        self.assertEqual([option.recommended for option in item.options or ()], [False, False])
+        self.assertNotIn("recommended", json.dumps([option.to_dict() for option in item.options or ()]))
+
+    def test_multi_choice_options_keep_their_recommendation_as_a_flag(self) -> None:
+        item = one(question(multiSelect=True, options=[
+            "Tests (Recommended)", {"label": "Lint", "recommended": True}, "Docs", "[推荐] Types", "tests"]))
+        self.assertEqual(labels(item), ["Tests", "Lint", "Docs", "Types"])
+        self.assertEqual([option.recommended for option in item.options or ()], [True, True, False, True])
+        self.assertIsNone(item.recommended)  # badged on each option, and none preselected
+        self.assertEqual(item.to_dict()["options"][0], {"label": "Tests", "recommended": True})
+        self.assertEqual(item.to_dict()["options"][2], {"label": "Docs"})
+        # A repeat passes its mark to the option it repeats.
+        item = one(question(multiSelect=True, options=["A", "B", "a (Recommended)"]))
+        self.assertEqual([option.recommended for option in item.options or ()], [True, False])
+        # Built in code, the flag is kept through the copy.
+        built = askq.QuestionItem.multi_choice("Which?", ["A", "B"])
+        (built.options or [])[1].recommended = True
+        normalized = askq.validate_and_normalize(QuestionInput([built]))[0]
+        self.assertEqual([option.recommended for option in normalized.options or ()], [False, True])
+        # Every way of asking shows the badge and ticks nothing.
+        state = dialog(askq.QuestionOutput([normalized], []), "")
+        lines = askq._Painter(80, askq._Style(False, False)).paint(state).lines
+        self.assertTrue(any("B (Recommended)" in line for line in lines), lines)
+        self.assertFalse(any("A (Recommended)" in line for line in lines), lines)
+        self.assertEqual(state.entries[0].picked, [])
+        _, screen = drive(askq.QuestionOutput([normalized], []), "1\n")
+        self.assertIn("2. B (Recommended)", screen)
+        self.assertNotIn("1. A (Recommended)", screen)
+
     def test_text_question_has_no_options_or_badge(self) -> None:
         item = one(question(options=[], recommended="A"))
         self.assertEqual((item.options, item.recommended), (None, None))
