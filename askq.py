@@ -670,8 +670,10 @@ def _clean_label(label: str) -> str:
     return _without_mark(label) or label
 
 
-_YES_NO_FOLDED = ("yes", "no")
-_YES_NO_LETTERS = {"y": "yes", "n": "no"}
+# The options of a Yes/No question, and the letters that name them.
+_YES_NO_LABELS = ("Yes", "No")
+_YES_NO_FOLDED = tuple(label.lower() for label in _YES_NO_LABELS)
+_YES_NO_LETTERS = {label[0]: label for label in _YES_NO_FOLDED}
 
 
 def _are_yes_no(options: "Sequence[QuestionOption]") -> bool:
@@ -1971,7 +1973,6 @@ _KIND_WORDS = {
     "bool": _YES_NO_KIND,
     "confirm": _YES_NO_KIND,
 }
-_YES_NO_LABELS = ("Yes", "No")
 
 
 def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
@@ -2031,7 +2032,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         if isinstance(entry, str):
             fields = _object_in_text(entry)
             if fields is None:
-                question = _text(entry, "question")
+                question = _field_text(entry, "question")
                 if question is None:
                     raise _missing_question(index)
                 return QuestionItem(question)
@@ -2085,8 +2086,8 @@ def _decode_fields(
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
-    recommended = _text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
-    placeholder = _text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
+    recommended = _field_text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
+    placeholder = _field_text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
     # Positional: a dataclass takes keyword arguments markedly more slowly.
     item = QuestionItem(
         question, header, options, multi_select, purpose, required, text_type, item_id,
@@ -2100,19 +2101,19 @@ def _decode_fields(
 def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
     """Multi-select as an entry says it; called once a look found one of the
     uncommon keys (or on the rare question-as-option object)."""
-    multi = _first(entry, _MULTI_SELECT_KEYS, _boolean)
+    multi = _first_usable(entry, _MULTI_SELECT_KEYS, _boolean)
     if multi is None:
-        multi = _first(entry, _SELECTION_MODE_KEYS, _selection_mode)
+        multi = _first_usable(entry, _SELECTION_MODE_KEYS, _selection_mode)
     return bool(multi)
 
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
     """The fields few calls send: a kind word, a default, no custom row."""
-    _apply_kind(item, _first(entry, _KIND_KEYS, _kind))
-    default = _first(entry, _DEFAULT_KEYS, _text)
+    _apply_kind(item, _first_usable(entry, _KIND_KEYS, _kind))
+    default = _first_usable(entry, _DEFAULT_KEYS, _field_text)
     if default is not None and item.recommended is None:
         item.recommended = default
-    allow_custom = _first(entry, _ALLOW_CUSTOM_KEYS, _boolean)
+    allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
 
@@ -2182,14 +2183,14 @@ def _decode_options(entry: "Dict[Any, Any]") -> "Tuple[Optional[List[QuestionOpt
     """The options of an entry, each marked ``recommended`` where its object
     says so, and the object they came from: the entry, or the question's own
     fields that a model sent as its only option."""
-    raw = _first(entry, _OPTIONS_KEYS, _option_source)
+    raw = _first_usable(entry, _OPTIONS_KEYS, _option_source)
     if raw is None:
         return None, entry
     if len(raw) > MAX_OPTIONS:
         _check_option_count(len(raw))
     if isinstance(raw, dict):
         described = [
-            QuestionOption(_text(label, "label") or "", _text(description, _OPTION_DESCRIPTION_KEY))
+            QuestionOption(_field_text(label, "label") or "", _field_text(description, _OPTION_DESCRIPTION_KEY))
             for label, description in raw.items()
             if isinstance(label, str)
         ]
@@ -2243,9 +2244,7 @@ def _by_position(value: "Dict[Any, Any]") -> "Optional[List[Any]]":
     order; None when any key is not a position."""
     positions = {}
     for key, option in value.items():
-        position = key if isinstance(key, int) and not isinstance(key, bool) else None
-        if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) < 6:
-            position = int(key)
+        position = _position(key)
         if position is None:
             return None
         positions[position] = option
@@ -2295,13 +2294,13 @@ def _decode_option(value: Any) -> "Optional[QuestionOption]":
     if isinstance(value, dict):
         label = _first_text(value, _OPTION_LABEL_KEYS, True)
         if label is None:  # a description alone is the label
-            label = _text(value.get(_OPTION_DESCRIPTION_KEY), "label")
+            label = _field_text(value.get(_OPTION_DESCRIPTION_KEY), "label")
             return None if label is None else QuestionOption(label)
         description = (
-            _text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
+            _field_text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
             if _OPTION_DESCRIPTION_KEY in value else None
         )
-        preview = _text(value[_OPTION_PREVIEW_KEY], _OPTION_PREVIEW_KEY) if _OPTION_PREVIEW_KEY in value else None
+        preview = _field_text(value[_OPTION_PREVIEW_KEY], _OPTION_PREVIEW_KEY) if _OPTION_PREVIEW_KEY in value else None
         return QuestionOption(label, description, preview)
     if isinstance(value, str):
         # Kept even when blank: normalization decides what blanks mean.
@@ -2328,7 +2327,7 @@ _FALSE_WORDS = ("false", "no", "0")
 _SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
 
 
-def _first(entry: "Dict[Any, Any]", keys: "Sequence[str]", coerce: "Callable[[Any], Optional[_T]]") -> "Optional[_T]":
+def _first_usable(entry: "Dict[Any, Any]", keys: "Sequence[str]", coerce: "Callable[[Any], Optional[_T]]") -> "Optional[_T]":
     for key in keys:
         if key in entry:
             value = coerce(entry[key])
@@ -2338,8 +2337,9 @@ def _first(entry: "Dict[Any, Any]", keys: "Sequence[str]", coerce: "Callable[[An
 
 
 def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = False) -> "Optional[str]":
-    """What _first(entry, keys, _text) finds, in one call: most fields are
-    text.  With ``numbers``, a finite number counts too, as its text."""
+    """What _first_usable(entry, keys, _field_text) finds, written out in one
+    call because nearly every field of every question is read through it.
+    With ``numbers``, a finite number counts too, as its text."""
     for key in keys:
         if key in entry:
             value = entry[key]
@@ -2358,7 +2358,7 @@ def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = 
     return None
 
 
-def _text(value: Any, key: str = "text") -> "Optional[str]":
+def _field_text(value: Any, key: str = "text") -> "Optional[str]":
     if isinstance(value, str):
         value = value.strip()
         if len(value) > MAX_TEXT or "\\n" in value:
@@ -2373,7 +2373,7 @@ def _first_string(values: "List[Any]", key: str) -> "Optional[str]":
     """The first usable string of a list (models send two phrasings of one text)."""
     for value in values[:MAX_OPTIONS]:
         if isinstance(value, str):
-            text = _text(value, key)
+            text = _field_text(value, key)
             if text is not None:
                 return text
     return None
@@ -2411,7 +2411,7 @@ def _number_text(value: Any) -> "Optional[str]":
 
 def _identifier(value: Any) -> "Optional[str]":
     if isinstance(value, str):
-        return _text(value, _ID_KEY)
+        return _field_text(value, _ID_KEY)
     if isinstance(value, int) and not isinstance(value, bool):
         return _number_text(value)
     return None
@@ -2477,16 +2477,16 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
     elif options is not None:
         options = []  # not a list: a choice question with no usable option
     return QuestionItem(
-        _text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
-        _text(item.header, "header"),
+        _field_text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
+        _field_text(item.header, "header"),
         options,
         item.multi_select is True,
-        _text(item.purpose, "purpose"),
+        _field_text(item.purpose, "purpose"),
         _boolean(item.required) is not False,
         _derived_kind(item),  # taken from the item as given, whatever 'options' held
         _identifier(item.id) or "",
-        _text(item.recommended, "recommended"),
-        _text(item.placeholder, "placeholder"),
+        _field_text(item.recommended, "recommended"),
+        _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
 
@@ -2496,9 +2496,9 @@ def _coerced_option(option: Any) -> QuestionOption:
     if not isinstance(option, QuestionOption):
         option = QuestionOption(option)
     return QuestionOption(
-        _text(option.label, "label") or "",
-        _text(option.description, "description"),
-        _text(option.preview, "preview"),
+        _field_text(option.label, "label") or "",
+        _field_text(option.description, "description"),
+        _field_text(option.preview, "preview"),
         option.recommended is True,
     )
 
@@ -2844,7 +2844,7 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     for index, item in enumerate(items):
         if item.id == key:
             return index
-    text = _text(key, "question") if isinstance(key, str) else None
+    text = _field_text(key, "question") if isinstance(key, str) else None
     named = [index for index, item in enumerate(items) if item.question in (key, text)]
     if len(named) == 1:
         return named[0]
@@ -3349,7 +3349,7 @@ class _AskedOutput:
     def question(self, index: int) -> str:
         entry = self.entries[index] if index < len(self.entries) else None
         if isinstance(entry, dict):
-            sent = _first(entry, _QUESTION_KEYS, _sent_text)
+            sent = _first_usable(entry, _QUESTION_KEYS, _sent_text)
             if sent is not None:
                 return sent
         return entry if isinstance(entry, str) else self.items[index].question
@@ -3357,10 +3357,10 @@ class _AskedOutput:
     def label(self, index: int, label: str) -> str:
         """An option's label as the model sent it: the sent label that names it."""
         entry = self.entries[index] if index < len(self.entries) else None
-        options = _first(entry, _OPTIONS_KEYS, _option_source) if isinstance(entry, dict) else None
+        options = _first_usable(entry, _OPTIONS_KEYS, _option_source) if isinstance(entry, dict) else None
         wanted = [QuestionOption(label)]
         for raw in options if isinstance(options, list) else ():
-            sent = raw if isinstance(raw, str) else _first(raw, _OPTION_LABEL_KEYS, _sent_text) if isinstance(raw, dict) else None
+            sent = raw if isinstance(raw, str) else _first_usable(raw, _OPTION_LABEL_KEYS, _sent_text) if isinstance(raw, dict) else None
             if sent is not None and _option_named(wanted, sent) is not None:
                 return sent
         return label
