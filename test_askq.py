@@ -777,7 +777,7 @@ class DataModelTests(unittest.TestCase):
 
 
 # ===========================================================================
-# Shared helpers: text made safe to show
+# Shared helpers: text made safe to show, rows, the naming rule
 
 
 class TerminalSafetyTests(unittest.TestCase):
@@ -805,6 +805,33 @@ class TerminalSafetyTests(unittest.TestCase):
         askq.prompt(askq.ask({"questions": ["Q\ud800?"]}), stdin=io.StringIO("x\n"), stdout=strict)
         strict.flush()
         self.assertIn(b"Q\\ud800?", raw.getvalue())
+
+
+class RowsAndNamingTests(unittest.TestCase):
+    """The rows of a question and the one rule for which option a text names."""
+
+    def test_every_kind_of_question_has_its_rows(self) -> None:
+        rows = askq._question_rows(one(question(options=["A", "B (Recommended)"])))
+        self.assertEqual([(row.label, row.option is not None, row.takes_text) for row in rows],
+                         [("B", True, False), ("A", True, False), (askq.CUSTOM_RESPONSE_LABEL, False, True)])
+        self.assertEqual(askq._question_rows(one(question())), [])  # free text is one field, no rows
+        self.assertEqual(row_labels(one(question(options=["A", "B"], allowCustom=False))), ["A", "B"])
+
+    def test_an_option_is_named_exactly_first_then_without_case_or_mark(self) -> None:
+        options = [QuestionOption("postgres"), QuestionOption("Postgres"), QuestionOption("SQLite")]
+        named = askq._option_named
+        self.assertIs(named(options, "Postgres"), options[1])
+        self.assertIs(named(options, " POSTGRES "), options[0])
+        self.assertIs(named(options, "sqlite (Recommended)"), options[2])
+        self.assertIs(named(options, "SQLite [推荐]"), options[2])
+        self.assertIsNone(named(options, "MySQL"))
+        self.assertIsNone(named(options, "y"))  # letters name options only on a Yes/No question
+        yes_no = [QuestionOption("No"), QuestionOption("Yes")]
+        self.assertIs(named(yes_no, "Y"), yes_no[1])
+        self.assertIs(named(yes_no, "n"), yes_no[0])
+        # The custom row is named by its label, and by nothing else.
+        self.assertTrue(askq._names_custom_row(" personalize YOUR response "))
+        self.assertFalse(askq._names_custom_row("Personalize"))
 
 
 # ===========================================================================
