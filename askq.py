@@ -1529,6 +1529,18 @@ def _tolerant_json(text: str, max_depth: int) -> Any:
     return _TolerantReader(text, max_depth).read()
 
 
+def _run_value(string: str, whole: str, rest: str, literal: str, empty: str) -> Any:
+    """The value of one match of a run: a number (its whole part and the
+    rest), a literal, an empty container, or else a simple string."""
+    if whole:
+        return float(whole + rest) if rest else int(whole)
+    if literal:
+        return _LITERALS[literal]
+    if empty:
+        return [] if empty[0] == "[" else {}
+    return string
+
+
 class _TolerantReader:
     """One left-to-right pass over the text with an explicit stack of open
     containers: no recursion, so no RecursionError and no deep C stack.
@@ -1580,10 +1592,7 @@ class _TolerantReader:
             if len(self.stack) >= self.max_depth:
                 self.refuse_empty(match[-1] for match in matches)
             for string, whole, rest, literal, empty in matches:
-                items.append(
-                    (float(whole + rest) if rest else int(whole)) if whole else _LITERALS[literal] if literal
-                    else ([] if empty[0] == "[" else {}) if empty else string
-                )
+                items.append(_run_value(string, whole, rest, literal, empty))
         if openers:
             self.openers(items, step.start(2), openers)
         elif closers:
@@ -1607,10 +1616,7 @@ class _TolerantReader:
             if len(self.stack) >= self.max_depth:
                 self.refuse_empty(match[-1] for match in matches)
             for name, string, whole, rest, literal, empty in matches:
-                members[name] = (
-                    (float(whole + rest) if rest else int(whole)) if whole else _LITERALS[literal] if literal
-                    else ([] if empty[0] == "[" else {}) if empty else string
-                )
+                members[name] = _run_value(string, whole, rest, literal, empty)
         if opener and colon:
             members[key] = self.open(opener)
         elif key is not None:
