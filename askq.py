@@ -1497,12 +1497,11 @@ _OBJECT_STEP_SOURCE = (
 # The values of a run, one match each: a string, a number's whole part and
 # the rest of it (so that no call is needed to tell an int from a float), a
 # literal, or an empty container; a member's name before it.
-_RUN_VALUE = (
+_ITEM_SOURCE = (
     r'(?:"([^"\\]*)"|(-?(?:0|[1-9][0-9]*))((?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?:' + _STRAY_QUOTE + r")?|(true|false|null)(?:" + _STRAY_QUOTE
     + r")?|(" + _EMPTY_CONTAINER + "))"
 )
-_ITEM_SOURCE = _RUN_VALUE
-_MEMBER_SOURCE = r'"([^"\\]*)"\s*:\s*' + _RUN_VALUE
+_MEMBER_SOURCE = r'"([^"\\]*)"\s*:\s*' + _ITEM_SOURCE
 _CLOSERS = ",}]"
 # Stands for the value that was being written when the text ended: it is
 # dropped, with its key.
