@@ -3599,7 +3599,9 @@ def _quoted_part(part: str) -> str:
 
 _ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _MESSAGE_CHARS = 200
-_LEGACY_FORMS = "2025-06-18"  # the first version with forms, in its own vocabulary
+# The first protocol version with forms (in a vocabulary of its own),
+# structured results and output schemas.
+_FIRST_WITH_FORMS = "2025-06-18"
 
 
 class _FormKeys:
@@ -3635,7 +3637,7 @@ def to_elicitation(
         ['q0', 'q0_other']
     """
     items = _question_list(questions)
-    legacy = protocol_version == _LEGACY_FORMS
+    legacy = protocol_version == _FIRST_WITH_FORMS
     properties: Dict[str, Any] = {}
     for item, keys in zip(items, _form_keys(items)):
         if legacy and item.question_type is QuestionType.MULTI_CHOICE:
@@ -4948,7 +4950,10 @@ class _Screen:
 #
 # prompt_web(): the questions as one HTML form with a JSON interface.
 
-_WEB_ROUTES = {"/": ("GET", "POST"), "/questions": ("GET",), "/answers": ("POST",), "/dismiss": ("POST",)}
+_WebResponse = Tuple[int, str, bytes]
+_HTML = "text/html; charset=utf-8"
+# What answers each (method, path) of the page, registered beside it.
+_WEB_ROUTES: "_Registry[Callable[[_WebPage, bytes, Dict[str, List[str]]], _WebResponse]]" = _Registry()
 _WEB_STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
         --accent: #0b57d0; --on-accent: #ffffff; --warn: #b42318; --card: #f6f8fa; }
@@ -5054,9 +5059,6 @@ class _WebPage:
             self.end(Outcome.TIMED_OUT, self.kept_answers())
         return self.status is not None
 
-    def idle_left(self, timeout: "Optional[float]") -> "Optional[float]":
-        return None if timeout is None else self.last_seen + timeout - time.monotonic()
-
     def request(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> "_WebResponse":
         """One HTTP request to the page, checked in this order: the Host
         header, the path, the method, the body's size (before reading it),
@@ -5069,9 +5071,10 @@ class _WebPage:
             return _web_text(400, "Bad request: more than one Host header.")
         if not _is_local_host(hosts[0] if hosts else ""):
             return _web_text(403, "Forbidden: this page answers only to an IP address or localhost.")
-        if path not in _WEB_ROUTES:
+        methods = [known for known, route in _WEB_ROUTES if route == path]
+        if not methods:
             return _web_text(404, "Not found.")
-        if method not in _WEB_ROUTES[path]:
+        if method not in methods:
             return _web_text(405, "Method not allowed.")
         lengths = headers.get_all("Content-Length") or [] if hasattr(headers, "get_all") else []
         if len(set(lengths)) > 1:
@@ -5089,7 +5092,7 @@ class _WebPage:
         self.last_seen = time.monotonic()
         if self.status is not None:
             return self._after_the_end(method, path)
-        return getattr(self, _WEB_HANDLERS[method, path])(body, form)  # type: ignore[no-any-return]
+        return _WEB_ROUTES[method, path](self, body, form)
 
     def _token_matches(self, query: "Dict[str, List[str]]", form: "Dict[str, List[str]]", headers: Any) -> bool:
         import secrets
@@ -5106,9 +5109,11 @@ class _WebPage:
             return _web_json(200, self.outcome().to_dict())
         return _web_json(409, {"error": "Conflict: the answers were already sent."})
 
+    @_WEB_ROUTES.on(("GET", "/"))
     def _show_page(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         return 200, _HTML, _web_html(self).encode("utf-8", "surrogatepass")
 
+    @_WEB_ROUTES.on(("POST", "/"))
     def _post_form(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         """A form submitted: dismissed, refused with every problem shown and
         every entry kept, or answered."""
@@ -5124,9 +5129,11 @@ class _WebPage:
         self.end(Outcome.ANSWERED, answers)
         return 200, _HTML, _web_done_html(self)
 
+    @_WEB_ROUTES.on(("GET", "/questions"))
     def _get_questions(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         return _web_json(200, QuestionOutput(self.items, []).to_dict())
 
+    @_WEB_ROUTES.on(("POST", "/answers"))
     def _post_answers(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         try:
             answers = collect_answers(self.items, _parse_json(body, "The answers"))
@@ -5135,6 +5142,7 @@ class _WebPage:
         self.end(Outcome.ANSWERED, answers)
         return _web_json(200, self.outcome().to_dict())
 
+    @_WEB_ROUTES.on(("POST", "/dismiss"))
     def _post_dismiss(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
         """Declined, keeping the answers the request carries (checked as
         partial), else those of the person's last form."""
@@ -5148,16 +5156,6 @@ class _WebPage:
         return _web_json(200, self.outcome().to_dict())
 
 
-_WebResponse = Tuple[int, str, bytes]
-_HTML = "text/html; charset=utf-8"
-# The method of _WebPage that answers each route.
-_WEB_HANDLERS = {
-    ("GET", "/"): "_show_page",
-    ("POST", "/"): "_post_form",
-    ("GET", "/questions"): "_get_questions",
-    ("POST", "/answers"): "_post_answers",
-    ("POST", "/dismiss"): "_post_dismiss",
-}
 
 
 def _is_local_host(host: str) -> bool:
@@ -5577,7 +5575,6 @@ _HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 _LATEST_HANDSHAKE = "2025-11-25"
 _STATELESS_VERSION = "2026-07-28"
 _MCP_VERSIONS = (*_HANDSHAKE_VERSIONS, _STATELESS_VERSION)
-_FIRST_WITH_FORMS = "2025-06-18"  # elicitation, structured results and output schemas
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
