@@ -5652,6 +5652,10 @@ class _WebOptions:
         self.host, self.port, self.timeout = host, port, timeout
 
 
+# What answers each JSON-RPC request, by its method, registered beside it.
+_MCP_REQUESTS: "_Registry[Callable[[_McpServer, Any, Dict[str, Any], _RequestContext], Optional[Dict[str, Any]]]]" = _Registry()
+
+
 class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
     waiting for a person, and a method per request."""
@@ -5699,7 +5703,7 @@ class _McpServer:
             if handler is None:
                 raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
             context = self._context(params)
-            result = getattr(self, handler)(request_id, params, context)
+            result = handler(self, request_id, params, context)
         except _RpcError as err:
             self._send_error(request_id, err)
             return
@@ -5724,8 +5728,9 @@ class _McpServer:
         logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
         return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
 
-    # The requests, each answered by the method _MCP_REQUESTS names.
+    # The requests, each registered under its method's name.
 
+    @_MCP_REQUESTS.on("initialize")
     def initialize(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         """The handshake: the version the client asked for when askq speaks
         it, else the latest (the client then decides)."""
@@ -5746,13 +5751,16 @@ class _McpServer:
             return "draws no forms: calls ask the person on a web page"
         return "draws no forms: calls will say nobody could be asked"
 
+    @_MCP_REQUESTS.on("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
+    @_MCP_REQUESTS.on("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {}
 
+    @_MCP_REQUESTS.on("logging/setLevel")
     def set_level(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # The one thing askq logs to the client is where a web page waits: any
         # level that still shows "info" keeps it.
@@ -5762,6 +5770,7 @@ class _McpServer:
         self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
         return {}
 
+    @_MCP_REQUESTS.on("tools/list")
     def list_tools(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         tool = tool_definition("mcp")
         if context.structured:
@@ -5771,6 +5780,7 @@ class _McpServer:
             result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
         return result
 
+    @_MCP_REQUESTS.on("tools/call")
     def call_tool(
         self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext,
     ) -> "Optional[Dict[str, Any]]":
@@ -5882,16 +5892,6 @@ class _McpServer:
 
 
 # The method of _McpServer that answers each request.
-_MCP_REQUESTS = {
-    "initialize": "initialize",
-    "server/discover": "discover",
-    "ping": "ping",
-    "logging/setLevel": "set_level",
-    "tools/list": "list_tools",
-    "tools/call": "call_tool",
-}
-
-
 def _parse_message(line: bytes) -> Any:
     """One JSON-RPC message: bounded by the line's length (a call and its
     envelope) and by a depth that leaves a call its own MAX_DEPTH levels."""
