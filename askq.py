@@ -240,13 +240,6 @@ class QuestionType(str, enum.Enum):
         return self is not QuestionType.TEXT
 
 
-# A member read from an enum class goes through the enum machinery on every
-# read (ten times a global's cost on CPython 3.11); the code below reads these.
-_TEXT_TYPE = QuestionType.TEXT
-_SINGLE_TYPE = QuestionType.SINGLE_CHOICE
-_MULTI_TYPE = QuestionType.MULTI_CHOICE
-
-
 class Outcome(str, enum.Enum):
     """What became of the questions once a person was asked.
 
@@ -260,10 +253,6 @@ class Outcome(str, enum.Enum):
     UNAVAILABLE = "unavailable"
 
 
-_ANSWERED = Outcome.ANSWERED
-_DECLINED = Outcome.DECLINED
-_TIMED_OUT = Outcome.TIMED_OUT
-_UNAVAILABLE = Outcome.UNAVAILABLE
 
 
 class _Record:
@@ -5317,7 +5306,7 @@ def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -
     """The rows of a choice question: the rows every way of asking shows."""
     from html import escape
 
-    kind = "checkbox" if item.question_type is _MULTI_TYPE else "radio"
+    kind = "checkbox" if item.question_type is QuestionType.MULTI_CHOICE else "radio"
     name = escape(f"q:{item.id}")
     picked = form.get(f"q:{item.id}", [])
     rows = []
@@ -5795,7 +5784,7 @@ class _McpServer:
         if context.stateless and params.get("inputResponses") is not None:
             return self._from_input_responses(output, params["inputResponses"], context)
         if not context.can_elicit and self.web is None:
-            return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], _UNAVAILABLE), context)
+            return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
         if not context.can_elicit:
             self._ask_on_page(request_id, output, context)
             return None
@@ -5925,8 +5914,8 @@ def _elicited_result(output: QuestionOutput, result: Any, context: _RequestConte
     except AnswerError as err:
         return _tool_result(error_text(err), error=True)
     if answers is None:  # declined or cancelled
-        return _tool_result(declined_text(), QuestionOutput(output.questions, [], _DECLINED), context)
-    done = QuestionOutput(output.questions, answers, _ANSWERED)
+        return _tool_result(declined_text(), QuestionOutput(output.questions, [], Outcome.DECLINED), context)
+    done = QuestionOutput(output.questions, answers, Outcome.ANSWERED)
     return _tool_result(result_text(done), done, context)
 
 
@@ -5940,7 +5929,7 @@ def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestCon
         " came back. The user may have seen the questions. Do not assume any answers; ask again"
         " later if you still need them, or go on with what you know and say what you assumed."
     )
-    return _tool_result(text, QuestionOutput(output.questions, [], _UNAVAILABLE), context)
+    return _tool_result(text, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
 
 
 def _tool_result(
