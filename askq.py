@@ -235,9 +235,13 @@ class QuestionType(str, enum.Enum):
     SINGLE_CHOICE = "SingleChoice"
     MULTI_CHOICE = "MultiChoice"
 
-    @property
-    def is_choice(self) -> bool:
-        return self is not QuestionType.TEXT
+    is_choice: bool
+    """Whether the question is answered by picking options."""
+
+    def __init__(self, value: str) -> None:
+        # A plain attribute of each member, not a property: code reads it for
+        # every question, and a read through the enum class is slow.
+        self.is_choice = value != "Text"
 
 
 class Outcome(str, enum.Enum):
@@ -2539,29 +2543,39 @@ def _free_id(base: str, taken: "Dict[str, int]") -> str:
     return candidate
 
 
-def _normalize_item(index: int, item: QuestionItem) -> None:
+def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = QuestionType.MULTI_CHOICE) -> None:
+    # ``multi`` is read once, at definition, as json's encoder keeps its fast
+    # names: a member read through the enum class is slow, and this runs
+    # for every question (so do _derived_kind and _normalize_choices).
     if not item.question:  # only an item built in code can get here without one
         raise _missing_question(index)
     declared = item.question_type
     kind = _derived_kind(item)
     item.question_type = kind
-    item.multi_select = kind is QuestionType.MULTI_CHOICE
-    if kind is not QuestionType.TEXT:
+    item.multi_select = kind is multi
+    if kind.is_choice:
         _normalize_choices(index, item, declared)
-    if item.question_type is QuestionType.TEXT:
+    if not item.question_type.is_choice:
         item.options = item.recommended = None
 
 
-def _derived_kind(item: QuestionItem) -> QuestionType:
+def _derived_kind(
+    item: QuestionItem,
+    text: QuestionType = QuestionType.TEXT,
+    single: QuestionType = QuestionType.SINGLE_CHOICE,
+    multi: QuestionType = QuestionType.MULTI_CHOICE,
+) -> QuestionType:
     declared = item.question_type
-    if item.multi_select is True or declared is QuestionType.MULTI_CHOICE:
-        return QuestionType.MULTI_CHOICE
-    if item.options or declared is QuestionType.SINGLE_CHOICE:
-        return QuestionType.SINGLE_CHOICE
-    return QuestionType.TEXT
+    if item.multi_select is True or declared is multi:
+        return multi
+    if item.options or declared is single:
+        return single
+    return text
 
 
-def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -> None:
+def _normalize_choices(
+    index: int, item: QuestionItem, declared: QuestionType, single_kind: QuestionType = QuestionType.SINGLE_CHOICE,
+) -> None:
     """Clean the options of a choice question, and settle its recommendation.
     A question that only its options made a choice, and whose options were all
     blank, becomes a free-text question (``declared`` is the kind it came with)."""
@@ -2571,7 +2585,7 @@ def _normalize_choices(index: int, item: QuestionItem, declared: QuestionType) -
             " it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.",
             index,
         )
-    single = item.question_type is QuestionType.SINGLE_CHOICE
+    single = item.question_type is single_kind
     try:
         if len(item.options) > MAX_OPTIONS:
             _check_option_count(len(item.options))
