@@ -40,7 +40,10 @@ The file, in the order of one call's life (each part under a banner of its own):
                         QuestionType, QuestionOption, QuestionItem, AnswerItem,
                         QuestionInput, QuestionOutput
     Shared helpers      naming a question in a message, text made safe to show,
-                        display cells, the rows of a question, the recommended mark
+                        display cells, the recommended mark, _Registry (names to
+                        handlers, filled beside each handler), the rows of a
+                        question (_Row, the row for typing), and the one naming
+                        rule: _option_named(), which option a text names
     The tool            tool_description(), tool_definition(): what the model is shown
     Decoding            ask(), decode(): whatever the model sent, mended where it is
                         almost JSON.  In parts: the entry points, strict JSON and
@@ -48,11 +51,13 @@ The file, in the order of one call's life (each part under a banner of its own):
                         the tolerant reader, tool-call markup, the questions, the
                         options, field readers
     Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
-    Answers             collect_answers(), assumed_answers(): the one naming rule
+    Answers             collect_answers(): every answer form, checked against the
+                        questions; assumed_answers()
     Results             result_text(), declined_text(), unavailable_text(), error_text()
-    Harness answers     harness_answers(): the answer forms of other runtimes
+    Harness answers     harness_answers(): one _HarnessForm per runtime, which
+                        writes its form and says how collect_answers() reads it
     Elicitation         to_elicitation(), from_elicitation(), input_request()
-    Line prompt         prompt(), prompt_async()
+    Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
     Web page            prompt_web(), prompt_web_async(), _WebPage, _WebSession
     MCP server          _McpServer: python askq.py serve
