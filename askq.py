@@ -74,6 +74,7 @@ import os
 import re
 import sys
 import time
+import typing as _typing
 from dataclasses import dataclass
 from typing import (
     Any,
@@ -679,10 +680,16 @@ def _are_yes_no(options: "Sequence[QuestionOption]") -> bool:
     return sorted(option.label.lower() for option in options) == sorted(_YES_NO_FOLDED)
 
 
-_Handler = TypeVar("_Handler", bound=Callable[..., Any])
+_Handler = TypeVar("_Handler", bound="Callable[..., Any]")
+# A plain dict at run time: subclassing a subscripted generic is a cost
+# every import would pay, and only the checker reads the parameters.
+if _typing.TYPE_CHECKING:
+    _HandlerTable = Dict[Any, Any]
+else:
+    _HandlerTable = dict
 
 
-class _Registry(Dict[Any, _Handler]):
+class _Registry(_HandlerTable):
     """Names to handlers, each put in by ``on`` beside its handler (as
     bottle's routes are), so that a name is written once, where its handler
     is, and a search for the handler finds its callers."""
@@ -1559,7 +1566,7 @@ class _TolerantReader:
         # The bracket that closes each open container, the innermost last.
         self.closing = ""
 
-    def read(self) -> _Container:
+    def read(self) -> "_Container":
         """Read the top-level container and whatever mends into it."""
         text = self.text
         start = self.after_space(1 if text.startswith("\ufeff") else 0)
@@ -1623,7 +1630,7 @@ class _TolerantReader:
         elif not run and self.pos < self.end:
             self.member(members)
 
-    def open(self, char: str) -> _Container:
+    def open(self, char: str) -> "_Container":
         """A new empty container for '{' or '[', pushed on the stack."""
         if len(self.stack) >= self.max_depth:
             raise _depth_error(self.max_depth)
@@ -4168,7 +4175,7 @@ _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
 
 
 # What each key does while a line is being edited, registered beside it.
-_EDIT_KEYS: "_Registry[Callable[[_Dialog, str, str], None]]" = _Registry()
+_EDIT_KEYS: "_Registry" = _Registry()
 
 
 class _Entry:
@@ -4281,7 +4288,7 @@ class _Dialog:
                 return
             self.press(key)
 
-    def press(self, key: _Key) -> None:
+    def press(self, key: "_Key") -> None:
         """Apply one key."""
         name, text = key
         self.notice = ""
@@ -4961,7 +4968,7 @@ class _Screen:
 _WebResponse = Tuple[int, str, bytes]
 _HTML = "text/html; charset=utf-8"
 # What answers each (method, path) of the page, registered beside it.
-_WEB_ROUTES: "_Registry[Callable[[_WebPage, bytes, Dict[str, List[str]]], _WebResponse]]" = _Registry()
+_WEB_ROUTES: "_Registry" = _Registry()
 _WEB_STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
         --accent: #0b57d0; --on-accent: #ffffff; --warn: #b42318; --card: #f6f8fa; }
@@ -5100,7 +5107,8 @@ class _WebPage:
         self.last_seen = time.monotonic()
         if self.status is not None:
             return self._after_the_end(method, path)
-        return _WEB_ROUTES[method, path](self, body, form)
+        handler: Callable[[_WebPage, bytes, Dict[str, List[str]]], _WebResponse] = _WEB_ROUTES[method, path]
+        return handler(self, body, form)
 
     def _token_matches(self, query: "Dict[str, List[str]]", form: "Dict[str, List[str]]", headers: Any) -> bool:
         import secrets
@@ -5225,11 +5233,11 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") ->
     return problems
 
 
-def _web_text(status: int, text: str) -> _WebResponse:
+def _web_text(status: int, text: str) -> "_WebResponse":
     return status, "text/plain; charset=utf-8", text.encode("utf-8")
 
 
-def _web_json(status: int, document: Any) -> _WebResponse:
+def _web_json(status: int, document: Any) -> "_WebResponse":
     return status, "application/json", json.dumps(document).encode("ascii")
 
 
@@ -5394,7 +5402,7 @@ class _WebSession:
         self.thread = threading.Thread(target=self.server.serve_forever, args=(_POLL_SECONDS,), daemon=True)
         self.thread.start()
 
-    def answer(self, method: str, target: str, headers: Any, body: bytes) -> _WebResponse:
+    def answer(self, method: str, target: str, headers: Any, body: bytes) -> "_WebResponse":
         with self.lock:
             return self.page.request(method, target, headers, lambda size: body)
 
@@ -5661,7 +5669,7 @@ class _WebOptions:
 
 
 # What answers each JSON-RPC request, by its method, registered beside it.
-_MCP_REQUESTS: "_Registry[Callable[[_McpServer, Any, Dict[str, Any], _RequestContext], Optional[Dict[str, Any]]]]" = _Registry()
+_MCP_REQUESTS: "_Registry" = _Registry()
 
 
 class _McpServer:
