@@ -5555,9 +5555,32 @@ class _WebOptions:
         self.host, self.port, self.timeout = host, port, timeout
 
 
+_RpcHandler = TypeVar(
+    "_RpcHandler", bound="Callable[[Any, Any, Dict[str, Any], _RequestContext], Optional[Dict[str, Any]]]")
+
+
+class _RpcMethods:
+    """The JSON-RPC requests a server answers, each recorded by @answers
+    beside the method that answers it."""
+
+    __slots__ = ("handlers",)
+
+    def __init__(self) -> None:
+        self.handlers: Dict[str, Callable[[Any, Any, Dict[str, Any], _RequestContext], Optional[Dict[str, Any]]]] = {}
+
+    def answers(self, method: str) -> "Callable[[_RpcHandler], _RpcHandler]":
+        def record(handler: _RpcHandler) -> _RpcHandler:
+            self.handlers[method] = handler
+            return handler
+
+        return record
+
+
 class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
     waiting for a person, and a method per request."""
+
+    rpc = _RpcMethods()
 
     def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
         self.writer = writer
@@ -5598,11 +5621,11 @@ class _McpServer:
         try:
             if not isinstance(params, dict):
                 raise _RpcError(_INVALID_PARAMS, "Invalid params: 'params' must be an object.")
-            handler = _MCP_REQUESTS.get(method)
+            handler = self.rpc.handlers.get(method)
             if handler is None:
                 raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
             context = self._context(params)
-            result = getattr(self, handler)(request_id, params, context)
+            result = handler(self, request_id, params, context)
         except _RpcError as err:
             self._send_error(request_id, err)
             return
@@ -5627,8 +5650,9 @@ class _McpServer:
         logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
         return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
 
-    # The requests, each answered by the method _MCP_REQUESTS names.
+    # The requests, each answered by the method recorded for it.
 
+    @rpc.answers("initialize")
     def initialize(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         """The handshake: the version the client asked for when askq speaks
         it, else the latest (the client then decides)."""
@@ -5649,13 +5673,16 @@ class _McpServer:
             return "draws no forms: calls ask the person on a web page"
         return "draws no forms: calls will say nobody could be asked"
 
+    @rpc.answers("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
+    @rpc.answers("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {}
 
+    @rpc.answers("logging/setLevel")
     def set_level(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # The one thing askq logs to the client is where a web page waits: any
         # level that still shows "info" keeps it.
@@ -5665,6 +5692,7 @@ class _McpServer:
         self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
         return {}
 
+    @rpc.answers("tools/list")
     def list_tools(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         tool = tool_definition("mcp")
         if context.structured:
@@ -5674,6 +5702,7 @@ class _McpServer:
             result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
         return result
 
+    @rpc.answers("tools/call")
     def call_tool(
         self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext,
     ) -> "Optional[Dict[str, Any]]":
@@ -5780,17 +5809,6 @@ class _McpServer:
     def _send(self, message: "Dict[str, Any]") -> None:
         self.writer.write(json.dumps(message, allow_nan=False).encode("ascii") + b"\n")
         self.writer.flush()
-
-
-# The method of _McpServer that answers each request.
-_MCP_REQUESTS = {
-    "initialize": "initialize",
-    "server/discover": "discover",
-    "ping": "ping",
-    "logging/setLevel": "set_level",
-    "tools/list": "list_tools",
-    "tools/call": "call_tool",
-}
 
 
 def _parse_message(line: bytes) -> Any:
