@@ -5477,7 +5477,6 @@ _HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 _LATEST_HANDSHAKE = "2025-11-25"
 _STATELESS_VERSION = "2026-07-28"
 _MCP_VERSIONS = (*_HANDSHAKE_VERSIONS, _STATELESS_VERSION)
-_FIRST_WITH_FORMS = "2025-06-18"  # elicitation, structured results and output schemas
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
@@ -5522,7 +5521,7 @@ class _RequestContext:
     @property
     def structured(self) -> bool:
         """Whether results carry structuredContent (from 2025-06-18 on)."""
-        return self.version >= _FIRST_WITH_FORMS
+        return self.version >= _LEGACY_FORMS
 
     @property
     def can_elicit(self) -> bool:
@@ -5531,7 +5530,7 @@ class _RequestContext:
         had them) or names ``form``."""
         elicitation = self.capabilities.get("elicitation")
         forms = isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
-        return forms and self.version >= _FIRST_WITH_FORMS
+        return forms and self.version >= _LEGACY_FORMS
 
 
 class _PendingCall(NamedTuple):
@@ -5717,7 +5716,7 @@ class _McpServer:
         if context.stateless and params.get("inputResponses") is not None:
             return self._from_input_responses(output, params["inputResponses"], context)
         if not context.can_elicit and self.web is None:
-            return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], _UNAVAILABLE), context)
+            return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
         if not context.can_elicit:
             self._ask_on_page(request_id, output, context)
             return None
@@ -5844,8 +5843,8 @@ def _elicited_result(output: QuestionOutput, result: Any, context: _RequestConte
     except AnswerError as err:
         return _tool_result(error_text(err), error=True)
     if answers is None:  # declined or cancelled
-        return _tool_result(declined_text(), QuestionOutput(output.questions, [], _DECLINED), context)
-    done = QuestionOutput(output.questions, answers, _ANSWERED)
+        return _tool_result(declined_text(), QuestionOutput(output.questions, [], Outcome.DECLINED), context)
+    done = QuestionOutput(output.questions, answers, Outcome.ANSWERED)
     return _tool_result(result_text(done), done, context)
 
 
@@ -5859,7 +5858,7 @@ def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestCon
         " came back. The user may have seen the questions. Do not assume any answers; ask again"
         " later if you still need them, or go on with what you know and say what you assumed."
     )
-    return _tool_result(text, QuestionOutput(output.questions, [], _UNAVAILABLE), context)
+    return _tool_result(text, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
 
 
 def _tool_result(
