@@ -4063,6 +4063,24 @@ class WebRequestTests(unittest.TestCase):
                 reply = page_request(page, method, f"{path}?token={page.token}", {"Host": host}, io.BytesIO().read)
                 self.assertEqual(reply[0], status)
 
+    def test_a_second_set_of_handlers_shares_the_core(self) -> None:
+        class Extra(askq._HttpHandlers):
+            routes = askq._Routes()
+
+            @routes.route("POST", "/extra")
+            def _extra(self, request: Any) -> Any:
+                return askq._HttpResponse.json(200, {"body": request.body.decode()})
+
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        core = askq._HttpCore(page, Extra())
+        reply = core.respond("POST", "/extra", {"Host": "localhost", "Content-Length": "2"}, io.BytesIO(b"hi").read)
+        self.assertEqual((reply.status, json.loads(reply.body)), (200, {"body": "hi"}))
+        self.assertEqual(core.respond("GET", "/extra", {"Host": "localhost"}, io.BytesIO().read).status, 405)
+        self.assertEqual(core.respond("POST", "/extra", {"Host": "evil.com"}, io.BytesIO().read).status, 403)
+        self.assertEqual(core.respond("GET", "/questions", {"Host": "localhost"}, io.BytesIO().read).status, 403)  # the page's token
+        self.assertEqual({path: set(methods) for path, methods in page.routes.handlers.items()},
+                         {"/": {"GET", "POST"}, "/questions": {"GET"}, "/answers": {"POST"}, "/dismiss": {"POST"}})
+
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class WebPageTests(unittest.TestCase):
@@ -4261,6 +4279,17 @@ class WebPageTests(unittest.TestCase):
         status, text, _ = self.http("POST", f"/dismiss?token={self.token}")
         self.assertEqual((status, json.loads(text)["status"]), (200, "declined"))
         self.assertEqual(self.outcome().status, "declined")
+
+    def test_the_grace_period_ends_and_can_be_waited_out(self) -> None:
+        self.start()
+        self.assertEqual(self.http("POST", f"/dismiss?token={self.token}")[0], 200)
+        self.outcome()
+        self.assertEqual(self.http("POST", f"/answers?token={self.token}", b"{}")[0], 409)  # a second device
+        started = time.monotonic()
+        askq._WebSession.wait_out_graces()
+        self.assertLess(time.monotonic() - started, askq._WEB_GRACE_SECONDS + 2)
+        with self.assertRaises(OSError):
+            self.http("GET", f"/questions?token={self.token}")
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
