@@ -5446,7 +5446,6 @@ def prompt_web(
     return _prompt_web(_question_list(questions), host=host, port=port, timeout=timeout, on_ready=on_ready)
 
 
-
 def _prompt_web(
     items: "List[QuestionItem]", host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None,
     on_ready: "Optional[Callable[[str], None]]" = None, cancel: Any = None,
