@@ -5001,7 +5001,6 @@ def _reachable_address(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-
 _WEB_STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
         --accent: #0b57d0; --on-accent: #ffffff; --warn: #b42318; --card: #f6f8fa; }
@@ -5271,7 +5270,6 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") ->
     return problems
 
 
-
 def _html_escaped(text: str) -> str:
     """Model or person text for the page: escaped for HTML, and with control
     and bidirectional characters as visible escapes, as the terminal shows them."""
@@ -5294,7 +5292,6 @@ _PERSON_WORDS = {
     "ambiguous_question": "This answer could not be matched to its question. Reload the page and try again.",
     "malformed": "This answer could not be read. Check it and send it again.",
 }
-
 
 
 def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", message: "Optional[str]") -> str:
@@ -5321,7 +5318,6 @@ def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", 
                  f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
                  f"{note}</textarea></details></fieldset>")
     return "".join(parts)
-
 
 
 def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -> "List[str]":
@@ -5351,7 +5347,6 @@ def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -
         if option.preview:
             rows.append(f"<pre class=\"preview\" dir=\"auto\">{_shown(option.preview)}</pre>")
     return rows
-
 
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
