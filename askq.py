@@ -4965,10 +4965,321 @@ class _Screen:
 #
 # prompt_web(): the questions as one HTML form with a JSON interface.
 
-_WebResponse = Tuple[int, str, bytes]
+# The HTTP core: the rules every request meets, and connections served
+# independently, for any set of handlers (_HttpHandlers) plugged into it.
+
+_HTTP_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
+_HTTP_MAX_CONNECTIONS = 32  # beyond this, a new connection is closed at once
+_HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
+# Every response carries these, unless it sets one of them itself: nothing is
+# cached, sniffed, framed or told where the person came from.
+_HTTP_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+}
 _HTML = "text/html; charset=utf-8"
-# What answers each (method, path) of the page, registered beside it.
-_WEB_ROUTES: "_Registry" = _Registry()
+
+
+class _HttpRequest:
+    """A request that passed the core's rules, its body read whole."""
+
+    __slots__ = ("body", "form", "headers", "method", "path", "query")
+
+    def __init__(self, method: str, path: str, query: str, headers: Any, body: bytes) -> None:
+        from urllib.parse import parse_qs
+
+        self.method, self.path, self.headers, self.body = method, path, headers, body
+        self.query = parse_qs(query)
+        content_type = _header_values(headers, "Content-Type")[:1] or [""]
+        is_form = content_type[0].split(";")[0].strip() == "application/x-www-form-urlencoded"
+        self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if is_form else {}
+
+    def header(self, name: str) -> str:
+        return (_header_values(self.headers, name)[:1] or [""])[0]
+
+
+class _HttpResponse:
+    """What a handler returns: a status, headers and a body.  The body is
+    bytes, written whole with its length; a body streamed as it comes (an
+    event stream) would be a second kind, written where _HttpServer.send()
+    writes this one."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, headers: "Dict[str, str]", body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+    @classmethod
+    def text(cls, status: int, text: str) -> "_HttpResponse":
+        return cls(status, {"Content-Type": "text/plain; charset=utf-8"}, text.encode("utf-8"))
+
+    @classmethod
+    def json(cls, status: int, document: Any) -> "_HttpResponse":
+        return cls(status, {"Content-Type": "application/json"}, json.dumps(document).encode("ascii"))
+
+    @classmethod
+    def html(cls, status: int, page: str) -> "_HttpResponse":
+        return cls(status, {"Content-Type": _HTML}, page.encode("utf-8", "surrogatepass"))
+
+    def closing(self) -> "_HttpResponse":
+        """The response, as the last on its connection: what the client still
+        sends of its body is drained, not read as a request."""
+        self.headers["Connection"] = "close"
+        return self
+
+
+class _HttpHandlers:
+    """A set of handlers on the core: a subclass's ``routes``, each handler
+    a method taking the request, and respond(), where the set puts its own
+    checks (a token, an Origin) and state in front of them."""
+
+    routes: "ClassVar[_Registry]"  # (method, path) to the method that answers it
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        return handler(self, request)
+
+
+class _HttpCore:
+    """The rules every request meets before a set of handlers sees it, in
+    this order: the Host header, the path (among every set's routes), the
+    method, the body's size (before the body is read).  It knows nothing of
+    sockets: ``read(size)`` gives the body."""
+
+    def __init__(self, *handler_sets: _HttpHandlers) -> None:
+        self.handler_sets = handler_sets
+
+    def respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
+        path, _, query = target.partition("?")
+        length = _body_length(headers)
+        found = _host_refusal(headers) or self._route(method, path)
+        if isinstance(found, _HttpResponse):
+            if isinstance(length, _HttpResponse):
+                return found.closing()
+            if length:
+                read(length)  # and dropped: the connection stays in step for its next request
+            return found
+        if isinstance(length, _HttpResponse):
+            return length
+        handlers, handler = found
+        return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length) if length else b""))
+
+    def _route(self, method: str, path: str) -> "Union[_HttpResponse, Tuple[_HttpHandlers, Callable[[Any, _HttpRequest], _HttpResponse]]]":
+        for handlers in self.handler_sets:
+            if any(known == path for _, known in handlers.routes):
+                handler = handlers.routes.get((method, path))
+                return _HttpResponse.text(405, "Method not allowed.") if handler is None else (handlers, handler)
+        return _HttpResponse.text(404, "Not found.")
+
+
+def _header_values(headers: Any, name: str) -> "List[str]":
+    """Every value a header is given; a plain mapping holds one at most."""
+    if hasattr(headers, "get_all"):
+        return list(headers.get_all(name) or [])
+    value = headers.get(name)
+    return [] if value is None else [value]
+
+
+def _host_refusal(headers: Any) -> "Optional[_HttpResponse]":
+    hosts = _header_values(headers, "Host")
+    if len(hosts) > 1:
+        return _HttpResponse.text(400, "Bad request: more than one Host header.")
+    if not _is_local_host(hosts[0] if hosts else ""):
+        return _HttpResponse.text(403, "Forbidden: this page answers only to an IP address or localhost.")
+    return None
+
+
+def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
+    """The body's length, or the refusal of a body that is not to be read."""
+    lengths = _header_values(headers, "Content-Length")
+    if len(set(lengths)) > 1:
+        return _HttpResponse.text(400, "Bad request: Content-Length is given twice, with two values.").closing()
+    try:
+        length = int(lengths[0]) if lengths and lengths[0] else 0
+    except ValueError:
+        return _HttpResponse.text(400, "Bad request: Content-Length is not a number.").closing()
+    if length > MAX_PAYLOAD_BYTES:
+        return _HttpResponse.text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.").closing()
+    return max(length, 0)
+
+
+def _is_local_host(host: str) -> bool:
+    """Whether a Host header is exactly an IP literal or localhost, with an
+    optional port of digits: a DNS name could be rebound to this machine by
+    a page from elsewhere, and anything after the address is foreign."""
+    import ipaddress
+
+    if host.startswith("["):  # an IPv6 literal
+        name, _, rest = host[1:].partition("]")
+    elif host.count(":") > 1:  # an IPv6 literal without its brackets
+        name, rest = host, ""
+    else:
+        name, _, port = host.partition(":")
+        rest = ":" + port if _ else ""
+    if rest and not (rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit()):
+        return False
+    if name.lower() == "localhost":
+        return True
+    if not name or not all(char in "0123456789abcdefABCDEF.:" for char in name):
+        return False
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class _HttpServer:
+    """A core's requests served over HTTP: each connection on a thread of
+    its own, at most _HTTP_MAX_CONNECTIONS open at once (a further one is
+    closed at once), every read with a timeout, so that idle or slow
+    sockets never hold up another request."""
+
+    def __init__(self, core: _HttpCore, host: str, port: int) -> None:
+        import threading
+
+        self.core = core
+        self.slots = threading.BoundedSemaphore(_HTTP_MAX_CONNECTIONS)
+        self.listener = _stdlib_listener()(self, host, port)
+        self.port: int = self.listener.server_address[1]
+        self.stopped = False
+        self.thread = threading.Thread(target=self.listener.serve_forever, args=(_POLL_SECONDS,), daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.listener.shutdown()
+            self.listener.server_close()
+
+    def admit(self) -> bool:
+        """Whether a new connection may open: it takes a slot until it closes."""
+        return self.slots.acquire(blocking=False)
+
+    def release(self) -> None:
+        self.slots.release()
+
+    def serve(self, connection: Any) -> None:
+        """One request on a connection, whatever its method.  What the client
+        still sends of a body left unread is drained before the connection
+        closes: closing on it would reset the connection before the client
+        reads the response."""
+        taken: List[int] = []
+
+        def read(size: int) -> bytes:
+            taken.append(size)
+            return bytes(connection.rfile.read(size))
+
+        response = self.core.respond(connection.command, connection.path, connection.headers, read)
+        self.send(connection, response)
+        if response.headers.get("Connection") == "close" and not taken:
+            _drain(connection.rfile)
+
+    @staticmethod
+    def send(connection: Any, response: _HttpResponse) -> None:
+        body = b"" if connection.command == "HEAD" else response.body
+        connection.send_response(response.status)
+        for name, value in {**_HTTP_HEADERS, **response.headers}.items():
+            connection.send_header(name, value)
+        connection.send_header("Content-Length", str(len(body)))
+        connection.end_headers()
+        connection.wfile.write(body)
+
+
+# http.server's classes, bent to hand their work to an _HttpServer, are made
+# on first use: importing http.server costs more than importing the rest of askq.
+
+@functools.lru_cache(maxsize=None)
+def _stdlib_listener() -> Any:
+    """A threading server that admits connections through its _HttpServer."""
+    import socket
+    from http.server import ThreadingHTTPServer
+
+    class Listener(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
+
+        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
+            self.owner = owner
+            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            super().__init__((host, port), _stdlib_connection())
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if self.owner.admit():
+                super().process_request(request, client_address)
+            else:
+                self.shutdown_request(request)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.owner.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that went away mid-request leaves no traceback
+
+    return Listener
+
+
+@functools.lru_cache(maxsize=None)
+def _stdlib_connection() -> Any:
+    """A request handler that hands every request, whatever its method, to
+    its server's _HttpServer."""
+    from http.server import BaseHTTPRequestHandler
+
+    class Connection(BaseHTTPRequestHandler):
+        timeout = _HTTP_READ_SECONDS
+        server: Any  # the Listener, and through it its _HttpServer
+
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("do_"):  # every method reaches the core's rules, never a 501
+                return lambda: self.server.owner.serve(self)
+            raise AttributeError(name)
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (OSError, ValueError):  # a reset, a half-close or a timeout: nobody to answer
+                self.close_connection = True
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
+            pass
+
+    return Connection
+
+
+def _drain(stream: Any) -> None:
+    """Read and drop what a refused client is still sending, for a bounded
+    time and amount."""
+    deadline = time.monotonic() + _HTTP_READ_SECONDS
+    left = _HTTP_DRAIN_BYTES
+    try:
+        while left > 0 and time.monotonic() < deadline:
+            chunk = stream.read1(min(left, 65536))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except (OSError, ValueError):
+        return
+
+
+def _reachable_address(host: str) -> str:
+    """The host as a URL names it; for an address that listens everywhere,
+    one of this machine's own addresses, which a phone can open."""
+    import socket
+
+    if host in ("0.0.0.0", "::", ""):
+        try:
+            found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
+        except OSError:
+            found = []
+        host = found[0] if found else ("127.0.0.1" if host != "::" else "::1")
+    return f"[{host}]" if ":" in host else host
+
+
 _WEB_STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
         --accent: #0b57d0; --on-accent: #ffffff; --warn: #b42318; --card: #f6f8fa; }
@@ -5033,17 +5344,20 @@ setInterval(function () {
 _WEB_ACTIVE_MS = 3000
 
 
-class _WebPage:
-    """The page and what it knows: the questions, its token, the person's
-    last form (kept for a redraw and for a dismissal), and how it ended.
-    request() answers one HTTP request; it knows nothing of sockets."""
+class _WebPage(_HttpHandlers):
+    """The page's handlers and what they know: the questions, its token, the
+    person's last form (kept for a redraw and for a dismissal), and how it ended."""
+
+    routes = _Registry()
 
     def __init__(self, items: "List[QuestionItem]") -> None:
         import secrets
+        import threading
 
         self.items = items
         self.token = secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
+        self.lock = threading.Lock()  # one request at a time touches the page
         self.last_form: Dict[str, List[str]] = {}
         self.status: Optional[Outcome] = None
         self.answers: List[AnswerItem] = []
@@ -5070,138 +5384,140 @@ class _WebPage:
     def expire_if_idle(self, timeout: "Optional[float]") -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
         whether it has ended."""
-        if self.status is None and timeout is not None and time.monotonic() - self.last_seen >= timeout:
-            self.end(Outcome.TIMED_OUT, self.kept_answers())
-        return self.status is not None
+        with self.lock:
+            if self.status is None and timeout is not None and time.monotonic() - self.last_seen >= timeout:
+                self.end(Outcome.TIMED_OUT, self.kept_answers())
+            return self.status is not None
 
-    def request(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> "_WebResponse":
-        """One HTTP request to the page, checked in this order: the Host
-        header, the path, the method, the body's size (before reading it),
-        the token."""
-        from urllib.parse import parse_qs
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        """The token first; any request that shows it keeps the page waiting,
+        and once the answers are in, every route says so."""
+        with self.lock:
+            if not self._token_matches(request):
+                response = _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+            else:
+                self.last_seen = time.monotonic()
+                response = handler(self, request) if self.status is None else self._after_the_end(request)
+        response.headers["Content-Security-Policy"] = (
+            f"default-src 'none'; style-src 'nonce-{self.nonce}'; script-src 'nonce-{self.nonce}';"
+            " connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
+        return response
 
-        path, _, query = target.partition("?")
-        hosts = headers.get_all("Host") or [] if hasattr(headers, "get_all") else [headers.get("Host") or ""]
-        if len(hosts) > 1:
-            return _web_text(400, "Bad request: more than one Host header.")
-        if not _is_local_host(hosts[0] if hosts else ""):
-            return _web_text(403, "Forbidden: this page answers only to an IP address or localhost.")
-        methods = [known for known, route in _WEB_ROUTES if route == path]
-        if not methods:
-            return _web_text(404, "Not found.")
-        if method not in methods:
-            return _web_text(405, "Method not allowed.")
-        lengths = headers.get_all("Content-Length") or [] if hasattr(headers, "get_all") else []
-        if len(set(lengths)) > 1:
-            return _web_text(400, "Bad request: Content-Length is given twice, with two values.")
-        try:
-            length = int(headers.get("Content-Length") or 0)
-        except ValueError:
-            return _web_text(400, "Bad request: Content-Length is not a number.")
-        if length > MAX_PAYLOAD_BYTES:
-            return _web_text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.")
-        body = read(length) if length > 0 else b""
-        form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if _is_form(headers) else {}
-        if not self._token_matches(parse_qs(query), form, headers):
-            return _web_text(403, "Forbidden: the link's token is missing or wrong.")
-        self.last_seen = time.monotonic()
-        if self.status is not None:
-            return self._after_the_end(method, path)
-        handler: Callable[[_WebPage, bytes, Dict[str, List[str]]], _WebResponse] = _WEB_ROUTES[method, path]
-        return handler(self, body, form)
-
-    def _token_matches(self, query: "Dict[str, List[str]]", form: "Dict[str, List[str]]", headers: Any) -> bool:
+    def _token_matches(self, request: _HttpRequest) -> bool:
+        """Whether the request shows the token: in the query, a form field or a Bearer header."""
         import secrets
 
-        bearer = (headers.get("Authorization") or "").partition("Bearer ")[2].strip()
-        given = (query.get("token") or form.get("token") or [bearer])[0]
+        bearer = request.header("Authorization").partition("Bearer ")[2].strip()
+        given = (request.query.get("token") or request.form.get("token") or [bearer])[0]
         return secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode())
 
-    def _after_the_end(self, method: str, path: str) -> "_WebResponse":
+    def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
         """Once the answers are in, a second device learns so."""
-        if path == "/":  # a browser: the page that says so, readable on a phone
-            return (200 if method == "GET" else 409), _HTML, _web_done_html(self)
-        if method == "GET":
-            return _web_json(200, self.outcome().to_dict())
-        return _web_json(409, {"error": "Conflict: the answers were already sent."})
+        if request.path == "/":  # a browser: the page that says so, readable on a phone
+            return _HttpResponse.html(200 if request.method == "GET" else 409, self.done_html())
+        if request.method == "GET":
+            return _HttpResponse.json(200, self.outcome().to_dict())
+        return _HttpResponse.json(409, {"error": "Conflict: the answers were already sent."})
 
-    @_WEB_ROUTES.on(("GET", "/"))
-    def _show_page(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
-        return 200, _HTML, _web_html(self).encode("utf-8", "surrogatepass")
+    @routes.on(("GET", "/"))
+    def _show_page(self, request: _HttpRequest) -> _HttpResponse:
+        return _HttpResponse.html(200, self.form_html())
 
-    @_WEB_ROUTES.on(("POST", "/"))
-    def _post_form(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
+    @routes.on(("POST", "/"))
+    def _post_form(self, request: _HttpRequest) -> _HttpResponse:
         """A form submitted: dismissed, refused with every problem shown and
         every entry kept, or answered."""
-        self.last_form = form
+        form = self.last_form = request.form
         if (form.get("action") or [""])[0] == "dismiss":
             self.end(Outcome.DECLINED, self.kept_answers())
-            return 200, _HTML, _web_done_html(self)
+            return _HttpResponse.html(200, self.done_html())
         try:
             answers = collect_answers(self.items, _form_answers(self.items, form))
         except AnswerError as err:
             problems = _form_problems(self.items, form) or {err.index or 0: err.reason}
-            return 400, _HTML, _web_html(self, problems).encode("utf-8", "surrogatepass")
+            return _HttpResponse.html(400, self.form_html(problems))
         self.end(Outcome.ANSWERED, answers)
-        return 200, _HTML, _web_done_html(self)
+        return _HttpResponse.html(200, self.done_html())
 
-    @_WEB_ROUTES.on(("GET", "/questions"))
-    def _get_questions(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
-        return _web_json(200, QuestionOutput(self.items, []).to_dict())
+    @routes.on(("GET", "/questions"))
+    def _get_questions(self, request: _HttpRequest) -> _HttpResponse:
+        return _HttpResponse.json(200, QuestionOutput(self.items, []).to_dict())
 
-    @_WEB_ROUTES.on(("POST", "/answers"))
-    def _post_answers(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
+    @routes.on(("POST", "/answers"))
+    def _post_answers(self, request: _HttpRequest) -> _HttpResponse:
         try:
-            answers = collect_answers(self.items, _parse_json(body, "The answers"))
+            answers = collect_answers(self.items, _parse_json(request.body, "The answers"))
         except QuestionError as err:  # an AnswerError, or JSON that does not parse
-            return _web_json(400, {"error": str(err)})
+            return _HttpResponse.json(400, {"error": str(err)})
         self.end(Outcome.ANSWERED, answers)
-        return _web_json(200, self.outcome().to_dict())
+        return _HttpResponse.json(200, self.outcome().to_dict())
 
-    @_WEB_ROUTES.on(("POST", "/dismiss"))
-    def _post_dismiss(self, body: bytes, form: "Dict[str, List[str]]") -> "_WebResponse":
+    @routes.on(("POST", "/dismiss"))
+    def _post_dismiss(self, request: _HttpRequest) -> _HttpResponse:
         """Declined, keeping the answers the request carries (checked as
         partial), else those of the person's last form."""
         answers = self.kept_answers()
-        if body.strip() and not form:
+        if request.body.strip() and not request.form:
             try:
-                answers = collect_answers(self.items, _parse_json(body, "The answers"), partial=True)
+                answers = collect_answers(self.items, _parse_json(request.body, "The answers"), partial=True)
             except QuestionError as err:
-                return _web_json(400, {"error": str(err)})
+                return _HttpResponse.json(400, {"error": str(err)})
         self.end(Outcome.DECLINED, answers)
-        return _web_json(200, self.outcome().to_dict())
+        return _HttpResponse.json(200, self.outcome().to_dict())
 
+    def _head(self) -> str:
+        return (
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Questions for you</title><style nonce=\"{self.nonce}\">{_WEB_STYLE}</style></head><body><main>"
+        )
 
+    def form_html(self, problems: "Optional[Dict[int, str]]" = None) -> str:
+        """The form; after a refused submission, every problem at the top and
+        beside its question, in the page's words."""
+        problems = problems or {}
+        token = _html_escaped(self.token)
+        parts = [
+            self._head(),
+            "<h1>Questions for you</h1>",
+            ("<p class=\"note\">An assistant is waiting for your answers. "
+             "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
+        ]
+        if problems:
+            parts.append(self._problems_html(problems))
+        parts.append(f"<form method=\"post\" action=\"/?token={token}\" data-token=\"{token}\">"
+                     f"<input type=\"hidden\" name=\"token\" value=\"{token}\">")
+        for index, item in enumerate(self.items):
+            reason = problems.get(index)
+            message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
+            parts.append(_web_fieldset(index, item, self.last_form, message))
+        parts.append(
+            "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
+            "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
+            f"</main><script nonce=\"{self.nonce}\">{_WEB_SCRIPT.replace('ACTIVE_MS', str(_WEB_ACTIVE_MS))}</script></body></html>"
+        )
+        return "".join(parts)
 
+    def _problems_html(self, problems: "Dict[int, str]") -> str:
+        """The problems at the top of the form, each a link to its question,
+        taking the focus so that a screen reader reads them first."""
+        links = "".join(
+            f"<li><a href=\"#question-{index}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
+            f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
+            for index, reason in sorted(problems.items())
+        )
+        return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
+                f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
 
-def _is_local_host(host: str) -> bool:
-    """Whether a Host header is exactly an IP literal or localhost, with an
-    optional port of digits: a DNS name could be rebound to this machine by
-    a page from elsewhere, and anything after the address is foreign."""
-    import ipaddress
-
-    if host.startswith("["):  # an IPv6 literal
-        name, _, rest = host[1:].partition("]")
-    elif host.count(":") > 1:  # an IPv6 literal without its brackets
-        name, rest = host, ""
-    else:
-        name, _, port = host.partition(":")
-        rest = ":" + port if _ else ""
-    if rest and not (rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit()):
-        return False
-    if name.lower() == "localhost":
-        return True
-    if not name or not all(char in "0123456789abcdefABCDEF.:" for char in name):
-        return False
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_form(headers: Any) -> bool:
-    return (headers.get("Content-Type") or "").split(";")[0].strip() == "application/x-www-form-urlencoded"
+    def done_html(self) -> str:
+        """The page once it ended: how, and what was sent, as the dialog's review shows it."""
+        status = self.status or Outcome.DECLINED
+        by_id = {answer.id: answer for answer in self.answers}
+        rows = "".join(_sent_row(item, by_id.get(item.id)) for item in self.items)
+        return (
+            f"{self._head()}<h1>{_OUTCOME_WORDS[status].ended}</h1>"
+            f"<p>{_OUTCOME_WORDS[status].sent} You can close this page.</p><ul class=\"sent\">{rows}</ul></main></body></html>"
+        )
 
 
 def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "List[AnswerItem]":
@@ -5233,15 +5549,7 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") ->
     return problems
 
 
-def _web_text(status: int, text: str) -> "_WebResponse":
-    return status, "text/plain; charset=utf-8", text.encode("utf-8")
-
-
-def _web_json(status: int, document: Any) -> "_WebResponse":
-    return status, "application/json", json.dumps(document).encode("ascii")
-
-
-def _shown(text: str) -> str:
+def _html_escaped(text: str) -> str:
     """Model or person text for the page: escaped for HTML, and with control
     and bidirectional characters as visible escapes, as the terminal shows them."""
     import html
@@ -5249,45 +5557,6 @@ def _shown(text: str) -> str:
     return html.escape(_visible(text))
 
 
-def _web_head(page: _WebPage) -> str:
-    return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>Questions for you</title><style nonce=\"{page.nonce}\">{_WEB_STYLE}</style></head><body><main>"
-    )
-
-
-def _web_html(page: _WebPage, problems: "Optional[Dict[int, str]]" = None) -> str:
-    """The form; after a refused submission, every problem at the top (each
-    a link to its question) and beside its question, in the page's words."""
-    problems = problems or {}
-    token = _shown(page.token)
-    parts = [
-        _web_head(page),
-        "<h1>Questions for you</h1>",
-        ("<p class=\"note\">An assistant is waiting for your answers. "
-         "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
-    ]
-    if problems:
-        links = "".join(
-            f"<li><a href=\"#question-{index}\" dir=\"auto\">{_shown(page.items[index].header or page.items[index].question)}"
-            f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
-            for index, reason in sorted(problems.items())
-        )
-        parts.append(f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
-                     f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
-    parts.append(f"<form method=\"post\" action=\"/?token={token}\" data-token=\"{token}\">"
-                 f"<input type=\"hidden\" name=\"token\" value=\"{token}\">")
-    for index, item in enumerate(page.items):
-        reason = problems.get(index)
-        message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
-        parts.append(_web_fieldset(index, item, page.last_form, message))
-    parts.append(
-        "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
-        "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
-        f"</main><script nonce=\"{page.nonce}\">{_WEB_SCRIPT.replace('ACTIVE_MS', str(_WEB_ACTIVE_MS))}</script></body></html>"
-    )
-    return "".join(parts)
 
 
 # What a refused answer means to the person at the form, by the refusal's reason.
@@ -5308,18 +5577,18 @@ def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", 
 
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
-        f"<fieldset id=\"question-{index}\"><legend dir=\"auto\">{_shown(item.header or f'Question {index + 1}')}{mark}</legend>",
-        f"<p class=\"question\" dir=\"auto\">{_shown(item.question)}</p>",
+        f"<fieldset id=\"question-{index}\"><legend dir=\"auto\">{_html_escaped(item.header or f'Question {index + 1}')}{mark}</legend>",
+        f"<p class=\"question\" dir=\"auto\">{_html_escaped(item.question)}</p>",
     ]
     if item.purpose:
-        parts.append(f"<p class=\"purpose\" dir=\"auto\">{_shown(item.purpose)}</p>")
+        parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
     if message is not None:
         parts.append(f"<p class=\"error\">{escape(message)}</p>")
     if item.question_type.is_choice:
         parts.extend(_web_choices(index, item, form))
     else:
         typed = escape((form.get(f"text:{item.id}") or [""])[0])
-        placeholder = f" placeholder=\"{_shown(item.placeholder)}\"" if item.placeholder else ""
+        placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
         parts.append(f"<textarea name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\" aria-label=\"Your answer\""
                      f"{placeholder}>{typed}</textarea>")
     note = escape((form.get(f"note:{item.id}") or [""])[0])
@@ -5344,18 +5613,18 @@ def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -
         if option is None:
             row_id = f"custom-{index}"
             typed = escape((form.get(f"other:{item.id}") or [""])[0])
-            hint = _shown(item.placeholder or "Your own answer")
+            hint = _html_escaped(item.placeholder or "Your own answer")
             rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
                         f" value=\"{label}\"{checked}><span class=\"text\">{label}</span></label>"
                         f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
                         f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{label}\">")
             continue
         badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if _is_recommended(item, row) else ""
-        about = f"<span class=\"desc\">{_shown(option.description)}</span>" if option.description else ""
+        about = f"<span class=\"desc\">{_html_escaped(option.description)}</span>" if option.description else ""
         rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
-                    f"{checked}><span class=\"text\" dir=\"auto\">{_shown(label)}{badge}{about}</span></label>")
+                    f"{checked}><span class=\"text\" dir=\"auto\">{_html_escaped(label)}{badge}{about}</span></label>")
         if option.preview:
-            rows.append(f"<pre class=\"preview\" dir=\"auto\">{_shown(option.preview)}</pre>")
+            rows.append(f"<pre class=\"preview\" dir=\"auto\">{_html_escaped(option.preview)}</pre>")
     return rows
 
 
@@ -5364,174 +5633,68 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     Hebrew question never reorders an English answer or note."""
     note = None if answer is None else answer.note
     shown = _shown_answer(None if answer is None else AnswerItem(answer.id, answer.answer, answer.selected))
-    row = f"<li><bdi>{_shown(item.header or item.question)}</bdi>: <bdi>{_shown(shown)}</bdi>"
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: <bdi>{_html_escaped(shown)}</bdi>"
     if note is not None:
-        row += f"; note: <bdi>{_shown(_quoted(note))}</bdi>"
+        row += f"; note: <bdi>{_html_escaped(_quoted(note))}</bdi>"
     return row + "</li>"
 
 
-def _web_done_html(page: _WebPage) -> bytes:
-    """The page once it ended: how, and what was sent, as the dialog's review shows it."""
-    status = page.status or Outcome.DECLINED
-    by_id = {answer.id: answer for answer in page.answers}
-    rows = "".join(_sent_row(item, by_id.get(item.id)) for item in page.items)
-    return (
-        f"{_web_head(page)}<h1>{_OUTCOME_WORDS[status].ended}</h1>"
-        f"<p>{_OUTCOME_WORDS[status].sent} You can close this page.</p><ul class=\"sent\">{rows}</ul></main></body></html>"
-    ).encode("utf-8", "surrogatepass")
-
-
-_WEB_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
-_WEB_MAX_CONNECTIONS = 32  # beyond this, a new connection is closed at once
 _WEB_GRACE_SECONDS = 2.0  # after the answers are in, later requests learn so
-_WEB_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 
 
 class _WebSession:
-    """The page on an HTTP server of its own: each connection on a thread
-    of its own, with a read timeout and a bound on how many are open, so
-    that idle or slow sockets never hold up the person's page."""
+    """A page on a server of its own, from the wait for the person to the
+    grace period after it, in which a second device learns that the
+    answers are in (409) rather than finding nothing there."""
 
-    def __init__(self, items: "List[QuestionItem]", host: str, port: int) -> None:
-        import threading
+    # Sessions in their grace period, for a process that must not exit before they end.
+    _lingering: ClassVar["List[_WebSession]"] = []
 
+    def __init__(self, items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]" = None) -> None:
         self.page = _WebPage(items)
-        self.lock = threading.Lock()  # one request at a time touches the page
-        self.server = _web_server(self, host, port)
-        self.url = f"http://{_reachable_address(host)}:{self.server.server_address[1]}/?token={self.page.token}"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(_POLL_SECONDS,), daemon=True)
-        self.thread.start()
+        self.timeout = timeout  # idle seconds before the page ends as timed out
+        self.server = _HttpServer(_HttpCore(self.page), host, port)
+        self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
+        self.grace: Any = None  # the timer that ends the grace period
 
-    def answer(self, method: str, target: str, headers: Any, body: bytes) -> "_WebResponse":
-        with self.lock:
-            return self.page.request(method, target, headers, lambda size: body)
+    def done(self) -> bool:
+        """Whether the person is done, or the page idle past its timeout."""
+        return self.page.expire_if_idle(self.timeout)
 
-    def ended(self, timeout: "Optional[float]") -> bool:
-        with self.lock:
-            return self.page.expire_if_idle(timeout)
+    def wait(self, cancel: Any = None) -> None:
+        """Wait until the page is done; once ``cancel`` (an Event) is set,
+        end the page and raise _Cancelled."""
+        while not self.done():
+            if cancel is not None and cancel.is_set():
+                self.end()
+                raise _Cancelled
+            time.sleep(_POLL_SECONDS / 5)
 
-    def close(self, grace: float = 0.0) -> None:
-        """Stop serving, after ``grace`` seconds in which later requests hear 409."""
+    def end(self) -> None:
+        """Stop serving now: the page is withdrawn."""
+        self.server.stop()
+
+    def serve_grace(self) -> QuestionOutput:
+        """Go on serving for the grace period, in the background, then stop;
+        the outcome."""
         import threading
 
-        def stop() -> None:
-            self.server.shutdown()
-            self.server.server_close()
+        self.grace = threading.Timer(_WEB_GRACE_SECONDS, self._end_grace)
+        _WebSession._lingering.append(self)
+        self.grace.start()
+        return self.page.outcome()
 
-        if grace > 0:
-            threading.Timer(grace, stop).start()
-        else:
-            stop()
+    def _end_grace(self) -> None:
+        self.end()
+        if self in _WebSession._lingering:
+            _WebSession._lingering.remove(self)
 
-
-def _web_server(session: _WebSession, host: str, port: int) -> Any:
-    """A threading HTTP server whose handler hands every request, whatever
-    its method, to the session."""
-    import socket
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        timeout = _WEB_READ_SECONDS
-
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("do_"):  # every method reaches askq's checks, never a 501
-                return self._answer
-            raise AttributeError(name)
-
-        def handle(self) -> None:
-            try:
-                super().handle()
-            except (OSError, ValueError):  # a reset, a half-close or a timeout: nobody to answer
-                self.close_connection = True
-
-        def _answer(self) -> None:
-            body, length = b"", _content_length(self.headers)
-            if length is not None and 0 < length <= MAX_PAYLOAD_BYTES and len(set(self.headers.get_all("Content-Length") or [])) == 1:
-                body = self.rfile.read(length)
-            status, kind, data = session.answer(self.command, self.path, self.headers, body)
-            _send_web_response(self, status, kind, b"" if self.command == "HEAD" else data, session.page.nonce)
-            if status == 413:
-                _drain(self.rfile)
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the harness's
-            pass
-
-    class Server(ThreadingHTTPServer):
-        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        daemon_threads = True
-        request_queue_size = 4 * _WEB_MAX_CONNECTIONS  # a burst of connects is not dropped
-        slots = threading.BoundedSemaphore(_WEB_MAX_CONNECTIONS)
-
-        def process_request(self, request: Any, client_address: Any) -> None:
-            if not self.slots.acquire(blocking=False):
-                self.shutdown_request(request)
-                return
-            super().process_request(request, client_address)
-
-        def process_request_thread(self, request: Any, client_address: Any) -> None:
-            try:
-                super().process_request_thread(request, client_address)
-            finally:
-                self.slots.release()
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # a client that went away mid-request leaves no traceback
-
-    return Server((host, port), Handler)
-
-
-def _content_length(headers: Any) -> "Optional[int]":
-    try:
-        return int(headers.get("Content-Length") or 0)
-    except ValueError:
-        return None
-
-
-def _drain(stream: Any) -> None:
-    """Read and drop what a refused client is still sending, for a bounded
-    time and amount: closing on it unread would reset its connection before
-    it reads the refusal."""
-    deadline = time.monotonic() + _WEB_READ_SECONDS
-    left = _WEB_DRAIN_BYTES
-    try:
-        while left > 0 and time.monotonic() < deadline:
-            chunk = stream.read1(min(left, 65536))
-            if not chunk:
-                return
-            left -= len(chunk)
-    except (OSError, ValueError):
-        return
-
-
-def _reachable_address(host: str) -> str:
-    """The host as a URL names it; for an address that listens everywhere,
-    one of this machine's own addresses, which a phone can open."""
-    import socket
-
-    if host in ("0.0.0.0", "::", ""):
-        try:
-            found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
-        except OSError:
-            found = []
-        host = found[0] if found else ("127.0.0.1" if host != "::" else "::1")
-    return f"[{host}]" if ":" in host else host
-
-
-def _send_web_response(handler: Any, status: int, kind: str, body: bytes, nonce: str) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Type", kind)
-    handler.send_header("Content-Length", str(len(body)))
-    handler.send_header("Cache-Control", "no-store")
-    handler.send_header("X-Content-Type-Options", "nosniff")
-    handler.send_header("Referrer-Policy", "no-referrer")
-    handler.send_header("X-Frame-Options", "DENY")
-    handler.send_header("Content-Security-Policy", f"default-src 'none'; style-src 'nonce-{nonce}';"
-                        f" script-src 'nonce-{nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
-    if status == 413:
-        handler.send_header("Connection", "close")
-    handler.end_headers()
-    handler.wfile.write(body)
+    @classmethod
+    def wait_out_graces(cls) -> None:
+        """Wait until every grace period has ended: a process that is ending
+        can start no thread to serve a request, so it waits first."""
+        for session in list(cls._lingering):
+            session.grace.join()
 
 
 def prompt_web(
@@ -5561,19 +5724,15 @@ def _prompt_web(
     items: "List[QuestionItem]", host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None,
     on_ready: "Optional[Callable[[str], None]]" = None, cancel: Any = None,
 ) -> QuestionOutput:
-    session = _WebSession(items, host, port)
-    grace = 0.0
+    session = _WebSession(items, host, port, timeout)
     try:
         if on_ready is not None:
             on_ready(session.url)
-        while not session.ended(timeout):
-            if cancel is not None and cancel.is_set():
-                raise _Cancelled
-            time.sleep(_POLL_SECONDS / 5)
-        grace = _WEB_GRACE_SECONDS
-    finally:
-        session.close(grace)
-    return session.page.outcome()
+        session.wait(cancel)
+    except BaseException:
+        session.end()
+        raise
+    return session.serve_grace()
 
 
 # ===========================================================================
@@ -5668,13 +5827,11 @@ class _WebOptions:
         self.host, self.port, self.timeout = host, port, timeout
 
 
-# What answers each JSON-RPC request, by its method, registered beside it.
-_MCP_REQUESTS: "_Registry" = _Registry()
-
-
 class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
     waiting for a person, and a method per request."""
+
+    rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
     def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
         self.writer = writer
@@ -5715,7 +5872,7 @@ class _McpServer:
         try:
             if not isinstance(params, dict):
                 raise _RpcError(_INVALID_PARAMS, "Invalid params: 'params' must be an object.")
-            handler = _MCP_REQUESTS.get(method)
+            handler = self.rpc.get(method)
             if handler is None:
                 raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
             context = self._context(params)
@@ -5744,9 +5901,9 @@ class _McpServer:
         logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
         return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
 
-    # The requests, each registered under its method's name.
+    # The requests, each answered by the method recorded for it.
 
-    @_MCP_REQUESTS.on("initialize")
+    @rpc.on("initialize")
     def initialize(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         """The handshake: the version the client asked for when askq speaks
         it, else the latest (the client then decides)."""
@@ -5767,16 +5924,16 @@ class _McpServer:
             return "draws no forms: calls ask the person on a web page"
         return "draws no forms: calls will say nobody could be asked"
 
-    @_MCP_REQUESTS.on("server/discover")
+    @rpc.on("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
-    @_MCP_REQUESTS.on("ping")
+    @rpc.on("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         return {}
 
-    @_MCP_REQUESTS.on("logging/setLevel")
+    @rpc.on("logging/setLevel")
     def set_level(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # The one thing askq logs to the client is where a web page waits: any
         # level that still shows "info" keeps it.
@@ -5786,7 +5943,7 @@ class _McpServer:
         self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
         return {}
 
-    @_MCP_REQUESTS.on("tools/list")
+    @rpc.on("tools/list")
     def list_tools(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         tool = tool_definition("mcp")
         if context.structured:
@@ -5796,7 +5953,7 @@ class _McpServer:
             result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
         return result
 
-    @_MCP_REQUESTS.on("tools/call")
+    @rpc.on("tools/call")
     def call_tool(
         self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext,
     ) -> "Optional[Dict[str, Any]]":
@@ -5835,7 +5992,7 @@ class _McpServer:
         for key, page in list(self.pages.items()):
             if page.call_id == call_id:
                 del self.pages[key]
-                page.session.close()
+                page.session.end()
         for key, pending in list(self.pending.items()):
             if pending.call_id == call_id:
                 del self.pending[key]
@@ -5844,7 +6001,7 @@ class _McpServer:
 
     def close(self) -> None:
         for page in self.pages.values():
-            page.session.close()
+            page.session.end()
         self.pages.clear()
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
@@ -5863,7 +6020,7 @@ class _McpServer:
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
         assert self.web is not None
-        session = _WebSession(output.questions, self.web.host, self.web.port)
+        session = _WebSession(output.questions, self.web.host, self.web.port, self.web.timeout)
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingPage(request_id, session, context)
         opened = _open_browser(session.url)
@@ -5874,12 +6031,10 @@ class _McpServer:
 
     def check_pages(self) -> None:
         """Answer the call of every page that is done (or has been idle too long)."""
-        timeout = self.web.timeout if self.web is not None else None
         for key, page in list(self.pages.items()):
-            if page.session.ended(timeout):
+            if page.session.done():
                 del self.pages[key]
-                page.session.close(_WEB_GRACE_SECONDS)
-                outcome = page.session.page.outcome()
+                outcome = page.session.serve_grace()
                 self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
 
     def _from_input_responses(
@@ -5907,7 +6062,6 @@ class _McpServer:
         self.writer.flush()
 
 
-# The method of _McpServer that answers each request.
 def _parse_message(line: bytes) -> Any:
     """One JSON-RPC message: bounded by the line's length (a call and its
     envelope) and by a depth that leaves a call its own MAX_DEPTH levels."""
@@ -6261,9 +6415,9 @@ def _run_ask(args: Any) -> int:
     code = _finish(output, args.text)
     if args.web and output.status is not None:
         # The page stays up its grace period, telling a second device that the
-        # answers are in: a process that is ending can start no thread to serve it.
+        # answers are in; the outcome is out first.
         sys.stdout.flush()
-        time.sleep(_WEB_GRACE_SECONDS + _POLL_SECONDS)
+        _WebSession.wait_out_graces()
     return code
 
 

@@ -4021,6 +4021,12 @@ class NoLossTests(unittest.TestCase):
 # Prompts: the web page
 
 
+def page_request(page: Any, method: str, target: str, headers: Any, read: Any) -> Tuple[int, str, bytes]:
+    """One request to the page through the HTTP core's rules: status, Content-Type and body."""
+    response = askq._HttpCore(page).respond(method, target, headers, read)
+    return response.status, response.headers["Content-Type"], response.body
+
+
 class WebRequestTests(unittest.TestCase):
     """The page's requests as plain functions: what runs where there are no sockets."""
 
@@ -4031,15 +4037,15 @@ class WebRequestTests(unittest.TestCase):
             raise AssertionError("the body was read")
 
         headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
-        status, _, body = page.request("POST", f"/answers?token={page.token}", headers, read)
+        status, _, body = page_request(page, "POST", f"/answers?token={page.token}", headers, read)
         self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
 
     def test_the_first_submission_wins(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "billing"}).encode()
         headers = {"Host": "127.0.0.1:1", "Content-Type": "application/json", "Content-Length": str(len(body))}
-        first = page.request("POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
-        again = page.request("POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
+        first = page_request(page, "POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
+        again = page_request(page, "POST", f"/answers?token={page.token}", headers, io.BytesIO(body).read)
         self.assertEqual((first[0], again[0]), (200, 409))
         self.assertEqual(page.status, "answered")
 
@@ -4059,7 +4065,7 @@ class WebRequestTests(unittest.TestCase):
         body = urlencode({"token": page.token, **fields}, doseq=True).encode()
         headers = {"Host": "127.0.0.1:1", "Content-Type": "application/x-www-form-urlencoded",
                    "Content-Length": str(len(body))}
-        return page.request("POST", "/", headers, io.BytesIO(body).read)
+        return page_request(page, "POST", "/", headers, io.BytesIO(body).read)
 
     def test_dismissing_keeps_every_readable_answer(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -4086,11 +4092,11 @@ class WebRequestTests(unittest.TestCase):
 
     def test_activity_from_the_script_keeps_the_page_alive(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
-        html = page.request("GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        html = page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
         self.assertIn('fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}})', html)
         self.assertIn(f'data-token="{page.token}"', html)
         page.last_seen = time.monotonic() - 4
-        reply = page.request("GET", "/questions", {"Host": "localhost", "Authorization": f"Bearer {page.token}"},
+        reply = page_request(page, "GET", "/questions", {"Host": "localhost", "Authorization": f"Bearer {page.token}"},
                              io.BytesIO().read)
         self.assertEqual(reply[0], 200)
         self.assertFalse(page.expire_if_idle(5))  # the request counted as activity
@@ -4102,14 +4108,14 @@ class WebRequestTests(unittest.TestCase):
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         headers = {"Host": "localhost", "Authorization": f"Bearer {page.token}", "Content-Type": "application/json"}
         bad = json.dumps({"q0": ["SQLite", "PostgreSQL"]}).encode()
-        reply = page.request("POST", "/dismiss", {**headers, "Content-Length": str(len(bad))}, io.BytesIO(bad).read)
+        reply = page_request(page, "POST", "/dismiss", {**headers, "Content-Length": str(len(bad))}, io.BytesIO(bad).read)
         self.assertEqual((reply[0], page.status), (400, None))  # refused, and nothing changed
         good = json.dumps({"q0": "SQLite"}).encode()
-        reply = page.request("POST", "/dismiss", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
+        reply = page_request(page, "POST", "/dismiss", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
         self.assertEqual((reply[0], page.status, page.answers), (200, "declined", [AnswerItem("q0", None, ["SQLite"])]))
-        again = page.request("POST", "/answers", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
+        again = page_request(page, "POST", "/answers", {**headers, "Content-Length": str(len(good))}, io.BytesIO(good).read)
         self.assertEqual(again[0], 409)
-        form = page.request("POST", "/", {"Host": "localhost", "Content-Type": "application/x-www-form-urlencoded",
+        form = page_request(page, "POST", "/", {"Host": "localhost", "Content-Type": "application/x-www-form-urlencoded",
                                           "Content-Length": str(len(f"token={page.token}"))},
                             io.BytesIO(f"token={page.token}".encode()).read)
         self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
@@ -4130,7 +4136,7 @@ class WebRequestTests(unittest.TestCase):
         headers = email.message.Message()
         headers["Host"] = "127.0.0.1:1"
         headers["Host"] = "evil.com"
-        status, _, _ = page.request("GET", f"/?token={page.token}", headers, io.BytesIO().read)
+        status, _, _ = page_request(page, "GET", f"/?token={page.token}", headers, io.BytesIO().read)
         self.assertEqual(status, 400)
 
     def test_every_method_meets_the_rules(self) -> None:
@@ -4139,8 +4145,26 @@ class WebRequestTests(unittest.TestCase):
                                            ("get", "/", "localhost", 405), ("TRACE", "/x", "localhost", 404),
                                            ("TRACE", "/", "evil.com", 403), ("GET", "/nothing", "localhost", 404)):
             with self.subTest(method=method, path=path, host=host):
-                reply = page.request(method, f"{path}?token={page.token}", {"Host": host}, io.BytesIO().read)
+                reply = page_request(page, method, f"{path}?token={page.token}", {"Host": host}, io.BytesIO().read)
                 self.assertEqual(reply[0], status)
+
+    def test_a_second_set_of_handlers_shares_the_core(self) -> None:
+        class Extra(askq._HttpHandlers):
+            routes = askq._Registry()
+
+            @routes.on(("POST", "/extra"))
+            def _extra(self, request: Any) -> Any:
+                return askq._HttpResponse.json(200, {"body": request.body.decode()})
+
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        core = askq._HttpCore(page, Extra())
+        reply = core.respond("POST", "/extra", {"Host": "localhost", "Content-Length": "2"}, io.BytesIO(b"hi").read)
+        self.assertEqual((reply.status, json.loads(reply.body)), (200, {"body": "hi"}))
+        self.assertEqual(core.respond("GET", "/extra", {"Host": "localhost"}, io.BytesIO().read).status, 405)
+        self.assertEqual(core.respond("POST", "/extra", {"Host": "evil.com"}, io.BytesIO().read).status, 403)
+        self.assertEqual(core.respond("GET", "/questions", {"Host": "localhost"}, io.BytesIO().read).status, 403)  # the page's token
+        self.assertEqual(set(page.routes), {("GET", "/"), ("POST", "/"), ("GET", "/questions"),
+                                            ("POST", "/answers"), ("POST", "/dismiss")})
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
@@ -4340,6 +4364,17 @@ class WebPageTests(unittest.TestCase):
         status, text, _ = self.http("POST", f"/dismiss?token={self.token}")
         self.assertEqual((status, json.loads(text)["status"]), (200, "declined"))
         self.assertEqual(self.outcome().status, "declined")
+
+    def test_the_grace_period_ends_and_can_be_waited_out(self) -> None:
+        self.start()
+        self.assertEqual(self.http("POST", f"/dismiss?token={self.token}")[0], 200)
+        self.outcome()
+        self.assertEqual(self.http("POST", f"/answers?token={self.token}", b"{}")[0], 409)  # a second device
+        started = time.monotonic()
+        askq._WebSession.wait_out_graces()
+        self.assertLess(time.monotonic() - started, askq._WEB_GRACE_SECONDS + 2)
+        with self.assertRaises(OSError):
+            self.http("GET", f"/questions?token={self.token}")
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
