@@ -59,7 +59,9 @@ The file, in the order of one call's life (each part under a banner of its own):
     Elicitation         to_elicitation(), from_elicitation(), input_request()
     Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
-    Web page            prompt_web(), prompt_web_async(), _WebPage, _WebSession
+    HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse
+    Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers),
+                        _WebSession (waiting, ending, the grace period)
     MCP server          _McpServer: python askq.py serve
     Command line        main()
 """
@@ -4961,12 +4963,12 @@ class _Screen:
 
 
 # ===========================================================================
-# Prompts: the web page
+# The HTTP core
 #
-# prompt_web(): the questions as one HTML form with a JSON interface.
-
-# The HTTP core: the rules every request meets, and connections served
-# independently, for any set of handlers (_HttpHandlers) plugged into it.
+# The rules every request meets (Host, path, method, body size), and
+# connections served independently, threaded and bounded, with read
+# timeouts and drained bodies, for any set of handlers (_HttpHandlers)
+# plugged into it: the web page's, and any other server's.
 
 _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
 _HTTP_MAX_CONNECTIONS = 32  # beyond this, a new connection is closed at once
@@ -5279,6 +5281,13 @@ def _reachable_address(host: str) -> str:
         host = found[0] if found else ("127.0.0.1" if host != "::" else "::1")
     return f"[{host}]" if ":" in host else host
 
+
+# ===========================================================================
+# Prompts: the web page
+#
+# prompt_web(): the questions as one HTML form with a JSON interface, one
+# set of handlers on the HTTP core (_WebPage), and the session that owns
+# waiting for the person, ending and the grace period (_WebSession).
 
 _WEB_STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5b636d; --line: #d0d7de;
