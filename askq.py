@@ -5862,10 +5862,13 @@ class _McpServer:
             self._send_error(_echoed_id(message), _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
             return
         method = message.get("method")
-        if "id" in message and not _is_valid_id(message["id"]):
+        if method is None and ("result" in message or "error" in message):
+            # A response is never answered, whatever its id: answering one
+            # could start an endless exchange with a client that does the same.
+            if "id" in message and _is_valid_id(message["id"]):
+                self._on_response(message)
+        elif "id" in message and not _is_valid_id(message["id"]):
             self._send_error(None, _RpcError(_INVALID_REQUEST, "Invalid request: an id must be a string or an integer."))
-        elif method is None and "id" in message and ("result" in message or "error" in message):
-            self._on_response(message)
         elif not isinstance(method, str):
             self._send_error(message.get("id"), _RpcError(_INVALID_REQUEST, "Invalid request: no method."))
         elif "id" not in message:

@@ -4597,6 +4597,18 @@ class McpServerTests(unittest.TestCase):
                 server.initialize(1, {"protocolVersion": "2025-11-25", "capabilities": {}}, server.handshake)
                 self.assertEqual(logged[-1], f"client (unnamed) speaks 2025-11-25 and {words}")
 
+    def test_a_response_is_never_answered_whatever_its_id(self) -> None:
+        written = io.BytesIO()
+        server = askq._McpServer(written, lambda line: None)
+        for raw in ('{"jsonrpc": "2.0", "id": [1], "result": {}}', '{"jsonrpc": "2.0", "id": 1.5, "error": {"code": 1}}',
+                    '{"jsonrpc": "2.0", "result": {"action": "accept"}}', '{"jsonrpc": "2.0", "id": {}, "error": null}',
+                    '{"jsonrpc": "2.0", "id": 7, "result": {}}', '{"jsonrpc": "2.0", "id": "x", "error": {"code": -1}}'):
+            with self.subTest(raw=raw):
+                server.receive(raw.encode())
+                self.assertEqual(written.getvalue(), b"")
+        server.receive(b'{"jsonrpc": "2.0", "id": [1], "method": "ping"}')  # a request with such an id is refused
+        self.assertEqual(json.loads(written.getvalue())["error"]["code"], -32600)
+
     def test_odd_ids_and_log_levels_are_refused(self) -> None:
         self.start()
         self.initialize(elicitation=False)
