@@ -5738,6 +5738,10 @@ def _prompt_web(
         if on_ready is not None:
             on_ready(session.url)
         session.wait(cancel)
+    except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
+        session.page.end(Outcome.DECLINED, session.page.kept_answers())
+        session.end()
+        return session.page.outcome()
     except BaseException:
         session.end()
         raise
@@ -6379,17 +6383,32 @@ def _ask_arguments(ask_command: Any) -> None:
 def _web_arguments(parser: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="with --web, the address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=0, help="with --web, the port (default: a free one)")
+    parser.add_argument("--port", type=_port, default=0, help="with --web, the port (default: a free one)")
     if parser.prog.endswith("serve"):
         parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                             help="with --web, end a page as timed_out after this many idle seconds")
 
 
 def _seconds(text: str) -> float:
-    seconds = float(text)
+    """An option's seconds: a positive, finite number."""
+    import argparse
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
     if not (seconds > 0 and math.isfinite(seconds)):
-        raise ValueError(text)
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
     return seconds
+
+
+def _port(text: str) -> int:
+    """An option's port: a whole number from 0 (any free port) to 65535."""
+    import argparse
+
+    if not (text.isascii() and text.isdigit() and int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 65535, not {text!r}")
+    return int(text)
 
 
 def _run_check(args: Any) -> int:
@@ -6443,7 +6462,26 @@ def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
         if args.open:
             _open_browser(url)
 
-    return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready)
+    try:
+        return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready)
+    except OSError as err:  # only binding raises it: once the page is up, errors stay inside
+        raise _UsageError(f"askq.py ask: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
+
+
+def _bind_refusal(err: OSError) -> str:
+    """Why a server could not listen, in a person's words."""
+    import errno
+    import socket
+
+    if isinstance(err, socket.gaierror):
+        return "the host name does not resolve to an address of this machine."
+    if err.errno == errno.EADDRINUSE:
+        return "the port is in use; choose another, or 0 for any free one."
+    if err.errno == errno.EADDRNOTAVAIL:
+        return "that address is not one of this machine's."
+    if err.errno == errno.EACCES:
+        return "listening on that port needs more privileges; choose one above 1023."
+    return f"cannot listen there ({err.strerror or err})."
 
 
 def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":

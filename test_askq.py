@@ -9,6 +9,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -5001,6 +5002,62 @@ class CommandLineErrorTests(unittest.TestCase):
                               " Give it 2-4 options, or leave out 'options' and 'multiSelect' to ask for free text.\n")
         status, _, err = run_main(["check", "-"], stdin="[]")
         self.assertEqual(err, "<stdin>: No questions provided. Ask at least one question.\n")
+
+
+class CommandLineOptionTests(unittest.TestCase):
+    """Bad options are bad input: one line that names the option, exit 2."""
+
+    def test_bad_seconds_and_ports_name_the_option_in_its_own_words(self) -> None:
+        for argv, words in (
+            (["--timeout", "-1"], "argument --timeout: must be a positive number of seconds, not '-1'"),
+            (["--timeout", "soon"], "argument --timeout: must be a positive number of seconds, not 'soon'"),
+            (["--timeout", "inf"], "argument --timeout: must be a positive number of seconds, not 'inf'"),
+            (["--web", "--port", "80000"], "argument --port: must be a whole number from 0 to 65535, not '80000'"),
+            (["--web", "--port", "-5"], "argument --port: must be a whole number from 0 to 65535, not '-5'"),
+        ):
+            with self.subTest(argv=argv):
+                status, out, err = run_main(["ask", EXAMPLE, *argv])
+                self.assertEqual((status, out, err), (2, "", f"askq.py ask: {words}\n"))
+                self.assertNotIn("_seconds", err)
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets")
+    def test_a_page_that_cannot_listen_is_bad_input(self) -> None:
+        import socket
+
+        taken = socket.socket()
+        self.addCleanup(taken.close)
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        status, out, err = run_main(["ask", EXAMPLE, "--web", "--port", port])
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err, f"askq.py ask: --host 127.0.0.1 --port {port}: the port is in use; choose"
+                              " another, or 0 for any free one.\n")
+        # A host that does not resolve (tried without a lookup: no test sends traffic off this machine).
+        self.assertEqual(askq._bind_refusal(socket.gaierror(-2, "Name or service not known")),
+                         "the host name does not resolve to an address of this machine.")
+
+    @unittest.skipUnless(CAN_SPAWN and hasattr(signal, "SIGINT"), "needs subprocesses and signals")
+    def test_ctrl_c_on_a_web_prompt_is_a_dismissal_that_keeps_the_last_form(self) -> None:
+        process = spawn_askq(self, "ask", EXAMPLE, "--web", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        url = process.stderr.readline().decode().rsplit(" ", 1)[-1].strip()
+        token = url.rpartition("token=")[2]
+        import http.client
+        from urllib.parse import urlsplit
+
+        connection = http.client.HTTPConnection(urlsplit(url).netloc, timeout=5)  # this machine only
+        self.addCleanup(connection.close)
+        body = f"token={token}&q:q0=SQLite"  # a submission the person made before giving up
+        connection.request("POST", "/", body, {"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(connection.getresponse().status, 400)  # incomplete: refused, and kept all the same
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+        self.assertEqual(process.returncode, 1, err)
+        data = json.loads(out)
+        self.assertEqual(data["status"], "declined")
+        self.assertIn({"id": "q0", "answer": None, "selected": ["SQLite"]}, data["answers"])
+        self.assertNotIn(b"Traceback", err)
 
 
 class InternalErrorTests(unittest.TestCase):
