@@ -4059,9 +4059,15 @@ class _LinePrompt:
         return AnswerItem(item.id, typed or None, labels or None)
 
     def read_line(self, cue: str) -> str:
-        self.writer.write(cue)
-        self.writer.flush()
-        return self.reader.readline().strip()
+        """The next line within MAX_TEXT, trimmed; a longer one is explained
+        and asked again."""
+        while True:
+            self.writer.write(cue)
+            self.writer.flush()
+            line = self.reader.readline().strip()
+            if len(line) <= MAX_TEXT:
+                return line
+            self.writer.write(f"  That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.\n")
 
 
 def _input_hint(item: QuestionItem) -> str:
@@ -4107,11 +4113,11 @@ class _LineReader:
         if self.fd is not None:
             return self._line_from_fd(self.fd)
         if self.stream is sys.stdin and _is_terminal(self.stream):
-            return _edited_line()
+            return _replaced_escapes(_edited_line())
         line = self.stream.readline()
         if not line:
             raise EOFError
-        return str(line).rstrip("\r\n")
+        return _replaced_escapes(str(line).rstrip("\r\n"))
 
     def _line_from_fd(self, fd: int) -> str:
         import select
@@ -4134,6 +4140,20 @@ class _LineReader:
             raise EOFError
         line, _, self.pending = self.pending.partition(b"\n")
         return line.decode("utf-8", "replace").rstrip("\r")
+
+
+def _replaced_escapes(line: str) -> str:
+    """A line with the bytes that were not UTF-8 as the replacement
+    character: standard input keeps them as lone surrogates, which would
+    make the JSON printed with the answer invalid UTF-8."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+            return line.encode("utf-8", "replace").decode("utf-8")
+    return line
 
 
 def _edited_line() -> str:

@@ -3260,6 +3260,27 @@ class ElicitationTests(unittest.TestCase):
 
 
 class PromptTests(unittest.TestCase):
+    def test_input_that_is_not_utf8_is_read_with_the_replacement_character(self) -> None:
+        questions = askq.ask({"questions": ["Name?"]})
+        stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9 ok\n"), encoding="utf-8", errors="surrogateescape")
+        output = askq.prompt(questions, stdin=stdin, stdout=io.StringIO())
+        self.assertEqual(output.answers, [AnswerItem("q0", "caf\ufffd ok")])
+        output.to_json().encode("utf-8")  # what the CLI prints is valid UTF-8
+        self.assertEqual(drive(questions, "a\ud800b\n")[0].answers, [AnswerItem("q0", "a?b")])
+        if CAN_SPAWN:  # and through the CLI, whose standard input keeps such bytes as escapes
+            path = write_temp(self, '{"questions": ["Name?"]}')
+            process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", path, "--plain"],
+                                     input=b"caf\xe9 ok\n", capture_output=True, check=False, timeout=30)
+            self.assertEqual(json.loads(process.stdout.decode("utf-8"))["answers"][0]["answer"], "caf\ufffd ok")
+
+    def test_a_line_longer_than_max_text_is_refused_and_asked_again(self) -> None:
+        long = "x" * (askq.MAX_TEXT + 1)
+        output, screen = drive(askq.ask({"questions": ["Name?"]}), long + "\nshort\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "short")])
+        self.assertIn(f"That line is {askq.MAX_TEXT + 1} characters long; an answer holds at most {askq.MAX_TEXT}.",
+                      screen)
+        self.assertNotIn(long, screen)
+
     def test_shows_each_question(self) -> None:
         output, screen = drive(example_output(), "1\n1 3\n\n")
         self.assertEqual(output.status, "answered")
