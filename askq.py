@@ -4200,6 +4200,27 @@ _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
 _EDIT_KEYS: "_Registry" = _Registry()
 
 
+def _word_start(line: str, caret: int) -> int:
+    """Where the word before the caret starts, as shells and editors find it:
+    back over spaces, then over the word."""
+    at = caret
+    while at > 0 and line[at - 1].isspace():
+        at -= 1
+    while at > 0 and not line[at - 1].isspace():
+        at -= 1
+    return at
+
+
+def _word_end(line: str, caret: int) -> int:
+    """Where the word after the caret ends."""
+    at = caret
+    while at < len(line) and line[at].isspace():
+        at += 1
+    while at < len(line) and not line[at].isspace():
+        at += 1
+    return at
+
+
 class _Entry:
     """What the person did on one question: the highlighted ``row``, the
     options ``picked`` (one at most on a single-choice question), whether the
@@ -4314,7 +4335,9 @@ class _Dialog:
         """Apply one key."""
         name, text = key
         self.notice = ""
-        if name in _DISMISS_KEYS:
+        if name == "esc" and self.noting:  # ends the note, kept as written
+            self.noting = False
+        elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
             self.noting = not self.noting
@@ -4457,8 +4480,25 @@ class _Dialog:
         self._set_line(line, max(0, min(len(line), moves[name])))
 
     @_EDIT_KEYS.on("ctrl-u")
-    def _clear_line(self, name: str, text: str) -> None:
-        self._set_line("", 0)
+    def _delete_to_start(self, name: str, text: str) -> None:
+        line, caret = self.line()
+        self._set_line(line[caret:], 0)
+
+    @_EDIT_KEYS.on("ctrl-k")
+    def _delete_to_end(self, name: str, text: str) -> None:
+        line, caret = self.line()
+        self._set_line(line[:caret], caret)
+
+    @_EDIT_KEYS.on("ctrl-w", "alt-backspace")
+    def _delete_word_back(self, name: str, text: str) -> None:
+        line, caret = self.line()
+        start = _word_start(line, caret)
+        self._set_line(line[:start] + line[caret:], start)
+
+    @_EDIT_KEYS.on("alt-b", "alt-f")
+    def _move_by_word(self, name: str, text: str) -> None:
+        line, caret = self.line()
+        self._set_line(line, _word_start(line, caret) if name == "alt-b" else _word_end(line, caret))
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
@@ -4570,7 +4610,7 @@ class _Painter:
         if dialog.tab == dialog.review_tab:
             keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
-            keys = ["type a note on your answer", "Enter done", "Esc dismiss"]
+            keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
         elif dialog.editing():
             keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
         elif dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE:
@@ -4704,12 +4744,17 @@ class _Painter:
 # back on the way out, whatever the way: a submit, a dismissal, a timeout,
 # an exception, or SIGTERM (restore, then end as the signal would).
 
-_ESCAPE_WAIT = 0.05  # a lone Esc, told apart from the start of a sequence
+# A lone Esc, told apart from the start of a sequence or an Alt key: over a
+# network the bytes of one key can come a good while apart.
+_ESCAPE_WAIT = 0.15
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k",
 }
+# Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
+_ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
 _TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
@@ -4876,6 +4921,8 @@ def _escape_key(text: str, at: int, final: bool) -> "Tuple[Optional[_Key], int]"
         return (name or "unknown", ""), end + 1 - at
     if not rest and not final:
         return None, 0
+    if rest and rest != "\x1b":  # Alt with a key: never a dismissal
+        return (_ALT_KEYS.get(rest, "alt"), ""), 2
     return ("esc", ""), 1
 
 
@@ -6319,7 +6366,9 @@ dialog keys:
   1-9            act on that row
   Tab/Shift-Tab  next / previous question; Left/Right too, off a text line
   typing         on a choice question, goes to "Personalize your response"
-  Ctrl-N         add a note to the answer (Enter when done)
+  Ctrl-W, Ctrl-K, Ctrl-U, Alt-b, Alt-f
+                 edit the line as shells do (Alt never dismisses)
+  Ctrl-N         add a note to the answer (Enter or Esc when done)
   Esc, Ctrl-C    dismiss (everything given so far is kept)
   Submit tab     review the answers; Enter submits""",
     "serve": """\

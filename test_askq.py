@@ -3448,7 +3448,35 @@ class KeyParsingTests(unittest.TestCase):
         self.assertEqual(askq._parse_keys("\x1b", final=True), ([("esc", "")], ""))
         self.assertEqual(askq._parse_keys("a\x1b[", final=False), ([("text", "a")], "\x1b["))
         self.assertEqual(askq._parse_keys("\x1b[", final=True)[0], [("esc", ""), ("text", "[")])
-        self.assertEqual(askq._parse_keys("\x1bx", final=False)[0], [("esc", ""), ("text", "x")])
+        self.assertEqual(askq._parse_keys("\x1b\x1b", final=True)[0], [("esc", ""), ("esc", "")])
+
+    def test_alt_keys_come_as_esc_then_the_key_and_never_dismiss(self) -> None:
+        keys, _ = askq._parse_keys("\x1b\x7f\x1b\x08\x1bb\x1bf\x1bx\x1b.\x17\x0b", final=False)
+        self.assertEqual(keys, [("alt-backspace", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""),
+                                ("alt", ""), ("alt", ""), ("ctrl-w", ""), ("ctrl-k", "")])
+        # Split across reads: the Esc waits for what follows it.
+        self.assertEqual(askq._parse_keys("ab\x1b", final=False), ([("text", "a"), ("text", "b")], "\x1b"))
+        self.assertEqual(askq._parse_keys("\x1b" + "b", final=False)[0], [("alt-b", "")])
+        self.assertGreaterEqual(askq._ESCAPE_WAIT, 0.1)
+        for typed in ("\x1bx", "\x1b\x7f", "\x1bb", "\x1bf", "\x1b1"):
+            with self.subTest(typed=typed):
+                self.assertIsNone(dialog({"questions": ["Name?"]}, "abc" + typed).status)
+
+    @unittest.skipUnless(CAN_SPAWN and hasattr(os, "pipe"), "needs pipes and threads")
+    def test_an_alt_key_split_across_writes_is_one_key(self) -> None:
+        import threading
+
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        self.addCleanup(os.close, write_end)
+        reader = askq._KeyReader(read_end)
+        os.write(write_end, b"\x1b")
+        later = threading.Timer(0.08, os.write, (write_end, b"b"))  # as a slow link delivers it
+        later.start()
+        self.addCleanup(later.join)
+        self.assertEqual(reader.read(1.0), [("alt-b", "")])
+        os.write(write_end, b"\x1b")
+        self.assertEqual(reader.read(1.0), [("esc", "")])  # nothing follows: a lone Esc
 
     def test_bracketed_paste(self) -> None:
         keys, rest = askq._parse_keys("\x1b[200~1\r2\x1b[B\x1b[201~x", final=False)
@@ -3584,6 +3612,27 @@ class DialogKeyTests(unittest.TestCase):
         alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
         self.assertEqual(outcome(alone), ("declined", []))
 
+    def test_esc_while_writing_a_note_ends_the_note_and_does_not_dismiss(self) -> None:
+        state = dialog(example_output(), DOWN + "\x0e" + "small" + ESC)
+        self.assertEqual((state.status, state.noting, state.entries[0].note), (None, False, "small"))
+        state.feed(askq._parse_keys(ENTER, final=True)[0])  # the pick goes on with its note
+        self.assertEqual(state.answer(0), AnswerItem("q0", None, ["SQLite"], note="small"))
+        hints = askq._Painter(80, askq._Style(False, False)).hints(dialog(example_output(), "\x0e"))
+        self.assertIn("Enter or Esc done", hints)
+        self.assertEqual(dialog(example_output(), "\x0e" + "x" + ESC + ESC).status, "declined")  # then Esc dismisses
+
+    def test_the_editing_keys_of_shells(self) -> None:
+        def line_after(typed: str) -> Any:
+            state = dialog({"questions": ["Name?"]}, typed)
+            return state.entries[0].text, state.entries[0].caret
+
+        self.assertEqual(line_after("one two three\x17"), ("one two ", 8))  # Ctrl-W: a word back
+        self.assertEqual(line_after("one two  \x1b\x7f"), ("one ", 4))  # Alt-Backspace, over the spaces too
+        self.assertEqual(line_after("one two three\x1bb\x1bb\x0b"), ("one ", 4))  # Alt-b twice, Ctrl-K
+        self.assertEqual(line_after("one two\x01\x1bf"), ("one two", 3))  # Ctrl-A, Alt-f
+        self.assertEqual(line_after("one two\x1bb\x15"), ("two", 0))  # Ctrl-U: to the start
+        self.assertEqual(line_after("\x17\x0b\x1b\x7f\x1bb\x1bf"), ("", 0))  # on an empty line, nothing breaks
+
     def test_free_text_question(self) -> None:
         state = dialog({"questions": [{"question": "Name?"}, "Why?"]}, "billing" + ENTER + "because" + ENTER + ENTER)
         self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "billing"), AnswerItem("q1", "because")]))
@@ -3709,6 +3758,8 @@ class DialogDrawingTests(unittest.TestCase):
 SGR = re.compile("\x1b\\[[0-9;]*m")
 DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", ""), ("end", ""), ("tab", ""),
                ("shift-tab", ""), ("enter", ""), ("backspace", ""), ("delete", ""), ("ctrl-u", ""), ("unknown", ""),
+               ("ctrl-w", ""), ("ctrl-k", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""), ("alt", ""),
+               ("ctrl-n", ""), ("esc", ""),
                ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
                ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
 
