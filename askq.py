@@ -4601,7 +4601,10 @@ class _Painter:
         foot = len(self.frame.lines)
         if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
-        self._wrapped(self.hints(dialog), " ", " ", "dim")
+        # A hint never breaks between its key and its word: each is one word to _wrap.
+        hints = self.style.dot.join(hint.replace(" ", "\u00a0") for hint in self.hints(dialog).split(self.style.dot))
+        for line in _wrap(hints, self.width, " ", " "):
+            self._add(line.replace("\u00a0", " "), "dim")
         self.frame.foot = len(self.frame.lines) - foot
         return self.frame
 

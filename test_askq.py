@@ -3612,6 +3612,20 @@ class DialogKeyTests(unittest.TestCase):
         alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
         self.assertEqual(outcome(alone), ("declined", []))
 
+    def test_a_hint_never_breaks_between_its_key_and_its_word(self) -> None:
+        state = dialog(example_output(), DOWN + ENTER + "typed")  # the multi-choice question, typing
+        for width in range(20, 121):
+            for unicode in (True, False):
+                with self.subTest(width=width, unicode=unicode):
+                    style = askq._Style(False, unicode)
+                    painter = askq._Painter(width, style)
+                    hints = painter.hints(state).split(style.dot)
+                    frame = painter.paint(state)
+                    foot = [line.strip() for line in frame.lines[len(frame.lines) - frame.foot:]]
+                    for hint in hints:
+                        if len(hint) + 2 <= width:  # a hint that fits a line is on one line, whole
+                            self.assertTrue(any(hint in line for line in foot), (hint, foot))
+
     def test_esc_while_writing_a_note_ends_the_note_and_does_not_dismiss(self) -> None:
         state = dialog(example_output(), DOWN + "\x0e" + "small" + ESC)
         self.assertEqual((state.status, state.noting, state.entries[0].note), (None, False, "small"))
