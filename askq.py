@@ -5607,13 +5607,19 @@ def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> 
         picked = form.get(f"q:{item.id}", [])
         if item.question_type.is_choice:
             custom = any(_names_custom_row(label) for label in picked)
-            typed = _custom_text((form.get(f"other:{item.id}") or [""])[0], custom, bool(picked))
+            typed = _custom_text(_form_text(form, f"other:{item.id}"), custom, bool(picked))
         else:
-            typed = (form.get(f"text:{item.id}") or [""])[0]
-        note = (form.get(f"note:{item.id}") or [""])[0].strip() or None
+            typed = _form_text(form, f"text:{item.id}")
+        note = _form_text(form, f"note:{item.id}").strip() or None
         if picked or (typed or "").strip() or note:
             answers.append(AnswerItem(item.id, typed, picked or None, note=note))
     return answers
+
+
+def _form_text(form: "Dict[str, List[str]]", key: str) -> str:
+    """A text field of the form, its line breaks as "\\n": browsers send
+    "\\r\\n", which no answer or note should carry."""
+    return (form.get(key) or [""])[0].replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[int, str]":

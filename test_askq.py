@@ -18,6 +18,7 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from typing import Any, ClassVar, Dict, Iterator, List, Optional, Tuple, Union
 from unittest import mock
+from urllib.parse import quote
 
 import askq
 from askq import (
@@ -4116,6 +4117,16 @@ def page_request(page: Any, method: str, target: str, headers: Any, read: Any) -
 
 class WebRequestTests(unittest.TestCase):
     """The page's requests as plain functions: what runs where there are no sockets."""
+
+    def test_line_breaks_from_the_form_are_newlines(self) -> None:
+        page = askq._WebPage(askq.ask({"questions": [{"question": "Why?", "id": "why"},
+                                                    {"question": "Which?", "id": "db", "options": ["A", "B"]}]}).questions)
+        body = (f"token={page.token}&text:why=one%0D%0Atwo%0Dthree&note:why=n1%0D%0An2"
+                f"&q:db={quote(askq.CUSTOM_RESPONSE_LABEL)}&other:db=x%0D%0Ay").encode()
+        headers = {"Host": "127.0.0.1", "Content-Length": str(len(body)), "Content-Type": "application/x-www-form-urlencoded"}
+        status, _, _ = page_request(page, "POST", "/", headers, io.BytesIO(body).read)
+        self.assertEqual(status, 200)
+        self.assertEqual(page.answers, [AnswerItem("why", "one\ntwo\nthree", note="n1\nn2"), AnswerItem("db", "x\ny")])
 
     def test_a_body_over_the_bound_is_refused_before_it_is_read(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
