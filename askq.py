@@ -5166,6 +5166,8 @@ def _host_refusal(headers: Any) -> "Optional[_HttpResponse]":
 def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
     """The body's length, or the refusal of a body that is not to be read."""
     lengths = _header_values(headers, "Content-Length")
+    if not lengths and _header_values(headers, "Transfer-Encoding"):
+        return _HttpResponse.text(411, "Length required: send the body with a Content-Length, not in chunks.").closing()
     if len(set(lengths)) > 1:
         return _HttpResponse.text(400, "Bad request: Content-Length is given twice, with two values.").closing()
     try:
@@ -5244,7 +5246,10 @@ class _HttpServer:
             taken.append(size)
             return bytes(connection.rfile.read(size))
 
-        response = self.core.respond(connection.command, connection.path, connection.headers, read)
+        # The target as sent: http.server folds a leading "//" into "/", and paths match exactly.
+        words = connection.requestline.split()
+        target = words[1] if len(words) == 3 else connection.path
+        response = self.core.respond(connection.command, target, connection.headers, read)
         self.send(connection, response)
         if response.headers.get("Connection") == "close" and not taken:
             _drain(connection.rfile)
@@ -5525,8 +5530,8 @@ class _WebPage(_HttpHandlers):
     @routes.on(("POST", "/answers"))
     def _post_answers(self, request: _HttpRequest) -> _HttpResponse:
         try:
-            answers = collect_answers(self.items, _parse_json(request.body, "The answers"))
-        except QuestionError as err:  # an AnswerError, or JSON that does not parse
+            answers = collect_answers(self.items, self._carried_answers(request))
+        except QuestionError as err:  # an AnswerError, or a body that cannot be read
             return _HttpResponse.json(400, {"error": str(err)})
         self.end(Outcome.ANSWERED, answers)
         return _HttpResponse.json(200, self.outcome().to_dict())
@@ -5536,13 +5541,29 @@ class _WebPage(_HttpHandlers):
         """Declined, keeping the answers the request carries (checked as
         partial), else those of the person's last form."""
         answers = self.kept_answers()
-        if request.body.strip() and not request.form:
+        if request.body.strip():
             try:
-                answers = collect_answers(self.items, _parse_json(request.body, "The answers"), partial=True)
+                answers = collect_answers(self.items, self._carried_answers(request), partial=True)
             except QuestionError as err:
                 return _HttpResponse.json(400, {"error": str(err)})
         self.end(Outcome.DECLINED, answers)
         return _HttpResponse.json(200, self.outcome().to_dict())
+
+    def _carried_answers(self, request: _HttpRequest) -> Any:
+        """The answers a JSON-interface request carries: its body as JSON when
+        it parses, whatever its Content-Type says (curl -d calls JSON a
+        form), else as the page's form fields; QuestionError when neither
+        reads it."""
+        from urllib.parse import parse_qs
+
+        try:
+            return _parse_json(request.body, "The request's body")
+        except QuestionError as err:
+            try:
+                form = parse_qs(request.body.decode("utf-8", "replace"), keep_blank_values=True, strict_parsing=True)
+            except ValueError:
+                raise err from None
+            return _form_answers(self.items, form)
 
     def _head(self) -> str:
         return (

@@ -4118,6 +4118,38 @@ def page_request(page: Any, method: str, target: str, headers: Any, read: Any) -
 class WebRequestTests(unittest.TestCase):
     """The page's requests as plain functions: what runs where there are no sockets."""
 
+    def test_answers_and_dismiss_read_a_body_the_same_way(self) -> None:
+        def post(page: Any, path: str, body: bytes, content_type: str) -> Tuple[int, Any]:
+            headers = {"Host": "localhost", "Content-Length": str(len(body)), "Content-Type": content_type,
+                       "Authorization": f"Bearer {page.token}"}
+            status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
+            return status, json.loads(reply)
+
+        call = {"questions": [{"question": "Why?", "id": "why"}, {"question": "Name?", "id": "name", "required": False}]}
+        form_type = "application/x-www-form-urlencoded"  # what curl -d says, whatever it sends
+        for path, status in (("/dismiss", "declined"), ("/answers", "answered")):
+            with self.subTest(path=path):
+                page = askq._WebPage(askq.ask(call).questions)
+                code, reply = post(page, path, b'{"why": "json under a form type"}', form_type)
+                self.assertEqual((code, reply["status"]), (200, status))
+                self.assertEqual(reply["answers"][0]["answer"], "json under a form type")
+                page = askq._WebPage(askq.ask(call).questions)
+                code, reply = post(page, path, b"text:why=as+a+form", "text/plain")
+                self.assertEqual((code, reply["answers"][0]["answer"]), (200, "as a form"))
+                page = askq._WebPage(askq.ask(call).questions)
+                code, reply = post(page, path, b"\xff\xfe not json, not a form", form_type)
+                self.assertEqual(code, 400)
+                self.assertTrue(reply["error"].startswith("The request's body is not"), reply)
+                self.assertIsNone(page.status)  # nothing changed
+
+    def test_a_chunked_body_is_length_required(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        headers = {"Host": "localhost", "Transfer-Encoding": "chunked", "Authorization": f"Bearer {page.token}"}
+        status, _, body = page_request(page, "POST", "/dismiss", headers, io.BytesIO(b"2\r\n{}\r\n0\r\n\r\n").read)
+        self.assertEqual(status, 411)
+        self.assertIn(b"Content-Length", body)
+        self.assertIsNone(page.status)
+
     def test_line_breaks_from_the_form_are_newlines(self) -> None:
         page = askq._WebPage(askq.ask({"questions": [{"question": "Why?", "id": "why"},
                                                     {"question": "Which?", "id": "db", "options": ["A", "B"]}]}).questions)
@@ -4409,6 +4441,9 @@ class WebPageTests(unittest.TestCase):
         self.assertEqual(self.http("GET", f"/?token={self.token}", headers={"Host": f"localhost:{self.netloc.split(':')[1]}"})[0], 200)
         self.assertEqual(self.http("GET", f"/secret?token={self.token}")[0], 404)
         self.assertEqual(self.http("GET", "/etc/passwd")[0], 404)
+        for path in ("//questions", "///questions", "/questions/", "//"):  # paths match exactly
+            with self.subTest(path=path):
+                self.assertEqual(self.http("GET", f"{path}?token={self.token}")[0], 404)
         self.assertEqual(self.http("DELETE", f"/?token={self.token}")[0], 405)
         self.assertEqual(self.http("GET", f"/answers?token={self.token}")[0], 405)
         self.assertTrue(self.thread.is_alive())
