@@ -6529,7 +6529,7 @@ def _run_ask(args: Any) -> int:
     output = ask(_read_input(args.file))
     # With the call on stdin, the answers must come from the terminal itself.
     terminal = _open_terminal() if args.file == "-" else None
-    source = terminal if args.file == "-" else sys.stdin
+    source = terminal if args.file == "-" else _replacing(sys.stdin)
     try:
         if args.web:
             output = _ask_in_browser(output, args)
@@ -6633,6 +6633,19 @@ def _finish(output: QuestionOutput, text_only: bool) -> int:
     else:
         _write_json({**output.to_dict(), "result": result})
     return 0 if output.status == Outcome.ANSWERED else 1
+
+
+def _replacing(stream: Any) -> Any:
+    """Standard input read with the replacement character for bytes that are
+    not UTF-8, as the terminal is read: some interpreters read it strictly,
+    and others keep such bytes as escapes that no JSON printer can encode."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and getattr(stream, "encoding", "").lower().replace("-", "") == "utf8":
+        try:
+            reconfigure(errors="replace")
+        except (ValueError, OSError):  # a stream already read from, or not a text wrapper
+            pass
+    return stream
 
 
 def _open_terminal() -> "Optional[Any]":
