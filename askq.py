@@ -5585,8 +5585,11 @@ class _WebPage(_HttpHandlers):
         ]
         if problems:
             parts.append(self._problems_html(problems))
+        # The form's first submit button is a disabled one: Enter in a one-line
+        # field (a phone's Go key) then sends nothing, also without script.
         parts.append(f"<form method=\"post\" action=\"/?token={token}\" data-token=\"{token}\">"
-                     f"<input type=\"hidden\" name=\"token\" value=\"{token}\">")
+                     f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
+                     "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
         for index, item in enumerate(self.items):
             reason = problems.get(index)
             message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])

@@ -4150,6 +4150,16 @@ class WebRequestTests(unittest.TestCase):
         self.assertIn(b"Content-Length", body)
         self.assertIsNone(page.status)
 
+    def test_enter_in_a_field_sends_nothing_the_first_submit_button_is_disabled(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        html = page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        form = html[html.index("<form"):html.index("</form>")]
+        buttons = re.findall(r"<button[^>]*>", form)
+        self.assertGreater(len(buttons), 2)
+        self.assertIn('type="submit" disabled', buttons[0])  # the default button: implicit submission does nothing
+        self.assertNotIn("disabled", "".join(buttons[1:]))  # only the send and dismiss buttons send
+        self.assertLess(form.index(buttons[0]), form.index("<fieldset"))
+
     def test_line_breaks_from_the_form_are_newlines(self) -> None:
         page = askq._WebPage(askq.ask({"questions": [{"question": "Why?", "id": "why"},
                                                     {"question": "Which?", "id": "db", "options": ["A", "B"]}]}).questions)
