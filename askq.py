@@ -3967,22 +3967,25 @@ class _LinePrompt:
     def __init__(self, reader: "_LineReader", writer: Any) -> None:
         self.reader = reader
         self.writer = writer
+        self.note: Optional[AnswerItem] = None  # a note written for the question being asked
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
         """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
+        self.note = None
         try:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
         except EOFError:
+            answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
             return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
         except KeyboardInterrupt:
-            return Outcome.DECLINED, answers
+            return Outcome.DECLINED, answers + ([self.note] if self.note else [])
         except _TimedOut:
             self.writer.write("\n  No answer in time.\n")
-            return Outcome.TIMED_OUT, answers
+            return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
         return Outcome.ANSWERED, answers
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
@@ -4003,11 +4006,12 @@ class _LinePrompt:
     def answer(self, item: QuestionItem) -> AnswerItem:
         """Read lines until one answers the question; explain and ask again
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
-        note: Optional[str] = None
+        self.note = None
         while True:
             line = self.read_line(_CUE)
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
+                self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
                 self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
                 continue
             try:
@@ -4015,8 +4019,7 @@ class _LinePrompt:
             except _Retry as retry:
                 self.writer.write(f"  {retry}\n")
                 continue
-            if note is not None and (answer.answer is not None or answer.selected):
-                answer.note = note
+            answer.note, self.note = self.note.note if self.note else None, None  # a skip keeps it too
             return answer
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
@@ -4288,9 +4291,11 @@ class _Dialog:
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        if typed is not None or picked:  # a note goes with an answer, never alone
-            return AnswerItem(item.id, typed, picked or None, note=entry.note.strip() or None)
-        return AnswerItem(item.id) if entry.skipped else None
+        note = entry.note.strip() or None
+        if typed is not None or picked:
+            return AnswerItem(item.id, typed, picked or None, note=note)
+        # A skip keeps its note; a note alone is kept too, and answers nothing.
+        return AnswerItem(item.id, note=note) if entry.skipped or note else None
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4316,10 +4321,17 @@ class _Dialog:
         status, answers = self.outcome()
         lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
-        for item in self.items:
-            shown = _shown_answer(by_id.get(item.id))
+        for index, item in enumerate(self.items):
+            shown = self.shown(index, by_id.get(item.id))
             lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
         return lines
+
+    def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
+        """An answer as the review and the summary show it: a note on a
+        question left unanswered is shown with it, not as a skip."""
+        if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
+            return _shown_answer(answer)
+        return f"(not answered); note: {_quoted(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
@@ -4733,13 +4745,14 @@ class _Painter:
         self._add("")
         for index, item in enumerate(dialog.items):
             name = _visible(item.header or item.question)
+            answer = dialog.answer(index)
+            note = f"; note: {_quoted(answer.note)}" if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                shown = _shown_answer(dialog.answer(index))
-                self._wrapped(f"{name}: {shown}", f" {self.style.done} ", "   ", "green")
+                self._wrapped(f"{name}: {_shown_answer(answer)}", f" {self.style.done} ", "   ", "green")
             elif item.required:
-                self._wrapped(f"{name}: needs an answer", f" {self.style.missing} ", "   ", "yellow")
+                self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
-                self._wrapped(f"{name}: skipped", "   ", "   ", "dim")
+                self._wrapped(f"{name}: skipped{note}", "   ", "   ", "dim")
 
 
 # The dialog on a terminal: raw keys in, the frame drawn in place.  The

@@ -3420,6 +3420,18 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(output.answers, [AnswerItem("q0", "x")])
         self.assertIn("Name?", err.getvalue())
 
+    def test_a_note_is_kept_at_the_end_of_input_and_on_a_skip(self) -> None:
+        def asked(typed: str) -> Any:
+            return askq._LinePrompt(askq._LineReader(io.StringIO(typed), None), io.StringIO()).ask(mixed().questions)
+
+        self.assertEqual(asked("n\nnote: ask the team\n"),
+                         ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
+        self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
+        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1], AnswerItem("notes", note="later"))  # a skip
+        self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
+        answers = asked("note: x\nme\n")[1]
+        self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
+
     def test_no_stdin_at_all_is_unavailable(self) -> None:
         with mock.patch.object(sys, "stdin", None):
             output = askq.prompt(mixed(), stdout=io.StringIO())
@@ -3610,8 +3622,23 @@ class DialogKeyTests(unittest.TestCase):
         lines = askq._Painter(80, askq._Style(False, False)).paint(review).lines
         self.assertIn(' + Database: SQLite; note: "small"', lines)
         self.assertIn("Ctrl-N note", askq._Painter(80, askq._Style(False, False)).hints(dialog(example_output(), "")))
-        alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
-        self.assertEqual(outcome(alone), ("declined", []))
+
+    def test_a_note_is_never_lost_and_never_answers(self) -> None:
+        skipped = dialog(example_output(), "11" + ENTER + "\x0e" + "later" + ENTER + ENTER)  # Name skipped, with a note
+        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later"))
+        plain = askq._Style(False, False)
+        review = askq._Painter(80, plain).paint(skipped).lines
+        self.assertIn('   Name: skipped; note: "later"', review)
+        skipped.feed([("enter", "")])
+        self.assertEqual(skipped.outcome()[1][2], AnswerItem("q2", note="later"))
+        self.assertIn('  Name: (skipped); note: "later"', skipped.summary(80))
+        alone = dialog(example_output(), "\x0e" + "ask ops" + ENTER + ESC)  # dismissed with a note only
+        self.assertEqual(alone.outcome(), ("declined", [AnswerItem("q0", note="ask ops")]))
+        self.assertIn('  Database: (not answered); note: "ask ops"', alone.summary(80))
+        required = dialog(example_output(), "\x0e" + "ask ops" + ENTER + TAB + TAB + TAB)
+        self.assertIn(' ! Database: needs an answer; note: "ask ops"', askq._Painter(80, plain).paint(required).lines)
+        required.feed([("enter", "")])  # a note alone does not answer a required question
+        self.assertEqual((required.status, required.tab, required.notice), (None, 0, "This question needs an answer."))
 
     def test_a_hint_never_breaks_between_its_key_and_its_word(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + "typed")  # the multi-choice question, typing
