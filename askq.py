@@ -4197,10 +4197,15 @@ def _edited_line() -> str:
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
+# Digits typed within this many seconds of each other make one row number.
+_NUMBER_WAIT = 1.0
 
 
-# What each key does while a line is being edited, registered beside it.
+# What each key does while a line is being edited, registered beside it;
+# and what each key that moves in the rows (or scrolls the view) does.
 _EDIT_KEYS: "_Registry" = _Registry()
+_ROW_KEYS: "_Registry" = _Registry()
+_FILTER_KEYS: "_Registry" = _Registry()
 
 
 def _word_start(line: str, caret: int) -> int:
@@ -4255,10 +4260,34 @@ class _Dialog:
     def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
         self.entries = [_Entry() for _ in items]
-        self.tab = 0
         self.notice = ""
         self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
+        self.page = 5  # rows, or lines, that PgUp and PgDn move by: the screen sets it
+        self.clock: Callable[[], float] = time.monotonic
+        self.tab = 0
+
+    @property
+    def tab(self) -> int:
+        return self._tab
+
+    @tab.setter
+    def tab(self, tab: int) -> None:
+        """Another tab: shown from where it follows the highlight, unfiltered."""
+        self._tab = tab
+        self.view = 0  # lines the view is moved from there (up when negative)
+        self.filter: Optional[str] = None  # the text rows are narrowed to, while filtering
+        self.digits, self.digits_at = "", 0.0  # a row number being typed, and when
+
+    def shown_rows(self) -> "List[int]":
+        """The rows of the current question that are drawn: all, or those a
+        filter leaves (its text in the label or description, without case)."""
+        rows = self.rows(self.tab)
+        if self.filter is None:
+            return list(range(len(rows)))
+        folded = self.filter.lower()
+        return [index for index, row in enumerate(rows)
+                if folded in row.label.lower() or row.option is not None and folded in (row.option.description or "").lower()]
 
     @property
     def review_tab(self) -> int:
@@ -4277,7 +4306,7 @@ class _Dialog:
         """Whether keys go to a line of text: a note, a free-text question, or the row for typing."""
         if self.noting:
             return True
-        if self.tab == self.review_tab:
+        if self.tab == self.review_tab or self.filter is not None:
             return False
         if not self.items[self.tab].question_type.is_choice:
             return True
@@ -4349,36 +4378,119 @@ class _Dialog:
         self.notice = ""
         if name == "esc" and self.noting:  # ends the note, kept as written
             self.noting = False
+        elif name == "esc" and self.filter is not None:  # ends the filter
+            self.filter = None
         elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
-            self.noting = not self.noting
+            self.noting, self.filter = not self.noting, None
         elif name in ("tab", "shift-tab"):
             self.noting = False
+            if name == "tab" and self.tab != self.review_tab:
+                self._skip_if_optional()
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
             self._review_key(name)
+        elif self.filter is not None and not self.noting:
+            if name in _FILTER_KEYS:
+                _FILTER_KEYS[name](self, name, text)
+            elif name in _ROW_KEYS:
+                _ROW_KEYS[name](self, name)
         elif self.editing() and name in _EDIT_KEYS:
             _EDIT_KEYS[name](self, name, text)
-        elif name in ("left", "right"):
+        else:
+            self._choice_key(name, text)
+
+    def _choice_key(self, name: str, text: str) -> None:
+        """A key on an option row (or a free-text question's scrolling keys)."""
+        if name in ("left", "right"):
             self._move_tab(1 if name == "right" else -1)
-        elif name in ("up", "down"):
-            last = len(self.rows(self.tab)) - 1
-            self.entry.row = max(0, min(last, self.entry.row + (1 if name == "down" else -1)))
+        elif name in _ROW_KEYS:
+            _ROW_KEYS[name](self, name)
         elif name == "enter":
             self._enter()
         elif name in ("text", "paste"):
             self._choice_text(text)
+
+    def _skip_if_optional(self) -> None:
+        """Tab past an optional question left empty skips it, as its hints say."""
+        if not self.items[self.tab].required and not self.has_answer(self.tab):
+            self.entry.skipped = True
 
     def _move_tab(self, step: int) -> None:
         tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
         self.tab = (self.tab + step) % tabs
 
     def _review_key(self, name: str) -> None:
+        """The review: Enter submits, Left goes back, the others scroll it."""
+        scroll = {"up": -1, "down": 1, "pgup": -self.page, "pgdn": self.page, "home": -self.view, "end": 1 << 20}
         if name == "enter":
             self._submit()
-        elif name in ("left", "up"):
+        elif name == "left":
             self._move_tab(-1)
+        elif name in scroll:
+            self.view = max(0, self.view + scroll[name])
+
+    # Moving in the rows: over the rows shown, Up and Down wrapping round;
+    # PgUp on the first row scrolls up into the question, for reading it.
+
+    def _go_to_row(self, row: int) -> None:
+        self.entry.row, self.view = row, 0
+
+    @_ROW_KEYS.on("up", "down")
+    def _step_row(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            at = shown.index(self.entry.row) if self.entry.row in shown else 0
+            self._go_to_row(shown[(at + (1 if name == "down" else -1)) % len(shown)])
+
+    @_ROW_KEYS.on("home", "end")
+    def _row_at_end(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            self._go_to_row(shown[0] if name == "home" else shown[-1])
+
+    @_ROW_KEYS.on("pgup", "pgdn")
+    def _row_page(self, name: str) -> None:
+        shown = self.shown_rows() or [self.entry.row]
+        at = shown.index(self.entry.row) if self.entry.row in shown else 0
+        if name == "pgup" and at == 0:
+            self.view -= self.page  # the question above the rows, read a page at a time
+        elif name == "pgdn" and self.view < 0:
+            self.view = min(0, self.view + self.page)
+        else:
+            self._go_to_row(shown[max(0, min(len(shown) - 1, at + (self.page if name == "pgdn" else -self.page)))])
+
+    # The filter, on a question with many options: typed text narrows the
+    # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
+
+    def _set_filter(self, text: "Optional[str]") -> None:
+        self.filter = text or None
+        shown = self.shown_rows()
+        if shown and self.entry.row not in shown:
+            self._go_to_row(shown[0])
+
+    @_FILTER_KEYS.on("text", "paste")
+    def _filter_text(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
+
+    @_FILTER_KEYS.on("backspace")
+    def _filter_backspace(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "")[:-1])
+
+    @_FILTER_KEYS.on("ctrl-u", "ctrl-w", "alt-backspace")
+    def _filter_cleared(self, name: str, text: str) -> None:
+        line = self.filter or ""
+        self._set_filter(line[: _word_start(line, len(line))] if name != "ctrl-u" else "")
+
+    @_FILTER_KEYS.on("enter")
+    def _filter_enter(self, name: str, text: str) -> None:
+        if self.entry.row not in self.shown_rows():
+            self.notice = "No row holds that text: Backspace or Esc ends the filter."
+        elif self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
+            self._act_on_row(advance=False)
+        else:
+            self._enter()
 
     def _submit(self) -> None:
         """Submit, or send the person to the first required question left unanswered."""
@@ -4425,9 +4537,13 @@ class _Dialog:
         picks or toggles, y/n answer a Yes/No question; anything else is typed."""
         item = self.items[self.tab]
         options = item.options or []
-        if len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
+        if len(text) == 1 and text.isdigit() and len(self.rows(self.tab)) > 9:
+            self._row_number(text)
+        elif len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
             self.entry.row = int(text) - 1
             self._act_on_row(advance=True)
+        elif text == "/" and len(options) > 9:
+            self.filter = ""
         elif text == " ":
             self._act_on_row(advance=False)
         elif text.lower() in _YES_NO_LETTERS and _are_yes_no(options):
@@ -4438,6 +4554,20 @@ class _Dialog:
             self._insert("text", text)
         else:
             self.notice = _PICK_HINT
+
+    def _row_number(self, digit: str) -> None:
+        """A digit on a question of more than nine rows: with the digits
+        just before it, a row number, which is highlighted for Enter or Space."""
+        now = self.clock()
+        typed = self.digits + digit if self.digits and now - self.digits_at <= _NUMBER_WAIT else digit
+        if not 1 <= int(typed) <= len(self.rows(self.tab)):
+            typed = digit  # no such row: the digit starts a number of its own
+        self.digits, self.digits_at = typed, now
+        if 1 <= int(typed) <= len(self.rows(self.tab)):
+            self._go_to_row(int(typed) - 1)
+            self.notice = f"Row {typed}: Enter or Space picks it."
+        else:
+            self.notice = f"There is no row {typed}."
 
     def _act_on_row(self, advance: bool) -> None:
         """A digit or Space on an option row: pick it (and go on, for a
@@ -4456,8 +4586,10 @@ class _Dialog:
     # takes the key's name and text, and names the keys it answers.
 
     def line(self) -> "Tuple[str, int]":
-        """The line being edited and its caret: the note, or the answer's text."""
+        """The line being edited and its caret: the note, the filter, or the answer's text."""
         entry = self.entry
+        if self.filter is not None and not self.noting:
+            return self.filter, len(self.filter)
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
 
     def _set_line(self, line: str, caret: int) -> None:
@@ -4514,10 +4646,10 @@ class _Dialog:
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
-        # Up leaves the row for typing for the options above it; a free-text
-        # question, or a note, has nowhere to go.
-        if self.items[self.tab].question_type.is_choice and name == "up" and not self.noting:
-            self.entry.row = max(0, self.entry.row - 1)
+        # Up and Down leave the row for typing for the other rows; a
+        # free-text question, or a note, has nowhere to go.
+        if self.items[self.tab].question_type.is_choice and not self.noting:
+            self._step_row(name)
 
     @_EDIT_KEYS.on("enter")
     def _enter_line(self, name: str, text: str) -> None:
@@ -4553,8 +4685,10 @@ class _Style:
 class _Frame:
     """One drawing of the dialog: its lines; where the caret stands while a
     line is edited (line, column) or None; the line of the highlighted row;
-    and how many lines at the top (the tabs) and at the bottom (the hints)
-    must stay on screen when the frame is cut to the terminal's height."""
+    how many lines at the top (the tabs) and at the bottom (the notice and
+    the hints) must stay on screen when the frame is cut to the terminal's
+    height; the one line of hints a short screen keeps; and the marks that
+    say more is above or below."""
 
     def __init__(self) -> None:
         self.lines: List[str] = []
@@ -4562,30 +4696,58 @@ class _Frame:
         self.focus = 0
         self.head = 0
         self.foot = 0
+        self.notice = 0  # the foot's first lines: the notice
         self.tab_line = 0  # the line of the tab bar with the current tab
+        self.brief = ""
+        self.more = ("", "")
+        self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
 
-    def cut(self, height: int) -> "Tuple[List[str], Optional[Tuple[int, int]]]":
+    def cut(self, height: int, view: int = 0) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
         """The lines that fit ``height``: the head and the foot, and between
-        them the rows around the caret or the highlighted row."""
+        them the rows around the caret or the highlighted row, moved by
+        ``view`` lines; and how far the view was moved, within the frame."""
         lines, caret = self.lines, self.caret
         if len(lines) <= height:
-            return lines, caret
-        tabs = lines[: self.head]
-        head, foot = self.head, self.foot
-        if height - head - foot < (2 * height) // 3:  # short: the current tab's line, two foot lines
-            tabs, head, foot = tabs[self.tab_line: self.tab_line + 1], min(head, 1), min(foot, 2)
-        if height - head - foot < 1:  # too short even for those: the middle only
-            tabs, head, foot = [], 0, 0
-        room = height - head - foot
+            return lines, caret, 0
+        tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
+        if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
+            tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
+        if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
+            foot = [self.brief]
+        if height - len(tabs) - len(foot) < 1:
+            tabs = []
+        if height - len(tabs) - len(foot) < 1:
+            foot = []
+        room = height - len(tabs) - len(foot)
+        self.page = max(1, (room - 2 if room >= 3 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
         focus = (caret[0] if caret is not None else self.focus) - self.head
-        # From the top (the question first) while the focus fits with a line
-        # to spare, else as much as fits above it and two lines below.
-        top = 0 if focus + 1 < room else max(0, min(focus + 3 - room, len(body) - room))
-        shown = tabs[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
+        start, size, above, below, view = _window(len(body), focus, room, view)
+        shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
-            caret = (caret[0] - self.head - top + head, caret[1]) if 0 <= focus - top < room else None
-        return shown, caret
+            row = caret[0] - self.head - start
+            caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
+        return shown + foot, caret, view
+
+
+def _window(length: int, focus: int, room: int, view: int) -> "Tuple[int, int, bool, bool, int]":
+    """Which of ``length`` lines a view of ``room`` lines shows: from the
+    top while the focus fits with a line to spare, else the focus and up to
+    two lines below it, moved by ``view``; a line at each cut end is given
+    to a mark.  (start, size, marked above, marked below, the view kept)."""
+    if length <= room:
+        return 0, length, False, False, 0
+    inner = room - 2 if room >= 3 else room
+    lead = 1 if inner < room else 0  # from the top, only the mark below is needed
+    follow = 0 if focus + 1 + lead < room else max(0, min(focus + 1 + min(2, inner - 1) - inner, length - inner))
+    top = max(0, min(length - inner, follow + view))
+    if inner == room:
+        return top, room, False, False, top - follow
+    if top == 0:
+        return 0, room - 1, False, True, top - follow
+    if top >= length - inner:
+        return length - room + 1, room - 1, True, False, top - follow
+    return top, inner, True, True, top - follow
 
 
 class _Painter:
@@ -4613,30 +4775,56 @@ class _Painter:
         foot = len(self.frame.lines)
         if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
+        self.frame.notice = len(self.frame.lines) - foot
+        keys = self.hints(dialog).split(self.style.dot)
         # A hint never breaks between its key and its word: each is one word to _wrap.
-        hints = self.style.dot.join(hint.replace(" ", "\u00a0") for hint in self.hints(dialog).split(self.style.dot))
-        for line in _wrap(hints, self.width, " ", " "):
+        for line in _wrap(self.style.dot.join(key.replace(" ", "\u00a0") for key in keys), self.width, " ", " "):
             self._add(line.replace("\u00a0", " "), "dim")
         self.frame.foot = len(self.frame.lines) - foot
+        self.frame.brief = self.style.paint(self._brief(keys), "dim")
+        up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
+        self.frame.more = (self.style.paint(f" {up} more (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
+    def _brief(self, keys: "List[str]") -> str:
+        """One line of hints for a short screen: the first that fit, and
+        always the last, which says how to dismiss."""
+        kept: List[str] = []
+        for key in keys[:-1]:
+            if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
+                kept.append(key)
+        return _clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+
     def hints(self, dialog: _Dialog) -> str:
-        """The keys that act now, in one line."""
+        """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+            keys = ["Enter submit", "\u2191\u2193 scroll", "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
-        elif dialog.editing():
-            keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-        elif dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE:
-            keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
+        elif dialog.filter is not None:
+            multi = dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE
+            keys = ["type to narrow the rows", "Enter toggle" if multi else "Enter pick", "Esc end filter",
+                    "Ctrl-C dismiss"]
         else:
-            keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
-        if dialog.tab != dialog.review_tab and not dialog.noting:
-            keys.insert(-1, "Ctrl-N note")
+            keys = self._question_hints(dialog)
         if self.style.pointer == ">":
             keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
         return self.style.dot.join(keys)
+
+    def _question_hints(self, dialog: _Dialog) -> "List[str]":
+        item = dialog.items[dialog.tab]
+        skip = not item.required and not dialog.has_answer(dialog.tab)
+        if dialog.editing():
+            keys = ["type your answer", "Enter skip" if skip and not dialog.line()[0].strip() else "Enter confirm",
+                    "Tab skip" if skip else "Tab next question"]
+        elif item.question_type is QuestionType.MULTI_CHOICE:
+            keys = ["\u2191\u2193 move", "Space toggle", "Enter skip" if skip else "Enter confirm",
+                    "Tab skip" if skip else "Tab next"]
+        else:
+            keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
+        if len(item.options or ()) > 9 and not dialog.editing():
+            keys.append("/ filter")
+        return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
         self.frame.lines.append(self.style.paint(text, *looks))
@@ -4684,9 +4872,18 @@ class _Painter:
         self._add("")
         if not item.question_type.is_choice:
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
-        else:
-            for number, row in enumerate(dialog.rows(dialog.tab)):
-                self._row(dialog, number, row)
+            self._note(dialog)
+            return
+        if dialog.filter is not None:
+            self._line_editor(dialog, " Filter: ", None, not dialog.noting)
+        rows = dialog.rows(dialog.tab)
+        for number in dialog.shown_rows():
+            self._row(dialog, number, rows[number])
+        if not dialog.shown_rows():
+            self._add(" No row holds that text.", "dim")
+        self._note(dialog)
+
+    def _note(self, dialog: _Dialog) -> None:
         if dialog.noting:
             self._add("")
             self._line_editor(dialog, " Note: ", None, True)
@@ -4709,7 +4906,7 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and not dialog.noting)
+            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
@@ -4767,13 +4964,13 @@ _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
-    "\x17": "ctrl-w", "\x0b": "ctrl-k",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z",
 }
 # Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
 _ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
-_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
+_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete", "5": "pgup", "6": "pgdn"}
 
 
 class _Terminated(Exception):
@@ -5009,7 +5206,9 @@ class _Screen:
 
     def draw(self, dialog: _Dialog) -> None:
         width, height = self.size
-        lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
+        frame = _Painter(width - 1, self.style).paint(dialog)
+        lines, caret, dialog.view = frame.cut(max(height - 1, 1), dialog.view)
+        dialog.page = frame.page
         out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
         self.lines = len(lines)
         if caret is None:

@@ -3687,6 +3687,152 @@ class DialogKeyTests(unittest.TestCase):
         self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
 
 
+class DialogLongListTests(unittest.TestCase):
+    """Home/End, PgUp/PgDn, wrapping, row numbers of two digits, and the filter."""
+
+    MANY: ClassVar[Dict[str, Any]] = {"questions": [{"question": "Which region?", "options": [
+        {"label": f"Region {n}", "description": "Europe" if n % 3 == 0 else "Asia"} for n in range(1, 13)]}]}
+
+    def keyed(self, questions: Any, *keys: Any, clock: Optional[List[float]] = None) -> Any:
+        output = questions if isinstance(questions, QuestionOutput) else askq.ask(questions)
+        state = askq._Dialog(output.questions)
+        if clock is not None:
+            state.clock = lambda: clock[0]
+        for key in keys:
+            if isinstance(key, float):
+                assert clock is not None
+                clock[0] += key  # time passes between keys
+            else:
+                state.feed(askq._parse_keys(key, final=True)[0])
+        return state
+
+    def test_page_and_end_keys_move_in_the_rows_and_up_and_down_wrap(self) -> None:
+        state = self.keyed(self.MANY, "\x1b[F")  # End: the last row, the one for typing
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, "\x1b[F", HOME, "\x1b[1~")  # typing row: Home moves the caret; then ...
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, UP)  # Up on the first row: the last
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, UP, DOWN)  # Down on the last (the row for typing): the first
+        self.assertEqual(state.entries[0].row, 0)
+        state = self.keyed(self.MANY, "\x1b[6~")
+        self.assertEqual(state.entries[0].row, state.page)
+        state.feed([("pgdn", "")] * 9 + [("pgup", "")])
+        self.assertEqual(state.entries[0].row, 12 - state.page)
+        state.feed([("home", "")])
+        self.assertEqual(state.entries[0].row, 0)
+        self.assertEqual(askq._parse_keys("\x1b[5~\x1b[6~\x1a", final=True)[0], [("pgup", ""), ("pgdn", ""), ("ctrl-z", "")])
+
+    def test_digits_make_one_row_number_on_a_long_list(self) -> None:
+        clock = [100.0]
+        state = self.keyed(self.MANY, "1", 0.3, "2", clock=clock)
+        self.assertEqual((state.entries[0].row, state.entries[0].picked, state.status), (11, [], None))
+        self.assertEqual(state.notice, "Row 12: Enter or Space picks it.")
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 12"])]))
+        state = self.keyed(self.MANY, "1", 1.5, "2", clock=clock)  # too slow: two numbers
+        self.assertEqual(state.entries[0].row, 1)
+        state = self.keyed(self.MANY, "4", 0.2, "7", clock=clock)  # no row 47: 7 on its own
+        self.assertEqual(state.entries[0].row, 6)
+        state = self.keyed(self.MANY, "0", clock=clock)
+        self.assertEqual((state.entries[0].row, state.notice), (0, "There is no row 0."))
+        many = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
+                                        "options": [f"R{n}" for n in range(1, 12)]}]})
+        state = self.keyed(many, "1", 0.1, "1", " ", "3", " ", ENTER, clock=clock)
+        self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["R3", "R11"])])
+        few = self.keyed(example_output(), "2")  # nine rows or fewer: a digit acts at once
+        self.assertEqual((few.tab, few.entries[0].picked), (1, ["SQLite"]))
+
+    def test_a_filter_narrows_the_rows_on_a_long_list(self) -> None:
+        state = self.keyed(self.MANY, "/", "europe")
+        self.assertEqual(state.shown_rows(), [2, 5, 8, 11])
+        self.assertEqual(state.entries[0].row, 2)
+        lines = askq._Painter(60, askq._Style(False, False)).paint(state).lines
+        self.assertIn(" Filter: europe", lines)
+        self.assertFalse(any("Region 2" in line for line in lines))
+        self.assertIn("Esc end filter", lines[-1] + lines[-2])
+        state.feed([("down", ""), ("down", ""), ("up", "")])
+        self.assertEqual(state.entries[0].row, 5)
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 6"])]))
+        state = self.keyed(self.MANY, "/", "REGION 1", ESC)  # Esc ends the filter, and dismisses nothing
+        self.assertEqual((state.filter, state.status, len(state.shown_rows())), (None, None, 13))
+        state = self.keyed(self.MANY, "/", "x", "\x7f")  # an empty filter ends it
+        self.assertIsNone(state.filter)
+        state = self.keyed(self.MANY, "/", "zzz", ENTER)
+        self.assertEqual((state.shown_rows(), state.status), ([], None))
+        self.assertIn(" No row holds that text.", askq._Painter(60, askq._Style(False, False)).paint(state).lines)
+        self.assertEqual(self.keyed(self.MANY, "/", "\x03").status, "declined")
+        few = self.keyed(example_output(), "/")  # nine options or fewer: "/" is typed
+        self.assertEqual((few.filter, few.entries[0].text), (None, "/"))
+
+    def test_the_review_scrolls(self) -> None:
+        questions = askq.ask({"questions": [{"question": f"Question {n}?", "header": f"H{n}"} for n in range(8)]})
+        typed = "".join(f"answer {n}" + ENTER for n in range(8))
+        state = dialog(questions, typed)
+        self.assertEqual(state.tab, state.review_tab)
+        plain = askq._Style(False, False)
+        seen = set()
+        for _ in range(12):
+            frame = askq._Painter(30, plain).paint(state)
+            lines, _, state.view = frame.cut(7, state.view)
+            state.page = frame.page
+            seen.update(line for line in lines if "answer " in line)
+            self.assertEqual(len(lines), 7)
+            state.feed([("down", "")])
+        self.assertEqual(seen, {f' + H{n}: "answer {n}"' for n in range(8)})
+        state.feed([("pgup", "")] * 5)
+        self.assertEqual(state.view, 0)
+
+    def test_a_long_question_can_be_read_in_full(self) -> None:
+        words = " ".join(f"w{n}" for n in range(400))
+        output = askq.ask({"questions": [{"question": words, "purpose": "why " * 50, "options": ["A", "B"]}]})
+        state = askq._Dialog(output.questions)
+        plain = askq._Style(False, False)
+        seen: List[str] = []
+        lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
+        self.assertTrue(any("1. A" in line for line in lines), lines)  # the highlighted row first
+        self.assertIn(" ^ more (PgUp)", lines)
+        for _ in range(80):
+            state.feed([("pgup", "")])
+            frame = askq._Painter(40, plain).paint(state)
+            lines, _, state.view = frame.cut(10, state.view)
+            state.page = frame.page
+            seen += lines
+        self.assertTrue(all(f"w{n}" in " ".join(seen).split() for n in range(400)))
+        self.assertIn(" v more (PgDn)", lines)
+        state.feed([("pgdn", "")] * 80)
+        lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
+        self.assertTrue(any("1. A" in line for line in lines), lines)
+
+    def test_every_height_from_six_keeps_the_row_the_tabs_and_how_to_dismiss(self) -> None:
+        states = [dialog(payload, typed) for payload in dialog_payloads()
+                  for typed in ("", DOWN * 7, "\x1b[F", "\x0eabc", "/line", TAB + "x" * 50, SHIFT_TAB + ENTER)]
+        for state in states:
+            for width in (20, 40, 80, 200):
+                for height in range(6, 30):
+                    frame = askq._Painter(width - 1, askq._Style(False, True)).paint(state)
+                    lines, caret, _ = frame.cut(height - 1)  # the screen keeps its last line free
+                    with self.subTest(width=width, height=height, tab=state.tab, lines=lines):
+                        focus = frame.lines[frame.caret[0] if frame.caret else frame.focus]
+                        self.assertIn(focus, lines)
+                        self.assertIn(frame.lines[frame.tab_line], lines)
+                        self.assertIn("dismiss", lines[-1])
+                        if caret is None:
+                            self.assertIsNone(frame.caret)
+
+    def test_optional_questions_say_how_to_skip(self) -> None:
+        plain = askq._Painter(80, askq._Style(False, False))
+        optional = askq.ask({"questions": [{"question": "Tone?", "options": ["A", "B"], "required": False}, "Why?"]})
+        self.assertIn("Tab skip", plain.hints(askq._Dialog(optional.questions)))
+        self.assertIn("Tab next", plain.hints(askq._Dialog(example_output().questions)))
+        state = dialog(optional, TAB)
+        self.assertEqual(state.answer(0), AnswerItem("q0"))  # skipped, as the hint said
+        name = dialog(example_output(), "11" + ENTER)
+        self.assertIn("Enter skip", plain.hints(name))
+        self.assertIn("Enter confirm", plain.hints(dialog(example_output(), "11" + ENTER + "x")))
+
+
 class DialogDrawingTests(unittest.TestCase):
     PLAIN = askq._Style(False, False)
 
@@ -3754,20 +3900,20 @@ class DialogDrawingTests(unittest.TestCase):
     def test_a_frame_taller_than_the_screen_keeps_the_highlight_in_view(self) -> None:
         questions = askq.ask({"questions": [{"question": "Many?", "options": [f"Option {n}" for n in range(30)]}]})
         state = dialog(questions, DOWN * 25)
-        lines, _ = askq._Painter(80, self.PLAIN).paint(state).cut(10)
+        lines = askq._Painter(80, self.PLAIN).paint(state).cut(10)[0]
         self.assertEqual(len(lines), 10)
         self.assertTrue(any("26. Option 25" in line for line in lines), lines)
 
     def test_a_short_screen_keeps_the_tabs_the_notice_and_the_question(self) -> None:
         plain = askq._Style(False, True)
         state = dialog(example_output(), SHIFT_TAB + ENTER)  # Submit with questions unanswered: a notice
-        lines, _ = askq._Painter(19, plain).paint(state).cut(9)
+        lines = askq._Painter(19, plain).paint(state).cut(9)[0]
         self.assertEqual(len(lines), 9)
         self.assertEqual(lines[0], "[  Database]")  # the line of the tab bar with the current tab
-        self.assertEqual(lines[-2:], [" This question needs", " an answer."])  # the notice whole
-        lines, _ = askq._Painter(39, plain).paint(state).cut(11)
+        self.assertEqual(lines[-2:], [" This question needs", " Esc dismiss"])  # a line of the notice, and of hints
+        lines = askq._Painter(39, plain).paint(state).cut(11)[0]
         self.assertIn(" Which database should the new service", lines)  # the question above its rows
-        review, _ = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)
+        review = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)[0]
         self.assertEqual(review[0], "[  Submit]")
         self.assertIn(" \u2714 Database: SQLite", review)
 
@@ -3843,7 +3989,7 @@ class DialogFuzzTests(unittest.TestCase):
             self.check_outcome(state, case)
 
     def check_frame(self, state: Any, style: Any, width: int, height: int, case: int) -> None:
-        lines, caret = askq._Painter(width, style).paint(state).cut(height)
+        lines, caret, _ = askq._Painter(width, style).paint(state).cut(height, state.view)
         self.assertLessEqual(len(lines), max(height, 1), case)
         for line in lines:
             self.assertLessEqual(askq._cells(SGR.sub("", line)), width, (case, line))
