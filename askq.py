@@ -5000,8 +5000,8 @@ def _run_dialog(
     fd = _fileno(reader)
     assert fd is not None
     try:
-        with _RawTerminal(fd, writer):
-            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel)
+        with _RawTerminal(fd, writer) as terminal:
+            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel, terminal)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -5011,33 +5011,59 @@ def _run_dialog(
 
 class _RawTerminal:
     """Raw keys and bracketed paste while entered, SIGTERM turned into
-    _Terminated; on the way out, the terminal exactly as it was."""
+    _Terminated; on the way out, the terminal exactly as it was.
+
+    It stops like any job: Ctrl-Z (a key in raw mode) or a SIGTSTP from
+    outside asks for a stop (``stop_wanted``), which suspend() carries out
+    with the terminal restored, taking raw mode back on SIGCONT; a SIGCONT
+    after a stop it could not see (SIGSTOP) sets ``continued``."""
 
     def __init__(self, fd: int, writer: Any) -> None:
         self.fd = fd
         self.writer = writer
         self.saved: Any = None
-        self.handler: Any = None
+        self.handlers: Dict[int, Any] = {}
+        self.stop_wanted = False
+        self.continued = False
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> "_RawTerminal":
         import signal
         import termios
 
         self.saved = termios.tcgetattr(self.fd)
-        raw = termios.tcgetattr(self.fd)
+        try:
+            for signum, handler in ((signal.SIGTERM, _on_sigterm), (signal.SIGTSTP, self._on_stop),
+                                    (signal.SIGCONT, self._on_continue)):
+                self.handlers[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread: signals stay as they are
+            pass
+        self.resume()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        try:
+            self.pause()
+        finally:
+            for signum, handler in self.handlers.items():
+                signal.signal(signum, handler)
+
+    def resume(self) -> None:
+        """Raw keys and bracketed paste, from the mode saved on entry."""
+        import termios
+
+        raw = list(self.saved)
         raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
         raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
+        raw[6] = list(raw[6])
         raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
-        try:
-            self.handler = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:  # not the main thread: signals stay as they are
-            self.handler = None
         termios.tcsetattr(self.fd, termios.TCSADRAIN, raw)
         self.writer.write("\x1b[?2004h")
         self.writer.flush()
 
-    def __exit__(self, *exc: object) -> None:
-        import signal
+    def pause(self) -> None:
+        """The terminal as it was on entry."""
         import termios
 
         try:
@@ -5045,8 +5071,32 @@ class _RawTerminal:
             self.writer.flush()
         finally:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            if self.handler is not None:
-                signal.signal(signal.SIGTERM, self.handler)
+
+    def suspend(self) -> None:
+        """Stop as the terminal's Ctrl-Z would stop the job, the terminal
+        restored meanwhile; raw mode again once continued."""
+        import signal
+
+        self.pause()
+        stop = signal.SIGTSTP
+        if stop in self.handlers:
+            signal.signal(stop, signal.SIG_DFL)
+        try:
+            try:  # the job, as the terminal's own Ctrl-Z would stop it
+                os.killpg(os.tcgetpgrp(self.fd), stop)
+            except OSError:  # not this process's controlling terminal: only this process
+                os.kill(os.getpid(), stop)
+        finally:
+            if stop in self.handlers:
+                signal.signal(stop, self._on_stop)
+            self.stop_wanted = self.continued = False
+            self.resume()
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self.stop_wanted = True
+
+    def _on_continue(self, signum: int, frame: Any) -> None:
+        self.continued = True
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -5176,16 +5226,22 @@ class _Screen:
         self.above = 0
         return True
 
-    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None) -> None:
+    def run(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None,
+        terminal: "Optional[_RawTerminal]" = None,
+    ) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
-            self._follow_keys(dialog, keys, timeout, cancel)
+            self._follow_keys(dialog, keys, timeout, cancel, terminal)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
 
-    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any) -> None:
+    def _follow_keys(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any,
+        terminal: "Optional[_RawTerminal]",
+    ) -> None:
         self.draw(dialog)
         deadline = None if timeout is None else time.monotonic() + timeout
         while dialog.status is None:
@@ -5196,13 +5252,32 @@ class _Screen:
                 dialog.status = Outcome.TIMED_OUT
                 break
             pressed = keys.read(wait)
-            if not pressed:
+            for key in pressed:
+                if key[0] == "ctrl-z" and terminal is not None:
+                    terminal.stop_wanted = True
+                elif key[0] != "ctrl-z":
+                    dialog.feed([key])
+            if terminal is not None and (terminal.stop_wanted or terminal.continued):
+                self._stopped(terminal)
+            elif not pressed:
                 if self.resized():
                     self.draw(dialog)
                 continue
-            dialog.feed(pressed)
             deadline = None if timeout is None else time.monotonic() + timeout
             self.draw(dialog)
+
+    def _stopped(self, terminal: "_RawTerminal") -> None:
+        """Stop as a job (the frame taken off first), or come back from a
+        stop: either way, the next frame starts afresh where the cursor is,
+        below what the shell wrote meanwhile, at the terminal's size now."""
+        if terminal.stop_wanted:
+            self.erase()
+            terminal.suspend()
+        else:
+            terminal.continued = False
+            terminal.resume()
+        self.above = self.lines = 0
+        self.size = self._size()
 
     def draw(self, dialog: _Dialog) -> None:
         width, height = self.size

@@ -4014,7 +4014,8 @@ class DialogFuzzTests(unittest.TestCase):
 class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
 
-    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss") -> Any:
+    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss",
+              **popen: Any) -> Any:
         """The CLI's dialog on a pseudo-terminal: without colour, or with it
         on a terminal of ``size`` (columns, rows)."""
         import fcntl
@@ -4029,7 +4030,8 @@ class DialogTerminalTests(unittest.TestCase):
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
             del env["NO_COLOR"]
         self.before = termios.tcgetattr(slave)
-        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
+        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
+                             **popen)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
         def drain() -> None:
@@ -4110,6 +4112,35 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual((process.returncode, data["status"], data["answers"]),
                          (1, "timed_out", [{"id": "q0", "answer": "My own", "selected": None}]))
         self.assertTrue(data["result"].startswith("The user answered some of your questions, then did not respond"))
+
+    def until(self, condition: Any, what: str, seconds: float = 10) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            self.assertLess(time.monotonic(), deadline, what)
+            time.sleep(0.02)
+
+    @unittest.skipUnless(os.path.exists("/proc/self/stat"), "reads a process's state from /proc")
+    def test_ctrl_z_and_sigtstp_stop_the_job_and_fg_takes_raw_mode_back(self) -> None:
+        import signal
+
+        def stopped(process: Any) -> bool:
+            with open(f"/proc/{process.pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+
+        # A process group of its own, in this session, as a shell puts a job: one that stops.
+        process = self.start(preexec_fn=os.setpgrp)
+        for move, stop in ((DOWN, lambda: self.press("\x1a")), (UP, lambda: process.send_signal(signal.SIGTSTP))):
+            self.press(move)
+            stop()
+            self.until(lambda: stopped(process), "the dialog did not stop")
+            self.assertEqual(termios.tcgetattr(self.slave), self.before, "stopped with the terminal in raw mode")
+            drawn = len(self.screen)
+            process.send_signal(signal.SIGCONT)  # fg
+            self.until(lambda: not termios.tcgetattr(self.slave)[3] & termios.ECHO, "raw mode not taken back")
+            self.until(lambda: b"Esc dismiss" in self.screen[drawn:], "not drawn again after the stop")
+        self.press(" ", TAB, "\x03")  # the keys act as before: Down, then Up
+        data = self.finish(process)
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]}])
 
     def test_sigterm_restores_the_terminal(self) -> None:
         import signal
