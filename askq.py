@@ -5000,7 +5000,8 @@ def _run_dialog(
     fd = _fileno(reader)
     assert fd is not None
     try:
-        with _RawTerminal(fd, writer) as terminal:
+        terminal = _RawTerminal(fd, writer)
+        with terminal:
             _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel, terminal)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -5026,7 +5027,7 @@ class _RawTerminal:
         self.stop_wanted = False
         self.continued = False
 
-    def __enter__(self) -> "_RawTerminal":
+    def __enter__(self) -> None:
         import signal
         import termios
 
@@ -5038,7 +5039,6 @@ class _RawTerminal:
         except ValueError:  # not the main thread: signals stay as they are
             pass
         self.resume()
-        return self
 
     def __exit__(self, *exc: object) -> None:
         import signal
