@@ -4137,7 +4137,7 @@ class DialogTerminalTests(unittest.TestCase):
             drawn = len(self.screen)
             process.send_signal(signal.SIGCONT)  # fg
             self.until(lambda: not termios.tcgetattr(self.slave)[3] & termios.ECHO, "raw mode not taken back")
-            self.until(lambda: b"Esc dismiss" in self.screen[drawn:], "not drawn again after the stop")
+            self.until(lambda drawn=drawn: b"Esc dismiss" in self.screen[drawn:], "not drawn again after the stop")
         self.press(" ", TAB, "\x03")  # the keys act as before: Down, then Up
         data = self.finish(process)
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]}])
