@@ -4661,6 +4661,9 @@ _MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
 
 
+_SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
+
+
 class _Style:
     """How the dialog may draw: with colour and emphasis or without, and
     with the marks of Unicode or of ASCII."""
@@ -5202,6 +5205,7 @@ class _Screen:
         self.writer = writer
         self.above = 0  # lines between the top of the last frame and the cursor
         self.lines = 0  # how many lines the last frame has
+        self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
         encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
@@ -5216,14 +5220,21 @@ class _Screen:
         return size.columns or 80, size.lines or 24
 
     def resized(self) -> bool:
-        """Whether the terminal changed size; if so, the next frame is drawn
-        from the top of the screen, since the terminal rewrapped the last one."""
+        """Whether the terminal changed size.  The last frame is drawn over
+        where it still stands as drawn: when each of its lines fits the new
+        width, no terminal rewrapped it.  Otherwise nobody can say where its
+        lines went, and what is above them is not the dialog's to clear: the
+        old lines stay, and the next frame starts below them."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        self.writer.write("\x1b[H")
-        self.above = 0
+        columns = size[0]
+        if any(width >= columns for width in self.widths):
+            below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
+            self.writer.write(f"\r\x1b[{below}B\r\n" if below else "\r\n")
+            self.above = self.lines = 0
+            self.widths = []
         return True
 
     def run(
@@ -5286,6 +5297,7 @@ class _Screen:
         dialog.page = frame.page
         out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
         self.lines = len(lines)
+        self.widths = [_cells(_SGR_CODE.sub("", line)) for line in lines]
         if caret is None:
             out.append("\x1b[?25l")
             self.above = len(lines) - 1

@@ -3930,6 +3930,32 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertEqual(writer.getvalue(), f"\r\x1b[{screen.lines - 1}A\x1b[K\x1b[B\r\x1b[J\x1b[A".replace(
             "\x1b[0A", ""))
 
+    def test_a_resize_never_clears_what_is_above_the_dialog(self) -> None:
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        sizes = [(80, 24)]
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            state = dialog(example_output(), DOWN)
+            screen.draw(state)
+            widest = max(screen.widths)
+            self.assertGreater(widest, 40)
+            for size, in_place in (((120, 30), True), ((80, 10), True), ((40, 24), False), ((60, 24), True)):
+                writer.seek(0)
+                writer.truncate()
+                sizes[0] = size
+                above = screen.above
+                self.assertTrue(screen.resized())
+                screen.draw(state)
+                drawn = writer.getvalue()
+                with self.subTest(size=size):
+                    self.assertNotIn("\x1b[H", drawn)
+                    if in_place:  # no line was rewrapped: the frame is drawn over itself
+                        self.assertTrue(drawn.startswith("\r" + (f"\x1b[{above}A" if above else "")), drawn[:20])
+                    else:  # lines were rewrapped: the old ones stay, the new frame starts below them
+                        self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
+            self.assertFalse(screen.resized())
+
     def test_a_paste_keeps_its_line_breaks_as_line_breaks(self) -> None:
         state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
         self.assertEqual(state.entries[0].text, "a\nb\nc")
@@ -4194,7 +4220,7 @@ class DialogTerminalTests(unittest.TestCase):
             with mock.patch.dict(os.environ, {"TERM": "xterm", "NO_COLOR": "1"}):
                 self.assertFalse(askq._Screen(writer).style.color)
         drawn = read_until(master, b"Esc dismiss").decode("utf-8")
-        self.assertIn("\x1b[H\r", drawn)  # drawn again from the top of the screen at the new width
+        self.assertNotIn("\x1b[H", drawn)  # never from the top of the screen, over what was above the dialog
         self.assertNotIn("\x1b[2J", drawn)  # without a clear screen, which some terminals keep in history
         lines = [line for line in drawn.split("\r\n") if line.strip()]
         visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
