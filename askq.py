@@ -4345,14 +4345,16 @@ class _Dialog:
     def outcome(self) -> "Tuple[Outcome, List[AnswerItem]]":
         return self.status or Outcome.DECLINED, self.answers()
 
-    def summary(self, width: int) -> "List[str]":
-        """What the scrollback keeps once the dialog is gone: the answers, briefly."""
+    def summary(self, width: int, encoded: "Callable[[str], str]" = str) -> "List[str]":
+        """What the scrollback keeps once the dialog is gone: the answers,
+        briefly, ``encoded`` for the terminal before they are measured."""
         status, answers = self.outcome()
         lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
         for index, item in enumerate(self.items):
             shown = self.shown(index, by_id.get(item.id))
-            lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
+            text = encoded(f"{_visible(item.header or item.question)}: {shown}")
+            lines += _wrap(text, max(width, _MIN_WIDTH), "  ", "    ")
         return lines
 
     def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
@@ -4665,11 +4667,20 @@ _SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
 
 
 class _Style:
-    """How the dialog may draw: with colour and emphasis or without, and
-    with the marks of Unicode or of ASCII."""
+    """How the dialog may draw: with colour and emphasis or without, with
+    the marks of Unicode or of ASCII, and in the terminal's encoding: where
+    that is not UTF-8, every character it cannot show is drawn escaped, so
+    that widths are measured on what is drawn."""
 
-    def __init__(self, color: bool, unicode: bool) -> None:
+    def __init__(self, color: bool, unicode: bool, encoding: "Optional[str]" = None) -> None:
         self.color = color
+        self.unicode = unicode
+        self.encoding = "utf-8" if unicode else encoding or "ascii"
+        try:
+            "".encode(self.encoding)
+        except LookupError:  # a name Python does not know: what every terminal shows
+            self.encoding = "ascii"
+        self.bar, self.newline = ("\u2502 ", "\u21b5") if unicode else ("| ", "\\n")
         self.pointer = "\u276f" if unicode else ">"
         self.done = "\u2714" if unicode else "+"
         self.missing = "!"
@@ -4677,6 +4688,21 @@ class _Style:
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
+
+    def encoded(self, text: str) -> str:
+        """Text as the terminal's encoding can show it: escaped where it cannot."""
+        if self.unicode or text.isascii():
+            return text
+        return text.encode(self.encoding, "backslashreplace").decode(self.encoding)
+
+    def text(self, text: str) -> str:
+        """Model-written or typed text, safe to draw: _visible(), then encoded."""
+        return self.encoded(_visible(text))
+
+    def clipped(self, text: str, width: int) -> str:
+        if self.unicode or _cells(text) <= width:
+            return _clipped(text, width)
+        return _cut_cells(text, 0, width - 3) + "..."
 
     def paint(self, text: str, *looks: str) -> str:
         if not self.color or not looks or not text:
@@ -4796,7 +4822,7 @@ class _Painter:
         for key in keys[:-1]:
             if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
                 kept.append(key)
-        return _clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+        return self.style.clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
 
     def hints(self, dialog: _Dialog) -> str:
         """The keys that act now, in one line; the last says how to dismiss."""
@@ -4837,12 +4863,12 @@ class _Painter:
             self._add(line, *looks)
 
     def _tabs(self, dialog: _Dialog) -> None:
-        names = [_visible(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
+        names = [self.style.text(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
         if dialog.review_tab >= 0:
             names.append("Submit")
         line, used = "", 0
         for index, name in enumerate(names):
-            name = _clipped(name, self.width - 4)
+            name = self.style.clipped(name, self.width - 4)
             cell = f"{self._mark(dialog, index)} {name}"
             if index != dialog.tab:
                 cell = f" {cell} "
@@ -4867,9 +4893,9 @@ class _Painter:
 
     def _question(self, dialog: _Dialog) -> None:
         item = dialog.items[dialog.tab]
-        self._wrapped(_visible(item.question), " ", " ", "bold")
+        self._wrapped(self.style.text(item.question), " ", " ", "bold")
         if item.purpose:
-            self._wrapped(_visible(item.purpose), " ", " ", "dim")
+            self._wrapped(self.style.text(item.purpose), " ", " ", "dim")
         if not item.required:
             self._add(" (optional)", "dim")
         self._add("")
@@ -4891,7 +4917,7 @@ class _Painter:
             self._add("")
             self._line_editor(dialog, " Note: ", None, True)
         elif dialog.entry.note.strip():
-            self._wrapped("Note: " + _visible(dialog.entry.note.strip()), " ", "       ", "dim")
+            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -4913,13 +4939,13 @@ class _Painter:
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(_visible(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        self._wrapped(self.style.text(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
         option = row.option
         if option is not None and option.description:
-            self._wrapped(_visible(option.description), hang, hang, "dim")
+            self._wrapped(self.style.text(option.description), hang, hang, "dim")
         if here and option is not None and option.preview:  # beside the highlight, in view with it
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
-                self._add(_clipped(hang + "\u2502 " + _visible(line), self.width), "cyan")
+                self._add(self.style.clipped(hang + self.style.bar + self.style.text(line), self.width), "cyan")
 
     def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
@@ -4928,12 +4954,12 @@ class _Painter:
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = _visible(line.replace("\n", "\u21b5"))
-        caret = _cells(_visible(line[:at].replace("\n", "\u21b5")))
+        text = self.style.text(line.replace("\n", self.style.newline))
+        caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
-            self._add(_clipped(lead + _visible(placeholder), self.width), "dim")
+            self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
             self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
         if active:
@@ -4944,11 +4970,11 @@ class _Painter:
         self._add(" Review your answers", "bold")
         self._add("")
         for index, item in enumerate(dialog.items):
-            name = _visible(item.header or item.question)
+            name = self.style.text(item.header or item.question)
             answer = dialog.answer(index)
-            note = f"; note: {_quoted(answer.note)}" if answer is not None and answer.note else ""
+            note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                self._wrapped(f"{name}: {_shown_answer(answer)}", f" {self.style.done} ", "   ", "green")
+                self._wrapped(self.style.encoded(f"{name}: {_shown_answer(answer)}"), f" {self.style.done} ", "   ", "green")
             elif item.required:
                 self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
@@ -5209,7 +5235,7 @@ class _Screen:
         self.size = self._size()
         encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"))
+        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:
@@ -5313,7 +5339,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
-        summary = dialog.summary(self.size[0] - 1)
+        summary = dialog.summary(self.size[0] - 1, self.style.encoded)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
         self.above = 0

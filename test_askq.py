@@ -3846,9 +3846,10 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertIn("          More room", lines)
         self.assertIn("   ( ) 2. Narrow", lines)
         self.assertIn("   ( ) 3. Personalize your response", lines)
-        self.assertIn("          \u2502 +--+", lines)  # under its highlighted row
+        self.assertIn("          | +--+", lines)  # under its highlighted row
+        self.assertIn("          \u2502 +--+", askq._Painter(60, askq._Style(False, True)).paint(dialog(questions, "")).lines)
         state = dialog(questions, DOWN)  # the preview follows the highlight
-        self.assertNotIn("          \u2502 +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
+        self.assertNotIn("          | +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
 
     def test_tabs_mark_answered_questions(self) -> None:
         state = dialog(example_output(), ENTER)
@@ -3955,6 +3956,32 @@ class DialogDrawingTests(unittest.TestCase):
                     else:  # lines were rewrapped: the old ones stay, the new frame starts below them
                         self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
             self.assertFalse(screen.resized())
+
+    def test_a_terminal_that_is_not_utf8_gets_escapes_measured_as_drawn(self) -> None:
+        questions = askq.ask({"questions": [
+            {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
+             "options": [{"label": "Ünïcode 选项 " * 4, "description": "€ 😀", "preview": "中 " * 30}, "B"]},
+            {"question": "名前?"}]})
+        for encoding in ("latin-1", "ascii", "cp1252"):
+            for width in (20, 33, 80):
+                with self.subTest(encoding=encoding, width=width):
+                    buffer = io.BytesIO()
+                    writer = io.TextIOWrapper(buffer, encoding=encoding, errors="strict", write_through=True)
+                    screen = askq._Screen(writer)
+                    self.assertFalse(screen.style.unicode)
+                    with mock.patch.object(screen, "_size", lambda width=width: (width, 40)):
+                        screen.size = (width, 40)
+                        state = dialog(questions, "\x0e" + "注 note" + ENTER + "Ω typed")
+                        screen.draw(state)
+                        state.feed([("tab", ""), ("text", "名"), ("esc", "")])
+                        screen.finish(state)
+                    drawn = buffer.getvalue().decode(encoding)  # written strictly: nothing it cannot encode
+                    self.assertIn("\\u4e2d", drawn)
+                    if encoding != "ascii":
+                        self.assertIn("Café", drawn)
+                    plain = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", drawn)
+                    for line in re.split("[\r\n]", plain):
+                        self.assertLessEqual(askq._cells(line), max(width - 1, 20), line)
 
     def test_a_paste_keeps_its_line_breaks_as_line_breaks(self) -> None:
         state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
