@@ -4967,6 +4967,7 @@ class _Painter:
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
     def _review(self, dialog: _Dialog) -> None:
+        self.frame.focus = len(self.frame.lines)
         self._add(" Review your answers", "bold")
         self._add("")
         for index, item in enumerate(dialog.items):

@@ -4000,7 +4000,7 @@ SGR = re.compile("\x1b\\[[0-9;]*m")
 DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", ""), ("end", ""), ("tab", ""),
                ("shift-tab", ""), ("enter", ""), ("backspace", ""), ("delete", ""), ("ctrl-u", ""), ("unknown", ""),
                ("ctrl-w", ""), ("ctrl-k", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""), ("alt", ""),
-               ("ctrl-n", ""), ("esc", ""),
+               ("ctrl-n", ""), ("esc", ""), ("pgup", ""), ("pgdn", ""), ("ctrl-z", ""), ("text", "/"),
                ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
                ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
 
@@ -4018,6 +4018,14 @@ def dialog_payloads() -> List[QuestionOutput]:
     return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile]
 
 
+# What a terminal sends for the keys people press: sequences, Alt keys (Esc
+# then the key), a pasted block, Ctrl-Z; the fuzz joins them and cuts the
+# bytes anywhere, as a slow link delivers them.
+FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTER, "\x1b[5~", "\x1b[6~", "\x1bOA",
+                  "\x1b[1;5C", "\x1b\x7f", "\x1bb", "\x1bf", "\x1bx", "\x7f", "\x17", "\x0b", "\x15", "\x01", "\x05",
+                  "\x0e", "\x1a", "/", " ", "1", "2", "9", "0", "y", "x", "中", "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
+
+
 class DialogFuzzTests(unittest.TestCase):
     """Random keys at random sizes: whatever a person does, the dialog neither raises nor overflows."""
 
@@ -4031,24 +4039,93 @@ class DialogFuzzTests(unittest.TestCase):
         for case in range(self.CASES):
             output = rng.choice(payloads)
             state = askq._Dialog(output.questions)
-            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5)
-            width, height = rng.randint(20, 200), rng.randint(5, 60)
+            clock = [0.0]
+            state.clock = lambda clock=clock: clock[0]
+            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
+            width, height = rng.randint(20, 200), rng.randint(6, 60)
             for _ in range(rng.randint(1, 40)):
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
+                clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
+                if rng.random() < 0.1:  # a note opened, and abandoned or left with Esc
+                    state.feed([("ctrl-n", ""), ("text", "n")])
                 state.feed([key])
                 self.check_frame(state, style, width, height, case)
                 if state.status is not None:
                     break
             self.check_outcome(state, case)
 
+    def test_keys_cut_anywhere_are_the_same_keys(self) -> None:
+        import random
+
+        rng = random.Random(20261202)
+        for case in range(self.CASES):
+            typed = "".join(rng.choice(FUZZ_KEY_BYTES) for _ in range(rng.randint(1, 30)))
+            whole = askq._parse_keys(typed, final=True)[0]
+            keys, pending, at = [], "", 0
+            while at < len(typed):  # pieces, each read before the next arrives
+                step = rng.randint(1, 6)
+                pending += typed[at: at + step]
+                at += step
+                more, pending = askq._parse_keys(pending, final=False)
+                keys += more
+            keys += askq._parse_keys(pending, final=True)[0]
+            self.assertEqual(keys, whole, (case, typed))
+            self.assertNotIn(("esc", ""), keys, (case, typed))  # no Alt key or sequence, cut anywhere, is an Esc
+
+    def test_the_screen_through_stops_resizes_and_random_keys(self) -> None:
+        import random
+
+        class Terminal:
+            stop_wanted = continued = False
+            stops = 0
+
+            def suspend(self) -> None:
+                self.stops += 1
+                self.stop_wanted = False
+
+            def resume(self) -> None:
+                pass
+
+        rng = random.Random(20261203)
+        for case in range(max(self.CASES // 4, 1)):
+            state = askq._Dialog(rng.choice(dialog_payloads()).questions)
+            terminal, writer = Terminal(), io.StringIO()
+            screen = askq._Screen(writer)
+            sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
+            batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
+            delivered: List[List[Any]] = []
+
+            class Keys:
+                def read(self, wait: float) -> List[Any]:
+                    if rng.random() < 0.2:
+                        sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
+                    if rng.random() < 0.1:
+                        terminal.continued = True  # a SIGCONT after a stop the dialog never saw
+                    delivered.append(batches.pop() if batches else [("ctrl-c", "")])
+                    return delivered[-1]
+
+            with mock.patch.object(screen, "_size", lambda: sizes[0]):
+                screen.size = sizes[0]
+                screen.run(state, Keys(), None, None, terminal)  # type: ignore[arg-type]
+            self.assertIsNotNone(state.status, case)
+            self.assertNotIn("\x1b[H", writer.getvalue())
+            self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
+
     def check_frame(self, state: Any, style: Any, width: int, height: int, case: int) -> None:
-        lines, caret, _ = askq._Painter(width, style).paint(state).cut(height, state.view)
+        frame = askq._Painter(width, style).paint(state)
+        lines, caret, _ = frame.cut(height, state.view)
         self.assertLessEqual(len(lines), max(height, 1), case)
         for line in lines:
             self.assertLessEqual(askq._cells(SGR.sub("", line)), width, (case, line))
             self.assertNotIn("\u202e", line)
+            if not style.unicode:
+                line.encode(style.encoding)
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
+        if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
+            self.assertIn(frame.lines[frame.caret[0] if frame.caret else frame.focus], lines, case)
+            self.assertIn(frame.lines[frame.tab_line], lines, case)
+            self.assertIn("dismiss", SGR.sub("", lines[-1]), case)
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
