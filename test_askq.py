@@ -4075,6 +4075,13 @@ class DialogFuzzTests(unittest.TestCase):
     def test_the_screen_through_stops_resizes_and_random_keys(self) -> None:
         import random
 
+        rng = random.Random(20261203)
+        for case in range(max(self.CASES // 4, 1)):
+            self.screen_case(rng, case)
+
+    def screen_case(self, rng: Any, case: int) -> None:
+        """One dialog on a screen whose size changes, stopped by Ctrl-Z and continued from outside."""
+
         class Terminal:
             stop_wanted = continued = False
             stops = 0
@@ -4086,30 +4093,27 @@ class DialogFuzzTests(unittest.TestCase):
             def resume(self) -> None:
                 pass
 
-        rng = random.Random(20261203)
-        for case in range(max(self.CASES // 4, 1)):
-            state = askq._Dialog(rng.choice(dialog_payloads()).questions)
-            terminal, writer = Terminal(), io.StringIO()
-            screen = askq._Screen(writer)
-            sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
-            batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
-            delivered: List[List[Any]] = []
+        state = askq._Dialog(rng.choice(dialog_payloads()).questions)
+        terminal, writer = Terminal(), io.StringIO()
+        screen = askq._Screen(writer)
+        sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
+        batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
+        delivered: List[List[Any]] = []
 
-            class Keys:
-                def read(self, wait: float) -> List[Any]:
-                    if rng.random() < 0.2:
-                        sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
-                    if rng.random() < 0.1:
-                        terminal.continued = True  # a SIGCONT after a stop the dialog never saw
-                    delivered.append(batches.pop() if batches else [("ctrl-c", "")])
-                    return delivered[-1]
+        def read(wait: float) -> List[Any]:
+            if rng.random() < 0.2:
+                sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
+            if rng.random() < 0.1:
+                terminal.continued = True  # a SIGCONT after a stop the dialog never saw
+            delivered.append(batches.pop() if batches else [("ctrl-c", "")])
+            return delivered[-1]
 
-            with mock.patch.object(screen, "_size", lambda: sizes[0]):
-                screen.size = sizes[0]
-                screen.run(state, Keys(), None, None, terminal)  # type: ignore[arg-type]
-            self.assertIsNotNone(state.status, case)
-            self.assertNotIn("\x1b[H", writer.getvalue())
-            self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            screen.run(state, mock.Mock(read=read), None, None, terminal)  # type: ignore[arg-type]
+        self.assertIsNotNone(state.status, case)
+        self.assertNotIn("\x1b[H", writer.getvalue())
+        self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
 
     def check_frame(self, state: Any, style: Any, width: int, height: int, case: int) -> None:
         frame = askq._Painter(width, style).paint(state)
