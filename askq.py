@@ -4748,10 +4748,10 @@ class _Frame:
         if height - len(tabs) - len(foot) < 1:
             foot = []
         room = height - len(tabs) - len(foot)
-        self.page = max(1, (room - 2 if room >= 3 else room) - 1)
+        self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
         focus = (caret[0] if caret is not None else self.focus) - self.head
-        start, size, above, below, view = _window(len(body), focus, room, view)
+        start, size, above, below, view = _window(len(body), focus, room, view, min(focus, self.focus - self.head))
         shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
             row = caret[0] - self.head - start
@@ -4759,16 +4759,20 @@ class _Frame:
         return shown + foot, caret, view
 
 
-def _window(length: int, focus: int, room: int, view: int) -> "Tuple[int, int, bool, bool, int]":
+def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":
     """Which of ``length`` lines a view of ``room`` lines shows: from the
     top while the focus fits with a line to spare, else the focus and up to
-    two lines below it, moved by ``view``; a line at each cut end is given
-    to a mark.  (start, size, marked above, marked below, the view kept)."""
+    two lines below it, and ``anchor`` (where the focus's row starts) when
+    both fit; moved by ``view``.  A view of four lines or more gives a line
+    at each cut end to a mark.  (start, size, marked above, marked below,
+    the view kept)."""
     if length <= room:
         return 0, length, False, False, 0
-    inner = room - 2 if room >= 3 else room
+    inner = room - 2 if room >= 4 else room
     lead = 1 if inner < room else 0  # from the top, only the mark below is needed
     follow = 0 if focus + 1 + lead < room else max(0, min(focus + 1 + min(2, inner - 1) - inner, length - inner))
+    if follow > anchor:  # the row's first lines too, as many as fit above the focus
+        follow = max(anchor, focus - inner + 1)
     top = max(0, min(length - inner, follow + view))
     if inner == room:
         return top, room, False, False, top - follow
@@ -4900,6 +4904,7 @@ class _Painter:
             self._add(" (optional)", "dim")
         self._add("")
         if not item.question_type.is_choice:
+            self.frame.focus = len(self.frame.lines)
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
             self._note(dialog)
             return
@@ -4963,7 +4968,6 @@ class _Painter:
         else:
             self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
         if active:
-            self.frame.focus = len(self.frame.lines) - 1
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
     def _review(self, dialog: _Dialog) -> None:

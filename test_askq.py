@@ -3816,6 +3816,8 @@ class DialogLongListTests(unittest.TestCase):
                     with self.subTest(width=width, height=height, tab=state.tab, lines=lines):
                         focus = frame.lines[frame.caret[0] if frame.caret else frame.focus]
                         self.assertIn(focus, lines)
+                        if frame.caret and frame.caret[0] - frame.focus <= frame.page:  # the row's label too, if both fit
+                            self.assertIn(frame.lines[frame.focus], lines)
                         self.assertIn(frame.lines[frame.tab_line], lines)
                         self.assertIn("dismiss", lines[-1])
                         if caret is None:
