@@ -4467,9 +4467,10 @@ class _Dialog:
     # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
 
     def _set_filter(self, text: "Optional[str]") -> None:
+        """A new filter text: the first row it leaves is highlighted."""
         self.filter = text or None
         shown = self.shown_rows()
-        if shown and self.entry.row not in shown:
+        if shown and self.filter is not None:
             self._go_to_row(shown[0])
 
     @_FILTER_KEYS.on("text", "paste")
@@ -4750,8 +4751,11 @@ class _Frame:
         room = height - len(tabs) - len(foot)
         self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
-        focus = (caret[0] if caret is not None else self.focus) - self.head
-        start, size, above, below, view = _window(len(body), focus, room, view, min(focus, self.focus - self.head))
+        while len(body) > 1 and not body[-1]:  # a blank line at the end is no more to see
+            body = body[:-1]
+        # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
+        ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
+        start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
         shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
             row = caret[0] - self.head - start

@@ -3755,6 +3755,8 @@ class DialogLongListTests(unittest.TestCase):
         self.assertEqual(state.entries[0].row, 5)
         state.feed([("enter", "")])
         self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 6"])]))
+        state = self.keyed(self.MANY, "\x1b[F", UP, "/", "eu")  # each new text: its first row highlighted
+        self.assertEqual(state.entries[0].row, 2)
         state = self.keyed(self.MANY, "/", "REGION 1", ESC)  # Esc ends the filter, and dismisses nothing
         self.assertEqual((state.filter, state.status, len(state.shown_rows())), (None, None, 13))
         state = self.keyed(self.MANY, "/", "x", "\x7f")  # an empty filter ends it
@@ -3814,7 +3816,7 @@ class DialogLongListTests(unittest.TestCase):
                     frame = askq._Painter(width - 1, askq._Style(False, True)).paint(state)
                     lines, caret, _ = frame.cut(height - 1)  # the screen keeps its last line free
                     with self.subTest(width=width, height=height, tab=state.tab, lines=lines):
-                        focus = frame.lines[frame.caret[0] if frame.caret else frame.focus]
+                        focus = frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)]
                         self.assertIn(focus, lines)
                         if frame.caret and frame.caret[0] - frame.focus <= frame.page:  # the row's label too, if both fit
                             self.assertIn(frame.lines[frame.focus], lines)
@@ -4129,7 +4131,7 @@ class DialogFuzzTests(unittest.TestCase):
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
         if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
-            self.assertIn(frame.lines[frame.caret[0] if frame.caret else frame.focus], lines, case)
+            self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
             self.assertIn(frame.lines[frame.tab_line], lines, case)
             self.assertIn("dismiss", SGR.sub("", lines[-1]), case)
         for line in state.summary(width):
