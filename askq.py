@@ -3181,6 +3181,11 @@ def _picks_and_text(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Option
     whole = _options_named_by(item, text)
     if whole is not None:
         return whole, None
+    if text[:1] == '"' and item.options:  # a label the forms wrote as a JSON string
+        quoted = _comma_parts(text)
+        row = _row_named(item.options, quoted[0]) if len(quoted) == 1 and quoted[0] != text.strip() else None
+        if row is not None:
+            return [row], None
     if item.question_type is not QuestionType.MULTI_CHOICE or not item.options or "," not in text and text[:1] != '"':
         return [], text
     parts = _comma_parts(text)
@@ -3545,9 +3550,7 @@ class _AskedOutput:
         if answer is None:
             return [marker] if marker else []
         typed = [answer.answer] if answer.answer is not None else []
-        labels = self.labels(index, answer)
-        if len(labels) + len(typed) > 1:  # the runtime joins them with ", ": a label must stay one part
-            labels = [_quoted_part(label) for label in labels]
+        labels = [_quoted_part(label) for label in self.labels(index, answer)]  # the runtime joins parts with ", "
         parts = labels + typed + ([marker] if marker else [])
         return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
 
@@ -3628,8 +3631,12 @@ class _ClaudeCodeForm(_HarnessForm):
     note_rows = frozenset(("(notes only)",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        """Its runtime shows its model a follow-up as its own followUp, with
+        the answers so far; everything else but a full answer as the deny."""
         answered = asked.answered()
-        if asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items):
+        follow_up = asked.status is Outcome.FOLLOW_UP and len(answered) == sum(
+            1 for answer in asked.answers.values() if _gives_answer(answer) or answer.note is not None)
+        if not follow_up and (asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items)):
             return {"behavior": "deny", "message": result_text(asked.output)}
         replies: Dict[str, str] = {}
         notes: Dict[str, Dict[str, str]] = {}
@@ -3642,6 +3649,8 @@ class _ClaudeCodeForm(_HarnessForm):
         updated: Dict[str, Any] = {"questions": questions, "answers": replies}
         if notes:
             updated["annotations"] = notes
+        if follow_up:
+            updated["followUp"] = True
         return {"behavior": "allow", "updatedInput": updated}
 
     def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
@@ -3654,7 +3663,7 @@ class _ClaudeCodeForm(_HarnessForm):
             aside = _Given()
             note = value.get("notes") if isinstance(value, dict) else None
             state = value.get("unanswered") if isinstance(value, dict) else None
-            aside.unanswered = _DISCUSS if state == "replied_in_chat" else state if state in _STATES else None
+            aside.unanswered = _CLAUDE_CODE_STATES.get(state) if isinstance(state, str) else None
             aside.note = note if isinstance(note, str) else None
             aside.note_is_typed = True  # a note on a question the answers leave out is its answer
             asides[key] = aside
@@ -3664,6 +3673,10 @@ class _ClaudeCodeForm(_HarnessForm):
             for index in (index for index in range(len(items)) if index not in said):
                 aside = asides[items[index].id] = _Given()
                 aside.unanswered, aside.note, response = _DISCUSS, response or None, ""
+
+
+# Its annotations' words for a question without an answer, as askq's states.
+_CLAUDE_CODE_STATES = {"skipped": _SKIPPED, "replied_in_chat": _DISCUSS, "dismissed": _UNREACHED}
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
@@ -3822,10 +3835,10 @@ def _sent_text(value: Any) -> "Optional[str]":
 
 def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
     """Labels, then typed text, joined with ", " as Claude Code joins them: a
-    label holding ", " or a quote as a JSON string, once there are several
-    parts; the typed text as the person typed it."""
-    parts = [_quoted_part(label) for label in labels] if len(labels) + (typed is not None) > 1 else list(labels)
-    return ", ".join(parts + ([] if typed is None else [typed]))
+    label holding ", " or a quote as a JSON string, also alone (else the
+    label and a pick with typed text beside it read the same); the typed
+    text as the person typed it."""
+    return ", ".join([_quoted_part(label) for label in labels] + ([] if typed is None else [typed]))
 
 
 def _quoted_part(part: str) -> str:

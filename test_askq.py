@@ -3127,7 +3127,24 @@ class HarnessAnswerTests(unittest.TestCase):
         lists = askq.harness_answers(output, "opencode", HOSTILE_CALL)["answers"]
         self.assertEqual(lists[1], ['"Lint, strict"', '"Docs \\"API\\""', 'and a "changelog" check'])
         self.assertEqual(", ".join(lists[1]), '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')  # as its model reads it
-        self.assertEqual(lists[0][0], "Postgres, 16 (Recommended)")  # one label alone is written as sent
+        self.assertEqual(lists[0][0], '"Postgres, 16 (Recommended)"')  # quoted alone too, as sent
+
+    def test_a_label_and_a_pick_with_typed_text_never_read_the_same(self) -> None:
+        out = askq.ask({"questions": [{"question": "Which checks?", "multiSelect": True,
+                                       "options": ['Lint, "strict"', "Lint", "Tests"]}]})
+        one = QuestionOutput(out.questions, [AnswerItem("q0", None, ['Lint, "strict"'])], "answered")
+        two = QuestionOutput(out.questions, [AnswerItem("q0", '"strict"', ["Lint"])], "answered")
+        for harness, shown in (("opencode", lambda form: ", ".join(form["answers"][0])),
+                               ("claude-code", lambda form: form["updatedInput"]["answers"]["Which checks?"]),
+                               ("gemini", lambda form: form["answers"]["0"])):
+            with self.subTest(harness=harness):
+                forms = [askq.harness_answers(output, harness) for output in (one, two)]
+                self.assertNotEqual(shown(forms[0]), shown(forms[1]))  # what the runtime shows its model
+                read = forms[0]["updatedInput"] if harness == "claude-code" else forms[0]
+                self.assertEqual(askq.collect_answers(out, read), one.answers)
+        # A joined string equal to a label names it (the one naming rule), so only a
+        # form that keeps parts apart gives the pick and its typed text back whole.
+        self.assertEqual(askq.collect_answers(out, askq.harness_answers(two, "opencode")), two.answers)
 
     def test_codex_says_the_outcome_in_the_map_it_forwards(self) -> None:
         answered, _, timed_out, _ = self.states()
@@ -3150,11 +3167,23 @@ class HarnessAnswerTests(unittest.TestCase):
         self.assertEqual(set(form["answers"]), {"outcome", "outcome_", "outcome__"})
         self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("outcome", "x")])
 
-    def test_claude_code_denies_states_and_follow_up(self) -> None:
-        for output in self.states():
+    def test_claude_code_denies_states_and_says_a_follow_up_its_own_way(self) -> None:
+        answered, follow_up, timed_out, unavailable = self.states()
+        for output in (answered, follow_up, timed_out, unavailable):  # the follow-up carries a note on no answer
             with self.subTest(status=output.status):
                 self.assertEqual(askq.harness_answers(output, "claude-code"),
                                  {"behavior": "deny", "message": askq.result_text(output)})
+        output = QuestionOutput(follow_up.questions, follow_up.answers[:1], "follow_up")
+        form = askq.harness_answers(output, "claude-code")
+        self.assertEqual(form["behavior"], "allow")
+        self.assertEqual(form["updatedInput"]["answers"], {output.questions[0].question: "SQLite"})
+        self.assertIs(form["updatedInput"]["followUp"], True)
+        self.assertEqual(askq.collect_answers(output, form["updatedInput"], partial=True), output.answers)
+
+    def test_claude_code_dismissed_annotation_is_no_answer(self) -> None:
+        out = mixed()
+        form = {"answers": {"Database?": "SQLite"}, "annotations": {"Name?": {"unanswered": "dismissed"}}}
+        self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("db", None, ["SQLite"])])
 
     def test_claude_code_writes_texts_and_labels_as_sent(self) -> None:
         output = self.outcomes(HOSTILE_CALL)[0]
@@ -3163,7 +3192,7 @@ class HarnessAnswerTests(unittest.TestCase):
         updated = form["updatedInput"]
         self.assertIs(updated["questions"], HOSTILE_CALL["questions"])
         first = HOSTILE_CALL["questions"][0]["question"]
-        self.assertEqual(updated["answers"][first], "Postgres, 16 (Recommended)")  # as sent, suffix and all
+        self.assertEqual(updated["answers"][first], '"Postgres, 16 (Recommended)"')  # as sent, suffix and all, quoted
         self.assertEqual(updated["answers"]["Which checks?"], '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')
         self.assertEqual(updated["annotations"], {first: {"notes": "we run it, already"}, "Name?": {"notes": "for now"}})
 
