@@ -2888,7 +2888,8 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
         raw, asides = _unwrapped_answers(items, raw)
         pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
         given = [(index, _given_values(items, index, value, asides.get(key))) for index, key, value in pairs]
-        given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
+        if asides:  # what a form said of questions its answers leave out
+            given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
         given = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     elif isinstance(raw, (list, tuple)):
@@ -3181,7 +3182,7 @@ def _picks_and_text(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Option
     whole = _options_named_by(item, text)
     if whole is not None:
         return whole, None
-    if text[:1] == '"' and item.options:  # a label the forms wrote as a JSON string
+    if item.options and text[:1] == '"':  # a label the forms wrote as a JSON string
         quoted = _comma_parts(text)
         row = _row_named(item.options, quoted[0]) if len(quoted) == 1 and quoted[0] != text.strip() else None
         if row is not None:
