@@ -1203,7 +1203,8 @@ def retry_react(params: Message, policy: str) -> React:
             responses = {key: elicit_result(policy, form, soak.rng)}
         line.policy = policy
         rid = soak.next_rid()
-        data = encode(request(rid, "tools/call", {**params, "inputResponses": responses}))
+        state = {"requestState": result["requestState"]} if "requestState" in result else {}
+        data = encode(request(rid, "tools/call", {**params, "inputResponses": responses, **state}))
         return [Line(f"stateless retry: {policy}", data, ANSWER, rid, codes=(INVALID_PARAMS,),
                      check=retry_check(policy))]
     return react
