@@ -3672,9 +3672,23 @@ def to_elicitation(
     required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
-        "message": _elicitation_message(items) if message is None else message,
-        "requestedSchema": {"type": "object", "properties": properties, "required": required},
+        "message": _visible(_elicitation_message(items) if message is None else message),
+        "requestedSchema": {"type": "object", "properties": _shown_safely(properties), "required": required},
     }
+
+
+def _shown_safely(properties: "Dict[str, Any]") -> "Dict[str, Any]":
+    """Every text a client draws of the form's fields (titles, descriptions,
+    enum names) as the terminal shows it, since clients draw forms in
+    terminals too; the values that come back stay as they are."""
+    for field in properties.values():
+        for choice in [field, *field.get("oneOf", ()), *field.get("items", {}).get("anyOf", ())]:
+            for name in ("title", "description"):
+                if name in choice:
+                    choice[name] = _visible(choice[name])
+        if "enumNames" in field:
+            field["enumNames"] = [_visible(title) for title in field["enumNames"]]
+    return properties
 
 
 def from_elicitation(

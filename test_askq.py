@@ -3040,6 +3040,38 @@ class NoteTests(unittest.TestCase):
 
 
 class ElicitationTests(unittest.TestCase):
+    def test_every_text_of_a_form_is_shown_as_the_terminal_shows_it(self) -> None:
+        evil = "a\x1b[2Jb\x00c \u202eedoc\u202c\x07"
+        call = {"questions": [
+            {"question": f"Q1 {evil}", "header": f"H {evil}", "purpose": f"P {evil}",
+             "options": [{"label": f"One {evil}", "description": f"D {evil}"}, f"Two {evil} (Recommended)"]},
+            {"question": f"Q2 {evil}", "multiSelect": True, "options": [{"label": f"M {evil}", "description": f"E {evil}"}, "N"]},
+            {"question": f"Q3 {evil}", "required": False}]}
+        output = askq.ask(call)
+        unsafe = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+        for version in (None, "2025-06-18"):
+            with self.subTest(version=version):
+                form = askq.to_elicitation(output, protocol_version=version)
+                shown = [form["message"]]
+                for prop in form["requestedSchema"]["properties"].values():
+                    shown += [prop.get("title", ""), prop.get("description", ""), *prop.get("enumNames", ())]
+                    shown += [choice["title"] for choice in prop.get("oneOf", []) + prop.get("items", {}).get("anyOf", [])]
+                self.assertTrue(all(text for text in shown[:1]))
+                self.assertEqual([text for text in shown if unsafe.search(text)], [])
+                self.assertTrue(any("\\x1b[2Jb\\x00c \\u202eedoc\\u202c" in text for text in shown[1:]), shown)
+                q0 = form["requestedSchema"]["properties"]["q0"]
+                picked = (q0.get("enum") or [choice["const"] for choice in q0["oneOf"]])[1]
+                content: Dict[str, Any] = {"q0": picked, "q2": ""}
+                if version is None:
+                    content["q1"] = [choice["const"] for choice in form["requestedSchema"]["properties"]["q1"]["items"]["anyOf"]][:1]
+                else:
+                    content["q1_1"] = True
+                answers = askq.from_elicitation(output, {"action": "accept", "content": content})[1]
+                assert answers is not None
+                self.assertEqual(answers[0].selected, [output.questions[0].options[1].label])  # the values read back raw
+                self.assertIn("\x1b", answers[0].selected[0])
+        self.assertEqual(askq.to_elicitation(output, message="hi\x1b]0;x\x07")["message"], "hi\\x1b]0;x\\x07")
+
     def test_form_shape(self) -> None:
         form = askq.to_elicitation(elicitation_questions())
         self.assertEqual(list(form), ["mode", "message", "requestedSchema"])
