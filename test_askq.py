@@ -5914,6 +5914,120 @@ class McpBefore2SdkTests(unittest.TestCase):
         self.assertEqual(result.content[0].text, askq.declined_text())
 
 
+def serve_http(test: unittest.TestCase) -> str:
+    """python askq.py serve --http with a token, for a test; the URL of its /mcp."""
+    process = spawn_askq(test, "serve", "--http", "--port", "0", "--token", "sdk-token", stderr=subprocess.PIPE)
+    found = re.search(rb"(http://\S+/mcp)", process.stderr.readline())
+    assert found is not None, "serve --http said nowhere it listens"
+    return found.group(1).decode()
+
+
+HTTP_FORM_ANSWERS = {
+    "accept": ({"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB",
+                                                "q1": ["Lint", "Unit tests"], "q2": "billing"}}, '   typed: "MariaDB"'),
+    "decline": ({"action": "decline"}, askq.declined_text()),
+    "cancel": ({"action": "cancel"}, askq.declined_text()),
+}
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
+                     "the mcp SDK 2 is not installed (CI installs it in a venv)")
+class McpSdkHttpTests(unittest.TestCase):
+    """The mcp SDK's streamable HTTP client against python askq.py serve --http, in both eras."""
+
+    def run_client(self, url: str, mode: str, answer: Any) -> Any:
+        import asyncio
+
+        import httpx2
+        import mcp_types
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        asked: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            if answer is None:  # the form failed in the client
+                return mcp_types.ErrorData(code=-32603, message="the form could not be drawn")
+            return mcp_types.ElicitResult(**answer)
+
+        async def session() -> Any:
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer sdk-token"})
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode=mode, elicitation_callback=elicitation_callback) as client:
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return tools, result, client.session.protocol_version
+
+        tools, result, version = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
+        self.assertEqual(len(asked), 1)
+        self.assertEqual(asked[0].message, askq.to_elicitation(example_output())["message"])
+        return result, version
+
+    def test_calls_answered_through_the_form(self) -> None:
+        url = serve_http(self)
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            for action, (answer, words) in HTTP_FORM_ANSWERS.items():
+                with self.subTest(mode=mode, action=action):
+                    result, version = self.run_client(url, mode, answer)
+                    self.assertEqual(version, era)
+                    self.assertFalse(result.is_error)
+                    self.assertIn(words, result.content[0].text)
+                    self.assertIn(result.structured_content["status"], ("answered", "declined"))
+
+    def test_a_failed_form(self) -> None:
+        result, version = self.run_client(serve_http(self), "legacy", None)
+        self.assertEqual(version, "2025-11-25")
+        self.assertIn('could not complete the form with your questions (it said "the form could not be drawn")',
+                      result.content[0].text)
+        self.assertEqual(result.structured_content["status"], "unavailable")
+
+
+@unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),
+                     "the mcp SDK before 2.0 is not installed (CI installs it in a second venv)")
+class McpBefore2SdkHttpTests(unittest.TestCase):
+    """The mcp SDK 1.12's streamable HTTP client (2025-06-18) against python askq.py serve --http."""
+
+    def run_client(self, url: str, answer: Any) -> Any:
+        import asyncio
+
+        from mcp import ClientSession, types
+        from mcp.client.streamable_http import streamablehttp_client
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            if answer is None:
+                return types.ErrorData(code=-32603, message="the form could not be drawn")
+            if answer["action"] != "accept":
+                return types.ElicitResult(**answer)
+            return types.ElicitResult(**legacy_answer(params.model_dump(by_alias=True), True))
+
+        async def session() -> Any:
+            headers = {"Authorization": "Bearer sdk-token"}
+            async with streamablehttp_client(url, headers=headers) as (read, write, _), \
+                    ClientSession(read, write, elicitation_callback=elicitation_callback) as client:
+                started = await client.initialize()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return started.protocolVersion, result
+
+        return asyncio.run(session())
+
+    def test_calls_answered_through_the_form(self) -> None:
+        url = serve_http(self)
+        for action, (answer, words) in HTTP_FORM_ANSWERS.items():
+            with self.subTest(action=action):
+                version, result = self.run_client(url, answer)
+                self.assertEqual(version, "2025-06-18")
+                self.assertFalse(result.isError)
+                if action == "accept":
+                    self.assertIn('   picked: "Unit tests", "Lint"', result.content[0].text)
+                else:
+                    self.assertEqual(result.content[0].text, words)
+        version, result = self.run_client(url, None)
+        self.assertIn("could not complete the form with your questions", result.content[0].text)
+        self.assertEqual(result.structuredContent["status"], "unavailable")
+
+
 @unittest.skipUnless(CAN_SPAWN and importable("fastmcp"), "fastmcp is not installed (CI installs it in a venv)")
 class FastMcpSdkTests(unittest.TestCase):
     """fastmcp's client with its idiomatic typed elicitation handler: return response_type(...)."""
