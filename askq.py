@@ -6637,11 +6637,14 @@ class _McpHttp(_HttpHandlers):
 
     @routes.on(("POST", _MCP_PATH))
     def _post(self, request: _HttpRequest) -> _HttpResponse:
+        named = self._named_session(request)
+        if isinstance(named, _HttpResponse):
+            return named
         try:
             message = _parse_message(request.body)
         except ValueError as err:
             return _rpc_error_response(400, None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
-        found = self._session_for(request, message)
+        found = (named, False) if named is not None else self._session_for(request, message)
         if isinstance(found, _HttpResponse):
             return found
         session, new = found
@@ -6672,16 +6675,20 @@ class _McpHttp(_HttpHandlers):
             response.headers["Mcp-Session-Id"] = self._keep(session)
         return response
 
-    def _session_for(self, request: _HttpRequest, message: Any) -> "Union[_HttpResponse, Tuple[_McpSession, bool]]":
-        """The session a POST speaks in, and whether it is new: the one it
-        names, a new one for an initialize, a fresh one of its own for a
-        request of 2026-07-28 (which keeps nothing)."""
+    def _named_session(self, request: _HttpRequest) -> "Union[None, _McpSession, _HttpResponse]":
+        """The session a request names (404 when there is none such); None when it names none."""
         named = request.header("Mcp-Session-Id")
-        if named:
-            with self.lock:
-                session = self.sessions.get(named)
-            return (session, False) if session is not None else _HttpResponse.text(
-                404, "Not found: that session has ended, or never began; start again with initialize.")
+        if not named:
+            return None
+        with self.lock:
+            session = self.sessions.get(named)
+        return session or _HttpResponse.text(
+            404, "Not found: that session has ended, or never began; start again with initialize.")
+
+    def _session_for(self, request: _HttpRequest, message: Any) -> "Union[_HttpResponse, Tuple[_McpSession, bool]]":
+        """The session of a POST that names none, and whether it is new: a
+        new one for an initialize, a fresh one of its own for a request of
+        2026-07-28 (which keeps nothing)."""
         if isinstance(message, dict) and message.get("method") == "initialize":
             return _McpSession(self.log, self.web, self.seal), True
         if _speaks_stateless(request, message):
@@ -6701,15 +6708,15 @@ class _McpHttp(_HttpHandlers):
 
     @routes.on(("DELETE", _MCP_PATH))
     def _delete(self, request: _HttpRequest) -> _HttpResponse:
-        named = request.header("Mcp-Session-Id")
-        if not named:
-            return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header names the session to end.")
-        with self.lock:
-            session = self.sessions.pop(named, None)
+        session = self._named_session(request)
         if session is None:
-            return _HttpResponse.text(404, "Not found: that session has ended, or never began.")
-        session.close()
-        return _HttpResponse(204, {}, b"")
+            return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header names the session to end.")
+        if isinstance(session, _McpSession):
+            with self.lock:
+                self.sessions = {name: kept for name, kept in self.sessions.items() if kept is not session}
+            session.close()
+            return _HttpResponse(204, {}, b"")
+        return session
 
     def close(self) -> None:
         with self.lock:

@@ -5037,6 +5037,7 @@ class McpHttpTests(unittest.TestCase):
         self.assertEqual(client.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})[0], 400)  # no session named
         client.session = "not-a-session"
         self.assertEqual(client.post({"jsonrpc": "2.0", "id": 3, "method": "ping"})[0], 404)
+        self.assertEqual(client.post(b"not json")[0], 404)  # the session is looked up before the body is read
         client.session = session
         self.assertEqual(client.open("DELETE").status, 204)
         self.assertEqual(client.post({"jsonrpc": "2.0", "id": 4, "method": "ping"})[0], 404)  # it has ended
@@ -5769,14 +5770,19 @@ class SoakScriptTests(unittest.TestCase):
     """The servers under mixed and hostile input: a few hundred lines and a few dozen requests here,
     thousands with the scripts run by hand (python tools/soak_mcp.py, python tools/soak_web.py)."""
 
-    def run_script(self, name: str) -> str:
-        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick"], capture_output=True,
+    def run_script(self, name: str, *args: str) -> str:
+        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick", *args], capture_output=True,
                                  text=True, timeout=300, check=False)
         self.assertEqual(process.returncode, 0, process.stdout[-3000:] + process.stderr[-2000:])
         return process.stdout
 
     def test_mcp_server(self) -> None:
         self.assertIn("violations: 0", self.run_script("soak_mcp.py"))
+
+    def test_mcp_server_over_http(self) -> None:
+        report = self.run_script("soak_mcp.py", "--http")
+        self.assertIn("violations: 0", report)
+        self.assertIn("hostile: foreign origin", report)
 
     def test_web_page(self) -> None:
         self.assertIn("soak_web: PASSED", self.run_script("soak_web.py"))
