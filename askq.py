@@ -3914,9 +3914,23 @@ def to_elicitation(
     required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
-        "message": _elicitation_message(items) if message is None else message,
-        "requestedSchema": {"type": "object", "properties": properties, "required": required},
+        "message": _visible(_elicitation_message(items) if message is None else message),
+        "requestedSchema": {"type": "object", "properties": _shown_safely(properties), "required": required},
     }
+
+
+def _shown_safely(properties: "Dict[str, Any]") -> "Dict[str, Any]":
+    """Every text a client draws of the form's fields (titles, descriptions,
+    enum names) as the terminal shows it, since clients draw forms in
+    terminals too; the values that come back stay as they are."""
+    for field in properties.values():
+        for choice in [field, *field.get("oneOf", ()), *field.get("items", {}).get("anyOf", ())]:
+            for name in ("title", "description"):
+                if name in choice:
+                    choice[name] = _visible(choice[name])
+        if "enumNames" in field:
+            field["enumNames"] = [_visible(title) for title in field["enumNames"]]
+    return properties
 
 
 def from_elicitation(
@@ -5317,9 +5331,8 @@ class _HttpRequest:
 
 class _HttpResponse:
     """What a handler returns: a status, headers and a body.  The body is
-    bytes, written whole with its length; a body streamed as it comes (an
-    event stream) would be a second kind, written where _HttpServer.send()
-    writes this one."""
+    bytes, written whole with its length; a body streamed as it comes is an
+    _HttpStream."""
 
     __slots__ = ("body", "headers", "status")
 
@@ -5343,6 +5356,35 @@ class _HttpResponse:
         sends of its body is drained, not read as a request."""
         self.headers["Connection"] = "close"
         return self
+
+    def write_body(self, connection: Any) -> None:
+        body = b"" if connection.command == "HEAD" else self.body
+        connection.send_header("Content-Length", str(len(body)))
+        connection.end_headers()
+        connection.wfile.write(body)
+
+
+class _HttpStream(_HttpResponse):
+    """A response whose body is written as it is made (an event stream): it
+    has no length, so the connection ends with it."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, status: int, headers: "Dict[str, str]", chunks: "Iterator[bytes]") -> None:
+        super().__init__(status, {**headers, "Connection": "close"}, b"")
+        self.chunks = chunks
+
+    def write_body(self, connection: Any) -> None:
+        connection.end_headers()
+        connection.wfile.flush()
+        try:
+            for chunk in self.chunks:
+                connection.wfile.write(chunk)
+                connection.wfile.flush()
+        finally:
+            close = getattr(self.chunks, "close", None)
+            if close is not None:  # a client that left ends the stream's work at once
+                close()
 
 
 class _HttpHandlers:
@@ -5498,13 +5540,10 @@ class _HttpServer:
 
     @staticmethod
     def send(connection: Any, response: _HttpResponse) -> None:
-        body = b"" if connection.command == "HEAD" else response.body
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
-        connection.send_header("Content-Length", str(len(body)))
-        connection.end_headers()
-        connection.wfile.write(body)
+        response.write_body(connection)
 
 
 # http.server's classes, bent to hand their work to an _HttpServer, are made
@@ -6169,7 +6208,7 @@ class _PendingCall(NamedTuple):
 
 class _WaitingPage(NamedTuple):
     call_id: Any
-    session: _WebSession
+    session: Any  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
     context: _RequestContext
 
 
@@ -6181,6 +6220,56 @@ class _WebOptions:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
 
+    def open(self, items: "List[QuestionItem]") -> Any:
+        """A page for the questions, on a server of its own."""
+        return _WebSession(items, self.host, self.port, self.timeout)
+
+
+class _RequestSeal:
+    """The signed ``requestState`` of an input-required result: it names the
+    call's arguments, so that a retry is answered only for the call that was
+    asked, by any server that holds the same key, and a state a client made
+    or changed is refused."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: "Optional[bytes]" = None) -> None:
+        import secrets
+
+        self.key = key or secrets.token_bytes(32)
+
+    def seal(self, arguments: Any) -> str:
+        import base64
+
+        body = base64.urlsafe_b64encode(json.dumps({"call": self._digest(arguments)}).encode()).decode()
+        return f"{body}.{self._signature(body)}"
+
+    def check(self, state: Any, arguments: Any) -> None:
+        """Refuse a retry whose state is missing, forged, altered or another call's."""
+        import base64
+        import hmac
+
+        body, _, signature = state.partition(".") if isinstance(state, str) else ("", "", "")
+        if not (body and hmac.compare_digest(signature.encode("utf-8", "replace"), self._signature(body).encode())):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' is missing, or not one this"
+                            " server issued; call again without 'inputResponses' to be asked anew.")
+        sealed = json.loads(base64.urlsafe_b64decode(body.encode()))
+        if not (isinstance(sealed, dict) and hmac.compare_digest(str(sealed.get("call")), self._digest(arguments))):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' belongs to another call; retry"
+                            " with the arguments the questions were asked with.")
+
+    def _signature(self, body: str) -> str:
+        import hashlib
+        import hmac
+
+        return hmac.new(self.key, body.encode("ascii", "replace"), hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def _digest(arguments: Any) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
+
 
 class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
@@ -6188,10 +6277,12 @@ class _McpServer:
 
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
-    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
+    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
+                 seal: "Optional[_RequestSeal]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
+        self.seal = seal or _RequestSeal()
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
         self.pending: Dict[str, _PendingCall] = {}
         self.pages: Dict[str, _WaitingPage] = {}
@@ -6204,6 +6295,10 @@ class _McpServer:
         except ValueError as err:
             self._send_error(None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
             return
+        self.handle(message)
+
+    def handle(self, message: Any) -> None:
+        """Act on one message, as parsed; answer it if it needs an answer."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self._send_error(_echoed_id(message), _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
             return
@@ -6323,7 +6418,9 @@ class _McpServer:
             output = ask(params.get("arguments", {}))
         except QuestionError as err:
             return _tool_result(error_text(err), error=True)
+        arguments = params.get("arguments", {})
         if context.stateless and params.get("inputResponses") is not None:
+            self.seal.check(params.get("requestState"), arguments)
             return self._from_input_responses(output, params["inputResponses"], context)
         if not context.can_elicit and self.web is None:
             return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
@@ -6331,7 +6428,8 @@ class _McpServer:
             self._ask_on_page(request_id, output, context)
             return None
         if context.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output)}
+            return {"resultType": "input_required", "inputRequests": input_request(output),
+                    "requestState": self.seal.seal(arguments)}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.pending[_request_key(elicitation_id)] = _PendingCall(request_id, output, context)
@@ -6378,7 +6476,7 @@ class _McpServer:
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
         assert self.web is not None
-        session = _WebSession(output.questions, self.web.host, self.web.port, self.web.timeout)
+        session = self.web.open(output.questions)
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingPage(request_id, session, context)
         opened = _open_browser(session.url)
@@ -6569,6 +6667,387 @@ def _open_browser(url: str) -> bool:
         return False
 
 
+# ---------------------------------------------------------------------------
+# MCP over HTTP: python askq.py serve --http
+#
+# The same _McpServer behind MCP's Streamable HTTP transport at /mcp.  What a
+# server writes while it handles a POST belongs to that POST: the answer as
+# JSON when its requests are answered at once, else an event stream that
+# carries what the server sends meanwhile (a form to fill in, a log) until
+# they are.  Under the handshake versions a session (Mcp-Session-Id) is one
+# _McpServer; under 2026-07-28 each request gets a fresh one, so nothing
+# is kept between a call and its retry.
+
+_MCP_PATH = "/mcp"
+_MCP_DEFAULT_PORT = 8765
+_MCP_MAX_SESSIONS = 64  # beyond this, the session idle longest is ended
+_MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
+_BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
+_STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
+
+
+class _Exchange:
+    """One POST's share of what its server writes: the messages for it, and
+    the requests it carried that are not answered yet; None ends it."""
+
+    def __init__(self, awaited: "List[str]") -> None:
+        import queue
+
+        self.messages: Any = queue.Queue()
+        self.awaited = dict.fromkeys(awaited)
+
+    def answered(self, key: str) -> None:
+        if self.awaited.pop(key, False) is None and not self.awaited:
+            self.messages.put(None)
+
+    def drained(self) -> "List[Dict[str, Any]]":
+        """What has come so far, without waiting."""
+        import queue
+
+        found: List[Dict[str, Any]] = []
+        while True:
+            try:
+                message = self.messages.get_nowait()
+            except queue.Empty:
+                return found
+            if message is not None:
+                found.append(message)
+
+
+class _Router:
+    """The writer of an _McpServer over HTTP: each message it writes goes to
+    the exchange it belongs to.  A response goes to the POST that carried its
+    request; a request of the server's own (a form) and a notification to
+    the POST being handled; the server's cancellation of a form, to the
+    stream that carried the form."""
+
+    def __init__(self) -> None:
+        self.current: Optional[_Exchange] = None
+        self.requests: Dict[str, _Exchange] = {}  # an awaited request's key: its POST
+        self.asked: Dict[str, _Exchange] = {}  # a request the server sent: the stream it went on
+
+    def write(self, data: bytes) -> None:
+        message = json.loads(data)
+        key = _request_key(message.get("id"))
+        target = self.current
+        if "method" not in message:
+            target = self.requests.pop(key, None) or target
+        elif "id" in message:
+            if target is not None:
+                self.asked[key] = target
+        elif message["method"] == "notifications/cancelled":
+            target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
+        if target is not None:
+            target.messages.put(message)
+            target.answered(key)
+
+    def flush(self) -> None:
+        pass
+
+    def forget(self, request_id: Any) -> None:
+        """A request the client cancelled: its stream ends with no answer."""
+        key = _request_key(request_id)
+        exchange = self.requests.pop(key, None)
+        if exchange is not None:
+            exchange.answered(key)
+
+    def leave(self, exchange: _Exchange) -> None:
+        """A stream that ended, or whose client left: nothing more goes to it."""
+        for table in (self.requests, self.asked):
+            for key in [key for key, held in table.items() if held is exchange]:
+                del table[key]
+
+
+class _McpSession:
+    """An _McpServer over HTTP, one request at a time."""
+
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal) -> None:
+        import threading
+
+        self.router = _Router()
+        self.server = _McpServer(self.router, log, web, seal)
+        self.lock = threading.Lock()
+        self.used = time.monotonic()
+
+    def feed(self, messages: "List[Any]") -> "Union[_Exchange, _RpcError]":
+        """Hand the server a POST's messages; the exchange that holds what it
+        writes for them.  A request whose id is still waiting is refused:
+        its answer could not find its way back."""
+        awaited = [_request_key(message["id"]) for message in messages if _is_request(message)]
+        exchange = _Exchange(awaited)
+        with self.lock:
+            self.used = time.monotonic()
+            if any(key in self.router.requests for key in awaited) or len(set(awaited)) < len(awaited):
+                return _RpcError(_INVALID_REQUEST, "Invalid request: a request with this id is still waiting for its answer.")
+            self.router.requests.update(dict.fromkeys(awaited, exchange))
+            self.router.current = exchange
+            try:
+                for message in messages:
+                    self.server.handle(message)
+                    if isinstance(message, dict) and message.get("method") == "notifications/cancelled" \
+                            and isinstance(message.get("params"), dict):
+                        self.router.forget(message["params"].get("requestId"))
+            finally:
+                self.router.current = None
+        return exchange
+
+    def events(self, exchange: _Exchange) -> "Iterator[bytes]":
+        """The exchange as an event stream, until its requests are answered;
+        meanwhile the calls of web pages that are done are answered."""
+        import queue
+
+        quiet = 0.0
+        try:
+            while True:
+                try:
+                    message = exchange.messages.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    with self.lock:
+                        self.server.check_pages()
+                    quiet += _POLL_SECONDS
+                    if quiet >= _MCP_KEEPALIVE_SECONDS:
+                        quiet = 0.0
+                        yield b": waiting for the person\n\n"
+                    continue
+                if message is None:
+                    return
+                quiet = 0.0
+                yield b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n"
+        finally:
+            with self.lock:
+                self.router.leave(exchange)
+
+    def close(self) -> None:
+        with self.lock:
+            self.server.close()
+
+
+def _is_request(message: Any) -> bool:
+    """Whether a message is a request the server answers (what the server
+    itself refuses, it answers with id null)."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message \
+        and _is_valid_id(message["id"]) and message.get("jsonrpc") == "2.0"
+
+
+class _McpHttp(_HttpHandlers):
+    """MCP's Streamable HTTP transport at /mcp: the transport's own rules
+    (Origin, token, version header, sessions, batches), then the messages to
+    the session's server."""
+
+    routes = _Registry()
+
+    def __init__(self, log: Any, web: "Optional[_WebOptions]" = None, token: "Optional[str]" = None,
+                 seal: "Optional[_RequestSeal]" = None) -> None:
+        import threading
+
+        self.log, self.web, self.token = log, web, token
+        self.seal = seal or _RequestSeal()
+        self.sessions: Dict[str, _McpSession] = {}
+        self.lock = threading.Lock()
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        return self._origin_refusal(request) or self._token_refusal(request) or self._version_refusal(request) \
+            or handler(self, request)
+
+    def _origin_refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        """A page elsewhere must not reach the server through a browser (DNS rebinding)."""
+        origins = _header_values(request.headers, "Origin")
+        own = {f"{scheme}://{request.header('Host')}".lower() for scheme in ("http", "https")}
+        if all(origin.lower() in own for origin in origins):
+            return None
+        return _HttpResponse.text(403, "Forbidden: a request from another origin (a web page elsewhere) is refused.")
+
+    def _token_refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        import hmac
+
+        if self.token is None:
+            return None
+        scheme, _, given = request.header("Authorization").strip().partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "replace"), self.token.encode()):
+            return None
+        refusal = _HttpResponse.text(401, "Unauthorized: send the server's token as 'Authorization: Bearer <token>'.")
+        refusal.headers["WWW-Authenticate"] = "Bearer"
+        return refusal
+
+    @staticmethod
+    def _version_refusal(request: _HttpRequest) -> "Optional[_HttpResponse]":
+        versions = _header_values(request.headers, "MCP-Protocol-Version")
+        if all(version in _MCP_VERSIONS for version in versions):
+            return None
+        return _HttpResponse.text(400, f"Bad request: MCP-Protocol-Version {_quoted(versions[0][:40])} is not one of"
+                                  f" the versions askq speaks ({', '.join(_MCP_VERSIONS)}).")
+
+    @routes.on(("POST", _MCP_PATH))
+    def _post(self, request: _HttpRequest) -> _HttpResponse:
+        named = self._named_session(request)
+        if isinstance(named, _HttpResponse):
+            return named
+        try:
+            message = _parse_message(request.body)
+        except ValueError as err:
+            return _rpc_error_response(400, None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
+        found = (named, False) if named is not None else self._session_for(request, message)
+        if isinstance(found, _HttpResponse):
+            return found
+        session, new = found
+        batch = isinstance(message, list)
+        if batch and (new or not message or session.server.handshake.version != _BATCH_VERSION):
+            return _rpc_error_response(400, None, _RpcError(
+                _INVALID_REQUEST, f"Invalid request: a batch (a JSON array) is answered under protocol {_BATCH_VERSION}"
+                " only; send one message per request."))
+        exchange = session.feed(message if batch else [message])
+        if isinstance(exchange, _RpcError):
+            return _rpc_error_response(400, _echoed_id(message), exchange)
+        return self._answer(session, exchange, batch, new)
+
+    def _answer(self, session: _McpSession, exchange: _Exchange, batch: bool, new: bool) -> _HttpResponse:
+        """JSON when every request is answered (202 when the POST carried
+        none), else the event stream."""
+        if exchange.awaited:
+            return _HttpStream(200, {"Content-Type": "text/event-stream"}, session.events(exchange))
+        written = [message for message in exchange.drained() if "method" not in message]
+        if not written:
+            return _HttpResponse(202, {}, b"")
+        if len(written) == 1 and not batch:
+            status = 200 if "result" in written[0] or written[0].get("id") is not None else 400
+            response = _HttpResponse.json(status, written[0])
+        else:
+            response = _HttpResponse.json(200, written)
+        if new and "result" in written[0]:
+            response.headers["Mcp-Session-Id"] = self._keep(session)
+        return response
+
+    def _named_session(self, request: _HttpRequest) -> "Union[None, _McpSession, _HttpResponse]":
+        """The session a request names (404 when there is none such); None when it names none."""
+        named = request.header("Mcp-Session-Id")
+        if not named:
+            return None
+        with self.lock:
+            session = self.sessions.get(named)
+        return session or _HttpResponse.text(
+            404, "Not found: that session has ended, or never began; start again with initialize.")
+
+    def _session_for(self, request: _HttpRequest, message: Any) -> "Union[_HttpResponse, Tuple[_McpSession, bool]]":
+        """The session of a POST that names none, and whether it is new: a
+        new one for an initialize, a fresh one of its own for a request of
+        2026-07-28 (which keeps nothing)."""
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            return _McpSession(self.log, self.web, self.seal), True
+        if _speaks_stateless(request, message):
+            return _McpSession(self.log, self.web, self.seal), False
+        return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
+
+    def _keep(self, session: _McpSession) -> str:
+        import secrets
+
+        name = secrets.token_urlsafe(24)
+        with self.lock:
+            if len(self.sessions) >= _MCP_MAX_SESSIONS:
+                idle = min(self.sessions, key=lambda known: self.sessions[known].used)
+                self.sessions.pop(idle).close()
+            self.sessions[name] = session
+        return name
+
+    @routes.on(("DELETE", _MCP_PATH))
+    def _delete(self, request: _HttpRequest) -> _HttpResponse:
+        session = self._named_session(request)
+        if session is None:
+            return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header names the session to end.")
+        if isinstance(session, _McpSession):
+            with self.lock:
+                self.sessions = {name: kept for name, kept in self.sessions.items() if kept is not session}
+            session.close()
+            return _HttpResponse(204, {}, b"")
+        return session
+
+    def close(self) -> None:
+        with self.lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+
+def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
+    """Whether a request without a session speaks 2026-07-28: by its header,
+    its envelope, or a discover (which is how that era begins)."""
+    if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
+        return True
+    first = message[0] if isinstance(message, list) and message else message
+    if not isinstance(first, dict):
+        return False
+    params = first.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
+
+
+def _rpc_error_response(status: int, request_id: Any, err: _RpcError) -> _HttpResponse:
+    return _HttpResponse.json(status, {"jsonrpc": "2.0", "id": request_id, "error": {"code": err.code, "message": str(err)}})
+
+
+class _ServedPages(_HttpHandlers):
+    """The web pages of ``serve --http --web``, on the server beside /mcp:
+    every page on the same paths, each request going to the page whose
+    one-time token it shows."""
+
+    routes = _WebPage.routes
+
+    def __init__(self, base: str) -> None:
+        import threading
+
+        self.base = base
+        self.pages: List[_ServedPage] = []
+        self.lock = threading.Lock()
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        with self.lock:
+            pages = list(self.pages)
+        for served in pages:
+            if served.page._token_matches(request):
+                return served.page.respond(handler, request)
+        return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+
+
+class _ServedPage:
+    """One call's page among _ServedPages: what _McpServer asks of a
+    _WebSession (its URL, whether it is done, its grace period, its end)."""
+
+    def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]") -> None:
+        self.pages, self.timeout = pages, timeout
+        self.page = _WebPage(items)
+        self.url = f"{pages.base}/?token={self.page.token}"
+        with pages.lock:
+            pages.pages.append(self)
+
+    def done(self) -> bool:
+        return self.page.expire_if_idle(self.timeout)
+
+    def serve_grace(self) -> QuestionOutput:
+        import threading
+
+        timer = threading.Timer(_WEB_GRACE_SECONDS, self.end)
+        timer.daemon = True
+        timer.start()
+        return self.page.outcome()
+
+    def end(self) -> None:
+        with self.pages.lock:
+            if self in self.pages.pages:
+                self.pages.pages.remove(self)
+
+
+class _ServedWebOptions(_WebOptions):
+    """serve --http --web: pages on the server that serves /mcp."""
+
+    __slots__ = ("pages",)
+
+    def __init__(self, pages: _ServedPages, timeout: "Optional[float]") -> None:
+        super().__init__(timeout=timeout)
+        self.pages = pages
+
+    def open(self, items: "List[QuestionItem]") -> Any:
+        return _ServedPage(self.pages, items, self.timeout)
+
+
 # ===========================================================================
 # The command line
 #
@@ -6653,7 +7132,13 @@ The client's own form UI asks the person (MCP elicitation); a client that
 draws no forms gets the result saying that nobody could be asked.  In a
 client's configuration:
 
-  {"command": "python", "args": ["path/to/askq.py", "serve"]}""",
+  {"command": "python", "args": ["path/to/askq.py", "serve"]}
+
+With --http, serve MCP's Streamable HTTP transport at http://HOST:PORT/mcp
+instead (default 127.0.0.1:8765), until Ctrl-C.  Off loopback, clients must
+send 'Authorization: Bearer TOKEN' (--token, or one made and printed at
+start).  Under protocol 2026-07-28 servers given the same --state-key (or
+ASKQ_STATE_KEY in the environment) answer each other's retried calls.""",
     "answer": """\
 Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
 for standard input, in any form collect_answers() takes) against the call in
@@ -6687,7 +7172,12 @@ def _parse_args(argv: "List[str]") -> Any:
     serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
     serve.add_argument("--web", action="store_true",
                        help="for clients that draw no forms, ask on a web page instead")
+    serve.add_argument("--http", action="store_true", help="serve MCP over HTTP at /mcp, not over stdio")
+    serve.add_argument("--token", help="with --http, the bearer token clients must send (made at start off loopback)")
+    serve.add_argument("--state-key", metavar="KEY",
+                       help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
     _web_arguments(serve)
+    serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
     answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
@@ -6842,21 +7332,66 @@ def _run_serve(args: Any) -> int:
         sys.stderr.write(f"askq serve: {message}\n")
         sys.stderr.flush()
 
+    if args.http:
+        return _serve_http(args, log)
     web = None
     if args.web:
         _warn_if_exposed(args.host)
-        web = _WebOptions(args.host, args.port, args.timeout)
+        web = _WebOptions(args.host, args.port or 0, args.timeout)
     return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
 
 
-def _warn_if_exposed(host: str) -> None:
+def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
+    """serve --http: MCP at /mcp (and with --web the pages beside it) until Ctrl-C."""
+    import secrets
+
+    port = _MCP_DEFAULT_PORT if args.port is None else args.port
+    token = args.token or (None if _is_loopback(args.host) else secrets.token_urlsafe(32))
+    key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
+    handlers: List[_HttpHandlers] = []
+    pages = _ServedPages("") if args.web else None
+    mcp = _McpHttp(log, None if pages is None else _ServedWebOptions(pages, args.timeout), token,
+                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None))
+    handlers.append(mcp)
+    if pages is not None:
+        handlers.append(pages)
+    try:
+        server = _HttpServer(_HttpCore(*handlers), args.host, port)
+    except OSError as err:
+        raise _UsageError(f"askq.py serve: --host {args.host} --port {port}: {_bind_refusal(err)}") from None
+    base = f"http://{_reachable_address(args.host)}:{server.port}"
+    if pages is not None:
+        pages.base = base
+    log(f"MCP over HTTP at {base}{_MCP_PATH}" + (
+        f"; clients send the header 'Authorization: Bearer {token}'" if token else " (this machine only)"))
+    if args.token is None and token is not None:
+        log("the token was made at start: give --token to keep one across restarts")
+    if key is None:
+        log(f"retried calls under 2026-07-28 are signed with a key made at start: give replicas one --state-key"
+            f" (or {_STATE_KEY_VARIABLE})")
+    if pages is not None:
+        log(f"calls from clients that draw no forms are asked on web pages at {base}/")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+        mcp.close()
+
+
+def _is_loopback(host: str) -> bool:
     import ipaddress
 
     try:
-        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
-        local = False
-    if not local:
+        return False
+
+
+def _warn_if_exposed(host: str) -> None:
+    if not _is_loopback(host):
         sys.stderr.write(f"askq: warning: listening on {host}: anyone on that network who has the URL can answer.\n")
 
 
