@@ -640,7 +640,7 @@ class DataModelTests(unittest.TestCase):
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
-                                             ("note", None)])
+                                             ("note", None), ("unanswered", None)])
         self.assertEqual(shape(QuestionInput), [("questions", "-")])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
 
@@ -654,7 +654,7 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(
             repr(QuestionOutput([], [AnswerItem("q0", "x")])),
             "QuestionOutput(questions=[], answers=[AnswerItem(id='q0', answer='x', selected=None, assumed=False, "
-            "note=None)], status=None)",
+            "note=None, unanswered=None)], status=None)",
         )
         self.assertEqual(example_output(), example_output())
         for record in (option, QuestionItem("Q?"), AnswerItem("q0"), QuestionInput([]), QuestionOutput([], [])):
@@ -2431,7 +2431,7 @@ class CollectAnswersTests(unittest.TestCase):
             AnswerItem("name", "askq"),
             AnswerItem("db", None, ["Postgres"]),
             AnswerItem("checks", "and docs", ["Tests", "Types"]),
-            AnswerItem("notes"),
+            AnswerItem("notes", unanswered="skipped"),
         ])
 
     def test_mapping_by_question_text(self) -> None:
@@ -2447,7 +2447,7 @@ class CollectAnswersTests(unittest.TestCase):
         ])
         self.assertEqual(answers[1], AnswerItem("db", "SQLite", None))  # typed, though it equals a label
         self.assertEqual(answers[2], AnswerItem("checks", None, ["Lint"]))
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_selected_as_one_string(self) -> None:
         answers = askq.collect_answers(mixed(), [{"id": "name", "answer": "n"}, {"id": "db", "selected": "SQLite"},
@@ -2473,7 +2473,7 @@ class CollectAnswersTests(unittest.TestCase):
     def test_blank_typed_answer_is_no_answer(self) -> None:
         self.refused({"name": "   ", "db": "SQLite", "checks": "Lint"}, 'questions[0] ("Name?") is required but has no answer')
         answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "Lint", "notes": "  "})
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_unknown_pick(self) -> None:
         error = self.refused([{"id": "name", "answer": "n"}, {"id": "db", "selected": ["MySQL"]}], 'questions[1] ("Database?")',
@@ -2622,7 +2622,7 @@ class ReportedAnswerProblemTests(unittest.TestCase):
         data = json.loads(output.to_json())
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["SQLite"]},
                                            {"id": "q1", "answer": None, "selected": ["Lint"]},
-                                           {"id": "q2", "answer": None, "selected": None}])
+                                           {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.assertTrue(askq.result_text(output).startswith("The user answered your questions."))
 
     @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
@@ -2640,7 +2640,7 @@ class AnswerFormTests(unittest.TestCase):
     """Every answer form of SPEC 7, each read the same way."""
 
     EXPECTED: ClassVar[List[AnswerItem]] = [
-        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2")]
+        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")]
 
     def test_each_form_gives_the_same_answers(self) -> None:
         forms = {
@@ -2663,7 +2663,7 @@ class AnswerFormTests(unittest.TestCase):
     def test_partial_keeps_only_what_was_answered_or_skipped(self) -> None:
         output = example_output()
         self.assertEqual(askq.collect_answers(output, {"q1": "Lint"}, partial=True), [AnswerItem("q1", None, ["Lint"])])
-        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2")])
+        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2", unanswered="skipped")])
         self.assertEqual(askq.collect_answers(output, {}, partial=True), [])
         with self.assertRaises(askq.AnswerError):
             askq.collect_answers(output, {"q1": "Lint"})
@@ -2696,6 +2696,93 @@ class AnswerFormTests(unittest.TestCase):
                                        partial=True)
         self.assertEqual(answers, [AnswerItem("q0", None, ["PostgreSQL"], True)])
         self.assertEqual(answers[0].to_dict(), {"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True})
+
+
+class AnswerStateTests(unittest.TestCase):
+    """What a person says of a question instead of answering it, and notes that never answer."""
+
+    def test_you_decide_and_discuss_meet_the_required_check(self) -> None:
+        answers = askq.collect_answers(mixed(), [
+            {"id": "name", "unanswered": "you_decide"}, AnswerItem("db", unanswered="discuss", note=" later "),
+            {"id": "checks", "selected": ["Lint"]},
+        ])
+        self.assertEqual(answers[:2], [AnswerItem("name", unanswered="you_decide"),
+                                       AnswerItem("db", note="later", unanswered="discuss")])
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
+        self.assertEqual(answers[1].to_dict(), {"id": "db", "answer": None, "selected": None, "note": "later",
+                                                "unanswered": "discuss"})
+
+    def test_a_skip_does_not_answer_a_required_question(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": {"unanswered": "skipped"}})
+        self.assertEqual((caught.exception.reason, caught.exception.question_id), ("required", "checks"))
+        kept = askq.collect_answers(mixed(), [AnswerItem("checks", unanswered="skipped")], partial=True)
+        self.assertEqual(kept, [AnswerItem("checks")])  # a required question is unanswered, never skipped
+
+    def test_a_note_alone_never_answers(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(mixed(), {"name": {"note": "ask Sam"}, "db": "SQLite", "checks": "Lint"})
+        self.assertEqual(caught.exception.reason, "required")
+        self.assertIn("a note alone does not answer it", str(caught.exception))
+        answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "Lint", "notes": {"note": "x"}})
+        self.assertEqual(answers[3], AnswerItem("notes", note="x", unanswered="skipped"))
+        partial = askq.collect_answers(mixed(), [AnswerItem("name", note="ask Sam"), AnswerItem("notes", note="x")], partial=True)
+        self.assertEqual(partial, [AnswerItem("name", note="ask Sam"), AnswerItem("notes", note="x")])
+
+    def test_refusals_of_states(self) -> None:
+        for entry, reason, fragment in (
+            ({"id": "name", "unanswered": "later"}, "malformed",
+             "'unanswered' must be one of \"skipped\", \"you_decide\", \"discuss\" or null, not \"later\""),
+            ({"id": "name", "unanswered": 3}, "malformed", "not a number"),
+            ({"id": "name", "answer": "n", "unanswered": "you_decide"}, "two_answers",
+             "has an answer and is also marked 'you_decide'; send one or the other"),
+        ):
+            with self.subTest(entry=entry), self.assertRaises(askq.AnswerError) as caught:
+                askq.collect_answers(mixed(), [entry], partial=True)
+            self.assertEqual((caught.exception.reason, caught.exception.question_id), (reason, "name"))
+            self.assertIn(fragment, str(caught.exception))
+
+    def test_claude_code_annotations_states_and_response(self) -> None:
+        out = mixed()
+        form = {"questions": [], "answers": {"Database?": "SQLite"}, "annotations": {
+            "Name?": {"notes": "call it askq"}, "Checks?": {"unanswered": "replied_in_chat"},
+            "Notes?": {"unanswered": "skipped", "notes": "none yet"}}}
+        self.assertEqual(askq.collect_answers(out, form), [
+            AnswerItem("name", "call it askq"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", unanswered="discuss"), AnswerItem("notes", note="none yet", unanswered="skipped")])
+        talk = {"questions": [], "answers": {"Database?": "SQLite"}, "response": "Let us talk first", "followUp": True}
+        self.assertEqual(askq.collect_answers(out, talk, partial=True), [
+            AnswerItem("name", note="Let us talk first", unanswered="discuss"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", unanswered="discuss"), AnswerItem("notes", unanswered="discuss")])
+
+    def test_lone_notes_in_harness_forms(self) -> None:
+        out = mixed()
+        base = {"db": "SQLite", "checks": "Lint"}
+        self.assertEqual(askq.collect_answers(out, {**base, "name": ["user_note: typed in Codex"]})[0],
+                         AnswerItem("name", "typed in Codex"))  # Codex's free text
+        self.assertEqual(askq.collect_answers(out, {**base, "name": "n", "notes": ["note: only a note"]})[3],
+                         AnswerItem("notes", note="only a note", unanswered="skipped"))  # OpenCode's note part
+        with self.assertRaises(askq.AnswerError):
+            askq.collect_answers(out, {**base, "name": ["note: only a note"]})
+
+    def test_vs_code_answers_by_header(self) -> None:
+        out = askq.ask({"questions": [
+            {"question": "Which database?", "header": "DB", "options": ["SQLite", "Postgres"]},
+            {"question": "Name?", "header": "Name"},
+            {"question": "Extras?", "header": "Extras", "required": False, "options": ["Docs", "CI"], "multiSelect": True}]})
+        form = {"answers": {"DB": {"selected": ["Postgres"], "freeText": None, "skipped": False},
+                            "Name": {"selected": [], "freeText": "askq", "skipped": False},
+                            "Extras": {"selected": [], "freeText": None, "skipped": True}}}
+        self.assertEqual(askq.collect_answers(out, form), [
+            AnswerItem("q0", None, ["Postgres"]), AnswerItem("q1", "askq"), AnswerItem("q2", unanswered="skipped")])
+        self.assertEqual(askq.collect_answers(out, {"q0": {"answer": "MySQL"}, "Name?": {"answer": "x"}})[:2],
+                         [AnswerItem("q0", "MySQL"), AnswerItem("q1", "x")])
+
+    def test_a_header_shared_by_two_questions_names_neither(self) -> None:
+        out = askq.ask({"questions": [{"question": "A?", "header": "Pick"}, {"question": "B?", "header": "Pick"}]})
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(out, {"Pick": "x"})
+        self.assertEqual(caught.exception.reason, "unknown_question")
 
 
 # ===========================================================================
@@ -2762,7 +2849,7 @@ class OutcomeTests(unittest.TestCase):
         self.assertEqual(askq.result_text(self.output("unavailable", [])), askq.unavailable_text())
         timed_out = askq.result_text(self.output("timed_out", []))
         self.assertTrue(timed_out.startswith("The user did not respond in time"))
-        self.assertIn("Do not assume any answers", timed_out)
+        self.assertIn("never treat silence as consent", timed_out)
 
     def test_assumed_answers_are_said_as_assumed(self) -> None:
         output = self.output("timed_out", [AnswerItem("q1", None, ["Lint"])])
@@ -2861,7 +2948,8 @@ class ResultTextTests(unittest.TestCase):
     def test_declined_and_unavailable(self) -> None:
         declined, unavailable = askq.declined_text(), askq.unavailable_text()
         self.assertIn("dismissed", declined)
-        self.assertIn("Do not assume", declined)
+        self.assertIn("Do not act on assumptions", declined)
+        self.assertIn("wait for the user's next message", declined)
         self.assertIn("Nobody was asked", unavailable)
         self.assertIn("assumptions", unavailable)
         for text in (declined, unavailable):
@@ -2887,6 +2975,50 @@ class ErrorTests(unittest.TestCase):
         with self.assertRaises(QuestionError) as caught:
             askq.ask(question(question='Say "hi"\nnow?', type="choice"))
         self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+
+
+class ResultStateTests(unittest.TestCase):
+    """The words for each state and each outcome, as the model reads them."""
+
+    def test_each_state_in_its_own_words(self) -> None:
+        out = mixed()
+        done = QuestionOutput(out.questions, [AnswerItem("name", unanswered="you_decide"),
+                                              AnswerItem("db", unanswered="discuss", note="cost?"),
+                                              AnswerItem("checks", None, ["Lint"]),
+                                              AnswerItem("notes", note="none yet", unanswered="skipped")], "answered")
+        lines = askq.result_text(done).splitlines()
+        self.assertTrue(lines[0].startswith("The user answered your questions."), lines[0])
+        self.assertEqual(lines[2], "   left to you: the user left this to you: choose, and say in your reply what you chose and why")
+        self.assertEqual(lines[4], "   to discuss: the user wants to discuss this before deciding: do not decide it yourself;"
+                                   " take it up with them in your reply")
+        self.assertEqual(lines[5], '   note: "cost?" (the user\'s note on this question)')
+        self.assertEqual(lines[9], "   skipped: the question was optional and the user gave no answer")
+        self.assertEqual(lines[10], '   note: "none yet" (the user\'s note on this question)')
+
+    def test_follow_up(self) -> None:
+        out = mixed()
+        some = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "follow_up"))
+        self.assertTrue(some.startswith("The user answered what is listed and asked for more questions before you go on."))
+        self.assertIn("unanswered: the user asked for more questions before answering this one", some)
+        self.assertTrue(some.endswith("before you go on; do not assume answers to the rest."), some)
+        none = askq.result_text(QuestionOutput(out.questions, [], "follow_up"))
+        self.assertTrue(none.startswith("The user asked for more questions before answering any of these."))
+        self.assertEqual(askq.Outcome("follow_up"), askq.Outcome.FOLLOW_UP)
+
+    def test_a_dismissal_waits_and_a_timeout_is_never_consent(self) -> None:
+        out = mixed()
+        declined = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "declined"))
+        self.assertTrue(declined.endswith("wait for the user's next message rather than going on."), declined)
+        timed = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "timed_out"))
+        self.assertIn("never treat silence as consent", timed)
+        self.assertIn("stop and ask again later", timed)
+
+    def test_a_note_on_an_unanswered_question_of_a_partial_outcome(self) -> None:
+        out = mixed()
+        text = askq.result_text(QuestionOutput(out.questions, [AnswerItem("name", note="ask Sam")], "declined"))
+        self.assertIn('1. "Name?"\n   unanswered: the user dismissed the questions before answering this one\n'
+                      '   note: "ask Sam" (the user\'s note on this question)', text)
+        self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
 
 
 # ===========================================================================
@@ -2954,6 +3086,105 @@ class HarnessAnswerTests(unittest.TestCase):
                         got = [a for a in read if a.answer is not None or a.selected]
                         self.assertEqual(got, self.expected(harness, output), form)
 
+    def states(self) -> List[QuestionOutput]:
+        out = askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+        first, second, third = (item.id for item in out.questions)
+        return [
+            QuestionOutput(out.questions, [AnswerItem(first, unanswered="you_decide"),
+                                           AnswerItem(second, unanswered="discuss", note="cost, first"),
+                                           AnswerItem(third, note="later", unanswered="skipped")], "answered"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"]), AnswerItem(second, note="more?")], "follow_up"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"])], "timed_out"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"]), AnswerItem(second, None, ["Lint"]),
+                                           AnswerItem(third, "x")], "unavailable"),
+        ]
+
+    def test_states_round_trip_where_the_form_can_say_them(self) -> None:
+        for output in self.states():
+            for harness in ("opencode", "gemini", "codex"):
+                with self.subTest(harness=harness, status=output.status):
+                    form = askq.harness_answers(output, harness)
+                    read = askq.collect_answers(output, form, partial=output.status != "answered")
+                    self.assertEqual(read, output.answers, form)
+
+    def test_opencode_rejects_only_a_dismissal_and_says_every_other_outcome(self) -> None:
+        answered, follow_up, timed_out, unavailable = self.states()
+        self.assertEqual(askq.harness_answers(answered, "opencode")["answers"], [
+            ["(left to you: choose, and say what you chose)"],
+            ["(the user wants to discuss this first)", "note: cost, first"], ["(skipped)", "note: later"]])
+        self.assertEqual(askq.harness_answers(timed_out, "opencode")["answers"], [
+            ["SQLite"], ["(no answer: the user did not respond in time)"], ["(no answer: the user did not respond in time)"]])
+        self.assertEqual(askq.harness_answers(follow_up, "opencode")["answers"][1:], [
+            ["(the user asked for more questions before deciding)", "note: more?"],
+            ["(the user asked for more questions before deciding)"]])
+        # every question answered, and still not a plain answer: the outcome goes on the last list
+        self.assertEqual(askq.harness_answers(unavailable, "opencode")["answers"][2], ["x", "(no answer: nobody could be asked)"])
+        declined = QuestionOutput(answered.questions, timed_out.answers, "declined")
+        self.assertEqual(askq.harness_answers(declined, "opencode"), {"reject": True, "message": askq.result_text(declined)})
+
+    def test_opencode_quotes_labels_that_would_run_together(self) -> None:
+        output = self.outcomes(HOSTILE_CALL)[0]
+        lists = askq.harness_answers(output, "opencode", HOSTILE_CALL)["answers"]
+        self.assertEqual(lists[1], ['"Lint, strict"', '"Docs \\"API\\""', 'and a "changelog" check'])
+        self.assertEqual(", ".join(lists[1]), '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')  # as its model reads it
+        self.assertEqual(lists[0][0], '"Postgres, 16 (Recommended)"')  # quoted alone too, as sent
+
+    def test_a_label_and_a_pick_with_typed_text_never_read_the_same(self) -> None:
+        out = askq.ask({"questions": [{"question": "Which checks?", "multiSelect": True,
+                                       "options": ['Lint, "strict"', "Lint", "Tests"]}]})
+        one = QuestionOutput(out.questions, [AnswerItem("q0", None, ['Lint, "strict"'])], "answered")
+        two = QuestionOutput(out.questions, [AnswerItem("q0", '"strict"', ["Lint"])], "answered")
+        for harness, shown in (("opencode", lambda form: ", ".join(form["answers"][0])),
+                               ("claude-code", lambda form: form["updatedInput"]["answers"]["Which checks?"]),
+                               ("gemini", lambda form: form["answers"]["0"])):
+            with self.subTest(harness=harness):
+                forms = [askq.harness_answers(output, harness) for output in (one, two)]
+                self.assertNotEqual(shown(forms[0]), shown(forms[1]))  # what the runtime shows its model
+                read = forms[0]["updatedInput"] if harness == "claude-code" else forms[0]
+                self.assertEqual(askq.collect_answers(out, read), one.answers)
+        # A joined string equal to a label names it (the one naming rule), so only a
+        # form that keeps parts apart gives the pick and its typed text back whole.
+        self.assertEqual(askq.collect_answers(out, askq.harness_answers(two, "opencode")), two.answers)
+
+    def test_codex_says_the_outcome_in_the_map_it_forwards(self) -> None:
+        answered, _, timed_out, _ = self.states()
+        form = askq.harness_answers(timed_out, "codex")["answers"]
+        self.assertEqual(form["q1"], {"answers": ["(no answer: the user did not respond in time)"]})
+        outcome = form["outcome"]["answers"]
+        self.assertTrue(outcome[0].startswith("The user answered some of your questions, then did not respond in time."))
+        self.assertEqual(outcome[1:3], ["q1: (no answer: the user did not respond in time)",
+                                        "q2: (no answer: the user did not respond in time)"])
+        self.assertIn("never treat silence as consent", outcome[3])
+        self.assertIn("outcome", askq.harness_answers(answered, "codex")["answers"])  # states are not a plain answer
+        plain = QuestionOutput(answered.questions, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", None, ["Lint"]),
+                                                    AnswerItem("q2", "x")], "answered")
+        self.assertEqual(set(askq.harness_answers(plain, "codex")["answers"]), {"q0", "q1", "q2"})
+
+    def test_codex_outcome_key_steps_aside_for_a_question_named_so(self) -> None:
+        out = askq.ask({"questions": [{"question": "A?", "id": "outcome"}, {"question": "B?", "id": "outcome_"}]})
+        done = QuestionOutput(out.questions, [AnswerItem("outcome", "x")], "declined")
+        form = askq.harness_answers(done, "codex")
+        self.assertEqual(set(form["answers"]), {"outcome", "outcome_", "outcome__"})
+        self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("outcome", "x")])
+
+    def test_claude_code_denies_states_and_says_a_follow_up_its_own_way(self) -> None:
+        answered, follow_up, timed_out, unavailable = self.states()
+        for output in (answered, follow_up, timed_out, unavailable):  # the follow-up carries a note on no answer
+            with self.subTest(status=output.status):
+                self.assertEqual(askq.harness_answers(output, "claude-code"),
+                                 {"behavior": "deny", "message": askq.result_text(output)})
+        output = QuestionOutput(follow_up.questions, follow_up.answers[:1], "follow_up")
+        form = askq.harness_answers(output, "claude-code")
+        self.assertEqual(form["behavior"], "allow")
+        self.assertEqual(form["updatedInput"]["answers"], {output.questions[0].question: "SQLite"})
+        self.assertIs(form["updatedInput"]["followUp"], True)
+        self.assertEqual(askq.collect_answers(output, form["updatedInput"], partial=True), output.answers)
+
+    def test_claude_code_dismissed_annotation_is_no_answer(self) -> None:
+        out = mixed()
+        form = {"answers": {"Database?": "SQLite"}, "annotations": {"Name?": {"unanswered": "dismissed"}}}
+        self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("db", None, ["SQLite"])])
+
     def test_claude_code_writes_texts_and_labels_as_sent(self) -> None:
         output = self.outcomes(HOSTILE_CALL)[0]
         form = askq.harness_answers(output, "claude-code", HOSTILE_CALL)
@@ -2961,7 +3192,7 @@ class HarnessAnswerTests(unittest.TestCase):
         updated = form["updatedInput"]
         self.assertIs(updated["questions"], HOSTILE_CALL["questions"])
         first = HOSTILE_CALL["questions"][0]["question"]
-        self.assertEqual(updated["answers"][first], "Postgres, 16 (Recommended)")  # as sent, suffix and all
+        self.assertEqual(updated["answers"][first], '"Postgres, 16 (Recommended)"')  # as sent, suffix and all, quoted
         self.assertEqual(updated["answers"]["Which checks?"], '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')
         self.assertEqual(updated["annotations"], {first: {"notes": "we run it, already"}, "Name?": {"notes": "for now"}})
 
@@ -2975,9 +3206,13 @@ class HarnessAnswerTests(unittest.TestCase):
         output = self.outcomes(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[2]  # declined after one answer
         self.assertEqual(askq.harness_answers(output, "opencode"), {"reject": True, "message": askq.result_text(output)})
         gemini = askq.harness_answers(output, "gemini")
-        self.assertEqual((gemini["answers"], gemini["status"]), ({"0": "PostgreSQL, note: we run it, already"}, "declined"))
+        dismissed = "(no answer: the user dismissed the questions)"
+        self.assertEqual((gemini["answers"], gemini["status"]),
+                         ({"0": "PostgreSQL, note: we run it, already", "1": dismissed, "2": dismissed}, "declined"))
         codex = askq.harness_answers(output, "codex")
-        self.assertEqual(codex["answers"], {"q0": {"answers": ["PostgreSQL", "user_note: we run it, already"]}})
+        self.assertEqual(codex["answers"]["q0"], {"answers": ["PostgreSQL", "user_note: we run it, already"]})
+        self.assertEqual(codex["answers"]["q1"], {"answers": [dismissed]})
+        self.assertEqual(codex["answers"]["outcome"]["answers"][1:2], [f"q1: {dismissed}"])
         self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "decline"})
         output.status = "timed_out"
         self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "cancel"})
@@ -3040,6 +3275,38 @@ class NoteTests(unittest.TestCase):
 
 
 class ElicitationTests(unittest.TestCase):
+    def test_every_text_of_a_form_is_shown_as_the_terminal_shows_it(self) -> None:
+        evil = "a\x1b[2Jb\x00c \u202eedoc\u202c\x07"
+        call = {"questions": [
+            {"question": f"Q1 {evil}", "header": f"H {evil}", "purpose": f"P {evil}",
+             "options": [{"label": f"One {evil}", "description": f"D {evil}"}, f"Two {evil} (Recommended)"]},
+            {"question": f"Q2 {evil}", "multiSelect": True, "options": [{"label": f"M {evil}", "description": f"E {evil}"}, "N"]},
+            {"question": f"Q3 {evil}", "required": False}]}
+        output = askq.ask(call)
+        unsafe = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+        for version in (None, "2025-06-18"):
+            with self.subTest(version=version):
+                form = askq.to_elicitation(output, protocol_version=version)
+                shown = [form["message"]]
+                for prop in form["requestedSchema"]["properties"].values():
+                    shown += [prop.get("title", ""), prop.get("description", ""), *prop.get("enumNames", ())]
+                    shown += [choice["title"] for choice in prop.get("oneOf", []) + prop.get("items", {}).get("anyOf", [])]
+                self.assertTrue(all(text for text in shown[:1]))
+                self.assertEqual([text for text in shown if unsafe.search(text)], [])
+                self.assertTrue(any("\\x1b[2Jb\\x00c \\u202eedoc\\u202c" in text for text in shown[1:]), shown)
+                q0 = form["requestedSchema"]["properties"]["q0"]
+                picked = (q0.get("enum") or [choice["const"] for choice in q0["oneOf"]])[1]
+                content: Dict[str, Any] = {"q0": picked, "q2": ""}
+                if version is None:
+                    content["q1"] = [choice["const"] for choice in form["requestedSchema"]["properties"]["q1"]["items"]["anyOf"]][:1]
+                else:
+                    content["q1_1"] = True
+                answers = askq.from_elicitation(output, {"action": "accept", "content": content})[1]
+                assert answers is not None
+                self.assertEqual(answers[0].selected, [output.questions[0].options[1].label])  # the values read back raw
+                self.assertIn("\x1b", answers[0].selected[0])
+        self.assertEqual(askq.to_elicitation(output, message="hi\x1b]0;x\x07")["message"], "hi\\x1b]0;x\\x07")
+
     def test_form_shape(self) -> None:
         form = askq.to_elicitation(elicitation_questions())
         self.assertEqual(list(form), ["mode", "message", "requestedSchema"])
@@ -3126,7 +3393,7 @@ class ElicitationTests(unittest.TestCase):
             "name": "n", "db": "SQLite", "checks_1": True, "checks_2": False, "checks_other": "docs", "notes": ""}})
         self.assertEqual(action, "accept")
         self.assertEqual(answers, [AnswerItem("name", "n"), AnswerItem("db", None, ["SQLite"]),
-                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes"), AnswerItem("name.other")])
+                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes", unanswered="skipped"), AnswerItem("name.other", unanswered="skipped")])
 
     def test_keys_as_typed_clients_send_them(self) -> None:
         output = askq.ask({"questions": [{"question": "DB?", "id": "db-choice", "options": ["A", "B"]},
@@ -3135,10 +3402,10 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(list(props), ["db-choice", "db_choice_other", "why.now"])
         for content, expected in (
             ({"db_choice": "A", "db_choice_other": None, "why_now": None},
-             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now")]),
+             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now", unanswered="skipped")]),
             ({"db-choice": askq.CUSTOM_RESPONSE_LABEL, "db_choice_other": "C", "why_now": "because"},
              [AnswerItem("db-choice", "C"), AnswerItem("why.now", "because")]),
-            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now")]),
+            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now", unanswered="skipped")]),
         ):
             with self.subTest(content=content):
                 self.assertEqual(askq.from_elicitation(output, {"action": "accept", "content": content})[1], expected)
@@ -3163,7 +3430,7 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(action, "accept")
         self.assertEqual(answers, [
             AnswerItem("name", "askq"), AnswerItem("db", None, ["SQLite"]),
-            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes"), AnswerItem("name.other", None, ["Red"]),
+            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes", unanswered="skipped"), AnswerItem("name.other", None, ["Red"]),
         ])
 
     def test_round_trip_typed_text(self) -> None:
@@ -3293,7 +3560,7 @@ class PromptTests(unittest.TestCase):
         self.assertIn("  4. Personalize your response", screen)
         self.assertIn("Press Enter to skip", screen)
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["PostgreSQL"]),
-                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")])
+                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")])
 
     def test_returns_a_new_output(self) -> None:
         questions = example_output()
@@ -3367,7 +3634,7 @@ class PromptTests(unittest.TestCase):
         output, screen = drive(mixed(), "\n\nn\n1\n1\n\n")
         self.assertEqual(screen.count("This question needs an answer."), 2)
         self.assertEqual(output.answers[0].answer, "n")
-        self.assertEqual(output.answers[3], AnswerItem("notes"))
+        self.assertEqual(output.answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_blank_custom_text_on_required_asks_again(self) -> None:
         output, screen = drive(mixed(), "n\n3\n\n2\n1\n\n")
@@ -3502,7 +3769,7 @@ class DialogKeyTests(unittest.TestCase):
     def test_single_choice_with_arrows(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + "13" + ENTER + ENTER + ENTER)
         self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["SQLite"]),
-                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")]))
+                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")]))
 
     def test_multi_choice_toggles(self) -> None:
         state = dialog(example_output(), "1" + " " + DOWN + " " + DOWN + " " + UP + " " + ENTER + TAB + ENTER)
@@ -4231,7 +4498,7 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(data["status"], "answered")
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
                                            {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-                                           {"id": "q2", "answer": None, "selected": None}])
+                                           {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.wait_for(b"askq: Answered")  # the summary left in the scrollback
         self.assertNotIn(b"\x1b[?1049h", self.screen)  # never the alternate screen
 
@@ -4745,7 +5012,7 @@ class WebPageTests(unittest.TestCase):
         output = self.outcome()
         self.assertEqual(output.status, "answered")
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "and docs", ["Lint"]),
-                                          AnswerItem("q2", "billing"), AnswerItem("q3")])
+                                          AnswerItem("q2", "billing"), AnswerItem("q3", unanswered="skipped")])
 
     def test_text_in_the_custom_field_counts_when_nothing_else_is_picked(self) -> None:
         self.start()
@@ -5070,7 +5337,7 @@ class McpServerTests(unittest.TestCase):
         reply = self.receive()
         self.assertEqual(reply["result"]["structuredContent"]["answers"], [
             {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-            {"id": "q2", "answer": None, "selected": None}])
+            {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.end()
 
     def test_the_log_says_what_calls_will_get(self) -> None:
@@ -5209,6 +5476,8 @@ class McpServerTests(unittest.TestCase):
         first = self.request(3, "tools/call", params)["result"]
         self.assertEqual(first["resultType"], "input_required")
         self.assertEqual(first["inputRequests"], askq.input_request(askq.ask(self.CALL)))
+        self.assertIsInstance(first["requestState"], str)
+        params["requestState"] = first["requestState"]  # echoed, as the protocol asks of a retry
         retried = self.request(4, "tools/call", {**params, "inputResponses": {"ask_questions": {
             "action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})["result"]
         self.assertEqual((retried["resultType"], retried["isError"]), ("complete", False))
@@ -5217,6 +5486,9 @@ class McpServerTests(unittest.TestCase):
         self.assertEqual(declined["result"]["content"][0]["text"], askq.declined_text())
         without = self.request(6, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(False)})
         self.assertEqual(without["result"]["content"][0]["text"], askq.unavailable_text())
+        forged = self.request(7, "tools/call", {**params, "requestState": "e30." + "0" * 64,
+                                                "inputResponses": {"ask_questions": {"action": "decline"}}})
+        self.assertEqual(forged["error"]["code"], -32602)  # a state this server never issued
         self.end()
 
     def test_an_unsupported_version_in_the_envelope(self) -> None:
@@ -5248,6 +5520,338 @@ class McpServerTests(unittest.TestCase):
         asked = self.request(4, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)})
         self.assertEqual(schema_errors(asked["result"], new["InputRequiredResult"], new), [])
         self.end()
+
+
+class McpHttpClient:
+    """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
+
+    def __init__(self, port: int, token: Optional[str] = None) -> None:
+        self.port, self.token = port, token
+        self.session: Optional[str] = None
+
+    def headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        headers.update(extra or {})
+        return headers
+
+    def open(self, method: str, body: Any = None, headers: Optional[Dict[str, str]] = None) -> Any:
+        import http.client
+
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        connection.request(method, "/mcp", data, self.headers(headers))
+        return connection.getresponse()
+
+    def post(self, body: Any, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Any, Any]:
+        """A POST answered at once: its status, headers and JSON body (None when empty)."""
+        response = self.open("POST", body, headers)
+        data = response.read()
+        return response.status, response.headers, json.loads(data) if data.strip().startswith((b"{", b"[")) else data
+
+    def initialize(self, version: str = "2025-11-25", elicitation: bool = True) -> Dict[str, Any]:
+        status, headers, reply = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {"elicitation": {}} if elicitation else {},
+            "clientInfo": {"name": "plain", "version": "1"}}})
+        assert status == 200, (status, reply)
+        self.session = headers["Mcp-Session-Id"]
+        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})[0] == 202
+        return dict(reply)
+
+
+def next_event(response: Any) -> Optional[Dict[str, Any]]:
+    """The next message of an event stream, or None at its end; comments are skipped."""
+    data: List[bytes] = []
+    while True:
+        line = response.readline()
+        if not line:
+            return None
+        if line in (b"\n", b"\r\n") and data:
+            return dict(json.loads(b"".join(data)))
+        if line.startswith(b"data:"):
+            data.append(line[5:].strip())
+
+
+def call_message(call_id: Any, arguments: Any, **params: Any) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+            "params": {"name": "ask_questions", "arguments": arguments, **params}}
+
+
+def stateless_meta(elicitation: bool = True) -> Dict[str, Any]:
+    return {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads or sockets to serve HTTP")
+class McpHttpTests(unittest.TestCase):
+    """serve --http: MCP's Streamable HTTP transport at /mcp, on the page's HTTP core."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+
+    def serve(self, token: Optional[str] = None, key: Optional[bytes] = None, web: bool = False) -> McpHttpClient:
+        self.logged: List[str] = []
+        pages = askq._ServedPages("") if web else None
+        options = None if pages is None else askq._ServedWebOptions(pages, None)
+        mcp = askq._McpHttp(self.logged.append, options, token, askq._RequestSeal(key))
+        server = askq._HttpServer(askq._HttpCore(mcp, *([pages] if pages else [])), "127.0.0.1", 0)
+        if pages is not None:
+            pages.base = f"http://127.0.0.1:{server.port}"
+        self.addCleanup(mcp.close)
+        self.addCleanup(server.stop)
+        return McpHttpClient(server.port, token)
+
+    def test_sessions(self) -> None:
+        client = self.serve()
+        reply = client.initialize()
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})[2],
+                         {"jsonrpc": "2.0", "id": 1, "result": {}})
+        session = client.session
+        client.session = None
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})[0], 400)  # no session named
+        client.session = "not-a-session"
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 3, "method": "ping"})[0], 404)
+        self.assertEqual(client.post(b"not json")[0], 404)  # the session is looked up before the body is read
+        client.session = session
+        self.assertEqual(client.open("DELETE").status, 204)
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 4, "method": "ping"})[0], 404)  # it has ended
+        self.assertEqual(client.open("DELETE").status, 404)
+        client.session = None
+        self.assertEqual(client.open("DELETE").status, 400)
+        other = McpHttpClient(client.port)
+        other.initialize()
+        self.assertNotEqual(other.session, session)
+
+    def test_get_is_405_and_notifications_and_responses_are_202(self) -> None:
+        client = self.serve()
+        client.initialize()
+        self.assertEqual(client.open("GET").status, 405)
+        for message in ({"jsonrpc": "2.0", "method": "notifications/unknown"},
+                        {"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}):
+            status, _, body = client.post(message)
+            self.assertEqual((status, body), (202, b""))
+
+    def test_a_call_answered_through_the_form_on_an_event_stream(self) -> None:
+        answers = (({"result": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "billing"}}},
+                    'picked: "SQLite"'), ({"result": {"action": "decline"}}, askq.declined_text()),
+                   ({"result": {"action": "cancel"}}, askq.declined_text()),
+                   ({"error": {"code": -32603, "message": "no UI"}}, '(it said "no UI")'))
+        client = self.serve()
+        client.initialize()
+        for call_id, (answer, words) in enumerate(answers, 1):
+            with self.subTest(answer=answer):
+                stream = client.open("POST", call_message(call_id, self.CALL))
+                self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+                elicit = next_event(stream)
+                assert elicit is not None
+                self.assertEqual(elicit["params"], askq.to_elicitation(askq.ask(self.CALL)))
+                status, _, body = client.post({"jsonrpc": "2.0", "id": elicit["id"], **answer})
+                self.assertEqual((status, body), (202, b""))
+                reply = next_event(stream)
+                assert reply is not None
+                self.assertEqual(reply["id"], call_id)
+                self.assertIn(words, reply["result"]["content"][0]["text"])
+                self.assertIn("structuredContent", reply["result"])
+                self.assertIsNone(next_event(stream))  # the stream ends with the answer
+
+    def test_a_cancelled_call_ends_its_stream_without_an_answer(self) -> None:
+        client = self.serve()
+        client.initialize()
+        stream = client.open("POST", call_message("c", self.CALL))
+        elicit = next_event(stream)
+        assert elicit is not None
+        self.assertEqual(client.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                      "params": {"requestId": "c"}})[0], 202)
+        self.assertEqual(next_event(stream), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
+        self.assertIsNone(next_event(stream))
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})[0], 202)
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})[2]["id"], 9)
+
+    def test_calls_that_need_no_form_are_answered_as_json(self) -> None:
+        client = self.serve()
+        client.initialize(elicitation=False)
+        status, headers, reply = client.post(call_message(1, self.CALL))
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        self.assertEqual(reply["result"]["content"][0]["text"], askq.unavailable_text())
+        status, _, reply = client.post(call_message(2, {"questions": []}))
+        self.assertIs(reply["result"]["isError"], True)
+
+    def test_a_second_request_with_a_waiting_id_is_refused(self) -> None:
+        client = self.serve()
+        client.initialize()
+        stream = client.open("POST", call_message(5, self.CALL))
+        self.assertIsNotNone(next_event(stream))
+        status, _, reply = client.post({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        self.assertEqual((status, reply["error"]["code"]), (400, -32600))
+        stream.close()
+
+    def test_batches_under_2025_03_26_only(self) -> None:
+        pings = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/x"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        client = self.serve()
+        client.initialize("2025-03-26")
+        status, _, reply = client.post(pings)
+        self.assertEqual((status, [message["id"] for message in reply]), (200, [1, 2]))
+        self.assertEqual(client.post([])[2]["error"]["code"], -32600)
+        for version in ("2025-06-18", "2025-11-25"):
+            with self.subTest(version=version):
+                client = McpHttpClient(client.port)
+                client.initialize(version)
+                status, _, reply = client.post(pings)
+                self.assertEqual((status, reply["error"]["code"], reply["id"]), (400, -32600, None))
+        client.session = None
+        self.assertEqual(client.post([{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}])[0], 400)
+
+    def test_the_protocol_version_header(self) -> None:
+        client = self.serve()
+        client.initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        self.assertEqual(client.post(ping, {"MCP-Protocol-Version": "2025-11-25"})[0], 200)
+        for version in ("2099-01-01", "", "2025-11-25 "):
+            with self.subTest(version=version):
+                status, _, body = client.post(ping, {"MCP-Protocol-Version": version})
+                self.assertEqual(status, 400)
+                self.assertIn(b"not one of the versions askq speaks", body)
+
+    def test_foreign_origins_are_403(self) -> None:
+        client = self.serve()
+        client.initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for origin in ("http://evil.example", "null", f"http://127.0.0.1:{client.port + 1}", f"http://localhost:{client.port}"):
+            with self.subTest(origin=origin):
+                self.assertEqual(client.post(ping, {"Origin": origin})[0], 403)
+        self.assertEqual(client.post(ping, {"Origin": f"http://127.0.0.1:{client.port}"})[0], 200)
+
+    def test_a_token_is_required_when_given(self) -> None:
+        client = self.serve(token="right-token")
+        client.initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for given in ("Bearer wrong-token", "", "Basic right-token", "Bearer right-token2", "Bearer \u00e9"):
+            with self.subTest(given=given):
+                response = client.open("POST", ping, {"Authorization": given})
+                self.assertEqual((response.status, response.headers["WWW-Authenticate"]), (401, "Bearer"))
+        self.assertEqual(client.post(ping, {"Authorization": "bearer right-token"})[0], 200)
+        response = McpHttpClient(client.port).open("POST", ping)  # no header at all
+        self.assertEqual(response.status, 401)
+
+    def test_bad_bodies_are_refused_without_a_traceback(self) -> None:
+        client = self.serve()
+        client.initialize()
+        for body, code in ((b"not json", -32700), (b"[" * 200, -32700), (b"\xff\xfe", -32700), (b"5", -32600),
+                           (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600)):
+            with self.subTest(body=body):
+                status, _, reply = client.post(body)
+                self.assertEqual((status, reply["error"]["code"], reply["id"]), (400, code, None))
+        response = client.open("POST", b"x" * (askq.MAX_PAYLOAD_BYTES + 1))
+        self.assertEqual(response.status, 413)
+        self.assertEqual(self.logged, ["client plain speaks 2025-11-25 and draws forms: calls ask the person there"])
+
+    def test_stateless_requests_keep_nothing_and_carry_a_signed_state(self) -> None:
+        key = b"shared key"
+        first, second = self.serve(key=key), self.serve(key=key)
+        status, headers, reply = first.post({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": stateless_meta()})
+        self.assertEqual((status, "Mcp-Session-Id" in headers), (200, False))
+        self.assertIn("2026-07-28", reply["result"]["supportedVersions"])
+        asked = first.post(call_message(2, self.CALL, **stateless_meta()))[2]["result"]
+        self.assertEqual(asked["resultType"], "input_required")
+        state = asked["requestState"]
+        answers = {"ask_questions": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "x"}}}
+        retried = second.post(call_message(3, self.CALL, inputResponses=answers, requestState=state, **stateless_meta()))
+        self.assertIn('picked: "SQLite"', retried[2]["result"]["content"][0]["text"])
+        body, _, signature = state.partition(".")
+        other_call = {"questions": ["Something else?"]}
+        for bad, arguments in ((None, self.CALL), ("forged.0000", self.CALL), (body + "." + signature[::-1], self.CALL),
+                               (body[:-2] + "AA." + signature, self.CALL), (state, other_call), (5, self.CALL)):
+            with self.subTest(state=bad, arguments=arguments):
+                extra = {} if bad is None else {"requestState": bad}
+                status, _, reply = second.post(call_message(4, arguments, inputResponses=answers, **extra, **stateless_meta()))
+                self.assertEqual((status, reply["error"]["code"]), (200, -32602))
+                self.assertIn("'requestState'", reply["error"]["message"])
+        stranger = self.serve(key=b"another key")
+        reply = stranger.post(call_message(5, self.CALL, inputResponses=answers, requestState=state, **stateless_meta()))[2]
+        self.assertEqual(reply["error"]["code"], -32602)
+
+    def test_web_pages_are_served_beside_mcp(self) -> None:
+        client = self.serve(web=True)
+        client.initialize(elicitation=False)
+        client.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
+        with mock.patch.object(askq, "_open_browser", return_value=False):
+            stream = client.open("POST", call_message(2, {"questions": ["Name?"]}))
+            log = next_event(stream)
+        assert log is not None
+        url = log["params"]["data"].rpartition(" ")[2]
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{client.port}/?token="), url)
+        token = url.partition("token=")[2]
+        import http.client
+
+        page = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        page.request("GET", "/questions", headers={"Authorization": "Bearer wrong"})
+        self.assertEqual(page.getresponse().status, 403)
+        page = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        page.request("POST", "/answers", b'{"q0": "Ada"}', {"Authorization": f"Bearer {token}"})
+        self.assertEqual(page.getresponse().status, 200)
+        reply = next_event(stream)
+        assert reply is not None
+        self.assertEqual((reply["id"], reply["result"]["structuredContent"]["answers"][0]["answer"]), (2, "Ada"))
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+class McpHttpCommandTests(unittest.TestCase):
+    """python askq.py serve --http as a process: its log, its token, replicas that share a key."""
+
+    def start(self, *args: str, env: Optional[Dict[str, str]] = None) -> Tuple[Any, int, List[str]]:
+        process = spawn_askq(self, "serve", "--http", "--port", "0", *args, stderr=subprocess.PIPE,
+                             env=dict(os.environ, **(env or {})))
+        lines = [process.stderr.readline().decode()]
+        port = int(re.search(r":(\d+)/mcp", lines[0]).group(1))  # type: ignore[union-attr]
+        return process, port, lines
+
+    def test_a_token_is_made_off_loopback(self) -> None:
+        _, port, lines = self.start("--host", "0.0.0.0")
+        token = re.search(r"Bearer ([\w-]+)'", lines[0])
+        assert token is not None, lines
+        client = McpHttpClient(port)
+        self.assertEqual(client.open("POST", {"jsonrpc": "2.0", "id": 1, "method": "ping"}).status, 401)
+        client.token = token.group(1)
+        self.assertEqual(client.initialize()["result"]["protocolVersion"], "2025-11-25")
+
+    def test_loopback_needs_no_token_unless_given(self) -> None:
+        _, port, lines = self.start()
+        self.assertIn("(this machine only)", lines[0])
+        McpHttpClient(port).initialize()
+        _, port, lines = self.start("--token", "t0ken")
+        self.assertEqual(McpHttpClient(port).open("POST", {}).status, 401)
+        McpHttpClient(port, "t0ken").initialize()
+
+    def test_two_replicas_with_one_key_answer_each_others_retries(self) -> None:
+        call = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+        answers = {"ask_questions": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "x"}}}
+        replicas = [McpHttpClient(self.start("--state-key", "k1")[1]),
+                    McpHttpClient(self.start(env={"ASKQ_STATE_KEY": "k1"})[1])]
+        for turn in range(4):  # each call asked by one, its retry answered by the other
+            asker, answerer = replicas[turn % 2], replicas[1 - turn % 2]
+            asked = asker.post(call_message(turn, call, **stateless_meta()))[2]["result"]
+            retry = call_message(turn, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta())
+            reply = answerer.post(retry)[2]
+            self.assertIn('picked: "SQLite"', reply["result"]["content"][0]["text"], reply)
+            altered = dict(retry, params=dict(retry["params"], requestState=asked["requestState"] + "0"))
+            self.assertEqual(answerer.post(altered)[2]["error"]["code"], -32602)
+        stranger = McpHttpClient(self.start("--state-key", "k2")[1])
+        asked = replicas[0].post(call_message(9, call, **stateless_meta()))[2]["result"]
+        reply = stranger.post(call_message(9, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta()))
+        self.assertEqual(reply[2]["error"]["code"], -32602)
+
+    def test_a_port_in_use_is_one_line(self) -> None:
+        _, port, _ = self.start()
+        process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--http", "--port", str(port)],
+                                 capture_output=True, text=True, timeout=30, check=False)
+        self.assertEqual(process.returncode, 2)
+        self.assertEqual(process.stderr.strip().count("\n"), 0, process.stderr)
+        self.assertIn("the port is in use", process.stderr)
 
 
 # ===========================================================================
@@ -5743,14 +6347,19 @@ class SoakScriptTests(unittest.TestCase):
     """The servers under mixed and hostile input: a few hundred lines and a few dozen requests here,
     thousands with the scripts run by hand (python tools/soak_mcp.py, python tools/soak_web.py)."""
 
-    def run_script(self, name: str) -> str:
-        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick"], capture_output=True,
+    def run_script(self, name: str, *args: str) -> str:
+        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick", *args], capture_output=True,
                                  text=True, timeout=300, check=False)
         self.assertEqual(process.returncode, 0, process.stdout[-3000:] + process.stderr[-2000:])
         return process.stdout
 
     def test_mcp_server(self) -> None:
         self.assertIn("violations: 0", self.run_script("soak_mcp.py"))
+
+    def test_mcp_server_over_http(self) -> None:
+        report = self.run_script("soak_mcp.py", "--http")
+        self.assertIn("violations: 0", report)
+        self.assertIn("hostile: foreign origin", report)
 
     def test_web_page(self) -> None:
         self.assertIn("soak_web: PASSED", self.run_script("soak_web.py"))
@@ -5886,6 +6495,120 @@ class McpBefore2SdkTests(unittest.TestCase):
     def test_a_declined_form(self) -> None:
         result = self.run_client(accept=False)[2]
         self.assertEqual(result.content[0].text, askq.declined_text())
+
+
+def serve_http(test: unittest.TestCase) -> str:
+    """python askq.py serve --http with a token, for a test; the URL of its /mcp."""
+    process = spawn_askq(test, "serve", "--http", "--port", "0", "--token", "sdk-token", stderr=subprocess.PIPE)
+    found = re.search(rb"(http://\S+/mcp)", process.stderr.readline())
+    assert found is not None, "serve --http said nowhere it listens"
+    return found.group(1).decode()
+
+
+HTTP_FORM_ANSWERS = {
+    "accept": ({"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB",
+                                                "q1": ["Lint", "Unit tests"], "q2": "billing"}}, '   typed: "MariaDB"'),
+    "decline": ({"action": "decline"}, askq.declined_text()),
+    "cancel": ({"action": "cancel"}, askq.declined_text()),
+}
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
+                     "the mcp SDK 2 is not installed (CI installs it in a venv)")
+class McpSdkHttpTests(unittest.TestCase):
+    """The mcp SDK's streamable HTTP client against python askq.py serve --http, in both eras."""
+
+    def run_client(self, url: str, mode: str, answer: Any) -> Any:
+        import asyncio
+
+        import httpx2
+        import mcp_types
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        asked: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            if answer is None:  # the form failed in the client
+                return mcp_types.ErrorData(code=-32603, message="the form could not be drawn")
+            return mcp_types.ElicitResult(**answer)
+
+        async def session() -> Any:
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer sdk-token"})
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode=mode, elicitation_callback=elicitation_callback) as client:
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return tools, result, client.session.protocol_version
+
+        tools, result, version = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
+        self.assertEqual(len(asked), 1)
+        self.assertEqual(asked[0].message, askq.to_elicitation(example_output())["message"])
+        return result, version
+
+    def test_calls_answered_through_the_form(self) -> None:
+        url = serve_http(self)
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            for action, (answer, words) in HTTP_FORM_ANSWERS.items():
+                with self.subTest(mode=mode, action=action):
+                    result, version = self.run_client(url, mode, answer)
+                    self.assertEqual(version, era)
+                    self.assertFalse(result.is_error)
+                    self.assertIn(words, result.content[0].text)
+                    self.assertIn(result.structured_content["status"], ("answered", "declined"))
+
+    def test_a_failed_form(self) -> None:
+        result, version = self.run_client(serve_http(self), "legacy", None)
+        self.assertEqual(version, "2025-11-25")
+        self.assertIn('could not complete the form with your questions (it said "the form could not be drawn")',
+                      result.content[0].text)
+        self.assertEqual(result.structured_content["status"], "unavailable")
+
+
+@unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),
+                     "the mcp SDK before 2.0 is not installed (CI installs it in a second venv)")
+class McpBefore2SdkHttpTests(unittest.TestCase):
+    """The mcp SDK 1.12's streamable HTTP client (2025-06-18) against python askq.py serve --http."""
+
+    def run_client(self, url: str, answer: Any) -> Any:
+        import asyncio
+
+        from mcp import ClientSession, types
+        from mcp.client.streamable_http import streamablehttp_client
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            if answer is None:
+                return types.ErrorData(code=-32603, message="the form could not be drawn")
+            if answer["action"] != "accept":
+                return types.ElicitResult(**answer)
+            return types.ElicitResult(**legacy_answer(params.model_dump(by_alias=True), True))
+
+        async def session() -> Any:
+            headers = {"Authorization": "Bearer sdk-token"}
+            async with streamablehttp_client(url, headers=headers) as (read, write, _), \
+                    ClientSession(read, write, elicitation_callback=elicitation_callback) as client:
+                started = await client.initialize()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return started.protocolVersion, result
+
+        return asyncio.run(session())
+
+    def test_calls_answered_through_the_form(self) -> None:
+        url = serve_http(self)
+        for action, (answer, words) in HTTP_FORM_ANSWERS.items():
+            with self.subTest(action=action):
+                version, result = self.run_client(url, answer)
+                self.assertEqual(version, "2025-06-18")
+                self.assertFalse(result.isError)
+                if action == "accept":
+                    self.assertIn('   picked: "Unit tests", "Lint"', result.content[0].text)
+                else:
+                    self.assertEqual(result.content[0].text, words)
+        version, result = self.run_client(url, None)
+        self.assertIn("could not complete the form with your questions", result.content[0].text)
+        self.assertEqual(result.structuredContent["status"], "unavailable")
 
 
 @unittest.skipUnless(CAN_SPAWN and importable("fastmcp"), "fastmcp is not installed (CI installs it in a venv)")
