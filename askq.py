@@ -4348,7 +4348,7 @@ _LINE_NOTE = "note:"
 def _no_answer(item: QuestionItem) -> AnswerItem:
     if item.required:
         raise _Retry(_NEEDS_ANSWER)
-    return AnswerItem(item.id)
+    return AnswerItem(item.id, unanswered=_SKIPPED)
 
 
 class _LineReader:
@@ -4579,8 +4579,9 @@ class _Dialog:
         note = entry.note.strip() or None
         if typed is not None or picked:
             return AnswerItem(item.id, typed, picked or None, note=note)
-        # A skip keeps its note; a note alone is kept too, and answers nothing.
-        return AnswerItem(item.id, note=note) if entry.skipped or note else None
+        if entry.skipped:  # a skip keeps its note
+            return AnswerItem(item.id, note=note, unanswered=_SKIPPED)
+        return AnswerItem(item.id, note=note) if note else None  # a note alone answers nothing
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4593,7 +4594,7 @@ class _Dialog:
         for index, item in enumerate(self.items):
             answer = self.answer(index)
             if answer is None and self.status is Outcome.ANSWERED:
-                answer = AnswerItem(item.id)
+                answer = AnswerItem(item.id, unanswered=_SKIPPED)
             if answer is not None:
                 answers.append(answer)
         return answers

@@ -3694,10 +3694,15 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(asked("n\nnote: ask the team\n"),
                          ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
         self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
-        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1], AnswerItem("notes", note="later"))  # a skip
+        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1],
+                         AnswerItem("notes", note="later", unanswered="skipped"))  # a skip keeps it
         self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
         answers = asked("note: x\nme\n")[1]
         self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
+        output, _ = drive(mixed(), "n\nnote: ask the team\n")  # and so it comes out of prompt()
+        self.assertEqual((output.status, output.answers),
+                         ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
+        self.assertIn('"ask the team"', askq.result_text(output))
 
     def test_no_stdin_at_all_is_unavailable(self) -> None:
         with mock.patch.object(sys, "stdin", None):
@@ -3892,15 +3897,15 @@ class DialogKeyTests(unittest.TestCase):
 
     def test_a_note_is_never_lost_and_never_answers(self) -> None:
         skipped = dialog(example_output(), "11" + ENTER + "\x0e" + "later" + ENTER + ENTER)  # Name skipped, with a note
-        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later"))
+        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later", unanswered="skipped"))
         plain = askq._Style(False, False)
         review = askq._Painter(80, plain).paint(skipped).lines
         self.assertIn('   Name: skipped; note: "later"', review)
         skipped.feed([("enter", "")])
-        self.assertEqual(skipped.outcome()[1][2], AnswerItem("q2", note="later"))
+        self.assertEqual(outcome(skipped)[1][2], AnswerItem("q2", note="later", unanswered="skipped"))
         self.assertIn('  Name: (skipped); note: "later"', skipped.summary(80))
         alone = dialog(example_output(), "\x0e" + "ask ops" + ENTER + ESC)  # dismissed with a note only
-        self.assertEqual(alone.outcome(), ("declined", [AnswerItem("q0", note="ask ops")]))
+        self.assertEqual(outcome(alone), ("declined", [AnswerItem("q0", note="ask ops")]))
         self.assertIn('  Database: (not answered); note: "ask ops"', alone.summary(80))
         required = dialog(example_output(), "\x0e" + "ask ops" + ENTER + TAB + TAB + TAB)
         self.assertIn(' ! Database: needs an answer; note: "ask ops"', askq._Painter(80, plain).paint(required).lines)
@@ -4098,7 +4103,7 @@ class DialogLongListTests(unittest.TestCase):
         self.assertIn("Tab skip", plain.hints(askq._Dialog(optional.questions)))
         self.assertIn("Tab next", plain.hints(askq._Dialog(example_output().questions)))
         state = dialog(optional, TAB)
-        self.assertEqual(state.answer(0), AnswerItem("q0"))  # skipped, as the hint said
+        self.assertEqual(state.answer(0), AnswerItem("q0", unanswered="skipped"))  # as the hint said
         name = dialog(example_output(), "11" + ENTER)
         self.assertIn("Enter skip", plain.hints(name))
         self.assertIn("Enter confirm", plain.hints(dialog(example_output(), "11" + ENTER + "x")))
