@@ -3541,6 +3541,25 @@ class PromptTests(unittest.TestCase):
                                      input=b"caf\xe9 ok\n", capture_output=True, check=False, timeout=30)
             self.assertEqual(json.loads(process.stdout.decode("utf-8"))["answers"][0]["answer"], "caf\ufffd ok")
 
+    def test_every_line_is_wrapped_to_the_terminals_width(self) -> None:
+        class Terminal(io.StringIO):
+            def fileno(self) -> int:
+                return 2
+
+        for columns, width in ((40, 40), (20, 20), (5, 20), (0, 80)):
+            with self.subTest(columns=columns), \
+                    mock.patch.object(askq.os, "get_terminal_size", return_value=os.terminal_size((columns, 24))):
+                screen = Terminal()
+                askq.prompt(example_output(), stdin=io.StringIO("9\nnote: a note that is long enough to wrap\n2\n1\n\n"),
+                            stdout=screen)
+                lines = screen.getvalue().replace("> ", "\n").splitlines()
+                self.assertTrue(all(len(line) <= width for line in lines), [ln for ln in lines if len(ln) > width])
+                text = " ".join(line.strip() for line in lines)
+                for words in ("There is no row 9", "Noted. Now your answer.", "PostgreSQL (Recommended)"):
+                    self.assertIn(words, text)
+        _, screen = drive(example_output(), "1\n1\n\n")  # no terminal: 80
+        self.assertTrue(all(len(line) <= 80 for line in screen.splitlines()))
+
     def test_a_line_longer_than_max_text_is_refused_and_asked_again(self) -> None:
         long = "x" * (askq.MAX_TEXT + 1)
         output, screen = drive(askq.ask({"questions": ["Name?"]}), long + "\nshort\n")
