@@ -1117,10 +1117,10 @@ def run_everything(keys: List[str], where: str, no_isolate: bool) -> List[Dict[s
             ready.append(key)
         except Unavailable as err:
             reports.append({"runtime": key, "name": runtime.name, "version": "", "skipped": str(err), "runs": []})
-    prefix = None if no_isolate else isolation()
-    print("network for the runtimes: " + ("loopback only (a network namespace of their own)" if prefix else
-          "not isolated (no network namespace here): each runtime is configured to the stand-in only"))
     if ready:
+        prefix = None if no_isolate else isolation()
+        print("network for the runtimes: " + ("loopback only (a network namespace of their own)" if prefix else
+              "not isolated (no network namespace here): each runtime is configured to the stand-in only"))
         out = os.path.join(where, "reports.json")
         command = (prefix or []) + [sys.executable, os.path.abspath(__file__), "--run", where, "--only", ",".join(ready),
                                     "--report", out]
