@@ -263,6 +263,7 @@ class Outcome(str, enum.Enum):
     DECLINED = "declined"
     TIMED_OUT = "timed_out"
     UNAVAILABLE = "unavailable"
+    FOLLOW_UP = "follow_up"  # the person asked for more questions before the assistant goes on
 
 
 
@@ -395,8 +396,11 @@ class AnswerItem(_Record):
     """The user's answer to the question with this ``id``.
 
     ``answer`` is text the user typed, ``selected`` the option labels they
-    picked; both None means the question was skipped.  ``assumed`` is true
-    when a policy filled the answer in (see assumed_answers()), not the user.
+    picked.  ``assumed`` is true when a policy filled the answer in (see
+    assumed_answers()), not the user.  ``note`` is a remark the user added,
+    never an answer by itself.  ``unanswered`` says why a question the user
+    saw has no answer: "skipped" (an optional question passed over),
+    "you_decide" (left to the assistant) or "discuss" (to talk over first).
     """
 
     id: str
@@ -404,6 +408,7 @@ class AnswerItem(_Record):
     selected: Optional[List[str]] = None
     assumed: bool = False
     note: Optional[str] = None
+    unanswered: Optional[str] = None
 
     def to_dict(self) -> "Dict[str, Any]":
         selected = None if self.selected is None else list(self.selected)
@@ -412,6 +417,8 @@ class AnswerItem(_Record):
             data["assumed"] = True
         if self.note is not None:
             data["note"] = self.note
+        if self.unanswered is not None:
+            data["unanswered"] = self.unanswered
         return data
 
 
@@ -715,6 +722,46 @@ def _gives_answer(answer: "Optional[AnswerItem]") -> bool:
     """Whether an answer answers: a pick or typed text (a skip, a note alone
     or nothing at all does not)."""
     return answer is not None and (answer.answer is not None or bool(answer.selected))
+
+
+class _StateWords:
+    """One thing a person can say of a question instead of answering it
+    (AnswerItem.unanswered), and every way it is said: the UIs' label, the
+    line the model reads, the entry the harness forms write for it."""
+
+    __slots__ = ("label", "marker", "name", "result", "settles")
+
+    def __init__(self, name: str, label: str, result: str, marker: str, settles: bool) -> None:
+        self.name = name
+        self.label = label  # the person's words, in every UI
+        self.result = result  # the line under the question in result_text()
+        self.marker = marker  # an entry of a harness form's list, read back as the state
+        self.settles = settles  # whether it meets the required check: the person's explicit word
+
+
+_SKIPPED = "skipped"
+_YOU_DECIDE = "you_decide"
+_DISCUSS = "discuss"
+_UNREACHED = "unreached"  # no state: what a harness form writes for a question the outcome left
+_STATES = {
+    state.name: state
+    for state in (
+        _StateWords(
+            _SKIPPED, "Skip", "skipped: the question was optional and the user gave no answer", "(skipped)", False,
+        ),
+        _StateWords(
+            _YOU_DECIDE, "You decide",
+            "left to you: the user left this to you: choose, and say in your reply what you chose and why",
+            "(left to you: choose, and say what you chose)", True,
+        ),
+        _StateWords(
+            _DISCUSS, "Let's discuss",
+            "to discuss: the user wants to discuss this before deciding: do not decide it yourself;"
+            " take it up with them in your reply",
+            "(the user wants to discuss this first)", True,
+        ),
+    )
+}
 
 
 class _Row:
@@ -2730,9 +2777,9 @@ def collect_answers(
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["Alpha", "Beta"]}]})
         >>> askq.collect_answers(out, {"q0": "beta"})
-        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False, note=None)]
+        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False, note=None, unanswered=None)]
         >>> askq.collect_answers(out, [["neither"]])
-        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False, note=None)]
+        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False, note=None, unanswered=None)]
     """
     items = _question_list(questions)
     given = _given_answers(items, raw)
@@ -2741,7 +2788,9 @@ def collect_answers(
         entry = given.get(index)
         if entry is None and partial:
             continue
-        answers.append(_checked_answer(index, item, entry or _Given(), partial))
+        answer = _checked_answer(index, item, entry or _Given(), partial)
+        if answer is not None:
+            answers.append(answer)
     return answers
 
 
@@ -2754,7 +2803,7 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A", "B (Recommended)"]}]})
         >>> askq.assumed_answers(out)
-        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True, note=None)]
+        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True, note=None, unanswered=None)]
     """
     return [
         AnswerItem(item.id, None, [item.recommended], True)
@@ -2765,10 +2814,11 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
 
 class _Given:
     """What was given for one question, before any check: picked labels,
-    typed texts, whether the custom row was picked, and whether a policy
-    (not the person) gave it."""
+    typed texts, whether the custom row was picked, whether a policy (not
+    the person) gave it, the note, and the state of a question left
+    without an answer."""
 
-    __slots__ = ("assumed", "custom", "none_of_these", "note", "picked", "typed")
+    __slots__ = ("assumed", "custom", "note", "note_is_typed", "picked", "typed", "unanswered")
 
     def __init__(self) -> None:
         self.picked: List[str] = []
@@ -2776,15 +2826,19 @@ class _Given:
         self.custom = False
         self.assumed = False
         self.note: Optional[str] = None
-        self.none_of_these = False  # "None of the above" or "(notes only)": the note is the answer
+        self.unanswered: Optional[str] = None
+        # The form sends free text as a note (Codex's user_note, Claude Code's
+        # "(notes only)"): a note with nothing beside it is the typed answer.
+        self.note_is_typed = False
 
     def add_text(self, item: QuestionItem, text: str, readers: "_FormReaders") -> None:
         """One string of an answer: a note (as the harness forms mark one), a
-        pick or picks, typed text."""
+        state's marker, a pick or picks, typed text."""
         answer, note = text, None
         if text.startswith(readers.note_prefixes):  # a note entry, and nothing else
             prefix = next(prefix for prefix in readers.note_prefixes if text.startswith(prefix))
             answer, note = "", text[len(prefix):]
+            self.note_is_typed = self.note_is_typed or prefix in readers.typed_note_prefixes
         for part in readers.note_parts:  # a note joined to the end of an answer
             if part in answer:
                 answer, _, note = answer.partition(part)
@@ -2792,13 +2846,24 @@ class _Given:
             self.note = note if self.note is None else f"{self.note}\n{note}"
         if not answer:
             return
-        if answer[:1] in readers.note_row_starts and item.question_type.is_choice and answer.strip().lower() in readers.note_rows:
-            self.none_of_these = True
+        if answer[:1] in readers.row_starts and self.read_row(item, answer.strip(), readers):
             return
         picks, typed = _picks_and_text(item, answer)
         self.add_picks(picks)
         if typed is not None:
             self.typed.append(typed)
+
+    def read_row(self, item: QuestionItem, text: str, readers: "_FormReaders") -> bool:
+        """Whether ``text`` is one of the forms' own entries, read: a state's
+        marker, an outcome's (which says nothing of the question), or a
+        row meaning "my answer is in the note"."""
+        if text in readers.markers:
+            self.unanswered = readers.markers[text] if self.unanswered is None else self.unanswered
+            return True
+        if item.question_type.is_choice and text.lower() in readers.note_rows:
+            self.note_is_typed = True
+            return True
+        return False
 
     def add_picks(self, picks: "List[_Pick]") -> None:
         for pick in picks:
@@ -2807,15 +2872,23 @@ class _Given:
             else:
                 self.picked.append(pick.label)
 
+    def settle_note(self) -> "_Given":
+        """The note as the typed answer, where the form sends free text so
+        and nothing else was given."""
+        if self.note_is_typed and self.note and not (self.typed or self.picked or self.custom or self.unanswered):
+            self.typed, self.note = [self.note], None
+        return self
+
 
 def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
     """What was given for each question, by its index, before any check."""
     if isinstance(raw, dict) and isinstance(raw.get("answers"), list) and set(raw) <= _REPLY_KEYS:
         raw = raw["answers"]  # OpenCode's reply body: {"answers": [[...], ...]}
     if isinstance(raw, dict):
-        raw, notes = _unwrapped_answers(items, raw)
+        raw, asides = _unwrapped_answers(items, raw)
         pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
-        given = [(index, _given_values(items, index, value, notes.get(key))) for index, key, value in pairs]
+        given = [(index, _given_values(items, index, value, asides.get(key))) for index, key, value in pairs]
+        given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
         given = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     elif isinstance(raw, (list, tuple)):
@@ -2841,23 +2914,26 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
 
 # The keys beside "answers" in the forms that wrap them: Codex's, OpenCode's
 # reply body, and Claude Code's AskUserQuestion input with its answers.
-_REPLY_KEYS = frozenset(("answers", "annotations", "questions", "metadata", "title", "status", "message"))
+_REPLY_KEYS = frozenset((
+    "answers", "annotations", "questions", "metadata", "title", "status", "message", "response", "followUp",
+))
 
 
-def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, str]]":
-    """A wrapped form as a plain mapping, and the notes by key: each harness
-    form takes off its own wrapper and gathers its own notes (Codex's
-    {"answers": {id: {"answers": [...]}}}, Claude Code's annotations)."""
-    notes: Dict[Any, str] = {}
+def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, _Given]]":
+    """A wrapped form as a plain mapping, and what it says beside the answers
+    (notes, states) by key: each harness form takes off its own wrapper and
+    gathers its own asides (Codex's {"answers": {id: {"answers": [...]}}},
+    Claude Code's annotations)."""
+    asides: Dict[Any, _Given] = {}
     readers = _form_readers()
     inner = raw.get("answers")
     if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
-        for form in readers.note_gatherers:
-            form.gather_notes(raw, notes)
+        for form in readers.aside_gatherers:
+            form.gather_asides(items, raw, asides)
         raw = inner
     for form in readers.unwrappers:
-        raw = form.unwrap(raw)
-    return raw, notes
+        raw = form.unwrap(items, raw)
+    return raw, asides
 
 
 def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
@@ -2870,6 +2946,9 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     named = [index for index, item in enumerate(items) if item.question in (key, text)]
     if len(named) == 1:
         return named[0]
+    headed = [index for index, item in enumerate(items) if item.header is not None and item.header == key]
+    if not named and len(headed) == 1:  # VS Code keys answers by header
+        return headed[0]
     if named:
         ids = ", ".join(_quoted(items[index].id) for index in named)
         raise AnswerError(
@@ -2888,9 +2967,11 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     )
 
 
-def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Optional[str]" = None) -> _Given:
-    """A string, a list of strings or None: each string picks, typed text or
-    a note, by the naming rule."""
+def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "Optional[_Given]" = None) -> _Given:
+    """A string, a list of strings, None, or an answer object: each string
+    picks, typed text, a note or a state, by the naming rule."""
+    if isinstance(value, dict) and not _ENTRY_KEYS.isdisjoint(value):
+        return _entry_given(index, items[index], value)
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
         raise _refused(
@@ -2898,14 +2979,16 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Op
             f": its answer must be a string, a list of strings or null, not {_json_type(value)}.",
         )
     _check_pick_count(index, items[index], texts)
-    given = _Given()
-    given.note = note
+    given = aside or _Given()
     readers = _form_readers()
     for text in texts:
         given.add_text(items[index], text, readers)
-    if given.none_of_these and not given.typed and given.note:
-        given.typed, given.note = [given.note], None  # Codex's "None of the above" with a note: typed
-    return given
+    return given.settle_note() if given.note_is_typed else given
+
+
+# The keys of an answer object, whatever wraps it (VS Code's answers by
+# header, any mapping from questions to objects).
+_ENTRY_KEYS = frozenset(("answer", "selected", "freeText", "note", "notes", "skipped", "unanswered"))
 
 
 def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") -> None:
@@ -2920,25 +3003,42 @@ def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") ->
 
 def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple[int, _Given]":
     """One {id, answer, selected} entry: the fields mean what they say."""
-    fields: Tuple[Any, Any, Any, Any, Any]
     if isinstance(entry, AnswerItem):
-        fields = (entry.id, entry.answer, entry.selected, entry.assumed, entry.note)
-    elif isinstance(entry, dict):
-        note = entry.get("note", entry.get("notes"))
-        fields = (entry.get("id"), entry.get("answer"), entry.get("selected"), entry.get("assumed"), note)
-    else:
-        raise AnswerError(
-            f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
-            " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
-        )
-    key, typed, selected, assumed, note = fields
-    index = _answer_key(items, key)
-    item = items[index]
+        index = _answer_key(items, entry.id)
+        fields = (entry.answer, entry.selected, entry.assumed, entry.note, entry.unanswered)
+        return index, _fields_given(index, items[index], *fields)
+    if isinstance(entry, dict):
+        index = _answer_key(items, entry.get("id"))
+        return index, _entry_given(index, items[index], entry)
+    raise AnswerError(
+        f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
+        " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
+    )
+
+
+def _entry_given(index: int, item: QuestionItem, entry: "Dict[Any, Any]") -> _Given:
+    """An answer object's fields, also as VS Code names them (``freeText``,
+    ``skipped: true``)."""
+    state = entry.get("unanswered")
+    if state is None and entry.get("skipped") is True:
+        state = _SKIPPED
+    return _fields_given(
+        index, item, entry.get("answer", entry.get("freeText")), entry.get("selected"), entry.get("assumed"),
+        entry.get("note", entry.get("notes")), state,
+    )
+
+
+def _fields_given(
+    index: int, item: QuestionItem, typed: Any, selected: Any, assumed: Any, note: Any, state: Any,
+) -> _Given:
     if isinstance(selected, str):
         selected = [selected]
     for name, value in (("answer", typed), ("note", note)):
         if value is not None and not isinstance(value, str):
             raise _refused(index, item, "malformed", f": {name!r} must be a string or null, not {_json_type(value)}.")
+    if state is not None and state not in _STATES:
+        states = ", ".join(map(_quoted, _STATES))
+        raise _refused(index, item, "malformed", f": 'unanswered' must be one of {states} or null, not {_quoted(state) if isinstance(state, str) else _json_type(state)}.")
     if selected is not None and not (
         isinstance(selected, (list, tuple)) and all(isinstance(label, str) for label in selected)
     ):
@@ -2950,9 +3050,10 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     given.typed = [] if typed is None else [typed]
     given.assumed = assumed is True
     given.note = note
+    given.unanswered = state
     for label in selected or ():
         given.add_picks(_picks_of_selected(index, item, label))
-    return index, given
+    return given
 
 
 def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pick]":
@@ -2971,23 +3072,46 @@ def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pic
     )
 
 
-def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> AnswerItem:
+def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> "Optional[AnswerItem]":
     texts = [text.strip() for text in given.typed if text.strip()]  # blank is no answer
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
-    if note is not None and not texts and not picked and not given.custom:
-        texts, note = [note], None  # a note alone is the answer (Codex's free text, Claude Code's notes only)
     _check_typed(index, item, texts, given.custom)
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
             " is a single-choice question: it takes one picked option or one typed answer, not more.",
         )
-    if not picked and not texts:
-        if item.required and not partial:
-            raise _refused(index, item, "required", " is required but has no answer.")
-        return AnswerItem(item.id)
-    return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
+    if picked or texts:
+        if given.unanswered in _STATES:
+            raise _refused(
+                index, item, "two_answers",
+                f" has an answer and is also marked {given.unanswered!r}; send one or the other.",
+            )
+        return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
+    return _unanswered(index, item, given.unanswered, note, partial)
+
+
+def _unanswered(
+    index: int, item: QuestionItem, state: "Optional[str]", note: "Optional[str]", partial: bool,
+) -> "Optional[AnswerItem]":
+    """A question without an answer: its state (an optional question given
+    nothing is skipped), the note kept; refused when it is required and
+    the person has not said to leave it or discuss it.  One a form marks
+    as left by the outcome counts as not given at all."""
+    if state == _UNREACHED:
+        if partial and note is None:
+            return None
+        state = None
+    if state is None and not item.required and not (partial and note is not None):
+        state = _SKIPPED  # given nothing; a note alone in a partial outcome stays on an unanswered question
+    settled = state is not None and _STATES[state].settles
+    if item.required and not settled:
+        if not partial:
+            alone = " (a note alone does not answer it)" if note is not None else ""
+            raise _refused(index, item, "required", f" is required but has no answer{alone}.")
+        state = None  # a required question is never skipped: it is unanswered
+    return AnswerItem(item.id, note=note, unanswered=state)
 
 
 def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: bool) -> None:
@@ -3121,26 +3245,28 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("ended", "head_none", "head_some", "sent", "unanswered")
+    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "marker", "sent", "unanswered")
 
-    def __init__(self, head_some: str, head_none: str, unanswered: str, ended: str, sent: str) -> None:
+    def __init__(
+        self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
+        marker: "Optional[str]" = None, alone: "Optional[str]" = None,
+    ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
         self.unanswered = unanswered  # why a question has no answer
+        self.advice = advice  # the result's last line: what the model should do now
+        self.alone = alone or f"{head_none} {advice}"  # the whole result when nothing was answered
         self.ended = ended  # the dialog's summary and the page: how it ended, for the person
         self.sent = sent  # the page once it ended: what became of the answers
+        self.marker = marker  # a harness form's entry for a question this outcome left unanswered
 
 
-# Said to the model whenever it got no answers it may use.
-_ASSUME_NOTHING = (
-    "Do not assume any answers. Go on only with what you already know, or stop"
-    " and say what you need from the user."
-)
 _OUTCOME_WORDS = {
     Outcome.ANSWERED: _OutcomeWords(
         "The user answered your questions.",
         "The user saw your questions and skipped all of them (each was optional).",
         "no answer was given",
+        "Go on with the task with these answers in mind.",
         "Answered",
         "Your answers were sent.",
     ),
@@ -3148,36 +3274,53 @@ _OUTCOME_WORDS = {
         "The user answered some of your questions and dismissed the rest.",
         "The user saw your questions and dismissed them without answering.",
         "the user dismissed the questions before answering this one",
+        "Use the answers given, do not act on assumptions about the rest, and wait for the"
+        " user's next message rather than going on.",
         "Dismissed",
         "The questions were dismissed; what you had answered was sent.",
+        "(no answer: the user dismissed the questions)",
+        "The user saw your questions and dismissed them without answering. Do not act on"
+        " assumptions about them: wait for the user's next message rather than going on.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
         "The user did not respond in time and answered none of your questions.",
         "time ran out with no answer to this one",
+        "The user may be away: never treat silence as consent. Go on only with what does not"
+        " depend on the unanswered questions, or stop and ask again later.",
         "No answer in time",
         "Time ran out; what you had answered was sent.",
+        "(no answer: the user did not respond in time)",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
         "Nobody was asked: no interactive user is available in this run.",
         "nobody was asked",
+        "Use the answers given and do not assume answers to the rest. Go on with what you"
+        " know, or stop and say what you need from the user.",
         "Nobody could be asked",
         "Nothing was sent.",
+        "(no answer: nobody could be asked)",
+        "Nobody was asked: no interactive user is available to answer questions in this run,"
+        " so there are no answers. Go on with reasonable assumptions and state each one"
+        " plainly, or stop and say what information you need.",
+    ),
+    Outcome.FOLLOW_UP: _OutcomeWords(
+        "The user answered what is listed and asked for more questions before you go on.",
+        "The user asked for more questions before answering any of these.",
+        "the user asked for more questions before answering this one",
+        "Ask the user more questions with another call, or say what else you need to know,"
+        " before you go on; do not assume answers to the rest.",
+        "Asked for more questions",
+        "Your request for more questions was sent, with what you had answered.",
+        "(the user asked for more questions before deciding)",
     ),
 }
-_UNAVAILABLE_ALONE = (
-    "Nobody was asked: no interactive user is available to answer questions"
-    " in this run, so there are no answers. Go on with reasonable assumptions"
-    " and state each one plainly, or stop and say what information you need."
-)
 
 
 def _alone_text(status: Outcome) -> str:
     """The whole result of an outcome that came with no answers at all."""
-    if status is Outcome.UNAVAILABLE:
-        return _UNAVAILABLE_ALONE
-    return f"{_OUTCOME_WORDS[status].head_none} {_ASSUME_NOTHING}"
+    return _OUTCOME_WORDS[status].alone
 
 
 def result_text(output: QuestionOutput, answers: Any = None) -> str:
@@ -3199,7 +3342,8 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
     for number, item in enumerate(output.questions, 1):
         lines.append(f"{number}. {_quoted(item.question)}")
         lines.extend(_answer_lines(by_id.get(item.id), status))
-    return "\n".join([_result_head(status, checked), *lines, _result_tail(status, checked)])
+    head, tail = _result_ends(status, checked)
+    return "\n".join([head, *lines, tail])
 
 
 def declined_text() -> str:
@@ -3209,7 +3353,7 @@ def declined_text() -> str:
 
 def unavailable_text() -> str:
     """The tool result when no interactive user could be asked at all."""
-    return _UNAVAILABLE_ALONE
+    return _alone_text(Outcome.UNAVAILABLE)
 
 
 def error_text(err: BaseException) -> str:
@@ -3264,37 +3408,32 @@ def _is_well_formed(answer: Any) -> bool:
         and (answer.selected is None or isinstance(answer.selected, list)
              and all(isinstance(label, str) for label in answer.selected))
         and isinstance(answer.assumed, bool)
+        and (answer.unanswered is None or answer.unanswered in _STATES)
     )
 
 
-def _is_person_answer(answer: AnswerItem) -> bool:
-    return not answer.assumed and _gives_answer(answer)
-
-
-def _result_head(status: Outcome, answers: "List[AnswerItem]") -> str:
-    person = any(_is_person_answer(answer) for answer in answers)
+def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, str]":
+    """The result's first line (what happened) and last (what to do now).
+    Leaving a question to the assistant or to a discussion is saying
+    something of it, as an answer is."""
+    person = said = assumed = False
+    for answer in answers:
+        given = _gives_answer(answer)
+        person = person or given and not answer.assumed
+        said = said or given and not answer.assumed or answer.unanswered is not None and _STATES[answer.unanswered].settles
+        assumed = assumed or answer.assumed
     words = _OUTCOME_WORDS[status]
-    head = words.head_some if person else words.head_none
+    head = words.head_some if said else words.head_none
     if person:
         head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
-    if any(answer.assumed for answer in answers):
+    if assumed:
         head += (
             f" Answers marked '{_ASSUMED}' are your own recommended options, filled in"
             " because the user did not answer: the user did not choose them."
         )
-    return head
-
-
-def _result_tail(status: Outcome, answers: "List[AnswerItem]") -> str:
-    if status == Outcome.ANSWERED:
-        if any(_is_person_answer(answer) for answer in answers):
-            return "Go on with the task with these answers in mind."
-        return "Go on without these answers; do not assume any."
-    assumed = " State each assumed answer plainly as an assumption." if any(a.assumed for a in answers) else ""
-    return (
-        "Use the answers given and do not assume answers to the rest."
-        f"{assumed} Go on with what you know, or stop and say what you need from the user."
-    )
+    if status == Outcome.ANSWERED and not said:
+        return head, "Go on without these answers; do not assume any."
+    return head, words.advice + (" State each assumed answer plainly as an assumption." if assumed else "")
 
 
 def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]":
@@ -3308,9 +3447,13 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
         lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
     if answer.answer is not None:
         lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
-    if answer.note is not None and lines:
-        lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note on this answer)")
-    return lines or ["   skipped: the question was optional and the user gave no answer"]
+    if not lines:
+        state = _STATES[answer.unanswered] if answer.unanswered is not None else None
+        lines.append(f"   {state.result}" if state else f"   unanswered: {_OUTCOME_WORDS[status].unanswered}")
+    if answer.note is not None:
+        whose = "on this answer" if _gives_answer(answer) else "on this question"
+        lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note {whose})")
+    return lines
 
 
 # ===========================================================================
@@ -3396,17 +3539,43 @@ class _AskedOutput:
         return [(index, item, answer) for index, item, answer in found if _gives_answer(answer) and answer is not None]
 
     def parts(self, index: int, answer: "Optional[AnswerItem]", note_prefix: str) -> "List[str]":
-        """One question's answer as parts: picked labels, typed text, the note."""
+        """One question's answer as parts: picked labels and typed text, or
+        the marker saying why there is none; then the note."""
+        marker = self.marker(answer)
         if answer is None:
-            return []
+            return [marker] if marker else []
         parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
+        parts += [marker] if marker else []
         return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
+
+    def marker(self, answer: "Optional[AnswerItem]") -> "Optional[str]":
+        """The entry that says why a question has no answer: its state, else
+        the outcome that left it unanswered; None for an answer."""
+        if _gives_answer(answer):
+            return None
+        if answer is not None and answer.unanswered is not None:
+            return _STATES[answer.unanswered].marker
+        return _OUTCOME_WORDS[self.status].marker
+
+    def is_plain(self) -> bool:
+        """Whether every question has its answer: nothing for a form to say
+        beyond the answers."""
+        return self.status is Outcome.ANSWERED and len(self.answered()) == len(self.items)
 
     def with_outcome(self, form: "Dict[str, Any]") -> "Dict[str, Any]":
         """A form that carries no outcome of its own, with the outcome beside it."""
         if self.status is not Outcome.ANSWERED:
             form.update(status=self.status.value, message=result_text(self.output))
         return form
+
+    def outcome_lines(self) -> "List[str]":
+        """What happened, in the result's own words, for a form whose
+        runtime shows its model nothing but the answers."""
+        checked = list(self.answers.values())
+        states = [f"{item.id}: {self.marker(self.answers.get(item.id))}" for item in self.items
+                  if not _gives_answer(self.answers.get(item.id)) and self.marker(self.answers.get(item.id))]
+        head, tail = _result_ends(self.status, checked)
+        return [head, *states, tail]
 
 
 class _HarnessForm:
@@ -3415,6 +3584,8 @@ class _HarnessForm:
 
     # A string that starts so is a note (an entry of a list, or a whole value).
     note_prefix: "ClassVar[Optional[str]]" = None
+    # Whether a note entry with nothing beside it is the typed answer.
+    note_is_typed: "ClassVar[bool]" = False
     # Joins a note to the end of a value that holds an answer too.
     note_part: "ClassVar[Optional[str]]" = None
     # Rows that stand for "my answer is in the note" (folded).
@@ -3423,13 +3594,14 @@ class _HarnessForm:
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         raise NotImplementedError
 
-    def gather_notes(self, wrapper: "Dict[Any, Any]", notes: "Dict[Any, str]") -> None:
-        """Put into ``notes``, by key, the notes this form carries beside its
-        answers in ``wrapper``, the object around the answers."""
+    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
+        """Put into ``asides``, by key, what this form says beside its answers
+        in ``wrapper``, the object around the answers (notes, states)."""
 
-    def unwrap(self, answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
         """The answers mapping with this form's values made plain (a list of
-        strings or a string per key); unchanged when they are not its own."""
+        strings or a string per key) and its own extra entries taken out;
+        unchanged when they are not its own."""
         return answers
 
 
@@ -3469,12 +3641,26 @@ class _ClaudeCodeForm(_HarnessForm):
             updated["annotations"] = notes
         return {"behavior": "allow", "updatedInput": updated}
 
-    def gather_notes(self, wrapper: "Dict[Any, Any]", notes: "Dict[Any, str]") -> None:
+    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
+        """Its annotations, by question text: a note, and ``unanswered``
+        (``replied_in_chat`` is a question to discuss); its ``response``,
+        typed instead of answering, leaves each question without an answer
+        to discuss, the text the note of the first."""
         annotations = wrapper.get("annotations")
         for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
+            aside = _Given()
             note = value.get("notes") if isinstance(value, dict) else None
-            if isinstance(note, str):
-                notes[key] = note
+            state = value.get("unanswered") if isinstance(value, dict) else None
+            aside.unanswered = _DISCUSS if state == "replied_in_chat" else state if state in _STATES else None
+            aside.note = note if isinstance(note, str) else None
+            aside.note_is_typed = True  # a note on a question the answers leave out is its answer
+            asides[key] = aside
+        response = wrapper.get("response")
+        if isinstance(response, str) and response.strip():
+            said = {_answer_key(items, key) for key in (*wrapper["answers"], *asides)}
+            for index in (index for index in range(len(items)) if index not in said):
+                aside = asides[items[index].id] = _Given()
+                aside.unanswered, aside.note, response = _DISCUSS, response or None, ""
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
@@ -3492,10 +3678,14 @@ class _OpenCodeForm(_HarnessForm):
     note_prefix = "note: "
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
-        if asked.status is not Outcome.ANSWERED:
+        if asked.status is Outcome.DECLINED:  # its reject ends the turn, as a dismissal means
             return {"reject": True, "message": result_text(asked.output)}
         note = self.note_prefix or ""
-        return {"answers": [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]}
+        lists = [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]
+        marker = _OUTCOME_WORDS[asked.status].marker
+        if marker and lists and not any(marker in parts for parts in lists):
+            lists[-1].append(marker)  # every question answered: the outcome must still show
+        return {"answers": lists}
 
 
 @_harness_form("gemini")
@@ -3508,9 +3698,14 @@ class _GeminiForm(_HarnessForm):
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         replies = {}
-        for index, _, answer in asked.answered():
-            note = "" if answer.note is None else f"{self.note_part}{answer.note}"
-            replies[str(index)] = _joined(asked.labels(index, answer), answer.answer) + note
+        for index, item in enumerate(asked.items):
+            answer = asked.answers.get(item.id)
+            marker = asked.marker(answer)
+            value = _joined(asked.labels(index, answer), answer.answer) if answer and not marker else marker
+            if value is None:
+                continue
+            note = "" if answer is None or answer.note is None else f"{self.note_part}{answer.note}"
+            replies[str(index)] = value + note
         return asked.with_outcome({"answers": replies})
 
 
@@ -3522,20 +3717,44 @@ class _CodexForm(_HarnessForm):
     note is an answer of one's own."""
 
     note_prefix = "user_note: "
+    note_is_typed = True
     note_rows = frozenset(("none of the above",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
-        replies = {}
-        for index, item, answer in asked.answered():
-            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
-            replies[item.id] = {"answers": asked.labels(index, answer) + ([f"{self.note_prefix}{note}"] if note else [])}
+        """Codex shows its model the answers map alone, verbatim: a question
+        without an answer gets its marker, and what happened goes into one
+        more entry, ``outcome``, which is no question's."""
+        replies: Dict[str, Any] = {}
+        for index, item in enumerate(asked.items):
+            answer = asked.answers.get(item.id)
+            marker = asked.marker(answer)
+            if answer is None and marker is None:
+                continue
+            entries = [marker] if marker else asked.labels(index, answer) if answer else []
+            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None) if answer else ""
+            replies[item.id] = {"answers": entries + ([f"{self.note_prefix}{note}"] if note else [])}
+        if not asked.is_plain():
+            replies[_outcome_key(asked.items)] = {"answers": asked.outcome_lines()}
         return asked.with_outcome({"answers": replies})
 
-    def unwrap(self, answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+        if not any(isinstance(value, dict) for value in answers.values()):
+            return answers
+        outcome = _outcome_key(items)
         return {
             key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
             for key, value in answers.items()
+            if key != outcome or not isinstance(value, dict)
         }
+
+
+def _outcome_key(items: "List[QuestionItem]") -> str:
+    """The key of the entry that says what happened, in a form keyed by
+    question id: ``outcome``, with "_" appended while a question has it."""
+    key = "outcome"
+    while any(item.id == key for item in items):
+        key += "_"
+    return key
 
 
 @_harness_form("mcp")
@@ -3574,12 +3793,18 @@ class _FormReaders:
 
     def __init__(self, forms: "List[_HarnessForm]") -> None:
         self.note_prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
+        self.typed_note_prefixes = frozenset(form.note_prefix for form in forms if form.note_is_typed)
         self.note_parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
         self.note_rows: FrozenSet[str] = frozenset().union(*(form.note_rows for form in forms))
+        # The entries the forms write for a question's state, or for one the
+        # outcome left unanswered (read as if nothing had been given for it).
+        self.markers = {state.marker: state.name for state in _STATES.values()}
+        self.markers.update((words.marker, _UNREACHED) for words in _OUTCOME_WORDS.values() if words.marker)
         # A look at the first character spares most strings the folding.
-        self.note_row_starts = frozenset(row[:1] for row in self.note_rows) | {row[:1].upper() for row in self.note_rows}
+        rows = [*self.note_rows, *self.markers]
+        self.row_starts = frozenset(row[:1] for row in rows) | {row[:1].upper() for row in rows}
         self.unwrappers = [form for form in forms if type(form).unwrap is not _HarnessForm.unwrap]
-        self.note_gatherers = [form for form in forms if type(form).gather_notes is not _HarnessForm.gather_notes]
+        self.aside_gatherers = [form for form in forms if type(form).gather_asides is not _HarnessForm.gather_asides]
 
 
 @functools.lru_cache(maxsize=None)

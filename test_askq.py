@@ -640,7 +640,7 @@ class DataModelTests(unittest.TestCase):
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
-                                             ("note", None)])
+                                             ("note", None), ("unanswered", None)])
         self.assertEqual(shape(QuestionInput), [("questions", "-")])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
 
@@ -654,7 +654,7 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(
             repr(QuestionOutput([], [AnswerItem("q0", "x")])),
             "QuestionOutput(questions=[], answers=[AnswerItem(id='q0', answer='x', selected=None, assumed=False, "
-            "note=None)], status=None)",
+            "note=None, unanswered=None)], status=None)",
         )
         self.assertEqual(example_output(), example_output())
         for record in (option, QuestionItem("Q?"), AnswerItem("q0"), QuestionInput([]), QuestionOutput([], [])):
@@ -2431,7 +2431,7 @@ class CollectAnswersTests(unittest.TestCase):
             AnswerItem("name", "askq"),
             AnswerItem("db", None, ["Postgres"]),
             AnswerItem("checks", "and docs", ["Tests", "Types"]),
-            AnswerItem("notes"),
+            AnswerItem("notes", unanswered="skipped"),
         ])
 
     def test_mapping_by_question_text(self) -> None:
@@ -2447,7 +2447,7 @@ class CollectAnswersTests(unittest.TestCase):
         ])
         self.assertEqual(answers[1], AnswerItem("db", "SQLite", None))  # typed, though it equals a label
         self.assertEqual(answers[2], AnswerItem("checks", None, ["Lint"]))
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_selected_as_one_string(self) -> None:
         answers = askq.collect_answers(mixed(), [{"id": "name", "answer": "n"}, {"id": "db", "selected": "SQLite"},
@@ -2473,7 +2473,7 @@ class CollectAnswersTests(unittest.TestCase):
     def test_blank_typed_answer_is_no_answer(self) -> None:
         self.refused({"name": "   ", "db": "SQLite", "checks": "Lint"}, 'questions[0] ("Name?") is required but has no answer')
         answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "Lint", "notes": "  "})
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_unknown_pick(self) -> None:
         error = self.refused([{"id": "name", "answer": "n"}, {"id": "db", "selected": ["MySQL"]}], 'questions[1] ("Database?")',
@@ -2622,7 +2622,7 @@ class ReportedAnswerProblemTests(unittest.TestCase):
         data = json.loads(output.to_json())
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["SQLite"]},
                                            {"id": "q1", "answer": None, "selected": ["Lint"]},
-                                           {"id": "q2", "answer": None, "selected": None}])
+                                           {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.assertTrue(askq.result_text(output).startswith("The user answered your questions."))
 
     @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
@@ -2640,7 +2640,7 @@ class AnswerFormTests(unittest.TestCase):
     """Every answer form of SPEC 7, each read the same way."""
 
     EXPECTED: ClassVar[List[AnswerItem]] = [
-        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2")]
+        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")]
 
     def test_each_form_gives_the_same_answers(self) -> None:
         forms = {
@@ -2663,7 +2663,7 @@ class AnswerFormTests(unittest.TestCase):
     def test_partial_keeps_only_what_was_answered_or_skipped(self) -> None:
         output = example_output()
         self.assertEqual(askq.collect_answers(output, {"q1": "Lint"}, partial=True), [AnswerItem("q1", None, ["Lint"])])
-        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2")])
+        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2", unanswered="skipped")])
         self.assertEqual(askq.collect_answers(output, {}, partial=True), [])
         with self.assertRaises(askq.AnswerError):
             askq.collect_answers(output, {"q1": "Lint"})
@@ -2696,6 +2696,93 @@ class AnswerFormTests(unittest.TestCase):
                                        partial=True)
         self.assertEqual(answers, [AnswerItem("q0", None, ["PostgreSQL"], True)])
         self.assertEqual(answers[0].to_dict(), {"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True})
+
+
+class AnswerStateTests(unittest.TestCase):
+    """What a person says of a question instead of answering it, and notes that never answer."""
+
+    def test_you_decide_and_discuss_meet_the_required_check(self) -> None:
+        answers = askq.collect_answers(mixed(), [
+            {"id": "name", "unanswered": "you_decide"}, AnswerItem("db", unanswered="discuss", note=" later "),
+            {"id": "checks", "selected": ["Lint"]},
+        ])
+        self.assertEqual(answers[:2], [AnswerItem("name", unanswered="you_decide"),
+                                       AnswerItem("db", note="later", unanswered="discuss")])
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
+        self.assertEqual(answers[1].to_dict(), {"id": "db", "answer": None, "selected": None, "note": "later",
+                                                "unanswered": "discuss"})
+
+    def test_a_skip_does_not_answer_a_required_question(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": {"unanswered": "skipped"}})
+        self.assertEqual((caught.exception.reason, caught.exception.question_id), ("required", "checks"))
+        kept = askq.collect_answers(mixed(), [AnswerItem("checks", unanswered="skipped")], partial=True)
+        self.assertEqual(kept, [AnswerItem("checks")])  # a required question is unanswered, never skipped
+
+    def test_a_note_alone_never_answers(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(mixed(), {"name": {"note": "ask Sam"}, "db": "SQLite", "checks": "Lint"})
+        self.assertEqual(caught.exception.reason, "required")
+        self.assertIn("a note alone does not answer it", str(caught.exception))
+        answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "Lint", "notes": {"note": "x"}})
+        self.assertEqual(answers[3], AnswerItem("notes", note="x", unanswered="skipped"))
+        partial = askq.collect_answers(mixed(), [AnswerItem("name", note="ask Sam"), AnswerItem("notes", note="x")], partial=True)
+        self.assertEqual(partial, [AnswerItem("name", note="ask Sam"), AnswerItem("notes", note="x")])
+
+    def test_refusals_of_states(self) -> None:
+        for entry, reason, fragment in (
+            ({"id": "name", "unanswered": "later"}, "malformed",
+             "'unanswered' must be one of \"skipped\", \"you_decide\", \"discuss\" or null, not \"later\""),
+            ({"id": "name", "unanswered": 3}, "malformed", "not a number"),
+            ({"id": "name", "answer": "n", "unanswered": "you_decide"}, "two_answers",
+             "has an answer and is also marked 'you_decide'; send one or the other"),
+        ):
+            with self.subTest(entry=entry), self.assertRaises(askq.AnswerError) as caught:
+                askq.collect_answers(mixed(), [entry], partial=True)
+            self.assertEqual((caught.exception.reason, caught.exception.question_id), (reason, "name"))
+            self.assertIn(fragment, str(caught.exception))
+
+    def test_claude_code_annotations_states_and_response(self) -> None:
+        out = mixed()
+        form = {"questions": [], "answers": {"Database?": "SQLite"}, "annotations": {
+            "Name?": {"notes": "call it askq"}, "Checks?": {"unanswered": "replied_in_chat"},
+            "Notes?": {"unanswered": "skipped", "notes": "none yet"}}}
+        self.assertEqual(askq.collect_answers(out, form), [
+            AnswerItem("name", "call it askq"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", unanswered="discuss"), AnswerItem("notes", note="none yet", unanswered="skipped")])
+        talk = {"questions": [], "answers": {"Database?": "SQLite"}, "response": "Let us talk first", "followUp": True}
+        self.assertEqual(askq.collect_answers(out, talk, partial=True), [
+            AnswerItem("name", note="Let us talk first", unanswered="discuss"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", unanswered="discuss"), AnswerItem("notes", unanswered="discuss")])
+
+    def test_lone_notes_in_harness_forms(self) -> None:
+        out = mixed()
+        base = {"db": "SQLite", "checks": "Lint"}
+        self.assertEqual(askq.collect_answers(out, {**base, "name": ["user_note: typed in Codex"]})[0],
+                         AnswerItem("name", "typed in Codex"))  # Codex's free text
+        self.assertEqual(askq.collect_answers(out, {**base, "name": "n", "notes": ["note: only a note"]})[3],
+                         AnswerItem("notes", note="only a note", unanswered="skipped"))  # OpenCode's note part
+        with self.assertRaises(askq.AnswerError):
+            askq.collect_answers(out, {**base, "name": ["note: only a note"]})
+
+    def test_vs_code_answers_by_header(self) -> None:
+        out = askq.ask({"questions": [
+            {"question": "Which database?", "header": "DB", "options": ["SQLite", "Postgres"]},
+            {"question": "Name?", "header": "Name"},
+            {"question": "Extras?", "header": "Extras", "required": False, "options": ["Docs", "CI"], "multiSelect": True}]})
+        form = {"answers": {"DB": {"selected": ["Postgres"], "freeText": None, "skipped": False},
+                            "Name": {"selected": [], "freeText": "askq", "skipped": False},
+                            "Extras": {"selected": [], "freeText": None, "skipped": True}}}
+        self.assertEqual(askq.collect_answers(out, form), [
+            AnswerItem("q0", None, ["Postgres"]), AnswerItem("q1", "askq"), AnswerItem("q2", unanswered="skipped")])
+        self.assertEqual(askq.collect_answers(out, {"q0": {"answer": "MySQL"}, "Name?": {"answer": "x"}})[:2],
+                         [AnswerItem("q0", "MySQL"), AnswerItem("q1", "x")])
+
+    def test_a_header_shared_by_two_questions_names_neither(self) -> None:
+        out = askq.ask({"questions": [{"question": "A?", "header": "Pick"}, {"question": "B?", "header": "Pick"}]})
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(out, {"Pick": "x"})
+        self.assertEqual(caught.exception.reason, "unknown_question")
 
 
 # ===========================================================================
@@ -2762,7 +2849,7 @@ class OutcomeTests(unittest.TestCase):
         self.assertEqual(askq.result_text(self.output("unavailable", [])), askq.unavailable_text())
         timed_out = askq.result_text(self.output("timed_out", []))
         self.assertTrue(timed_out.startswith("The user did not respond in time"))
-        self.assertIn("Do not assume any answers", timed_out)
+        self.assertIn("never treat silence as consent", timed_out)
 
     def test_assumed_answers_are_said_as_assumed(self) -> None:
         output = self.output("timed_out", [AnswerItem("q1", None, ["Lint"])])
@@ -2861,7 +2948,8 @@ class ResultTextTests(unittest.TestCase):
     def test_declined_and_unavailable(self) -> None:
         declined, unavailable = askq.declined_text(), askq.unavailable_text()
         self.assertIn("dismissed", declined)
-        self.assertIn("Do not assume", declined)
+        self.assertIn("Do not act on assumptions", declined)
+        self.assertIn("wait for the user's next message", declined)
         self.assertIn("Nobody was asked", unavailable)
         self.assertIn("assumptions", unavailable)
         for text in (declined, unavailable):
@@ -2887,6 +2975,50 @@ class ErrorTests(unittest.TestCase):
         with self.assertRaises(QuestionError) as caught:
             askq.ask(question(question='Say "hi"\nnow?', type="choice"))
         self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+
+
+class ResultStateTests(unittest.TestCase):
+    """The words for each state and each outcome, as the model reads them."""
+
+    def test_each_state_in_its_own_words(self) -> None:
+        out = mixed()
+        done = QuestionOutput(out.questions, [AnswerItem("name", unanswered="you_decide"),
+                                              AnswerItem("db", unanswered="discuss", note="cost?"),
+                                              AnswerItem("checks", None, ["Lint"]),
+                                              AnswerItem("notes", note="none yet", unanswered="skipped")], "answered")
+        lines = askq.result_text(done).splitlines()
+        self.assertTrue(lines[0].startswith("The user answered your questions."), lines[0])
+        self.assertEqual(lines[2], "   left to you: the user left this to you: choose, and say in your reply what you chose and why")
+        self.assertEqual(lines[4], "   to discuss: the user wants to discuss this before deciding: do not decide it yourself;"
+                                   " take it up with them in your reply")
+        self.assertEqual(lines[5], '   note: "cost?" (the user\'s note on this question)')
+        self.assertEqual(lines[9], "   skipped: the question was optional and the user gave no answer")
+        self.assertEqual(lines[10], '   note: "none yet" (the user\'s note on this question)')
+
+    def test_follow_up(self) -> None:
+        out = mixed()
+        some = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "follow_up"))
+        self.assertTrue(some.startswith("The user answered what is listed and asked for more questions before you go on."))
+        self.assertIn("unanswered: the user asked for more questions before answering this one", some)
+        self.assertTrue(some.endswith("before you go on; do not assume answers to the rest."), some)
+        none = askq.result_text(QuestionOutput(out.questions, [], "follow_up"))
+        self.assertTrue(none.startswith("The user asked for more questions before answering any of these."))
+        self.assertEqual(askq.Outcome("follow_up"), askq.Outcome.FOLLOW_UP)
+
+    def test_a_dismissal_waits_and_a_timeout_is_never_consent(self) -> None:
+        out = mixed()
+        declined = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "declined"))
+        self.assertTrue(declined.endswith("wait for the user's next message rather than going on."), declined)
+        timed = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "timed_out"))
+        self.assertIn("never treat silence as consent", timed)
+        self.assertIn("stop and ask again later", timed)
+
+    def test_a_note_on_an_unanswered_question_of_a_partial_outcome(self) -> None:
+        out = mixed()
+        text = askq.result_text(QuestionOutput(out.questions, [AnswerItem("name", note="ask Sam")], "declined"))
+        self.assertIn('1. "Name?"\n   unanswered: the user dismissed the questions before answering this one\n'
+                      '   note: "ask Sam" (the user\'s note on this question)', text)
+        self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
 
 
 # ===========================================================================
@@ -2954,6 +3086,69 @@ class HarnessAnswerTests(unittest.TestCase):
                         got = [a for a in read if a.answer is not None or a.selected]
                         self.assertEqual(got, self.expected(harness, output), form)
 
+    def states(self) -> List[QuestionOutput]:
+        out = askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+        first, second, third = (item.id for item in out.questions)
+        return [
+            QuestionOutput(out.questions, [AnswerItem(first, unanswered="you_decide"),
+                                           AnswerItem(second, unanswered="discuss", note="cost, first"),
+                                           AnswerItem(third, note="later", unanswered="skipped")], "answered"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"]), AnswerItem(second, note="more?")], "follow_up"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"])], "timed_out"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"]), AnswerItem(second, None, ["Lint"]),
+                                           AnswerItem(third, "x")], "unavailable"),
+        ]
+
+    def test_states_round_trip_where_the_form_can_say_them(self) -> None:
+        for output in self.states():
+            for harness in ("opencode", "gemini", "codex"):
+                with self.subTest(harness=harness, status=output.status):
+                    form = askq.harness_answers(output, harness)
+                    read = askq.collect_answers(output, form, partial=output.status != "answered")
+                    self.assertEqual(read, output.answers, form)
+
+    def test_opencode_rejects_only_a_dismissal_and_says_every_other_outcome(self) -> None:
+        answered, follow_up, timed_out, unavailable = self.states()
+        self.assertEqual(askq.harness_answers(answered, "opencode")["answers"], [
+            ["(left to you: choose, and say what you chose)"],
+            ["(the user wants to discuss this first)", "note: cost, first"], ["(skipped)", "note: later"]])
+        self.assertEqual(askq.harness_answers(timed_out, "opencode")["answers"], [
+            ["SQLite"], ["(no answer: the user did not respond in time)"], ["(no answer: the user did not respond in time)"]])
+        self.assertEqual(askq.harness_answers(follow_up, "opencode")["answers"][1:], [
+            ["(the user asked for more questions before deciding)", "note: more?"],
+            ["(the user asked for more questions before deciding)"]])
+        # every question answered, and still not a plain answer: the outcome goes on the last list
+        self.assertEqual(askq.harness_answers(unavailable, "opencode")["answers"][2], ["x", "(no answer: nobody could be asked)"])
+        declined = QuestionOutput(answered.questions, timed_out.answers, "declined")
+        self.assertEqual(askq.harness_answers(declined, "opencode"), {"reject": True, "message": askq.result_text(declined)})
+
+    def test_codex_says_the_outcome_in_the_map_it_forwards(self) -> None:
+        answered, _, timed_out, _ = self.states()
+        form = askq.harness_answers(timed_out, "codex")["answers"]
+        self.assertEqual(form["q1"], {"answers": ["(no answer: the user did not respond in time)"]})
+        outcome = form["outcome"]["answers"]
+        self.assertTrue(outcome[0].startswith("The user answered some of your questions, then did not respond in time."))
+        self.assertEqual(outcome[1:3], ["q1: (no answer: the user did not respond in time)",
+                                        "q2: (no answer: the user did not respond in time)"])
+        self.assertIn("never treat silence as consent", outcome[3])
+        self.assertIn("outcome", askq.harness_answers(answered, "codex")["answers"])  # states are not a plain answer
+        plain = QuestionOutput(answered.questions, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", None, ["Lint"]),
+                                                    AnswerItem("q2", "x")], "answered")
+        self.assertEqual(set(askq.harness_answers(plain, "codex")["answers"]), {"q0", "q1", "q2"})
+
+    def test_codex_outcome_key_steps_aside_for_a_question_named_so(self) -> None:
+        out = askq.ask({"questions": [{"question": "A?", "id": "outcome"}, {"question": "B?", "id": "outcome_"}]})
+        done = QuestionOutput(out.questions, [AnswerItem("outcome", "x")], "declined")
+        form = askq.harness_answers(done, "codex")
+        self.assertEqual(set(form["answers"]), {"outcome", "outcome_", "outcome__"})
+        self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("outcome", "x")])
+
+    def test_claude_code_denies_states_and_follow_up(self) -> None:
+        for output in self.states():
+            with self.subTest(status=output.status):
+                self.assertEqual(askq.harness_answers(output, "claude-code"),
+                                 {"behavior": "deny", "message": askq.result_text(output)})
+
     def test_claude_code_writes_texts_and_labels_as_sent(self) -> None:
         output = self.outcomes(HOSTILE_CALL)[0]
         form = askq.harness_answers(output, "claude-code", HOSTILE_CALL)
@@ -2975,9 +3170,13 @@ class HarnessAnswerTests(unittest.TestCase):
         output = self.outcomes(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[2]  # declined after one answer
         self.assertEqual(askq.harness_answers(output, "opencode"), {"reject": True, "message": askq.result_text(output)})
         gemini = askq.harness_answers(output, "gemini")
-        self.assertEqual((gemini["answers"], gemini["status"]), ({"0": "PostgreSQL, note: we run it, already"}, "declined"))
+        dismissed = "(no answer: the user dismissed the questions)"
+        self.assertEqual((gemini["answers"], gemini["status"]),
+                         ({"0": "PostgreSQL, note: we run it, already", "1": dismissed, "2": dismissed}, "declined"))
         codex = askq.harness_answers(output, "codex")
-        self.assertEqual(codex["answers"], {"q0": {"answers": ["PostgreSQL", "user_note: we run it, already"]}})
+        self.assertEqual(codex["answers"]["q0"], {"answers": ["PostgreSQL", "user_note: we run it, already"]})
+        self.assertEqual(codex["answers"]["q1"], {"answers": [dismissed]})
+        self.assertEqual(codex["answers"]["outcome"]["answers"][1:2], [f"q1: {dismissed}"])
         self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "decline"})
         output.status = "timed_out"
         self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "cancel"})
@@ -3126,7 +3325,7 @@ class ElicitationTests(unittest.TestCase):
             "name": "n", "db": "SQLite", "checks_1": True, "checks_2": False, "checks_other": "docs", "notes": ""}})
         self.assertEqual(action, "accept")
         self.assertEqual(answers, [AnswerItem("name", "n"), AnswerItem("db", None, ["SQLite"]),
-                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes"), AnswerItem("name.other")])
+                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes", unanswered="skipped"), AnswerItem("name.other", unanswered="skipped")])
 
     def test_keys_as_typed_clients_send_them(self) -> None:
         output = askq.ask({"questions": [{"question": "DB?", "id": "db-choice", "options": ["A", "B"]},
@@ -3135,10 +3334,10 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(list(props), ["db-choice", "db_choice_other", "why.now"])
         for content, expected in (
             ({"db_choice": "A", "db_choice_other": None, "why_now": None},
-             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now")]),
+             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now", unanswered="skipped")]),
             ({"db-choice": askq.CUSTOM_RESPONSE_LABEL, "db_choice_other": "C", "why_now": "because"},
              [AnswerItem("db-choice", "C"), AnswerItem("why.now", "because")]),
-            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now")]),
+            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now", unanswered="skipped")]),
         ):
             with self.subTest(content=content):
                 self.assertEqual(askq.from_elicitation(output, {"action": "accept", "content": content})[1], expected)
@@ -3163,7 +3362,7 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(action, "accept")
         self.assertEqual(answers, [
             AnswerItem("name", "askq"), AnswerItem("db", None, ["SQLite"]),
-            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes"), AnswerItem("name.other", None, ["Red"]),
+            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes", unanswered="skipped"), AnswerItem("name.other", None, ["Red"]),
         ])
 
     def test_round_trip_typed_text(self) -> None:
@@ -3293,7 +3492,7 @@ class PromptTests(unittest.TestCase):
         self.assertIn("  4. Personalize your response", screen)
         self.assertIn("Press Enter to skip", screen)
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["PostgreSQL"]),
-                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")])
+                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")])
 
     def test_returns_a_new_output(self) -> None:
         questions = example_output()
@@ -3367,7 +3566,7 @@ class PromptTests(unittest.TestCase):
         output, screen = drive(mixed(), "\n\nn\n1\n1\n\n")
         self.assertEqual(screen.count("This question needs an answer."), 2)
         self.assertEqual(output.answers[0].answer, "n")
-        self.assertEqual(output.answers[3], AnswerItem("notes"))
+        self.assertEqual(output.answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_blank_custom_text_on_required_asks_again(self) -> None:
         output, screen = drive(mixed(), "n\n3\n\n2\n1\n\n")
@@ -3490,7 +3689,7 @@ class DialogKeyTests(unittest.TestCase):
     def test_single_choice_with_arrows(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + "13" + ENTER + ENTER + ENTER)
         self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["SQLite"]),
-                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")]))
+                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")]))
 
     def test_multi_choice_toggles(self) -> None:
         state = dialog(example_output(), "1" + " " + DOWN + " " + DOWN + " " + UP + " " + ENTER + TAB + ENTER)
@@ -3918,7 +4117,7 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(data["status"], "answered")
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
                                            {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-                                           {"id": "q2", "answer": None, "selected": None}])
+                                           {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.wait_for(b"askq: Answered")  # the summary left in the scrollback
         self.assertNotIn(b"\x1b[?1049h", self.screen)  # never the alternate screen
 
@@ -4403,7 +4602,7 @@ class WebPageTests(unittest.TestCase):
         output = self.outcome()
         self.assertEqual(output.status, "answered")
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "and docs", ["Lint"]),
-                                          AnswerItem("q2", "billing"), AnswerItem("q3")])
+                                          AnswerItem("q2", "billing"), AnswerItem("q3", unanswered="skipped")])
 
     def test_text_in_the_custom_field_counts_when_nothing_else_is_picked(self) -> None:
         self.start()
@@ -4728,7 +4927,7 @@ class McpServerTests(unittest.TestCase):
         reply = self.receive()
         self.assertEqual(reply["result"]["structuredContent"]["answers"], [
             {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-            {"id": "q2", "answer": None, "selected": None}])
+            {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.end()
 
     def test_the_log_says_what_calls_will_get(self) -> None:
