@@ -40,8 +40,14 @@ import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+# --askq FILE puts the file here, so that every process of one check (the
+# isolated run, the SDK's) answers with the same askq.py.
+ASKQ_FILE = os.environ.get("CHECK_RUNTIMES_ASKQ") or os.path.join(ROOT, "askq.py")
+sys.path.insert(0, os.path.dirname(os.path.abspath(ASKQ_FILE)))
 import askq
+
+if os.path.abspath(askq.__file__) != os.path.abspath(ASKQ_FILE):
+    raise SystemExit(f"{ASKQ_FILE} must be named askq.py and come first on the path; {askq.__file__} was imported")
 
 OPENCODE = "opencode-ai@1.18.33"
 CODEX = "@openai/codex@0.169.0"
@@ -343,6 +349,7 @@ CHECKS = ("Which checks should run before a merge?", "Checks",
            ("Tests", "The unit tests")])
 NOTE = "keep it managed, we have no DBA"
 TYPED = 'MariaDB, on "fast" disks'
+LATER = "ask me again after the review"
 HAS_STATES = "unanswered" in {field.name for field in dataclasses.fields(askq.AnswerItem)}
 HAS_FOLLOW_UP = hasattr(askq.Outcome, "FOLLOW_UP")
 
@@ -475,6 +482,10 @@ CASES = [
     Case("skipped", "answered: SQLite; skipped the optional checks", "answered",
          (Says(("SQLite",)), Says(state="skipped")), optional=(1,),
          must=(Shows("SQLite", "the pick SQLite"), Tells(SKIPPED, "that the checks were skipped")) + ANSWERED_ONLY),
+    Case("skipped_note", "answered: SQLite; skipped the optional checks, with a note", "answered",
+         (Says(("SQLite",)), Says(note=LATER, state="skipped")), optional=(1,), needs="states",
+         must=(Shows("SQLite", "the pick SQLite"), Tells(SKIPPED, "that the checks were skipped"),
+               Shows(LATER, "the person's note on the skipped question")) + ANSWERED_ONLY),
     Case("you_decide", "left the database to the assistant; Tests", "answered",
          (Says(state="you_decide"), Says(("Tests",))), needs="states",
          must=(Tells(LEFT, "that the database is left to it"), Never(DISCUSS, "that the person wants to discuss it"),
@@ -490,6 +501,13 @@ CASES = [
     Case("declined_partial", "answered SQLite, then dismissed the rest", "declined", (Says(("SQLite",)), None),
          must=(Tells(DISMISSED, "that the person dismissed the questions"), Shows("SQLite", "the partial answer SQLite"),
                Never(TIMED, "that time ran out"))),
+    Case("declined_note", "answered SQLite, wrote a note on the checks, then dismissed", "declined",
+         (Says(("SQLite",)), Says(note=LATER)), needs="states",
+         must=(Tells(DISMISSED, "that the person dismissed the questions"), Shows("SQLite", "the partial answer SQLite"),
+               Shows(LATER, "the person's note on the unanswered question"))),
+    Case("timed_out_partial", "answered SQLite, then did not answer in time", "timed_out", (Says(("SQLite",)), None),
+         must=(Tells(TIMED, "that time ran out"), Shows("SQLite", "the partial answer SQLite"),
+               Never(DISMISSED, "that the person dismissed the questions"))),
     Case("timed_out", "did not answer in time", "timed_out", (None, None),
          must=(Tells(TIMED, "that time ran out"), Hides(PG, "the recommended option as if chosen"),
                Never(DISMISSED, "that the person dismissed the questions"))),
@@ -929,12 +947,15 @@ def claude_child(work: str, names: List[str]) -> int:
 
 RUNTIMES: Dict[str, Callable[[], Runtime]] = {"opencode": OpenCode, "codex": Codex, "claude": ClaudeCode}
 
-# What a runtime cannot carry whatever the harness writes: reported beside
-# the table, never counted as passed or failed.  Keyed by runtime, case and
-# the meaning the model misses.
+# What a runtime cannot carry: reported beside the table, never counted as
+# passed or failed.  A dismissal is OpenCode's reject, which ends the turn as
+# a dismissal means but takes no words, so nothing said before it reaches
+# the model.  Keyed by runtime, case and the meaning the model misses.
 LIMITS = {
-    ("opencode", "declined_partial", "the partial answer SQLite"):
-        "OpenCode's reject takes no words: answers given before a dismissal cannot reach its model",
+    ("opencode", "declined_partial", "the partial answer SQLite"): "OpenCode's reject takes no words",
+    ("opencode", "declined_note", "the partial answer SQLite"): "OpenCode's reject takes no words",
+    ("opencode", "declined_note", "the person's note on the unanswered question"): "OpenCode's reject takes no words",
+    ("opencode", "declined_note", "apart from declined_partial"): "OpenCode's reject takes no words",
 }
 
 
@@ -994,7 +1015,9 @@ def check(report: Dict[str, Any]) -> None:
                 elif failure:
                     failures.append(failure)
             if text in seen:
-                failures.append(f"the model reads this exactly as it reads {seen[text]}: it cannot tell them apart")
+                failure = f"the model reads this exactly as it reads {seen[text]}: it cannot tell them apart"
+                limit = LIMITS.get((report["runtime"], case.name, f"apart from {seen[text]}"))
+                (limits if limit else failures).append(f"{failure}: {limit}" if limit else failure)
             seen.setdefault(text, case.name)
         run["failures"], run["limits"] = failures, limits
 
@@ -1010,6 +1033,7 @@ def _compact(data: Any) -> str:
 
 
 def print_report(reports: List[Dict[str, Any]], unexpressed: Dict[str, str]) -> None:
+    print(f"askq: {ASKQ_FILE}")
     print("What each runtime's model received as the question tool's result, verbatim, as a JSON string"
           " ([is_error] starts a result the runtime marked as an error), after the harness sent askq's form.")
     for report in reports:
@@ -1070,9 +1094,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--keep", help="install into and keep this directory (reused on the next run)")
     parser.add_argument("--report", help="write what each model received, as JSON, to this file")
     parser.add_argument("--no-isolate", action="store_true", help="do not run the runtimes in a network namespace")
+    parser.add_argument("--askq", help="answer with this askq.py instead of the one beside tools/")
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--claude-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.askq and os.path.abspath(args.askq) != os.path.abspath(ASKQ_FILE):
+        os.environ["CHECK_RUNTIMES_ASKQ"] = os.path.abspath(args.askq)
+        os.execv(sys.executable, [sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
     if args.claude_child:
         return claude_child(args.claude_child[0], args.claude_child[1].split(","))
     keys = [key for key in args.only.split(",") if key]
