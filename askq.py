@@ -3181,7 +3181,7 @@ def _picks_and_text(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Option
     whole = _options_named_by(item, text)
     if whole is not None:
         return whole, None
-    if item.question_type is not QuestionType.MULTI_CHOICE or "," not in text or not item.options:
+    if item.question_type is not QuestionType.MULTI_CHOICE or not item.options or "," not in text and text[:1] != '"':
         return [], text
     parts = _comma_parts(text)
     longest = 1 + max(option.label.count(",") for option in item.options)
@@ -3544,8 +3544,11 @@ class _AskedOutput:
         marker = self.marker(answer)
         if answer is None:
             return [marker] if marker else []
-        parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
-        parts += [marker] if marker else []
+        typed = [answer.answer] if answer.answer is not None else []
+        labels = self.labels(index, answer)
+        if len(labels) + len(typed) > 1:  # the runtime joins them with ", ": a label must stay one part
+            labels = [_quoted_part(label) for label in labels]
+        parts = labels + typed + ([marker] if marker else [])
         return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
 
     def marker(self, answer: "Optional[AnswerItem]") -> "Optional[str]":

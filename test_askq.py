@@ -3122,6 +3122,13 @@ class HarnessAnswerTests(unittest.TestCase):
         declined = QuestionOutput(answered.questions, timed_out.answers, "declined")
         self.assertEqual(askq.harness_answers(declined, "opencode"), {"reject": True, "message": askq.result_text(declined)})
 
+    def test_opencode_quotes_labels_that_would_run_together(self) -> None:
+        output = self.outcomes(HOSTILE_CALL)[0]
+        lists = askq.harness_answers(output, "opencode", HOSTILE_CALL)["answers"]
+        self.assertEqual(lists[1], ['"Lint, strict"', '"Docs \\"API\\""', 'and a "changelog" check'])
+        self.assertEqual(", ".join(lists[1]), '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')  # as its model reads it
+        self.assertEqual(lists[0][0], "Postgres, 16 (Recommended)")  # one label alone is written as sent
+
     def test_codex_says_the_outcome_in_the_map_it_forwards(self) -> None:
         answered, _, timed_out, _ = self.states()
         form = askq.harness_answers(timed_out, "codex")["answers"]
