@@ -389,7 +389,7 @@ class Case:
             return "this askq.py has no Outcome.FOLLOW_UP"
         return None
 
-    def output(self, call: Dict[str, Any], multi: bool) -> askq.QuestionOutput:
+    def output(self, call: Dict[str, Any]) -> askq.QuestionOutput:
         """The runtime's question as askq reads it, answered as the person did."""
         out = askq.ask(call)
         for index in self.optional:
@@ -538,7 +538,7 @@ def answer(case: Case, harness: str, call: Dict[str, Any], multi: bool) -> Dict[
     """What the harness sends back: the person's answers in the runtime's form."""
     says = case.says if multi else (_one_choice(case.says[0]), _one_choice(case.says[1]))
     single = dataclasses.replace(case, says=says)
-    return askq.harness_answers(single.output(call, multi), harness, call)
+    return askq.harness_answers(single.output(call), harness, call)
 
 
 def _one_choice(says: Optional[Says]) -> Optional[Says]:
