@@ -644,10 +644,14 @@ def _position(key: Any) -> "Optional[int]":
 
 # The recommended mark in the languages models answer in, folded; it may
 # stand before or after the label, in brackets of three kinds or after a dash.
+# The model's own endorsements mark it too; words that give the option to
+# the person ("your earlier choice", "你原本的倾向") are no mark.
 _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
     "Recommended", "推荐", "推薦", "推奨", "おすすめ", "권장", "추천", "Recomendado", "Recomendada",
     "Recommandé", "Recommandée", "Empfohlen", "Consigliato", "Consigliata", "Aanbevolen", "Zalecane",
     "Рекомендуется", "Рекомендовано", "Önerilen",
+    "I recommend", "my recommendation", "my pick", "suggested", "preferred",
+    "我主张", "我推荐", "我建议", "建议", "首选",
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
@@ -1949,6 +1953,8 @@ def _markup_options(raw: str) -> Any:
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
 _PURPOSE_KEYS = ("purpose", "description", "context")
+# VS Code's explanation of a question: the purpose, unless it is the question text.
+_MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
 _MULTI_SELECT_KEYS = (
     "multiSelect",
@@ -2137,6 +2143,9 @@ def _decode_fields(
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
+    if purpose is None and _MESSAGE_KEY in entry:
+        purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
+        purpose = None if purpose == question else purpose
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""

@@ -1736,6 +1736,73 @@ class RealCallShapeTests(unittest.TestCase):
         self.assertEqual((item.question, item.question_type), ("Should I also update the changelog?", QuestionType.TEXT))
 
 
+class NewestShapeTests(unittest.TestCase):
+    """The anchors' newest question tools (VS Code, Crush, Claude Code's extended questions)."""
+
+    def test_vs_code_message_is_the_purpose(self) -> None:
+        item = one({"questions": [{"header": "Tests", "question": "Run them?", "message": "They take 2 min.",
+                                   "options": [{"label": "Yes", "recommended": True}, {"label": "No"}]}]})
+        self.assertEqual((item.question, item.purpose, item.recommended), ("Run them?", "They take 2 min.", "Yes"))
+        self.assertEqual(one(question(purpose="P", message="M")).purpose, "P")
+        # A message that is the question text is no purpose.
+        item = one({"questions": [{"message": "Deploy now?"}]})
+        self.assertEqual((item.question, item.purpose), ("Deploy now?", None))
+        self.assertIsNone(one(question(message=" ")).purpose)
+
+    def test_crush_question(self) -> None:
+        item = one({"questions": [{
+            "id": "db", "label": "Database", "question": "Which database?", "description": "For the new service.",
+            "type": "single_choice", "defaultValue": "sqlite",
+            "choices": [{"id": "pg", "label": "Postgres", "description": "A server"},
+                        {"id": "sqlite", "label": "SQLite", "description": "One file"}]}]})
+        self.assertEqual((item.id, item.header, item.purpose, item.question_type, item.recommended, labels(item)),
+                         ("db", "Database", "For the new service.", QuestionType.SINGLE_CHOICE, "SQLite",
+                          ["SQLite", "Postgres"]))
+        self.assertEqual(item.options[0].description if item.options else None, "One file")
+
+    def test_crush_kind_words(self) -> None:
+        cases = (("yes_no", QuestionType.SINGLE_CHOICE), ("single_choice", QuestionType.SINGLE_CHOICE),
+                 ("multi_choice", QuestionType.MULTI_CHOICE), ("free_text", QuestionType.TEXT))
+        for word, kind in cases:
+            with self.subTest(word=word):
+                options = None if word == "yes_no" else ["A", "B"]
+                self.assertIs(one(question(type=word, choices=options)).question_type, kind)
+        self.assertEqual(labels(one(question(type="yes_no"))), ["Yes", "No"])
+
+    def test_a_call_level_title_is_no_question(self) -> None:
+        output = askq.ask({"title": "Set up the cluster", "questions": [{"question": "Region?"}]})
+        self.assertEqual([item.question for item in output.questions], ["Region?"])
+
+    def test_every_mark_form_badges_a_multi_choice_option(self) -> None:
+        options = ["Lint (Recommended)", "(recommended) Tests", "Docs [推荐]", "Types — Empfohlen",
+                   {"label": "Bench", "recommended": True}, {"label": "Fuzz", "default": True},
+                   {"label": "Audit", "isDefault": "yes"}, {"label": "Size", "is_recommended": 1},
+                   "Coverage (我主张)", "Format - suggested", "Plain"]
+        item = one(question(multiSelect=True, options=options))
+        self.assertEqual(labels(item), ["Lint", "Tests", "Docs", "Types", "Bench", "Fuzz", "Audit", "Size",
+                                        "Coverage", "Format", "Plain"])
+        self.assertEqual([option.recommended for option in item.options or []], [True] * 10 + [False])
+        self.assertIsNone(item.recommended)
+
+    def test_first_person_endorsements_are_marks(self) -> None:
+        for label in ("SQLite (我主张)", "SQLite（我推荐）", "SQLite [我建议]", "(建议) SQLite", "SQLite（首选）",
+                      "SQLite (I recommend)", "SQLite (my recommendation)", "SQLite - my pick", "SQLite (Suggested)",
+                      "SQLite — preferred"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+
+    def test_words_that_give_the_option_to_the_user_stay_in_the_label(self) -> None:
+        for label in ("SQLite (你原本的倾向)", "SQLite (your earlier choice)", "SQLite (I recommend it)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
+
+    def test_the_models_own_custom_row_on_a_multi_choice_is_dropped(self) -> None:
+        item = one(question(multiSelect=True, options=["A", "B", "personalize your response"]))
+        self.assertEqual(labels(item), ["A", "B"])
+
+
 class TolerantReaderTests(unittest.TestCase):
     def test_invalid_escapes_are_kept(self) -> None:
         self.assertEqual(mend(r'{"a": "\u44л", "b": "\q"}'), {"a": "\\u44л", "b": "\\q"})
