@@ -242,6 +242,7 @@ class QuestionType(str, enum.Enum):
     TEXT = "Text"
     SINGLE_CHOICE = "SingleChoice"
     MULTI_CHOICE = "MultiChoice"
+    NUMBER = "Number"  # a number the person types, within the question's bounds
 
     is_choice: bool
     """Whether the question is answered by picking options."""
@@ -249,7 +250,7 @@ class QuestionType(str, enum.Enum):
     def __init__(self, value: str) -> None:
         # A plain attribute of each member, not a property: code reads it for
         # every question, and a read through the enum class is slow.
-        self.is_choice = value != "Text"
+        self.is_choice = value in ("SingleChoice", "MultiChoice")
 
 
 class Outcome(str, enum.Enum):
@@ -326,7 +327,11 @@ class QuestionItem(_Record):
 
     After normalization, ``question_type`` and ``multi_select`` agree,
     ``id`` is set and unique in the batch, and ``recommended`` names the
-    first option of a single-choice question (or is None).
+    first option of a single-choice question (or is None).  A NUMBER
+    question has ``minimum``, ``maximum``, ``step`` and ``unit`` (each may
+    be None); ``default`` is the text a free-text or number entry starts
+    with, never an answer unless the person confirms it; ``secret`` marks
+    typed text that must not be shown back.
 
         >>> askq.QuestionItem.single_choice("Tabs or spaces?", ["Tabs", "Spaces"]).to_dict()
         ... # doctest: +NORMALIZE_WHITESPACE
@@ -345,6 +350,12 @@ class QuestionItem(_Record):
     recommended: Optional[str] = None
     placeholder: Optional[str] = None
     allow_custom: bool = True
+    minimum: Optional[float] = None
+    maximum: Optional[float] = None
+    step: Optional[float] = None
+    unit: Optional[str] = None
+    default: Optional[str] = None
+    secret: bool = False
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -388,7 +399,17 @@ class QuestionItem(_Record):
             data["placeholder"] = self.placeholder
         if not self.allow_custom:
             data["allowCustom"] = False
+        for name in _TYPED_ENTRY_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.secret:
+            data["secret"] = True
         return data
+
+
+# The fields of a typed entry, in the order to_dict() writes them.
+_TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
 @dataclass(repr=False, eq=False)
@@ -630,10 +651,14 @@ def _position(key: Any) -> "Optional[int]":
 
 # The recommended mark in the languages models answer in, folded; it may
 # stand before or after the label, in brackets of three kinds or after a dash.
+# The model's own endorsements mark it too; words that give the option to
+# the person ("your earlier choice", "你原本的倾向") are no mark.
 _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
     "Recommended", "推荐", "推薦", "推奨", "おすすめ", "권장", "추천", "Recomendado", "Recomendada",
     "Recommandé", "Recommandée", "Empfohlen", "Consigliato", "Consigliata", "Aanbevolen", "Zalecane",
     "Рекомендуется", "Рекомендовано", "Önerilen",
+    "I recommend", "my recommendation", "my pick", "suggested", "preferred",
+    "我主张", "我推荐", "我建议", "建议", "首选",
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
@@ -1209,7 +1234,8 @@ def decode(payload: Any) -> QuestionInput:
         QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
 options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
-placeholder=None, allow_custom=True)])
+placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
+unit=None, default=None, secret=False)])
     """
     return QuestionInput(_decoded_items(payload))
 
@@ -1974,6 +2000,8 @@ def _markup_options(raw: str) -> Any:
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
 _PURPOSE_KEYS = ("purpose", "description", "context")
+# VS Code's explanation of a question: the purpose, unless it is the question text.
+_MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
 _MULTI_SELECT_KEYS = (
     "multiSelect",
@@ -1993,11 +2021,20 @@ _RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a bool
 _PLACEHOLDER_KEY = "placeholder"
 
 # Keys most questions leave out; one look decides whether to read them.
-_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
+# On a choice question a default names the recommended option; on a
+# free-text or number question it is the text the entry starts with.
+_DEFAULT_KEYS = ("default", "defaultValue", "default_value", "defaultAnswer", "default_answer")
+_TYPED_DEFAULT_KEYS = ("defaultValue", "default_value", "default")
 _ALLOW_CUSTOM_KEYS = (
     "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
 )
-_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+_SECRET_KEYS = ("isSecret", "is_secret", "secret", "sensitive", "password")
+# A number question's bounds, read only on a question of that kind.
+_MINIMUM_KEYS = ("min", "minimum")
+_MAXIMUM_KEYS = ("max", "maximum")
+_STEP_KEY = "step"
+_UNIT_KEYS = ("unit",)
+_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS + _SECRET_KEYS)
 # Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
 _UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
 
@@ -2010,6 +2047,9 @@ _TEXT_KIND = "text"
 _CHOICE_KIND = "choice"
 _MULTI_KIND = "multi"
 _YES_NO_KIND = "yesno"
+_NUMBER_KIND = "number"
+_INTEGER_KIND = "integer"  # a number question whose step is 1 unless the call says otherwise
+_SECRET_KIND = "secret"  # typed text not to be shown back; the kind follows from the options
 _KIND_WORDS = {
     "text": _TEXT_KIND,
     "freetext": _TEXT_KIND,
@@ -2031,6 +2071,14 @@ _KIND_WORDS = {
     "boolean": _YES_NO_KIND,
     "bool": _YES_NO_KIND,
     "confirm": _YES_NO_KIND,
+    "number": _NUMBER_KIND,
+    "numeric": _NUMBER_KIND,
+    "float": _NUMBER_KIND,
+    "decimal": _NUMBER_KIND,
+    "integer": _INTEGER_KIND,
+    "int": _INTEGER_KIND,
+    "password": _SECRET_KIND,
+    "secret": _SECRET_KIND,
 }
 
 
@@ -2142,6 +2190,9 @@ def _decode_fields(
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
+    if purpose is None and _MESSAGE_KEY in entry:
+        purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
+        purpose = None if purpose == question else purpose
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
@@ -2167,14 +2218,37 @@ def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
 
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
-    """The fields few calls send: a kind word, a default, no custom row."""
-    _apply_kind(item, _first_usable(entry, _KIND_KEYS, _kind))
-    default = _first_usable(entry, _DEFAULT_KEYS, _field_text)
+    """The fields few calls send: a kind word, a default, no custom row, a
+    secret, a number's bounds.  Normalization keeps the default that fits
+    the kind: the recommendation of a choice, the start of a typed entry."""
+    kind = _first_usable(entry, _KIND_KEYS, _kind)
+    _apply_kind(item, kind)
+    default = _first_usable(entry, _DEFAULT_KEYS, _text_or_number)
     if default is not None and item.recommended is None:
         item.recommended = default
+    item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
     allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
+    if _first_usable(entry, _SECRET_KEYS, _boolean):
+        item.secret = True
+    if kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        step = _bound(entry[_STEP_KEY]) if _STEP_KEY in entry else None
+        item.minimum, item.maximum, item.step = _settled_bounds(
+            _first_usable(entry, _MINIMUM_KEYS, _bound), _first_usable(entry, _MAXIMUM_KEYS, _bound),
+            1 if step is None and kind == _INTEGER_KIND else step,
+        )
+        item.unit = _first_text(entry, _UNIT_KEYS)
+
+
+def _settled_bounds(
+    minimum: "Optional[float]", maximum: "Optional[float]", step: "Optional[float]",
+) -> "Tuple[Optional[float], Optional[float], Optional[float]]":
+    """A number question's bounds with the impossible ones dropped: a minimum
+    above the maximum (the maximum kept), a step that is not positive."""
+    if minimum is not None and maximum is not None and minimum > maximum:
+        minimum = None
+    return minimum, maximum, step if step is None or step > 0 else None
 
 
 def _kind(value: Any) -> "Optional[str]":
@@ -2200,6 +2274,12 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.question_type = QuestionType.SINGLE_CHOICE
         if not item.options:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
+    elif kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        item.options = None
+        item.multi_select = False
+        item.question_type = QuestionType.NUMBER
+    elif kind == _SECRET_KIND:
+        item.secret = True
 
 
 # ---------------------------------------------------------------------------
@@ -2468,6 +2548,41 @@ def _number_text(value: Any) -> "Optional[str]":
     return _mended(text, "number") if len(text) > MAX_TEXT else text
 
 
+def _text_or_number(value: Any) -> "Optional[str]":
+    """Text, or a finite number as its text (a default sent as 8 or "8")."""
+    return _field_text(value) if isinstance(value, (str, list)) else _number_text(value)
+
+
+# A number as a person or a model types it: a sign, digits with a decimal
+# point anywhere, an exponent; ASCII digits only.
+_TYPED_NUMBER_SOURCE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_INTEGER_DIGITS = 18  # an integer this long or shorter stays an int
+
+
+def _typed_number(text: str) -> "Optional[float]":
+    """The value of one number written as text (trimmed), or None; an
+    integer stays an int, so that it is shown as it was written."""
+    if _pattern(_TYPED_NUMBER_SOURCE).fullmatch(text) is None:
+        return None
+    if len(text) <= _INTEGER_DIGITS and text.lstrip("+-").isdigit():
+        return int(text)
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _bound(value: Any) -> "Optional[float]":
+    """A bound or step of a number question: a finite JSON number, or a
+    numeric string."""
+    if isinstance(value, str):
+        return _typed_number(value.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an int too large for a float
+        return None
+
+
 def _identifier(value: Any) -> "Optional[str]":
     if isinstance(value, str):
         return _field_text(value, _ID_KEY)
@@ -2535,7 +2650,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         options = [_coerced_option(option) for option in options]
     elif options is not None:
         options = []  # not a list: a choice question with no usable option
-    return QuestionItem(
+    copy = QuestionItem(
         _field_text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
         _field_text(item.header, "header"),
         options,
@@ -2548,6 +2663,12 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
+    copy.default = _text_or_number(item.default)
+    copy.secret = item.secret is True
+    if copy.question_type is QuestionType.NUMBER:
+        copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
+        copy.unit = _field_text(item.unit, "unit")
+    return copy
 
 
 def _coerced_option(option: Any) -> QuestionOption:
@@ -2618,6 +2739,8 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
+    elif item.default is not None:  # on a choice it named the recommendation, read already
+        item.default = None
 
 
 def _derived_kind(
@@ -2625,13 +2748,14 @@ def _derived_kind(
     text: QuestionType = QuestionType.TEXT,
     single: QuestionType = QuestionType.SINGLE_CHOICE,
     multi: QuestionType = QuestionType.MULTI_CHOICE,
+    number: QuestionType = QuestionType.NUMBER,
 ) -> QuestionType:
     declared = item.question_type
     if item.multi_select is True or declared is multi:
-        return multi
+        return multi if declared is not number else number
     if item.options or declared is single:
-        return single
-    return text
+        return single if declared is not number else number
+    return text if declared is not number else number
 
 
 def _normalize_choices(

@@ -637,6 +637,12 @@ class DataModelTests(unittest.TestCase):
                 ("recommended", None),
                 ("placeholder", None),
                 ("allow_custom", True),
+                ("minimum", None),
+                ("maximum", None),
+                ("step", None),
+                ("unit", None),
+                ("default", None),
+                ("secret", False),
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
@@ -682,11 +688,12 @@ class DataModelTests(unittest.TestCase):
         self.assertGreater(checked, 300)
 
     def test_question_type(self) -> None:
-        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice"])
+        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice", "Number"])
         self.assertEqual(QuestionType.TEXT, "Text")
         self.assertFalse(QuestionType.TEXT.is_choice)
         self.assertTrue(QuestionType.SINGLE_CHOICE.is_choice)
         self.assertTrue(QuestionType.MULTI_CHOICE.is_choice)
+        self.assertFalse(QuestionType.NUMBER.is_choice)  # typed, like free text
 
     def test_constants(self) -> None:
         self.assertEqual(askq.TOOL_NAME, "ask_questions")
@@ -734,6 +741,19 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(data["options"], [{"label": "A", "description": "a"}])
         self.assertIs(data["multiSelect"], True)
         self.assertEqual(data["question_type"], "MultiChoice")
+
+    def test_typed_entry_fields_to_dict_in_order(self) -> None:
+        item = QuestionItem("How much?", question_type=QuestionType.NUMBER, allow_custom=False, minimum=1,
+                            maximum=64.5, step=0.5, unit="GB", default="8", secret=True)
+        data = item.to_dict()
+        self.assertEqual(list(data)[-7:], ["allowCustom", "minimum", "maximum", "step", "unit", "default", "secret"])
+        self.assertEqual((data["minimum"], data["maximum"], data["step"], data["unit"], data["default"], data["secret"]),
+                         (1, 64.5, 0.5, "GB", "8", True))
+        self.assertEqual(QuestionItem("Token?", default="abc").to_dict()["default"], "abc")
+        # Each only when set; secret only when true.
+        self.assertEqual(QuestionItem("Q?", question_type=QuestionType.NUMBER, secret=False).to_dict(),
+                         {"question": "Q?", "required": True, "question_type": "Number"})
+        self.assertEqual(QuestionItem("Q?", minimum=0).to_dict()["minimum"], 0)
 
     def test_multi_select_false_is_left_out(self) -> None:
         self.assertNotIn("multiSelect", QuestionItem("Q?", multi_select=False).to_dict())
@@ -868,7 +888,8 @@ class ToolDescriptionTests(unittest.TestCase):
         example = askq.tool_description()["exampleArgs"]
         output = askq.ask(example)
         kinds = {item.question_type for item in output.questions}
-        self.assertEqual(kinds, set(QuestionType))
+        # Number questions are read, not taught: the example shows the schema's kinds.
+        self.assertEqual(kinds, set(QuestionType) - {QuestionType.NUMBER})
         self.assertEqual(output.questions[0].recommended, "PostgreSQL")
 
     def test_builtin_copies_equal_the_files(self) -> None:
@@ -1329,6 +1350,114 @@ class KindWordTests(RefusalCase):
         self.assertEqual(self.kind("dropdown").question_type, QuestionType.TEXT)
 
 
+class NumberQuestionTests(RefusalCase):
+    """Claude Code's extended kind "number", and the other words for it."""
+
+    def test_number_words_make_a_number_question(self) -> None:
+        for key in ("type", "kind", "input_type", "inputType", "method"):
+            for word in ("number", "Numeric", "float", "DECIMAL", "integer", "int"):
+                with self.subTest(key=key, word=word):
+                    item = one(question(options=["1", "2"], multiSelect=True, **{key: word}))
+                    self.assertEqual((item.question_type, item.options, item.multi_select),
+                                     (QuestionType.NUMBER, None, False))
+
+    def test_claude_code_number_shape(self) -> None:
+        item = one({"title": "Cluster", "questions": [{
+            "question": "How much memory per node?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+            "unit": "GB", "defaultValue": 8, "description": "The nodes are billed by memory."}]})
+        self.assertEqual((item.minimum, item.maximum, item.step, item.unit, item.default, item.purpose),
+                         (1, 64, 0.5, "GB", "8", "The nodes are billed by memory."))
+        self.assertIsNone(item.recommended)
+
+    def test_bounds_from_numeric_strings_and_long_keys(self) -> None:
+        item = one(question(type="number", minimum=" -2.5 ", maximum="1e3", step="+0.25", unit=" ms "))
+        self.assertEqual((item.minimum, item.maximum, item.step, item.unit), (-2.5, 1000.0, 0.25, "ms"))
+        item = one(question(type="number", min="x", minimum=3))  # an unusable value falls through
+        self.assertEqual(item.minimum, 3)
+
+    def test_unusable_bounds_are_dropped(self) -> None:
+        for junk in ("ten", True, None, [1], {}, float("inf"), float("nan"), "1e999", "nan", "1_000", "٣", 10 ** 400, ""):
+            with self.subTest(junk=junk):
+                item = one(question(type="number", min=junk, max=junk, step=junk))
+                self.assertEqual((item.minimum, item.maximum, item.step), (None, None, None))
+
+    def test_integer_words_give_step_one(self) -> None:
+        self.assertEqual(one(question(type="integer")).step, 1)
+        self.assertEqual(one(question(kind="int", step=5)).step, 5)
+        self.assertIsNone(one(question(kind="number")).step)
+
+    def test_impossible_bounds_drop_one_and_keep_the_other(self) -> None:
+        item = one(question(type="number", min=10, max=2, step=0))
+        self.assertEqual((item.minimum, item.maximum, item.step), (None, 2, None))
+        item = one(question(type="integer", step=-1))
+        self.assertIsNone(item.step)
+        item = one(question(type="number", min=2, max=2))
+        self.assertEqual((item.minimum, item.maximum), (2, 2))
+
+    def test_bounds_are_read_on_number_questions_only(self) -> None:
+        item = one(question(min=1, max=5, unit="GB", step=1))
+        self.assertEqual((item.question_type, item.minimum, item.maximum, item.step, item.unit),
+                         (QuestionType.TEXT, None, None, None, None))
+
+    def test_built_in_code(self) -> None:
+        built = QuestionItem("Port?", question_type=QuestionType.NUMBER, options=[QuestionOption("80")],
+                             minimum=2000, maximum=1000, step=-1, unit=" ", default=8080)  # type: ignore[arg-type]
+        item = askq.validate_and_normalize(QuestionInput([built]))[0]
+        self.assertEqual((item.question_type, item.options, item.minimum, item.maximum, item.step, item.unit, item.default),
+                         (QuestionType.NUMBER, None, None, 1000, None, None, "8080"))
+        self.assertEqual(built.minimum, 2000)  # the caller's item is left alone
+        text = askq.validate_and_normalize(QuestionInput([QuestionItem("Q?", minimum=1, unit="GB")]))[0]
+        self.assertEqual((text.minimum, text.unit), (None, None))
+
+
+class TypedDefaultAndSecretTests(unittest.TestCase):
+    """Defaults for typed entries, and Codex's secret questions."""
+
+    def test_default_keys_on_typed_entries(self) -> None:
+        for key in ("defaultValue", "default_value", "default"):
+            with self.subTest(key=key):
+                self.assertEqual(one(question(**{key: " billing "})).default, "billing")
+                self.assertEqual(one(question(type="number", **{key: 8})).default, "8")
+        self.assertEqual(one(question(defaultValue="a", default="b")).default, "a")
+        self.assertEqual(one(question(defaultValue=" ", default="b")).default, "b")
+        for junk in (None, True, [], {}, float("nan")):
+            with self.subTest(junk=junk):
+                self.assertIsNone(one(question(defaultValue=junk)).default)
+
+    def test_a_default_on_a_choice_names_the_recommendation(self) -> None:
+        for key in ("defaultValue", "default_value", "default", "defaultAnswer"):
+            with self.subTest(key=key):
+                item = one(question(options=["A", "B"], **{key: "b"}))
+                self.assertEqual((item.recommended, item.default, labels(item)), ("B", None, ["B", "A"]))
+        item = one(question(options=["4", "8"], defaultValue=8))
+        self.assertEqual(item.recommended, "8")
+        # defaultAnswer is a recommendation only: a free-text entry does not start with it.
+        self.assertIsNone(one(question(defaultAnswer="x")).default)
+
+    def test_secret_keys(self) -> None:
+        for key in ("isSecret", "is_secret", "secret", "sensitive", "password"):
+            for value, secret in ((True, True), ("yes", True), (1, True), (False, False), ("maybe", False)):
+                with self.subTest(key=key, value=value):
+                    item = one(question(**{key: value}))
+                    self.assertEqual((item.secret, item.question_type), (secret, QuestionType.TEXT))
+        self.assertTrue(one(question(isSecret=None, secret=True)).secret)
+
+    def test_secret_kind_words(self) -> None:
+        for word in ("password", "Secret"):
+            with self.subTest(word=word):
+                item = one(question(type=word))
+                self.assertEqual((item.secret, item.question_type), (True, QuestionType.TEXT))
+                item = one(question(type=word, options=["Keep", "Rotate"]))
+                self.assertEqual((item.secret, item.question_type), (True, QuestionType.SINGLE_CHOICE))
+        item = one(question(kind="number", isSecret=True))
+        self.assertEqual((item.secret, item.question_type), (True, QuestionType.NUMBER))
+
+    def test_to_dict_of_a_secret(self) -> None:
+        data = one({"questions": [{"question": "API token?", "isSecret": True}]}).to_dict()
+        self.assertEqual(data, {"question": "API token?", "required": True, "question_type": "Text", "id": "q0",
+                                "secret": True})
+
+
 class OlderDesignTests(unittest.TestCase):
     def test_typed_payload(self) -> None:
         payload = {
@@ -1605,6 +1734,73 @@ class RealCallShapeTests(unittest.TestCase):
     def test_plain_sentence_as_questions(self) -> None:
         item = one({"questions": "Should I also update the changelog?"})
         self.assertEqual((item.question, item.question_type), ("Should I also update the changelog?", QuestionType.TEXT))
+
+
+class NewestShapeTests(unittest.TestCase):
+    """The anchors' newest question tools (VS Code, Crush, Claude Code's extended questions)."""
+
+    def test_vs_code_message_is_the_purpose(self) -> None:
+        item = one({"questions": [{"header": "Tests", "question": "Run them?", "message": "They take 2 min.",
+                                   "options": [{"label": "Yes", "recommended": True}, {"label": "No"}]}]})
+        self.assertEqual((item.question, item.purpose, item.recommended), ("Run them?", "They take 2 min.", "Yes"))
+        self.assertEqual(one(question(purpose="P", message="M")).purpose, "P")
+        # A message that is the question text is no purpose.
+        item = one({"questions": [{"message": "Deploy now?"}]})
+        self.assertEqual((item.question, item.purpose), ("Deploy now?", None))
+        self.assertIsNone(one(question(message=" ")).purpose)
+
+    def test_crush_question(self) -> None:
+        item = one({"questions": [{
+            "id": "db", "label": "Database", "question": "Which database?", "description": "For the new service.",
+            "type": "single_choice", "defaultValue": "sqlite",
+            "choices": [{"id": "pg", "label": "Postgres", "description": "A server"},
+                        {"id": "sqlite", "label": "SQLite", "description": "One file"}]}]})
+        self.assertEqual((item.id, item.header, item.purpose, item.question_type, item.recommended, labels(item)),
+                         ("db", "Database", "For the new service.", QuestionType.SINGLE_CHOICE, "SQLite",
+                          ["SQLite", "Postgres"]))
+        self.assertEqual(item.options[0].description if item.options else None, "One file")
+
+    def test_crush_kind_words(self) -> None:
+        cases = (("yes_no", QuestionType.SINGLE_CHOICE), ("single_choice", QuestionType.SINGLE_CHOICE),
+                 ("multi_choice", QuestionType.MULTI_CHOICE), ("free_text", QuestionType.TEXT))
+        for word, kind in cases:
+            with self.subTest(word=word):
+                options = None if word == "yes_no" else ["A", "B"]
+                self.assertIs(one(question(type=word, choices=options)).question_type, kind)
+        self.assertEqual(labels(one(question(type="yes_no"))), ["Yes", "No"])
+
+    def test_a_call_level_title_is_no_question(self) -> None:
+        output = askq.ask({"title": "Set up the cluster", "questions": [{"question": "Region?"}]})
+        self.assertEqual([item.question for item in output.questions], ["Region?"])
+
+    def test_every_mark_form_badges_a_multi_choice_option(self) -> None:
+        options = ["Lint (Recommended)", "(recommended) Tests", "Docs [推荐]", "Types — Empfohlen",
+                   {"label": "Bench", "recommended": True}, {"label": "Fuzz", "default": True},
+                   {"label": "Audit", "isDefault": "yes"}, {"label": "Size", "is_recommended": 1},
+                   "Coverage (我主张)", "Format - suggested", "Plain"]
+        item = one(question(multiSelect=True, options=options))
+        self.assertEqual(labels(item), ["Lint", "Tests", "Docs", "Types", "Bench", "Fuzz", "Audit", "Size",
+                                        "Coverage", "Format", "Plain"])
+        self.assertEqual([option.recommended for option in item.options or []], [True] * 10 + [False])
+        self.assertIsNone(item.recommended)
+
+    def test_first_person_endorsements_are_marks(self) -> None:
+        for label in ("SQLite (我主张)", "SQLite（我推荐）", "SQLite [我建议]", "(建议) SQLite", "SQLite（首选）",
+                      "SQLite (I recommend)", "SQLite (my recommendation)", "SQLite - my pick", "SQLite (Suggested)",
+                      "SQLite — preferred"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+
+    def test_words_that_give_the_option_to_the_user_stay_in_the_label(self) -> None:
+        for label in ("SQLite (你原本的倾向)", "SQLite (your earlier choice)", "SQLite (I recommend it)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
+
+    def test_the_models_own_custom_row_on_a_multi_choice_is_dropped(self) -> None:
+        item = one(question(multiSelect=True, options=["A", "B", "personalize your response"]))
+        self.assertEqual(labels(item), ["A", "B"])
 
 
 class TolerantReaderTests(unittest.TestCase):
