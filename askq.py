@@ -4347,22 +4347,25 @@ class _LinePrompt:
     def __init__(self, reader: "_LineReader", writer: Any) -> None:
         self.reader = reader
         self.writer = writer
+        self.note: Optional[AnswerItem] = None  # a note written for the question being asked
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
         """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
+        self.note = None
         try:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
         except EOFError:
+            answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
             return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
         except KeyboardInterrupt:
-            return Outcome.DECLINED, answers
+            return Outcome.DECLINED, answers + ([self.note] if self.note else [])
         except _TimedOut:
             self.writer.write("\n  No answer in time.\n")
-            return Outcome.TIMED_OUT, answers
+            return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
         return Outcome.ANSWERED, answers
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
@@ -4383,11 +4386,12 @@ class _LinePrompt:
     def answer(self, item: QuestionItem) -> AnswerItem:
         """Read lines until one answers the question; explain and ask again
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
-        note: Optional[str] = None
+        self.note = None
         while True:
             line = self.read_line(_CUE)
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
+                self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
                 self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
                 continue
             try:
@@ -4395,8 +4399,7 @@ class _LinePrompt:
             except _Retry as retry:
                 self.writer.write(f"  {retry}\n")
                 continue
-            if note is not None and (answer.answer is not None or answer.selected):
-                answer.note = note
+            answer.note, self.note = self.note.note if self.note else None, None  # a skip keeps it too
             return answer
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
@@ -4574,10 +4577,15 @@ def _edited_line() -> str:
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
+# Digits typed within this many seconds of each other make one row number.
+_NUMBER_WAIT = 1.0
 
 
-# What each key does while a line is being edited, registered beside it.
+# What each key does while a line is being edited, registered beside it;
+# and what each key that moves in the rows (or scrolls the view) does.
 _EDIT_KEYS: "_Registry" = _Registry()
+_ROW_KEYS: "_Registry" = _Registry()
+_FILTER_KEYS: "_Registry" = _Registry()
 
 
 def _word_start(line: str, caret: int) -> int:
@@ -4632,10 +4640,34 @@ class _Dialog:
     def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
         self.entries = [_Entry() for _ in items]
-        self.tab = 0
         self.notice = ""
         self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
+        self.page = 5  # rows, or lines, that PgUp and PgDn move by: the screen sets it
+        self.clock: Callable[[], float] = time.monotonic
+        self.tab = 0
+
+    @property
+    def tab(self) -> int:
+        return self._tab
+
+    @tab.setter
+    def tab(self, tab: int) -> None:
+        """Another tab: shown from where it follows the highlight, unfiltered."""
+        self._tab = tab
+        self.view = 0  # lines the view is moved from there (up when negative)
+        self.filter: Optional[str] = None  # the text rows are narrowed to, while filtering
+        self.digits, self.digits_at = "", 0.0  # a row number being typed, and when
+
+    def shown_rows(self) -> "List[int]":
+        """The rows of the current question that are drawn: all, or those a
+        filter leaves (its text in the label or description, without case)."""
+        rows = self.rows(self.tab)
+        if self.filter is None:
+            return list(range(len(rows)))
+        folded = self.filter.lower()
+        return [index for index, row in enumerate(rows)
+                if folded in row.label.lower() or row.option is not None and folded in (row.option.description or "").lower()]
 
     @property
     def review_tab(self) -> int:
@@ -4654,7 +4686,7 @@ class _Dialog:
         """Whether keys go to a line of text: a note, a free-text question, or the row for typing."""
         if self.noting:
             return True
-        if self.tab == self.review_tab:
+        if self.tab == self.review_tab or self.filter is not None:
             return False
         if not self.items[self.tab].question_type.is_choice:
             return True
@@ -4668,9 +4700,11 @@ class _Dialog:
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        if typed is not None or picked:  # a note goes with an answer, never alone
-            return AnswerItem(item.id, typed, picked or None, note=entry.note.strip() or None)
-        return AnswerItem(item.id) if entry.skipped else None
+        note = entry.note.strip() or None
+        if typed is not None or picked:
+            return AnswerItem(item.id, typed, picked or None, note=note)
+        # A skip keeps its note; a note alone is kept too, and answers nothing.
+        return AnswerItem(item.id, note=note) if entry.skipped or note else None
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4691,15 +4725,24 @@ class _Dialog:
     def outcome(self) -> "Tuple[Outcome, List[AnswerItem]]":
         return self.status or Outcome.DECLINED, self.answers()
 
-    def summary(self, width: int) -> "List[str]":
-        """What the scrollback keeps once the dialog is gone: the answers, briefly."""
+    def summary(self, width: int, encoded: "Callable[[str], str]" = str) -> "List[str]":
+        """What the scrollback keeps once the dialog is gone: the answers,
+        briefly, ``encoded`` for the terminal before they are measured."""
         status, answers = self.outcome()
         lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
-        for item in self.items:
-            shown = _shown_answer(by_id.get(item.id))
-            lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
+        for index, item in enumerate(self.items):
+            shown = self.shown(index, by_id.get(item.id))
+            text = encoded(f"{_visible(item.header or item.question)}: {shown}")
+            lines += _wrap(text, max(width, _MIN_WIDTH), "  ", "    ")
         return lines
+
+    def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
+        """An answer as the review and the summary show it: a note on a
+        question left unanswered is shown with it, not as a skip."""
+        if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
+            return _shown_answer(answer)
+        return f"(not answered); note: {_quoted(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
@@ -4717,36 +4760,120 @@ class _Dialog:
         self.notice = ""
         if name == "esc" and self.noting:  # ends the note, kept as written
             self.noting = False
+        elif name == "esc" and self.filter is not None:  # ends the filter
+            self.filter = None
         elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
-            self.noting = not self.noting
+            self.noting, self.filter = not self.noting, None
         elif name in ("tab", "shift-tab"):
             self.noting = False
+            if name == "tab" and self.tab != self.review_tab:
+                self._skip_if_optional()
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
             self._review_key(name)
+        elif self.filter is not None and not self.noting:
+            if name in _FILTER_KEYS:
+                _FILTER_KEYS[name](self, name, text)
+            elif name in _ROW_KEYS:
+                _ROW_KEYS[name](self, name)
         elif self.editing() and name in _EDIT_KEYS:
             _EDIT_KEYS[name](self, name, text)
-        elif name in ("left", "right"):
+        else:
+            self._choice_key(name, text)
+
+    def _choice_key(self, name: str, text: str) -> None:
+        """A key on an option row (or a free-text question's scrolling keys)."""
+        if name in ("left", "right"):
             self._move_tab(1 if name == "right" else -1)
-        elif name in ("up", "down"):
-            last = len(self.rows(self.tab)) - 1
-            self.entry.row = max(0, min(last, self.entry.row + (1 if name == "down" else -1)))
+        elif name in _ROW_KEYS:
+            _ROW_KEYS[name](self, name)
         elif name == "enter":
             self._enter()
         elif name in ("text", "paste"):
             self._choice_text(text)
+
+    def _skip_if_optional(self) -> None:
+        """Tab past an optional question left empty skips it, as its hints say."""
+        if not self.items[self.tab].required and not self.has_answer(self.tab):
+            self.entry.skipped = True
 
     def _move_tab(self, step: int) -> None:
         tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
         self.tab = (self.tab + step) % tabs
 
     def _review_key(self, name: str) -> None:
+        """The review: Enter submits, Left goes back, the others scroll it."""
+        scroll = {"up": -1, "down": 1, "pgup": -self.page, "pgdn": self.page, "home": -self.view, "end": 1 << 20}
         if name == "enter":
             self._submit()
-        elif name in ("left", "up"):
+        elif name == "left":
             self._move_tab(-1)
+        elif name in scroll:
+            self.view = max(0, self.view + scroll[name])
+
+    # Moving in the rows: over the rows shown, Up and Down wrapping round;
+    # PgUp on the first row scrolls up into the question, for reading it.
+
+    def _go_to_row(self, row: int) -> None:
+        self.entry.row, self.view = row, 0
+
+    @_ROW_KEYS.on("up", "down")
+    def _step_row(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            at = shown.index(self.entry.row) if self.entry.row in shown else 0
+            self._go_to_row(shown[(at + (1 if name == "down" else -1)) % len(shown)])
+
+    @_ROW_KEYS.on("home", "end")
+    def _row_at_end(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            self._go_to_row(shown[0] if name == "home" else shown[-1])
+
+    @_ROW_KEYS.on("pgup", "pgdn")
+    def _row_page(self, name: str) -> None:
+        shown = self.shown_rows() or [self.entry.row]
+        at = shown.index(self.entry.row) if self.entry.row in shown else 0
+        if name == "pgup" and at == 0:
+            self.view -= self.page  # the question above the rows, read a page at a time
+        elif name == "pgdn" and self.view < 0:
+            self.view = min(0, self.view + self.page)
+        else:
+            self._go_to_row(shown[max(0, min(len(shown) - 1, at + (self.page if name == "pgdn" else -self.page)))])
+
+    # The filter, on a question with many options: typed text narrows the
+    # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
+
+    def _set_filter(self, text: "Optional[str]") -> None:
+        """A new filter text: the first row it leaves is highlighted."""
+        self.filter = text or None
+        shown = self.shown_rows()
+        if shown and self.filter is not None:
+            self._go_to_row(shown[0])
+
+    @_FILTER_KEYS.on("text", "paste")
+    def _filter_text(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
+
+    @_FILTER_KEYS.on("backspace")
+    def _filter_backspace(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "")[:-1])
+
+    @_FILTER_KEYS.on("ctrl-u", "ctrl-w", "alt-backspace")
+    def _filter_cleared(self, name: str, text: str) -> None:
+        line = self.filter or ""
+        self._set_filter(line[: _word_start(line, len(line))] if name != "ctrl-u" else "")
+
+    @_FILTER_KEYS.on("enter")
+    def _filter_enter(self, name: str, text: str) -> None:
+        if self.entry.row not in self.shown_rows():
+            self.notice = "No row holds that text: Backspace or Esc ends the filter."
+        elif self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
+            self._act_on_row(advance=False)
+        else:
+            self._enter()
 
     def _submit(self) -> None:
         """Submit, or send the person to the first required question left unanswered."""
@@ -4793,9 +4920,13 @@ class _Dialog:
         picks or toggles, y/n answer a Yes/No question; anything else is typed."""
         item = self.items[self.tab]
         options = item.options or []
-        if len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
+        if len(text) == 1 and text.isdigit() and len(self.rows(self.tab)) > 9:
+            self._row_number(text)
+        elif len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
             self.entry.row = int(text) - 1
             self._act_on_row(advance=True)
+        elif text == "/" and len(options) > 9:
+            self.filter = ""
         elif text == " ":
             self._act_on_row(advance=False)
         elif text.lower() in _YES_NO_LETTERS and _are_yes_no(options):
@@ -4806,6 +4937,20 @@ class _Dialog:
             self._insert("text", text)
         else:
             self.notice = _PICK_HINT
+
+    def _row_number(self, digit: str) -> None:
+        """A digit on a question of more than nine rows: with the digits
+        just before it, a row number, which is highlighted for Enter or Space."""
+        now = self.clock()
+        typed = self.digits + digit if self.digits and now - self.digits_at <= _NUMBER_WAIT else digit
+        if not 1 <= int(typed) <= len(self.rows(self.tab)):
+            typed = digit  # no such row: the digit starts a number of its own
+        self.digits, self.digits_at = typed, now
+        if 1 <= int(typed) <= len(self.rows(self.tab)):
+            self._go_to_row(int(typed) - 1)
+            self.notice = f"Row {typed}: Enter or Space picks it."
+        else:
+            self.notice = f"There is no row {typed}."
 
     def _act_on_row(self, advance: bool) -> None:
         """A digit or Space on an option row: pick it (and go on, for a
@@ -4824,8 +4969,10 @@ class _Dialog:
     # takes the key's name and text, and names the keys it answers.
 
     def line(self) -> "Tuple[str, int]":
-        """The line being edited and its caret: the note, or the answer's text."""
+        """The line being edited and its caret: the note, the filter, or the answer's text."""
         entry = self.entry
+        if self.filter is not None and not self.noting:
+            return self.filter, len(self.filter)
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
 
     def _set_line(self, line: str, caret: int) -> None:
@@ -4882,10 +5029,10 @@ class _Dialog:
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
-        # Up leaves the row for typing for the options above it; a free-text
-        # question, or a note, has nowhere to go.
-        if self.items[self.tab].question_type.is_choice and name == "up" and not self.noting:
-            self.entry.row = max(0, self.entry.row - 1)
+        # Up and Down leave the row for typing for the other rows; a
+        # free-text question, or a note, has nowhere to go.
+        if self.items[self.tab].question_type.is_choice and not self.noting:
+            self._step_row(name)
 
     @_EDIT_KEYS.on("enter")
     def _enter_line(self, name: str, text: str) -> None:
@@ -4897,12 +5044,24 @@ _MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
 
 
-class _Style:
-    """How the dialog may draw: with colour and emphasis or without, and
-    with the marks of Unicode or of ASCII."""
+_SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
 
-    def __init__(self, color: bool, unicode: bool) -> None:
+
+class _Style:
+    """How the dialog may draw: with colour and emphasis or without, with
+    the marks of Unicode or of ASCII, and in the terminal's encoding: where
+    that is not UTF-8, every character it cannot show is drawn escaped, so
+    that widths are measured on what is drawn."""
+
+    def __init__(self, color: bool, unicode: bool, encoding: "Optional[str]" = None) -> None:
         self.color = color
+        self.unicode = unicode
+        self.encoding = "utf-8" if unicode else encoding or "ascii"
+        try:
+            "".encode(self.encoding)
+        except LookupError:  # a name Python does not know: what every terminal shows
+            self.encoding = "ascii"
+        self.bar, self.newline = ("\u2502 ", "\u21b5") if unicode else ("| ", "\\n")
         self.pointer = "\u276f" if unicode else ">"
         self.done = "\u2714" if unicode else "+"
         self.missing = "!"
@@ -4910,6 +5069,21 @@ class _Style:
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
+
+    def encoded(self, text: str) -> str:
+        """Text as the terminal's encoding can show it: escaped where it cannot."""
+        if self.unicode or text.isascii():
+            return text
+        return text.encode(self.encoding, "backslashreplace").decode(self.encoding)
+
+    def text(self, text: str) -> str:
+        """Model-written or typed text, safe to draw: _visible(), then encoded."""
+        return self.encoded(_visible(text))
+
+    def clipped(self, text: str, width: int) -> str:
+        if self.unicode or _cells(text) <= width:
+            return _clipped(text, width)
+        return _cut_cells(text, 0, width - 3) + "..."
 
     def paint(self, text: str, *looks: str) -> str:
         if not self.color or not looks or not text:
@@ -4921,8 +5095,10 @@ class _Style:
 class _Frame:
     """One drawing of the dialog: its lines; where the caret stands while a
     line is edited (line, column) or None; the line of the highlighted row;
-    and how many lines at the top (the tabs) and at the bottom (the hints)
-    must stay on screen when the frame is cut to the terminal's height."""
+    how many lines at the top (the tabs) and at the bottom (the notice and
+    the hints) must stay on screen when the frame is cut to the terminal's
+    height; the one line of hints a short screen keeps; and the marks that
+    say more is above or below."""
 
     def __init__(self) -> None:
         self.lines: List[str] = []
@@ -4930,30 +5106,65 @@ class _Frame:
         self.focus = 0
         self.head = 0
         self.foot = 0
+        self.notice = 0  # the foot's first lines: the notice
         self.tab_line = 0  # the line of the tab bar with the current tab
+        self.brief = ""
+        self.more = ("", "")
+        self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
 
-    def cut(self, height: int) -> "Tuple[List[str], Optional[Tuple[int, int]]]":
+    def cut(self, height: int, view: int = 0) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
         """The lines that fit ``height``: the head and the foot, and between
-        them the rows around the caret or the highlighted row."""
+        them the rows around the caret or the highlighted row, moved by
+        ``view`` lines; and how far the view was moved, within the frame."""
         lines, caret = self.lines, self.caret
         if len(lines) <= height:
-            return lines, caret
-        tabs = lines[: self.head]
-        head, foot = self.head, self.foot
-        if height - head - foot < (2 * height) // 3:  # short: the current tab's line, two foot lines
-            tabs, head, foot = tabs[self.tab_line: self.tab_line + 1], min(head, 1), min(foot, 2)
-        if height - head - foot < 1:  # too short even for those: the middle only
-            tabs, head, foot = [], 0, 0
-        room = height - head - foot
+            return lines, caret, 0
+        tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
+        if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
+            tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
+        if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
+            foot = [self.brief]
+        if height - len(tabs) - len(foot) < 1:
+            tabs = []
+        if height - len(tabs) - len(foot) < 1:
+            foot = []
+        room = height - len(tabs) - len(foot)
+        self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
-        focus = (caret[0] if caret is not None else self.focus) - self.head
-        # From the top (the question first) while the focus fits with a line
-        # to spare, else as much as fits above it and two lines below.
-        top = 0 if focus + 1 < room else max(0, min(focus + 3 - room, len(body) - room))
-        shown = tabs[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
+        while len(body) > 1 and not body[-1]:  # a blank line at the end is no more to see
+            body = body[:-1]
+        # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
+        ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
+        start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
-            caret = (caret[0] - self.head - top + head, caret[1]) if 0 <= focus - top < room else None
-        return shown, caret
+            row = caret[0] - self.head - start
+            caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
+        return shown + foot, caret, view
+
+
+def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":
+    """Which of ``length`` lines a view of ``room`` lines shows: from the
+    top while the focus fits with a line to spare, else the focus and up to
+    two lines below it, and ``anchor`` (where the focus's row starts) when
+    both fit; moved by ``view``.  A view of four lines or more gives a line
+    at each cut end to a mark.  (start, size, marked above, marked below,
+    the view kept)."""
+    if length <= room:
+        return 0, length, False, False, 0
+    inner = room - 2 if room >= 4 else room
+    lead = 1 if inner < room else 0  # from the top, only the mark below is needed
+    follow = 0 if focus + 1 + lead < room else max(0, min(focus + 1 + min(2, inner - 1) - inner, length - inner))
+    if follow > anchor:  # the row's first lines too, as many as fit above the focus
+        follow = max(anchor, focus - inner + 1)
+    top = max(0, min(length - inner, follow + view))
+    if inner == room:
+        return top, room, False, False, top - follow
+    if top == 0:
+        return 0, room - 1, False, True, top - follow
+    if top >= length - inner:
+        return length - room + 1, room - 1, True, False, top - follow
+    return top, inner, True, True, top - follow
 
 
 class _Painter:
@@ -4981,30 +5192,56 @@ class _Painter:
         foot = len(self.frame.lines)
         if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
+        self.frame.notice = len(self.frame.lines) - foot
+        keys = self.hints(dialog).split(self.style.dot)
         # A hint never breaks between its key and its word: each is one word to _wrap.
-        hints = self.style.dot.join(hint.replace(" ", "\u00a0") for hint in self.hints(dialog).split(self.style.dot))
-        for line in _wrap(hints, self.width, " ", " "):
+        for line in _wrap(self.style.dot.join(key.replace(" ", "\u00a0") for key in keys), self.width, " ", " "):
             self._add(line.replace("\u00a0", " "), "dim")
         self.frame.foot = len(self.frame.lines) - foot
+        self.frame.brief = self.style.paint(self._brief(keys), "dim")
+        up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
+        self.frame.more = (self.style.paint(f" {up} more (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
+    def _brief(self, keys: "List[str]") -> str:
+        """One line of hints for a short screen: the first that fit, and
+        always the last, which says how to dismiss."""
+        kept: List[str] = []
+        for key in keys[:-1]:
+            if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
+                kept.append(key)
+        return self.style.clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+
     def hints(self, dialog: _Dialog) -> str:
-        """The keys that act now, in one line."""
+        """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+            keys = ["Enter submit", "\u2191\u2193 scroll", "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
-        elif dialog.editing():
-            keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-        elif dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE:
-            keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
+        elif dialog.filter is not None:
+            multi = dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE
+            keys = ["type to narrow the rows", "Enter toggle" if multi else "Enter pick", "Esc end filter",
+                    "Ctrl-C dismiss"]
         else:
-            keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
-        if dialog.tab != dialog.review_tab and not dialog.noting:
-            keys.insert(-1, "Ctrl-N note")
+            keys = self._question_hints(dialog)
         if self.style.pointer == ">":
             keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
         return self.style.dot.join(keys)
+
+    def _question_hints(self, dialog: _Dialog) -> "List[str]":
+        item = dialog.items[dialog.tab]
+        skip = not item.required and not dialog.has_answer(dialog.tab)
+        if dialog.editing():
+            keys = ["type your answer", "Enter skip" if skip and not dialog.line()[0].strip() else "Enter confirm",
+                    "Tab skip" if skip else "Tab next question"]
+        elif item.question_type is QuestionType.MULTI_CHOICE:
+            keys = ["\u2191\u2193 move", "Space toggle", "Enter skip" if skip else "Enter confirm",
+                    "Tab skip" if skip else "Tab next"]
+        else:
+            keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
+        if len(item.options or ()) > 9 and not dialog.editing():
+            keys.append("/ filter")
+        return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
         self.frame.lines.append(self.style.paint(text, *looks))
@@ -5014,12 +5251,12 @@ class _Painter:
             self._add(line, *looks)
 
     def _tabs(self, dialog: _Dialog) -> None:
-        names = [_visible(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
+        names = [self.style.text(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
         if dialog.review_tab >= 0:
             names.append("Submit")
         line, used = "", 0
         for index, name in enumerate(names):
-            name = _clipped(name, self.width - 4)
+            name = self.style.clipped(name, self.width - 4)
             cell = f"{self._mark(dialog, index)} {name}"
             if index != dialog.tab:
                 cell = f" {cell} "
@@ -5044,22 +5281,32 @@ class _Painter:
 
     def _question(self, dialog: _Dialog) -> None:
         item = dialog.items[dialog.tab]
-        self._wrapped(_visible(item.question), " ", " ", "bold")
+        self._wrapped(self.style.text(item.question), " ", " ", "bold")
         if item.purpose:
-            self._wrapped(_visible(item.purpose), " ", " ", "dim")
+            self._wrapped(self.style.text(item.purpose), " ", " ", "dim")
         if not item.required:
             self._add(" (optional)", "dim")
         self._add("")
         if not item.question_type.is_choice:
+            self.frame.focus = len(self.frame.lines)
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
-        else:
-            for number, row in enumerate(dialog.rows(dialog.tab)):
-                self._row(dialog, number, row)
+            self._note(dialog)
+            return
+        if dialog.filter is not None:
+            self._line_editor(dialog, " Filter: ", None, not dialog.noting)
+        rows = dialog.rows(dialog.tab)
+        for number in dialog.shown_rows():
+            self._row(dialog, number, rows[number])
+        if not dialog.shown_rows():
+            self._add(" No row holds that text.", "dim")
+        self._note(dialog)
+
+    def _note(self, dialog: _Dialog) -> None:
         if dialog.noting:
             self._add("")
             self._line_editor(dialog, " Note: ", None, True)
         elif dialog.entry.note.strip():
-            self._wrapped("Note: " + _visible(dialog.entry.note.strip()), " ", "       ", "dim")
+            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -5077,17 +5324,17 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and not dialog.noting)
+            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(_visible(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        self._wrapped(self.style.text(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
         option = row.option
         if option is not None and option.description:
-            self._wrapped(_visible(option.description), hang, hang, "dim")
+            self._wrapped(self.style.text(option.description), hang, hang, "dim")
         if here and option is not None and option.preview:  # beside the highlight, in view with it
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
-                self._add(_clipped(hang + "\u2502 " + _visible(line), self.width), "cyan")
+                self._add(self.style.clipped(hang + self.style.bar + self.style.text(line), self.width), "cyan")
 
     def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
@@ -5096,30 +5343,31 @@ class _Painter:
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = _visible(line.replace("\n", "\u21b5"))
-        caret = _cells(_visible(line[:at].replace("\n", "\u21b5")))
+        text = self.style.text(line.replace("\n", self.style.newline))
+        caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
-            self._add(_clipped(lead + _visible(placeholder), self.width), "dim")
+            self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
             self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
         if active:
-            self.frame.focus = len(self.frame.lines) - 1
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
     def _review(self, dialog: _Dialog) -> None:
+        self.frame.focus = len(self.frame.lines)
         self._add(" Review your answers", "bold")
         self._add("")
         for index, item in enumerate(dialog.items):
-            name = _visible(item.header or item.question)
+            name = self.style.text(item.header or item.question)
+            answer = dialog.answer(index)
+            note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                shown = _shown_answer(dialog.answer(index))
-                self._wrapped(f"{name}: {shown}", f" {self.style.done} ", "   ", "green")
+                self._wrapped(self.style.encoded(f"{name}: {_shown_answer(answer)}"), f" {self.style.done} ", "   ", "green")
             elif item.required:
-                self._wrapped(f"{name}: needs an answer", f" {self.style.missing} ", "   ", "yellow")
+                self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
-                self._wrapped(f"{name}: skipped", "   ", "   ", "dim")
+                self._wrapped(f"{name}: skipped{note}", "   ", "   ", "dim")
 
 
 # The dialog on a terminal: raw keys in, the frame drawn in place.  The
@@ -5134,13 +5382,13 @@ _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
-    "\x17": "ctrl-w", "\x0b": "ctrl-k",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z",
 }
 # Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
 _ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
-_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
+_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete", "5": "pgup", "6": "pgdn"}
 
 
 class _Terminated(Exception):
@@ -5170,8 +5418,9 @@ def _run_dialog(
     fd = _fileno(reader)
     assert fd is not None
     try:
-        with _RawTerminal(fd, writer):
-            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel)
+        terminal = _RawTerminal(fd, writer)
+        with terminal:
+            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel, terminal)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -5181,33 +5430,58 @@ def _run_dialog(
 
 class _RawTerminal:
     """Raw keys and bracketed paste while entered, SIGTERM turned into
-    _Terminated; on the way out, the terminal exactly as it was."""
+    _Terminated; on the way out, the terminal exactly as it was.
+
+    It stops like any job: Ctrl-Z (a key in raw mode) or a SIGTSTP from
+    outside asks for a stop (``stop_wanted``), which suspend() carries out
+    with the terminal restored, taking raw mode back on SIGCONT; a SIGCONT
+    after a stop it could not see (SIGSTOP) sets ``continued``."""
 
     def __init__(self, fd: int, writer: Any) -> None:
         self.fd = fd
         self.writer = writer
         self.saved: Any = None
-        self.handler: Any = None
+        self.handlers: Dict[int, Any] = {}
+        self.stop_wanted = False
+        self.continued = False
 
     def __enter__(self) -> None:
         import signal
         import termios
 
         self.saved = termios.tcgetattr(self.fd)
-        raw = termios.tcgetattr(self.fd)
+        try:
+            for signum, handler in ((signal.SIGTERM, _on_sigterm), (signal.SIGTSTP, self._on_stop),
+                                    (signal.SIGCONT, self._on_continue)):
+                self.handlers[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread: signals stay as they are
+            pass
+        self.resume()
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        try:
+            self.pause()
+        finally:
+            for signum, handler in self.handlers.items():
+                signal.signal(signum, handler)
+
+    def resume(self) -> None:
+        """Raw keys and bracketed paste, from the mode saved on entry."""
+        import termios
+
+        raw = list(self.saved)
         raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
         raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
+        raw[6] = list(raw[6])
         raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
-        try:
-            self.handler = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:  # not the main thread: signals stay as they are
-            self.handler = None
         termios.tcsetattr(self.fd, termios.TCSADRAIN, raw)
         self.writer.write("\x1b[?2004h")
         self.writer.flush()
 
-    def __exit__(self, *exc: object) -> None:
-        import signal
+    def pause(self) -> None:
+        """The terminal as it was on entry."""
         import termios
 
         try:
@@ -5215,8 +5489,32 @@ class _RawTerminal:
             self.writer.flush()
         finally:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            if self.handler is not None:
-                signal.signal(signal.SIGTERM, self.handler)
+
+    def suspend(self) -> None:
+        """Stop as the terminal's Ctrl-Z would stop the job, the terminal
+        restored meanwhile; raw mode again once continued."""
+        import signal
+
+        self.pause()
+        stop = signal.SIGTSTP
+        if stop in self.handlers:
+            signal.signal(stop, signal.SIG_DFL)
+        try:
+            try:  # the job, as the terminal's own Ctrl-Z would stop it
+                os.killpg(os.tcgetpgrp(self.fd), stop)
+            except OSError:  # not this process's controlling terminal: only this process
+                os.kill(os.getpid(), stop)
+        finally:
+            if stop in self.handlers:
+                signal.signal(stop, self._on_stop)
+            self.stop_wanted = self.continued = False
+            self.resume()
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self.stop_wanted = True
+
+    def _on_continue(self, signum: int, frame: Any) -> None:
+        self.continued = True
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -5322,10 +5620,11 @@ class _Screen:
         self.writer = writer
         self.above = 0  # lines between the top of the last frame and the cursor
         self.lines = 0  # how many lines the last frame has
+        self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
         encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"))
+        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:
@@ -5336,26 +5635,39 @@ class _Screen:
         return size.columns or 80, size.lines or 24
 
     def resized(self) -> bool:
-        """Whether the terminal changed size; if so, the next frame is drawn
-        from the top of the screen, since the terminal rewrapped the last one."""
+        """Whether the terminal changed size.  The last frame is drawn over
+        where it still stands as drawn: when each of its lines fits the new
+        width, no terminal rewrapped it.  Otherwise nobody can say where its
+        lines went, and what is above them is not the dialog's to clear: the
+        old lines stay, and the next frame starts below them."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        self.writer.write("\x1b[H")
-        self.above = 0
+        columns = size[0]
+        if any(width >= columns for width in self.widths):
+            below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
+            self.writer.write(f"\r\x1b[{below}B\r\n" if below else "\r\n")
+            self.above = self.lines = 0
+            self.widths = []
         return True
 
-    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None) -> None:
+    def run(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None,
+        terminal: "Optional[_RawTerminal]" = None,
+    ) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
-            self._follow_keys(dialog, keys, timeout, cancel)
+            self._follow_keys(dialog, keys, timeout, cancel, terminal)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
 
-    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any) -> None:
+    def _follow_keys(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any,
+        terminal: "Optional[_RawTerminal]",
+    ) -> None:
         self.draw(dialog)
         deadline = None if timeout is None else time.monotonic() + timeout
         while dialog.status is None:
@@ -5366,19 +5678,41 @@ class _Screen:
                 dialog.status = Outcome.TIMED_OUT
                 break
             pressed = keys.read(wait)
-            if not pressed:
+            for key in pressed:
+                if key[0] == "ctrl-z" and terminal is not None:
+                    terminal.stop_wanted = True
+                elif key[0] != "ctrl-z":
+                    dialog.feed([key])
+            if terminal is not None and (terminal.stop_wanted or terminal.continued):
+                self._stopped(terminal)
+            elif not pressed:
                 if self.resized():
                     self.draw(dialog)
                 continue
-            dialog.feed(pressed)
             deadline = None if timeout is None else time.monotonic() + timeout
             self.draw(dialog)
 
+    def _stopped(self, terminal: "_RawTerminal") -> None:
+        """Stop as a job (the frame taken off first), or come back from a
+        stop: either way, the next frame starts afresh where the cursor is,
+        below what the shell wrote meanwhile, at the terminal's size now."""
+        if terminal.stop_wanted:
+            self.erase()
+            terminal.suspend()
+        else:
+            terminal.continued = False
+            terminal.resume()
+        self.above = self.lines = 0
+        self.size = self._size()
+
     def draw(self, dialog: _Dialog) -> None:
         width, height = self.size
-        lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
+        frame = _Painter(width - 1, self.style).paint(dialog)
+        lines, caret, dialog.view = frame.cut(max(height - 1, 1), dialog.view)
+        dialog.page = frame.page
         out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
         self.lines = len(lines)
+        self.widths = [_cells(_SGR_CODE.sub("", line)) for line in lines]
         if caret is None:
             out.append("\x1b[?25l")
             self.above = len(lines) - 1
@@ -5394,7 +5728,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
-        summary = dialog.summary(self.size[0] - 1)
+        summary = dialog.summary(self.size[0] - 1, self.style.encoded)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
         self.above = 0

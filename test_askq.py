@@ -3883,6 +3883,18 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(output.answers, [AnswerItem("q0", "x")])
         self.assertIn("Name?", err.getvalue())
 
+    def test_a_note_is_kept_at_the_end_of_input_and_on_a_skip(self) -> None:
+        def asked(typed: str) -> Any:
+            return askq._LinePrompt(askq._LineReader(io.StringIO(typed), None), io.StringIO()).ask(mixed().questions)
+
+        self.assertEqual(asked("n\nnote: ask the team\n"),
+                         ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
+        self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
+        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1], AnswerItem("notes", note="later"))  # a skip
+        self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
+        answers = asked("note: x\nme\n")[1]
+        self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
+
     def test_no_stdin_at_all_is_unavailable(self) -> None:
         with mock.patch.object(sys, "stdin", None):
             output = askq.prompt(mixed(), stdout=io.StringIO())
@@ -4073,8 +4085,23 @@ class DialogKeyTests(unittest.TestCase):
         lines = askq._Painter(80, askq._Style(False, False)).paint(review).lines
         self.assertIn(' + Database: SQLite; note: "small"', lines)
         self.assertIn("Ctrl-N note", askq._Painter(80, askq._Style(False, False)).hints(dialog(example_output(), "")))
-        alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
-        self.assertEqual(outcome(alone), ("declined", []))
+
+    def test_a_note_is_never_lost_and_never_answers(self) -> None:
+        skipped = dialog(example_output(), "11" + ENTER + "\x0e" + "later" + ENTER + ENTER)  # Name skipped, with a note
+        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later"))
+        plain = askq._Style(False, False)
+        review = askq._Painter(80, plain).paint(skipped).lines
+        self.assertIn('   Name: skipped; note: "later"', review)
+        skipped.feed([("enter", "")])
+        self.assertEqual(skipped.outcome()[1][2], AnswerItem("q2", note="later"))
+        self.assertIn('  Name: (skipped); note: "later"', skipped.summary(80))
+        alone = dialog(example_output(), "\x0e" + "ask ops" + ENTER + ESC)  # dismissed with a note only
+        self.assertEqual(alone.outcome(), ("declined", [AnswerItem("q0", note="ask ops")]))
+        self.assertIn('  Database: (not answered); note: "ask ops"', alone.summary(80))
+        required = dialog(example_output(), "\x0e" + "ask ops" + ENTER + TAB + TAB + TAB)
+        self.assertIn(' ! Database: needs an answer; note: "ask ops"', askq._Painter(80, plain).paint(required).lines)
+        required.feed([("enter", "")])  # a note alone does not answer a required question
+        self.assertEqual((required.status, required.tab, required.notice), (None, 0, "This question needs an answer."))
 
     def test_a_hint_never_breaks_between_its_key_and_its_word(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + "typed")  # the multi-choice question, typing
@@ -4123,6 +4150,156 @@ class DialogKeyTests(unittest.TestCase):
         self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
 
 
+class DialogLongListTests(unittest.TestCase):
+    """Home/End, PgUp/PgDn, wrapping, row numbers of two digits, and the filter."""
+
+    MANY: ClassVar[Dict[str, Any]] = {"questions": [{"question": "Which region?", "options": [
+        {"label": f"Region {n}", "description": "Europe" if n % 3 == 0 else "Asia"} for n in range(1, 13)]}]}
+
+    def keyed(self, questions: Any, *keys: Any, clock: Optional[List[float]] = None) -> Any:
+        output = questions if isinstance(questions, QuestionOutput) else askq.ask(questions)
+        state = askq._Dialog(output.questions)
+        if clock is not None:
+            state.clock = lambda: clock[0]
+        for key in keys:
+            if isinstance(key, float):
+                assert clock is not None
+                clock[0] += key  # time passes between keys
+            else:
+                state.feed(askq._parse_keys(key, final=True)[0])
+        return state
+
+    def test_page_and_end_keys_move_in_the_rows_and_up_and_down_wrap(self) -> None:
+        state = self.keyed(self.MANY, "\x1b[F")  # End: the last row, the one for typing
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, "\x1b[F", HOME, "\x1b[1~")  # typing row: Home moves the caret; then ...
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, UP)  # Up on the first row: the last
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, UP, DOWN)  # Down on the last (the row for typing): the first
+        self.assertEqual(state.entries[0].row, 0)
+        state = self.keyed(self.MANY, "\x1b[6~")
+        self.assertEqual(state.entries[0].row, state.page)
+        state.feed([("pgdn", "")] * 9 + [("pgup", "")])
+        self.assertEqual(state.entries[0].row, 12 - state.page)
+        state.feed([("home", "")])
+        self.assertEqual(state.entries[0].row, 0)
+        self.assertEqual(askq._parse_keys("\x1b[5~\x1b[6~\x1a", final=True)[0], [("pgup", ""), ("pgdn", ""), ("ctrl-z", "")])
+
+    def test_digits_make_one_row_number_on_a_long_list(self) -> None:
+        clock = [100.0]
+        state = self.keyed(self.MANY, "1", 0.3, "2", clock=clock)
+        self.assertEqual((state.entries[0].row, state.entries[0].picked, state.status), (11, [], None))
+        self.assertEqual(state.notice, "Row 12: Enter or Space picks it.")
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 12"])]))
+        state = self.keyed(self.MANY, "1", 1.5, "2", clock=clock)  # too slow: two numbers
+        self.assertEqual(state.entries[0].row, 1)
+        state = self.keyed(self.MANY, "4", 0.2, "7", clock=clock)  # no row 47: 7 on its own
+        self.assertEqual(state.entries[0].row, 6)
+        state = self.keyed(self.MANY, "0", clock=clock)
+        self.assertEqual((state.entries[0].row, state.notice), (0, "There is no row 0."))
+        many = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
+                                        "options": [f"R{n}" for n in range(1, 12)]}]})
+        state = self.keyed(many, "1", 0.1, "1", " ", "3", " ", ENTER, clock=clock)
+        self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["R3", "R11"])])
+        few = self.keyed(example_output(), "2")  # nine rows or fewer: a digit acts at once
+        self.assertEqual((few.tab, few.entries[0].picked), (1, ["SQLite"]))
+
+    def test_a_filter_narrows_the_rows_on_a_long_list(self) -> None:
+        state = self.keyed(self.MANY, "/", "europe")
+        self.assertEqual(state.shown_rows(), [2, 5, 8, 11])
+        self.assertEqual(state.entries[0].row, 2)
+        lines = askq._Painter(60, askq._Style(False, False)).paint(state).lines
+        self.assertIn(" Filter: europe", lines)
+        self.assertFalse(any("Region 2" in line for line in lines))
+        self.assertIn("Esc end filter", lines[-1] + lines[-2])
+        state.feed([("down", ""), ("down", ""), ("up", "")])
+        self.assertEqual(state.entries[0].row, 5)
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 6"])]))
+        state = self.keyed(self.MANY, "\x1b[F", UP, "/", "eu")  # each new text: its first row highlighted
+        self.assertEqual(state.entries[0].row, 2)
+        state = self.keyed(self.MANY, "/", "REGION 1", ESC)  # Esc ends the filter, and dismisses nothing
+        self.assertEqual((state.filter, state.status, len(state.shown_rows())), (None, None, 13))
+        state = self.keyed(self.MANY, "/", "x", "\x7f")  # an empty filter ends it
+        self.assertIsNone(state.filter)
+        state = self.keyed(self.MANY, "/", "zzz", ENTER)
+        self.assertEqual((state.shown_rows(), state.status), ([], None))
+        self.assertIn(" No row holds that text.", askq._Painter(60, askq._Style(False, False)).paint(state).lines)
+        self.assertEqual(self.keyed(self.MANY, "/", "\x03").status, "declined")
+        few = self.keyed(example_output(), "/")  # nine options or fewer: "/" is typed
+        self.assertEqual((few.filter, few.entries[0].text), (None, "/"))
+
+    def test_the_review_scrolls(self) -> None:
+        questions = askq.ask({"questions": [{"question": f"Question {n}?", "header": f"H{n}"} for n in range(8)]})
+        typed = "".join(f"answer {n}" + ENTER for n in range(8))
+        state = dialog(questions, typed)
+        self.assertEqual(state.tab, state.review_tab)
+        plain = askq._Style(False, False)
+        seen = set()
+        for _ in range(12):
+            frame = askq._Painter(30, plain).paint(state)
+            lines, _, state.view = frame.cut(7, state.view)
+            state.page = frame.page
+            seen.update(line for line in lines if "answer " in line)
+            self.assertEqual(len(lines), 7)
+            state.feed([("down", "")])
+        self.assertEqual(seen, {f' + H{n}: "answer {n}"' for n in range(8)})
+        state.feed([("pgup", "")] * 5)
+        self.assertEqual(state.view, 0)
+
+    def test_a_long_question_can_be_read_in_full(self) -> None:
+        words = " ".join(f"w{n}" for n in range(400))
+        output = askq.ask({"questions": [{"question": words, "purpose": "why " * 50, "options": ["A", "B"]}]})
+        state = askq._Dialog(output.questions)
+        plain = askq._Style(False, False)
+        seen: List[str] = []
+        lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
+        self.assertTrue(any("1. A" in line for line in lines), lines)  # the highlighted row first
+        self.assertIn(" ^ more (PgUp)", lines)
+        for _ in range(80):
+            state.feed([("pgup", "")])
+            frame = askq._Painter(40, plain).paint(state)
+            lines, _, state.view = frame.cut(10, state.view)
+            state.page = frame.page
+            seen += lines
+        self.assertTrue(all(f"w{n}" in " ".join(seen).split() for n in range(400)))
+        self.assertIn(" v more (PgDn)", lines)
+        state.feed([("pgdn", "")] * 80)
+        lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
+        self.assertTrue(any("1. A" in line for line in lines), lines)
+
+    def test_every_height_from_six_keeps_the_row_the_tabs_and_how_to_dismiss(self) -> None:
+        states = [dialog(payload, typed) for payload in dialog_payloads()
+                  for typed in ("", DOWN * 7, "\x1b[F", "\x0eabc", "/line", TAB + "x" * 50, SHIFT_TAB + ENTER)]
+        for state in states:
+            for width in (20, 40, 80, 200):
+                for height in range(6, 30):
+                    frame = askq._Painter(width - 1, askq._Style(False, True)).paint(state)
+                    lines, caret, _ = frame.cut(height - 1)  # the screen keeps its last line free
+                    with self.subTest(width=width, height=height, tab=state.tab, lines=lines):
+                        focus = frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)]
+                        self.assertIn(focus, lines)
+                        if frame.caret and frame.caret[0] - frame.focus <= frame.page:  # the row's label too, if both fit
+                            self.assertIn(frame.lines[frame.focus], lines)
+                        self.assertIn(frame.lines[frame.tab_line], lines)
+                        self.assertIn("dismiss", lines[-1])
+                        if caret is None:
+                            self.assertIsNone(frame.caret)
+
+    def test_optional_questions_say_how_to_skip(self) -> None:
+        plain = askq._Painter(80, askq._Style(False, False))
+        optional = askq.ask({"questions": [{"question": "Tone?", "options": ["A", "B"], "required": False}, "Why?"]})
+        self.assertIn("Tab skip", plain.hints(askq._Dialog(optional.questions)))
+        self.assertIn("Tab next", plain.hints(askq._Dialog(example_output().questions)))
+        state = dialog(optional, TAB)
+        self.assertEqual(state.answer(0), AnswerItem("q0"))  # skipped, as the hint said
+        name = dialog(example_output(), "11" + ENTER)
+        self.assertIn("Enter skip", plain.hints(name))
+        self.assertIn("Enter confirm", plain.hints(dialog(example_output(), "11" + ENTER + "x")))
+
+
 class DialogDrawingTests(unittest.TestCase):
     PLAIN = askq._Style(False, False)
 
@@ -4136,9 +4313,10 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertIn("          More room", lines)
         self.assertIn("   ( ) 2. Narrow", lines)
         self.assertIn("   ( ) 3. Personalize your response", lines)
-        self.assertIn("          \u2502 +--+", lines)  # under its highlighted row
+        self.assertIn("          | +--+", lines)  # under its highlighted row
+        self.assertIn("          \u2502 +--+", askq._Painter(60, askq._Style(False, True)).paint(dialog(questions, "")).lines)
         state = dialog(questions, DOWN)  # the preview follows the highlight
-        self.assertNotIn("          \u2502 +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
+        self.assertNotIn("          | +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
 
     def test_tabs_mark_answered_questions(self) -> None:
         state = dialog(example_output(), ENTER)
@@ -4190,20 +4368,20 @@ class DialogDrawingTests(unittest.TestCase):
     def test_a_frame_taller_than_the_screen_keeps_the_highlight_in_view(self) -> None:
         questions = askq.ask({"questions": [{"question": "Many?", "options": [f"Option {n}" for n in range(30)]}]})
         state = dialog(questions, DOWN * 25)
-        lines, _ = askq._Painter(80, self.PLAIN).paint(state).cut(10)
+        lines = askq._Painter(80, self.PLAIN).paint(state).cut(10)[0]
         self.assertEqual(len(lines), 10)
         self.assertTrue(any("26. Option 25" in line for line in lines), lines)
 
     def test_a_short_screen_keeps_the_tabs_the_notice_and_the_question(self) -> None:
         plain = askq._Style(False, True)
         state = dialog(example_output(), SHIFT_TAB + ENTER)  # Submit with questions unanswered: a notice
-        lines, _ = askq._Painter(19, plain).paint(state).cut(9)
+        lines = askq._Painter(19, plain).paint(state).cut(9)[0]
         self.assertEqual(len(lines), 9)
         self.assertEqual(lines[0], "[  Database]")  # the line of the tab bar with the current tab
-        self.assertEqual(lines[-2:], [" This question needs", " an answer."])  # the notice whole
-        lines, _ = askq._Painter(39, plain).paint(state).cut(11)
+        self.assertEqual(lines[-2:], [" This question needs", " Esc dismiss"])  # a line of the notice, and of hints
+        lines = askq._Painter(39, plain).paint(state).cut(11)[0]
         self.assertIn(" Which database should the new service", lines)  # the question above its rows
-        review, _ = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)
+        review = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)[0]
         self.assertEqual(review[0], "[  Submit]")
         self.assertIn(" \u2714 Database: SQLite", review)
 
@@ -4219,6 +4397,58 @@ class DialogDrawingTests(unittest.TestCase):
         screen.erase()
         self.assertEqual(writer.getvalue(), f"\r\x1b[{screen.lines - 1}A\x1b[K\x1b[B\r\x1b[J\x1b[A".replace(
             "\x1b[0A", ""))
+
+    def test_a_resize_never_clears_what_is_above_the_dialog(self) -> None:
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        sizes = [(80, 24)]
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            state = dialog(example_output(), DOWN)
+            screen.draw(state)
+            widest = max(screen.widths)
+            self.assertGreater(widest, 40)
+            for size, in_place in (((120, 30), True), ((80, 10), True), ((40, 24), False), ((60, 24), True)):
+                writer.seek(0)
+                writer.truncate()
+                sizes[0] = size
+                above = screen.above
+                self.assertTrue(screen.resized())
+                screen.draw(state)
+                drawn = writer.getvalue()
+                with self.subTest(size=size):
+                    self.assertNotIn("\x1b[H", drawn)
+                    if in_place:  # no line was rewrapped: the frame is drawn over itself
+                        self.assertTrue(drawn.startswith("\r" + (f"\x1b[{above}A" if above else "")), drawn[:20])
+                    else:  # lines were rewrapped: the old ones stay, the new frame starts below them
+                        self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
+            self.assertFalse(screen.resized())
+
+    def test_a_terminal_that_is_not_utf8_gets_escapes_measured_as_drawn(self) -> None:
+        questions = askq.ask({"questions": [
+            {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
+             "options": [{"label": "Ünïcode 选项 " * 4, "description": "€ 😀", "preview": "中 " * 30}, "B"]},
+            {"question": "名前?"}]})
+        for encoding in ("latin-1", "ascii", "cp1252"):
+            for width in (20, 33, 80):
+                with self.subTest(encoding=encoding, width=width):
+                    buffer = io.BytesIO()
+                    writer = io.TextIOWrapper(buffer, encoding=encoding, errors="strict", write_through=True)
+                    screen = askq._Screen(writer)
+                    self.assertFalse(screen.style.unicode)
+                    with mock.patch.object(screen, "_size", lambda width=width: (width, 40)):
+                        screen.size = (width, 40)
+                        state = dialog(questions, "\x0e" + "注 note" + ENTER + "Ω typed")
+                        screen.draw(state)
+                        state.feed([("tab", ""), ("text", "名"), ("esc", "")])
+                        screen.finish(state)
+                    drawn = buffer.getvalue().decode(encoding)  # written strictly: nothing it cannot encode
+                    self.assertIn("\\u4e2d", drawn)
+                    if encoding != "ascii":
+                        self.assertIn("Café", drawn)
+                    plain = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", drawn)
+                    for line in re.split("[\r\n]", plain):
+                        self.assertLessEqual(askq._cells(line), max(width - 1, 20), line)
 
     def test_a_paste_keeps_its_line_breaks_as_line_breaks(self) -> None:
         state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
@@ -4237,7 +4467,7 @@ SGR = re.compile("\x1b\\[[0-9;]*m")
 DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", ""), ("end", ""), ("tab", ""),
                ("shift-tab", ""), ("enter", ""), ("backspace", ""), ("delete", ""), ("ctrl-u", ""), ("unknown", ""),
                ("ctrl-w", ""), ("ctrl-k", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""), ("alt", ""),
-               ("ctrl-n", ""), ("esc", ""),
+               ("ctrl-n", ""), ("esc", ""), ("pgup", ""), ("pgdn", ""), ("ctrl-z", ""), ("text", "/"),
                ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
                ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
 
@@ -4255,6 +4485,14 @@ def dialog_payloads() -> List[QuestionOutput]:
     return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile]
 
 
+# What a terminal sends for the keys people press: sequences, Alt keys (Esc
+# then the key), a pasted block, Ctrl-Z; the fuzz joins them and cuts the
+# bytes anywhere, as a slow link delivers them.
+FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTER, "\x1b[5~", "\x1b[6~", "\x1bOA",
+                  "\x1b[1;5C", "\x1b\x7f", "\x1bb", "\x1bf", "\x1bx", "\x7f", "\x17", "\x0b", "\x15", "\x01", "\x05",
+                  "\x0e", "\x1a", "/", " ", "1", "2", "9", "0", "y", "x", "中", "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
+
+
 class DialogFuzzTests(unittest.TestCase):
     """Random keys at random sizes: whatever a person does, the dialog neither raises nor overflows."""
 
@@ -4268,24 +4506,97 @@ class DialogFuzzTests(unittest.TestCase):
         for case in range(self.CASES):
             output = rng.choice(payloads)
             state = askq._Dialog(output.questions)
-            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5)
-            width, height = rng.randint(20, 200), rng.randint(5, 60)
+            clock = [0.0]
+            state.clock = lambda clock=clock: clock[0]
+            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
+            width, height = rng.randint(20, 200), rng.randint(6, 60)
             for _ in range(rng.randint(1, 40)):
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
+                clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
+                if rng.random() < 0.1:  # a note opened, and abandoned or left with Esc
+                    state.feed([("ctrl-n", ""), ("text", "n")])
                 state.feed([key])
                 self.check_frame(state, style, width, height, case)
                 if state.status is not None:
                     break
             self.check_outcome(state, case)
 
+    def test_keys_cut_anywhere_are_the_same_keys(self) -> None:
+        import random
+
+        rng = random.Random(20261202)
+        for case in range(self.CASES):
+            typed = "".join(rng.choice(FUZZ_KEY_BYTES) for _ in range(rng.randint(1, 30)))
+            whole = askq._parse_keys(typed, final=True)[0]
+            keys, pending, at = [], "", 0
+            while at < len(typed):  # pieces, each read before the next arrives
+                step = rng.randint(1, 6)
+                pending += typed[at: at + step]
+                at += step
+                more, pending = askq._parse_keys(pending, final=False)
+                keys += more
+            keys += askq._parse_keys(pending, final=True)[0]
+            self.assertEqual(keys, whole, (case, typed))
+            self.assertNotIn(("esc", ""), keys, (case, typed))  # no Alt key or sequence, cut anywhere, is an Esc
+
+    def test_the_screen_through_stops_resizes_and_random_keys(self) -> None:
+        import random
+
+        rng = random.Random(20261203)
+        for case in range(max(self.CASES // 4, 1)):
+            self.screen_case(rng, case)
+
+    def screen_case(self, rng: Any, case: int) -> None:
+        """One dialog on a screen whose size changes, stopped by Ctrl-Z and continued from outside."""
+
+        class Terminal:
+            stop_wanted = continued = False
+            stops = 0
+
+            def suspend(self) -> None:
+                self.stops += 1
+                self.stop_wanted = False
+
+            def resume(self) -> None:
+                pass
+
+        state = askq._Dialog(rng.choice(dialog_payloads()).questions)
+        terminal, writer = Terminal(), io.StringIO()
+        screen = askq._Screen(writer)
+        sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
+        batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
+        delivered: List[List[Any]] = []
+
+        def read(wait: float) -> List[Any]:
+            if rng.random() < 0.2:
+                sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
+            if rng.random() < 0.1:
+                terminal.continued = True  # a SIGCONT after a stop the dialog never saw
+            delivered.append(batches.pop() if batches else [("ctrl-c", "")])
+            return delivered[-1]
+
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            screen.run(state, mock.Mock(read=read), None, None, terminal)  # type: ignore[arg-type]
+        self.assertIsNotNone(state.status, case)
+        self.assertNotIn("\x1b[H", writer.getvalue())
+        self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
+
     def check_frame(self, state: Any, style: Any, width: int, height: int, case: int) -> None:
-        lines, caret = askq._Painter(width, style).paint(state).cut(height)
+        frame = askq._Painter(width, style).paint(state)
+        lines, caret, _ = frame.cut(height, state.view)
         self.assertLessEqual(len(lines), max(height, 1), case)
         for line in lines:
             self.assertLessEqual(askq._cells(SGR.sub("", line)), width, (case, line))
             self.assertNotIn("\u202e", line)
+            if not style.unicode:
+                line.encode(style.encoding)
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
+        if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
+            self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
+            self.assertIn(frame.lines[frame.tab_line], lines, case)
+            self.assertIn("dismiss", SGR.sub("", lines[-1]), case)
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
@@ -4304,7 +4615,8 @@ class DialogFuzzTests(unittest.TestCase):
 class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
 
-    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss") -> Any:
+    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss",
+              **popen: Any) -> Any:
         """The CLI's dialog on a pseudo-terminal: without colour, or with it
         on a terminal of ``size`` (columns, rows)."""
         import fcntl
@@ -4319,7 +4631,8 @@ class DialogTerminalTests(unittest.TestCase):
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
             del env["NO_COLOR"]
         self.before = termios.tcgetattr(slave)
-        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
+        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
+                             **popen)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
         def drain() -> None:
@@ -4401,6 +4714,35 @@ class DialogTerminalTests(unittest.TestCase):
                          (1, "timed_out", [{"id": "q0", "answer": "My own", "selected": None}]))
         self.assertTrue(data["result"].startswith("The user answered some of your questions, then did not respond"))
 
+    def until(self, condition: Any, what: str, seconds: float = 10) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            self.assertLess(time.monotonic(), deadline, what)
+            time.sleep(0.02)
+
+    @unittest.skipUnless(os.path.exists("/proc/self/stat"), "reads a process's state from /proc")
+    def test_ctrl_z_and_sigtstp_stop_the_job_and_fg_takes_raw_mode_back(self) -> None:
+        import signal
+
+        def stopped(process: Any) -> bool:
+            with open(f"/proc/{process.pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+
+        # A process group of its own, in this session, as a shell puts a job: one that stops.
+        process = self.start(preexec_fn=os.setpgrp)
+        for move, stop in ((DOWN, lambda: self.press("\x1a")), (UP, lambda: process.send_signal(signal.SIGTSTP))):
+            self.press(move)
+            stop()
+            self.until(lambda: stopped(process), "the dialog did not stop")
+            self.assertEqual(termios.tcgetattr(self.slave), self.before, "stopped with the terminal in raw mode")
+            drawn = len(self.screen)
+            process.send_signal(signal.SIGCONT)  # fg
+            self.until(lambda: not termios.tcgetattr(self.slave)[3] & termios.ECHO, "raw mode not taken back")
+            self.until(lambda drawn=drawn: b"Esc dismiss" in self.screen[drawn:], "not drawn again after the stop")
+        self.press(" ", TAB, "\x03")  # the keys act as before: Down, then Up
+        data = self.finish(process)
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]}])
+
     def test_sigterm_restores_the_terminal(self) -> None:
         import signal
 
@@ -4453,7 +4795,7 @@ class DialogTerminalTests(unittest.TestCase):
             with mock.patch.dict(os.environ, {"TERM": "xterm", "NO_COLOR": "1"}):
                 self.assertFalse(askq._Screen(writer).style.color)
         drawn = read_until(master, b"Esc dismiss").decode("utf-8")
-        self.assertIn("\x1b[H\r", drawn)  # drawn again from the top of the screen at the new width
+        self.assertNotIn("\x1b[H", drawn)  # never from the top of the screen, over what was above the dialog
         self.assertNotIn("\x1b[2J", drawn)  # without a clear screen, which some terminals keep in history
         lines = [line for line in drawn.split("\r\n") if line.strip()]
         visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
