@@ -5412,6 +5412,7 @@ legend { font-weight: 600; padding: 0 0.4rem; }
 .option .text { flex: 1; min-width: 0; }
 input, textarea { scroll-margin-block: 8rem 2rem; }
 ul.sent { padding-inline-start: 1.4rem; }
+.typed div { white-space: pre-wrap; border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
 details.addnote textarea { color: var(--fg); }
 .badge { color: var(--accent); font-size: 0.9rem; }
 .required { color: var(--warn); }
@@ -5454,7 +5455,7 @@ _WEB_SCRIPT = """
   if (!form) { return; }
   var timeout = Number(form.dataset.timeout || 0) * 1000, deadline = Date.now() + timeout;
   var clock = document.getElementById("countdown"), offline = document.getElementById("offline");
-  var last = 0, timer = null, over = false;
+  var last = 0, timer = null, over = false, expiry = null;
   function showEnd() {
     var field = document.createElement("input");
     field.type = "hidden"; field.name = "action"; field.value = "draft";
@@ -5464,10 +5465,17 @@ _WEB_SCRIPT = """
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
     timer = null; last = Date.now();
-    fetch(form.action, {method: "POST", body: data}).then(function (reply) {
+    fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       offline.hidden = true;
-      if (reply.status === 409) { over = true; showEnd(); } else { deadline = Date.now() + timeout; }
+      if (reply.status === 409) { over = true; showEnd(); } else { restart(); }
     }, function () { offline.hidden = false; });
+  }
+  function restart() {
+    // The server's wait restarted when it read the request: its end comes
+    // before this one, which a check just after it finds in the grace period.
+    deadline = Date.now() + timeout;
+    clearTimeout(expiry);
+    expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
   ["input", "change", "click", "keydown"].forEach(function (kind) {
     document.addEventListener(kind, function () {
@@ -5480,9 +5488,8 @@ _WEB_SCRIPT = """
     clock.textContent = left ? "Time left: " + Math.floor(left / 60) + ":" + (seconds.length < 2 ? "0" : "") +
       seconds + ". Typing or clicking here restarts it." : "Time ran out.";
     clock.className = left < 60 ? "countdown soon" : "countdown";
-    if (!left && !over && Date.now() > deadline + 1000) { over = true; send(); }
   }
-  if (timeout && clock) { tick(); setInterval(tick, 1000); }
+  if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
 })();
 """
 # While the person types or clicks, the script sends the form at most this
@@ -5766,7 +5773,7 @@ class _WebPage(_HttpHandlers):
         sent = "" if status is Outcome.ANSWERED else f"<h2>What was sent</h2>{self._sent_list() or '<p>Nothing.</p>'}"
         by_id = {answer.id: answer for answer in own}
         mine = ("<p>You had entered nothing on this page.</p>" if not own else
-                f"<ul class=\"sent\">{''.join(_sent_row(item, by_id.get(item.id)) for item in self.items)}</ul>")
+                f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
         return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
                 f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
 
@@ -5954,11 +5961,30 @@ def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
     Hebrew question never reorders an English answer or note."""
-    note = None if answer is None else answer.note
-    shown = _shown_answer(None if answer is None else AnswerItem(answer.id, answer.answer, answer.selected))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: <bdi>{_html_escaped(shown)}</bdi>"
-    if note is not None:
-        row += f"; note: <bdi>{_html_escaped(_quoted(note))}</bdi>"
+    if answer is not None and _gives_answer(answer):
+        parts = [_isolated(_visible(label)) for label in answer.selected or ()]
+        parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
+        shown = ", ".join(parts)
+    else:  # what the review says of a question without an answer
+        shown = _isolated(_shown_answer(None if answer is None else dataclasses.replace(answer, note=None)))
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
+    if answer is not None and answer.note is not None:
+        row += f"; note: {_isolated(_quoted(answer.note))}"
+    return row + "</li>"
+
+
+def _isolated(text: str) -> str:
+    return f"<bdi>{_html_escaped(text)}</bdi>"
+
+
+def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
+    """What the person entered on one question, in full, for them to copy:
+    the picks, then what they typed and their note, line breaks kept."""
+    picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {picks}"
+    for name, text in (("Typed", answer.answer), ("Note", answer.note)):
+        if text is not None and text.strip():
+            row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"
     return row + "</li>"
 
 

@@ -4245,7 +4245,8 @@ class WebRequestTests(unittest.TestCase):
         html = page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
         self.assertIn('new URLSearchParams(new FormData(form))', html)  # the whole form, as the script sends it
         self.assertIn('data.set("action", "draft")', html)
-        self.assertIn('fetch(form.action, {method: "POST", body: data})', html)
+        # The form's own URL: form.action would name its buttons, which are called "action".
+        self.assertIn('fetch(form.getAttribute("action"), {method: "POST", body: data})', html)
         self.assertIn(f'action="/?token={page.token}"', html)
         page.last_seen = time.monotonic() - 4
         status, kind, body = self.form_post(page, {"q:q0": "SQLite", "note:q0": "for now", "text:q2": "bill",
@@ -4286,7 +4287,8 @@ class WebRequestTests(unittest.TestCase):
 
     def test_dismissing_takes_a_second_step_without_script(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
-        status, _, body = self.form_post(page, {"q:q0": "SQLite", "text:q2": "bill\ting", "action": "dismiss"})
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", "Lint"], "text:q2": "bill\ting",
+                                                "action": "dismiss"})
         html = body.decode()
         self.assertEqual((status, page.status), (200, None))
         confirm = html[html.index('<section class="confirm"'):html.index("</section>")]
@@ -4294,6 +4296,7 @@ class WebRequestTests(unittest.TestCase):
         self.assertIn('value="confirm-dismiss"', confirm)
         self.assertIn('value="back"', confirm)
         self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", confirm)  # what it would keep
+        self.assertIn("<bdi>Checks</bdi>: <bdi>Unit tests</bdi>, <bdi>Lint</bdi>", confirm)  # each pick in its own direction
         self.assertLess(html.index("disabled hidden"), html.index('<section class="confirm"'))  # Enter still sends nothing
         self.assertIn('value="SQLite" checked', html)  # every entry still in place
         self.assertIn(">bill\ting</textarea>", html)
@@ -4326,14 +4329,18 @@ class WebRequestTests(unittest.TestCase):
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         first = {"q:q0": "PostgreSQL", "q:q1": "Lint", "text:q2": "first-name", "action": "submit"}
         self.assertEqual(self.form_post(page, first)[0], 200)
-        status, kind, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Unit tests", "text:q2": "second <name>",
+        status, kind, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", askq.CUSTOM_RESPONSE_LABEL],
+                                                   "other:q1": "and docs", "text:q2": "second <name>\r\nline two",
                                                    "note:q2": "typed on the phone", "action": "submit"})
         html = body.decode()
         self.assertEqual((status, kind), (409, "text/html; charset=utf-8"))
         self.assertIn("<h1>Your answers were not sent</h1>", html)
         self.assertIn("Answers had already come from elsewhere", html)
-        self.assertIn("&quot;second &lt;name&gt;&quot;", html)  # its own entries, so nothing it typed is lost
-        self.assertIn("&quot;typed on the phone&quot;", html)
+        # Its own entries in full, line breaks kept, so nothing it typed is lost.
+        self.assertIn('<div class="typed">Typed: <div dir="auto">second &lt;name&gt;\nline two</div></div>', html)
+        self.assertIn('<div class="typed">Note: <div dir="auto">typed on the phone</div></div>', html)
+        self.assertIn("<li><bdi>Checks</bdi>: <bdi>Unit tests</bdi><div class=\"typed\">Typed: <div dir=\"auto\">and docs</div>",
+                      html)
         self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", html)
         self.assertNotIn("first-name", html)  # never the first device's answers as its own
         self.assertNotIn("PostgreSQL", html)
@@ -4363,7 +4370,8 @@ class WebRequestTests(unittest.TestCase):
         sent, mine = html.split("<h2>What you entered here</h2>")
         self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", sent)
         self.assertNotIn("typed at the end", sent)
-        self.assertIn("&quot;typed at the end&quot;", mine)
+        self.assertIn('<div class="typed">Typed: <div dir="auto">typed at the end</div></div>', mine)
+        self.assertNotIn("Checks", mine)  # only what was entered
         same = self.form_post(page, {"q:q0": "SQLite", "action": "draft"})[2].decode()
         self.assertIn("Time ran out; what you had answered was sent.", same)  # all it had was kept
 
