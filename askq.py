@@ -5467,7 +5467,7 @@ _WEB_SCRIPT = """
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       offline.hidden = true;
-      if (reply.status === 409) { over = true; showEnd(); } else { restart(); }
+      if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
     }, function () { offline.hidden = false; });
   }
   function restart() {

@@ -121,10 +121,19 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   const page = await newPage(browser.defaultBrowserContext(), width, scheme);
   await page.goto(url, {waitUntil: "load"});
   await axeCheck(page, "fresh", label, axeSource, results);
+  let drafts = 0;
+  page.on("request", (request) => { if ((request.postData() || "").endsWith("action=draft")) { drafts += 1; } });
   await page.type("input.other", "typed, then Enter");
   await page.keyboard.press("Enter");
   await new Promise((resolve) => setTimeout(resolve, 500));
   if (!(await page.$("form.questions")) || (await page.$("#problems"))) { fail(`${label}: Enter in a one-line field sent the form`); }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  if (drafts < 1 || drafts > 2) { fail(`${label}: typing for a moment sent ${drafts} drafts of the form, not one or two`); }
+  const before = drafts;
+  await page.type("#answer-3", "more, a moment later");
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  if (drafts !== before + 1) { fail(`${label}: typing again sent ${drafts - before} drafts, not one`); }
+  await page.evaluate(() => { document.getElementById("answer-3").value = ""; });
   await page.evaluate(() => {
     const field = document.querySelector("input.other");
     field.value = "";
