@@ -5422,9 +5422,12 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .md { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0 0.6rem;
       font: 0.85rem/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .md p, .md li, .md pre { white-space: pre-wrap; margin: 0.4rem 0; font: inherit; }
+.md li { margin: 0.1rem 0; }
 .md h3, .md h4, .md h5, .md h6 { font-size: 1em; margin: 0.5rem 0 0.2rem; }
 .md ul, .md ol { margin: 0.4rem 0; padding-inline-start: 1.4rem; }
-.md code { font: inherit; font-weight: 600; }
+.md code { font: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 0 0.15rem; }
+.md pre { border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
+.md pre code { background: none; border: 0; padding: 0; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
