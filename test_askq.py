@@ -5015,7 +5015,7 @@ class WebRequestTests(unittest.TestCase):
     def test_dismissing_keeps_every_readable_answer(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         status, _, body = self.form_post(page, {"q:q0": "PostgreSQL", "q:q1": ["Lint", askq.CUSTOM_RESPONSE_LABEL],
-                                                "text:q2": "billing", "note:q2": "for now", "action": "dismiss"})
+                                                "text:q2": "billing", "note:q2": "for now", "action": "confirm-dismiss"})
         self.assertEqual((status, page.status), (200, "declined"))
         # q1 cannot be read (its custom row has no text): it alone is left out.
         self.assertEqual(page.answers, [AnswerItem("q0", None, ["PostgreSQL"]), AnswerItem("q2", "billing", note="for now")])
@@ -5029,25 +5029,40 @@ class WebRequestTests(unittest.TestCase):
         html = body.decode()
         self.assertEqual((status, page.status), (400, None))
         self.assertIn('id="problems" role="alert" tabindex="-1" autofocus', html)
-        self.assertEqual(html.count('<p class="error">This question needs an answer.</p>'), 2)  # q0 and q2
-        self.assertIn("Type your own answer in the field, or pick one of the options.", html)
+        self.assertIn('<p class="error" id="problem-0">This question needs an answer.</p>', html)
+        self.assertIn('<p class="error" id="problem-2">This question needs an answer.</p>', html)
+        self.assertIn('<p class="error" id="problem-1">Type your own answer in the field, or pick one of the options.</p>',
+                      html)
+        # Each problem is tied to every control of its question, and to no other control.
+        for index, controls in ((0, 4), (1, 4), (2, 1)):
+            fieldset = html[html.index(f'id="question-{index}"'):html.index("</fieldset>", html.index(f'id="question-{index}"'))]
+            tied = re.findall(r'<(?:input|textarea)[^>]*aria-invalid="true" aria-describedby="problem-(\d)"', fieldset)
+            self.assertEqual(tied, [str(index)] * controls)
+        fieldset = html[html.index('id="question-3"'):]
+        self.assertNotIn("aria-invalid", fieldset)
         for index in (0, 1, 2):
-            self.assertIn(f'href="#question-{index}"', html)
+            self.assertIn(f'href="#answer-{index}"', html)  # each link leads to its question's first control
+            self.assertEqual(len(re.findall(f'<[^>]* id="answer-{index}"', html)), 1)
         self.assertNotIn("questions[", html)  # never the model's message
 
-    def test_activity_from_the_script_keeps_the_page_alive(self) -> None:
+    def test_activity_from_the_script_carries_what_the_page_holds(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         html = page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
-        self.assertIn('fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}})', html)
-        self.assertIn(f'data-token="{page.token}"', html)
+        self.assertIn('new URLSearchParams(new FormData(form))', html)  # the whole form, as the script sends it
+        self.assertIn('data.set("action", "draft")', html)
+        # The form's own URL: form.action would name its buttons, which are called "action".
+        self.assertIn('fetch(form.getAttribute("action"), {method: "POST", body: data})', html)
+        self.assertIn(f'action="/?token={page.token}"', html)
         page.last_seen = time.monotonic() - 4
-        reply = page_request(page, "GET", "/questions", {"Host": "localhost", "Authorization": f"Bearer {page.token}"},
-                             io.BytesIO().read)
-        self.assertEqual(reply[0], 200)
+        status, kind, body = self.form_post(page, {"q:q0": "SQLite", "note:q0": "for now", "text:q2": "bill",
+                                                   "action": "draft"})
+        self.assertEqual((status, kind, json.loads(body)), (200, "application/json", {"kept": True}))
+        self.assertIsNone(page.status)  # a draft sends nothing
         self.assertFalse(page.expire_if_idle(5))  # the request counted as activity
         page.last_seen = time.monotonic() - 6
         self.assertTrue(page.expire_if_idle(5))
-        self.assertEqual(page.status, "timed_out")
+        self.assertEqual(page.status, "timed_out")  # what the person had on the page is kept, not only what they sent
+        self.assertEqual(page.answers, [AnswerItem("q0", None, ["SQLite"], note="for now"), AnswerItem("q2", "bill")])
 
     def test_dismiss_keeps_the_answers_it_carries(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -5065,6 +5080,200 @@ class WebRequestTests(unittest.TestCase):
                             io.BytesIO(f"token={page.token}".encode()).read)
         self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
         self.assertIn(b"width=device-width", form[2])
+
+    def get_form(self, page: Any) -> str:
+        return page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+
+    def json_post(self, page: Any, path: str, document: Any) -> Tuple[int, Any]:
+        body = json.dumps(document).encode()
+        headers = {"Host": "localhost", "Content-Length": str(len(body)), "Authorization": f"Bearer {page.token}"}
+        status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
+        return status, json.loads(reply)
+
+    def test_dismissing_takes_a_second_step_without_script(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", "Lint"], "text:q2": "bill\ting",
+                                                "action": "dismiss"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (200, None))
+        confirm = html[html.index('<section class="confirm"'):html.index("</section>")]
+        self.assertIn("Dismiss these questions?", confirm)
+        self.assertIn('value="confirm-dismiss"', confirm)
+        self.assertIn('value="back"', confirm)
+        self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", confirm)  # what it would keep
+        self.assertIn("<bdi>Checks</bdi>: <bdi>Unit tests</bdi>, <bdi>Lint</bdi>", confirm)  # each pick in its own direction
+        self.assertLess(html.index("disabled hidden"), html.index('<section class="confirm"'))  # Enter still sends nothing
+        self.assertIn('value="SQLite" checked', html)  # every entry still in place
+        self.assertIn(">bill\ting</textarea>", html)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "action": "back"})
+        self.assertEqual((status, page.status), (200, None))
+        self.assertNotIn('class="confirm"', body.decode())
+        empty = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.assertIn("nothing is sent with it", self.form_post(empty, {"action": "dismiss"})[2].decode())
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "action": "confirm-dismiss"})
+        self.assertEqual((status, page.status, page.answers), (200, "declined", [AnswerItem("q0", None, ["SQLite"])]))
+
+    def test_after_a_timeout_the_page_says_exactly_what_was_kept(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        page.last_seen -= 10
+        page.expire_if_idle(5)
+        html = self.get_form(page)
+        self.assertIn("<h1>No answer in time</h1>", html)
+        self.assertIn("Nothing was sent: no question had an answer.", html)
+        self.assertNotIn("was sent.", html.replace("Nothing was sent", ""))  # never that answers were sent
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.form_post(page, {"q:q0": "SQLite", "action": "draft"})
+        page.last_seen -= 10
+        page.expire_if_idle(5)
+        html = self.get_form(page)
+        self.assertIn("Time ran out; what you had answered was sent.", html)
+        self.assertIn("<li><bdi>Database</bdi>: <bdi>SQLite</bdi></li>", html)
+        self.assertIn("<li><bdi>Name</bdi>: <bdi>(not answered)</bdi></li>", html)
+
+    def test_a_second_device_is_told_its_own_answers_were_not_sent(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        first = {"q:q0": "PostgreSQL", "q:q1": "Lint", "text:q2": "first-name", "action": "submit"}
+        self.assertEqual(self.form_post(page, first)[0], 200)
+        status, kind, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", askq.CUSTOM_RESPONSE_LABEL],
+                                                   "other:q1": "and docs", "text:q2": "second <name>\r\nline two",
+                                                   "note:q2": "typed on the phone", "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, kind), (409, "text/html; charset=utf-8"))
+        self.assertIn("<h1>Your answers were not sent</h1>", html)
+        self.assertIn("Answers had already come from elsewhere", html)
+        # Its own entries in full, line breaks kept, so nothing it typed is lost.
+        self.assertIn('<div class="typed">Typed: <div dir="auto">second &lt;name&gt;\nline two</div></div>', html)
+        self.assertIn('<div class="typed">Note: <div dir="auto">typed on the phone</div></div>', html)
+        self.assertIn("<li><bdi>Checks</bdi>: <bdi>Unit tests</bdi><div class=\"typed\">Typed: <div dir=\"auto\">and docs</div>",
+                      html)
+        self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", html)
+        self.assertNotIn("first-name", html)  # never the first device's answers as its own
+        self.assertNotIn("PostgreSQL", html)
+        self.assertNotIn("were sent", html)
+        status, reply = self.json_post(page, "/answers", {"q0": "SQLite", "q2": "second"})
+        self.assertEqual(status, 409)
+        self.assertTrue(reply["error"].startswith("Conflict: your answers were not sent. Answers had already come"), reply)
+        self.assertEqual((reply["status"], reply["yours"]), ("answered", {"q0": "SQLite", "q2": "second"}))
+        self.assertNotIn("first-name", json.dumps(reply))
+        status, reply = self.json_post(page, "/dismiss", "x")
+        self.assertEqual((status, reply["yours"]), (409, "x"))
+        self.assertEqual(page.answers[2], AnswerItem("q2", "first-name"))  # nothing changed
+        status, _, body = self.form_post(page, first)  # Send clicked twice: the same answers, which were sent
+        self.assertEqual(status, 409)
+        self.assertIn("Your answers were sent.", body.decode())
+        later = self.get_form(page)  # a reload, or another device opening the link: claims the answers for nobody
+        self.assertIn("These answers were sent, from this page or from another window or device.", later)
+        self.assertNotIn("Your answers", later)
+
+    def test_a_late_draft_after_a_timeout_shows_what_was_kept_and_what_was_not(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.form_post(page, {"q:q0": "SQLite", "action": "draft"})
+        page.last_seen -= 10
+        page.expire_if_idle(5)
+        html = self.form_post(page, {"q:q0": "SQLite", "text:q2": "typed at the end", "action": "draft"})[2].decode()
+        self.assertIn("Time had run out before they arrived.", html)
+        sent, mine = html.split("<h2>What you entered here</h2>")
+        self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", sent)
+        self.assertNotIn("typed at the end", sent)
+        self.assertIn('<div class="typed">Typed: <div dir="auto">typed at the end</div></div>', mine)
+        self.assertNotIn("Checks", mine)  # only what was entered
+        same = self.form_post(page, {"q:q0": "SQLite", "action": "draft"})[2].decode()
+        self.assertIn("Time ran out; what you had answered was sent.", same)  # all it had was kept
+
+    def test_model_text_tabs_directions_and_previews(self) -> None:
+        call = {"questions": [{"question": "Pick\tone", "header": "A\tB", "options": [
+            {"label": "\u05e2\u05d1\u05e8\u05d9\u05ea", "description": "col1\tcol2", "preview": "# Title\n\n- a\n- `b`"},
+            {"label": "evil \u202eedoc\u202c", "preview": "plain\ttext"}]}]}
+        html = self.get_form(askq._WebPage(askq.ask(call).questions))
+        self.assertNotIn("\\x09", html)
+        self.assertNotIn("\t", html[html.index("<main>"):html.index("<script")])
+        self.assertIn("Pick    one", html)  # a tab shown as spaces
+        self.assertIn("col1    col2", html)
+        self.assertIn("evil \\u202eedoc\\u202c", html)  # the override still shown as an escape
+        # Each option in its own direction, its control first in it.
+        self.assertEqual(len(re.findall(r'<div dir="auto"><label class="option"><input type="radio"', html)), 2)
+        style = html[html.index("<style"):html.index("</style>")]
+        self.assertNotRegex(style, r"-(left|right)\b|margin: [^;]* [^;]* [^;]* [1-9]")  # logical properties only
+        # Previews collapsed until opened, their Markdown drawn.
+        self.assertEqual(html.count('<details class="preview"><summary>Preview</summary>'), 2)
+        self.assertNotIn('<details class="preview" open', html)
+        self.assertIn("<h3>Title</h3><ul><li>a</li><li><code>b</code></li></ul>", html)
+
+    def test_with_a_timeout_the_page_counts_down(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions, timeout=600)
+        html = self.get_form(page)
+        self.assertIn('data-timeout="600"', html)
+        self.assertIn('<p class="countdown" id="countdown" role="timer">This page stops waiting after 10 min without'
+                      ' activity.</p>', html)
+        self.assertIn("deadline = Date.now() + timeout", html)  # a reply to the page's activity restarts it
+        html = self.get_form(askq._WebPage(askq.ask(WEB_CALL).questions))
+        self.assertNotIn("data-timeout", html)
+        self.assertNotIn('id="countdown"', html)
+        self.assertEqual([askq._duration(s) for s in (600, 90, 45, 0.3, 60.5)], ["10 min", "1 min 30 s", "45 s", "1 s", "1 min 1 s"])
+
+    def test_previews_are_drawn_in_a_safe_markdown_subset(self) -> None:
+        md = askq._markdown_html
+        for source, drawn in (
+            ("# One\n## Two ##\n###### Six", "<h3>One</h3><h4>Two</h4><h6>Six</h6>"),
+            ("#hashtag and #1", "<p>#hashtag and #1</p>"),
+            ("```py\nif a < b:\n\tx = '<b>'\n```\nafter", "<pre><code>if a &lt; b:\n    x = &#x27;&lt;b&gt;&#x27;</code></pre><p>after</p>"),
+            ("~~~\nno end", "<pre><code>no end</code></pre>"),
+            ("- a\n* b\n  goes on\n+ c\n\n1. one\n2) two", "<ul><li>a</li><li>b\ngoes on</li><li>c</li></ul><ol><li>one</li><li>two</li></ol>"),
+            ("line one\n  line two\n\nnext", "<p>line one\n  line two</p><p>next</p>"),
+            ("**bold** *em* __b__ _e_ `co*de*`", "<p><strong>bold</strong> <em>em</em> <strong>b</strong> <em>e</em> <code>co*de*</code></p>"),
+            ("snake_case_name and 2*3*4", "<p>snake_case_name and 2*3*4</p>"),
+            ("``a ` b`` and `unclosed", "<p><code>a ` b</code> and `unclosed</p>"),
+            ("[link](javascript:alert(1)) ![img](x.png) <b>raw</b> <!-- c -->",
+             "<p>[link](javascript:alert(1)) ![img](x.png) &lt;b&gt;raw&lt;/b&gt; &lt;!-- c --&gt;</p>"),
+            ("---\n> quote\n| a | b |", "<p>---\n&gt; quote\n| a | b |</p>"),
+            ("**<script>alert(1)</script>**", "<p><strong>&lt;script&gt;alert(1)&lt;/script&gt;</strong></p>"),
+            ("`</code><script>`", "<p><code>&lt;/code&gt;&lt;script&gt;</code></p>"),
+            ("evil \u202eedoc\u202c\r\n`\x1b[2J`", "<p>evil \\u202eedoc\\u202c\n<code>\\x1b[2J</code></p>"),
+            ("\"quotes\" & 'apostrophes'", "<p>&quot;quotes&quot; &amp; &#x27;apostrophes&#x27;</p>"),
+            ("", ""), ("#", ""), ("\n\n", ""),
+        ):
+            with self.subTest(source=source):
+                self.assertEqual(md(source), drawn)
+        tags = set()
+        rng = random.Random(3)
+        pieces = ["*", "**", "_", "`", "```", "#", "- ", "1. ", "<", ">", "&", "\"", "\n", "\t", "a", " ", "\u202e", "x"]
+        for _ in range(500):
+            drawn = md("".join(rng.choice(pieces) for _ in range(rng.randrange(40))))
+            tags |= set(re.findall(r"</?([a-zA-Z0-9]+)", drawn))
+            self.assertNotIn("<<", drawn)
+            self.assertNotIn("\u202e", drawn)
+        self.assertLessEqual(tags, {"p", "pre", "code", "strong", "em", "ul", "ol", "li", "h3", "h4", "h5", "h6"})
+
+    def test_an_address_a_phone_can_open_is_a_real_interface(self) -> None:
+        import socket
+
+        class Probe:
+            def __init__(self, family: int, kind: int) -> None:
+                self.family = family
+
+            def __enter__(self) -> Any:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                pass
+
+            def connect(self, address: Any) -> None:
+                self.far = address  # a UDP connect sends nothing: it only picks the route
+
+            def getsockname(self) -> Any:
+                return ("192.0.2.7", 5000) if self.family == socket.AF_INET else ("2001:db8::7", 5000, 0, 0)
+
+        with mock.patch("socket.socket", Probe), mock.patch("socket.gethostbyname_ex", return_value=("vm", [], ["127.0.0.1"])):
+            self.assertEqual(askq._reachable_address("0.0.0.0"), "192.0.2.7")  # the hostname resolves to loopback alone
+            self.assertEqual(askq._reachable_address("::"), "[2001:db8::7]")
+        with mock.patch("socket.socket", side_effect=OSError("Network is unreachable")):
+            with mock.patch("socket.gethostbyname_ex", return_value=("vm", [], ["127.0.1.1", "10.1.2.3"])):
+                self.assertEqual(askq._reachable_address("0.0.0.0"), "10.1.2.3")
+            with mock.patch("socket.gethostbyname_ex", side_effect=OSError("no such host")):
+                self.assertEqual(askq._reachable_address("0.0.0.0"), "127.0.0.1")
+        with mock.patch.object(Probe, "getsockname", lambda self: ("127.0.0.1", 1)), \
+                mock.patch("socket.socket", Probe), mock.patch("socket.gethostbyname_ex", return_value=("vm", [], ["127.0.0.1"])):
+            self.assertEqual(askq._reachable_address("0.0.0.0"), "127.0.0.1")
 
     def test_an_address_a_phone_can_open(self) -> None:
         self.assertEqual(askq._reachable_address("127.0.0.1"), "127.0.0.1")
@@ -5175,7 +5384,7 @@ class WebPageTests(unittest.TestCase):
         for text in ("Which database?", "The schema depends on it.", "Needs a server", "CREATE TABLE t ();",
                      "One file", "Which checks?", "Unit tests", "Lint", "e.g. billing-api", "Notes?",
                      "<legend dir=\"auto\">Database <span class=\"required\"", "<legend dir=\"auto\">Question 4</legend>",
-                     "<span class=\"badge\">(Recommended)</span>"):
+                     "<span class=\"badge\" dir=\"ltr\">(Recommended)</span>"):
             self.assertIn(text, page)
         self.assertEqual(page.count('value="Personalize your response"'), 2)
         self.assertEqual(page.count('type="radio"'), 3)
@@ -5234,6 +5443,10 @@ class WebPageTests(unittest.TestCase):
         self.start()
         self.post_form([("q:q0", "SQLite"), ("action", "submit")])  # refused: q1 and q2 are required
         status, page, _ = self.post_form([("q:q0", "SQLite"), ("text:q2", "billing"), ("action", "dismiss")])
+        self.assertEqual(status, 200)
+        self.assertIn("Dismiss these questions?", page)  # a second, confirming step
+        self.assertTrue(self.thread.is_alive())
+        status, page, _ = self.post_form([("q:q0", "SQLite"), ("text:q2", "billing"), ("action", "confirm-dismiss")])
         self.assertEqual(status, 200)
         self.assertIn("dismissed", page)
         output = self.outcome()
