@@ -242,6 +242,7 @@ class QuestionType(str, enum.Enum):
     TEXT = "Text"
     SINGLE_CHOICE = "SingleChoice"
     MULTI_CHOICE = "MultiChoice"
+    NUMBER = "Number"  # a number the person types, within the question's bounds
 
     is_choice: bool
     """Whether the question is answered by picking options."""
@@ -249,7 +250,7 @@ class QuestionType(str, enum.Enum):
     def __init__(self, value: str) -> None:
         # A plain attribute of each member, not a property: code reads it for
         # every question, and a read through the enum class is slow.
-        self.is_choice = value != "Text"
+        self.is_choice = value in ("SingleChoice", "MultiChoice")
 
 
 class Outcome(str, enum.Enum):
@@ -326,7 +327,11 @@ class QuestionItem(_Record):
 
     After normalization, ``question_type`` and ``multi_select`` agree,
     ``id`` is set and unique in the batch, and ``recommended`` names the
-    first option of a single-choice question (or is None).
+    first option of a single-choice question (or is None).  A NUMBER
+    question has ``minimum``, ``maximum``, ``step`` and ``unit`` (each may
+    be None); ``default`` is the text a free-text or number entry starts
+    with, never an answer unless the person confirms it; ``secret`` marks
+    typed text that must not be shown back.
 
         >>> askq.QuestionItem.single_choice("Tabs or spaces?", ["Tabs", "Spaces"]).to_dict()
         ... # doctest: +NORMALIZE_WHITESPACE
@@ -345,6 +350,12 @@ class QuestionItem(_Record):
     recommended: Optional[str] = None
     placeholder: Optional[str] = None
     allow_custom: bool = True
+    minimum: Optional[float] = None
+    maximum: Optional[float] = None
+    step: Optional[float] = None
+    unit: Optional[str] = None
+    default: Optional[str] = None
+    secret: bool = False
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -388,7 +399,17 @@ class QuestionItem(_Record):
             data["placeholder"] = self.placeholder
         if not self.allow_custom:
             data["allowCustom"] = False
+        for name in _TYPED_ENTRY_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.secret:
+            data["secret"] = True
         return data
+
+
+# The fields of a typed entry, in the order to_dict() writes them.
+_TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
 @dataclass(repr=False, eq=False)
@@ -630,10 +651,14 @@ def _position(key: Any) -> "Optional[int]":
 
 # The recommended mark in the languages models answer in, folded; it may
 # stand before or after the label, in brackets of three kinds or after a dash.
+# The model's own endorsements mark it too; words that give the option to
+# the person ("your earlier choice", "你原本的倾向") are no mark.
 _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
     "Recommended", "推荐", "推薦", "推奨", "おすすめ", "권장", "추천", "Recomendado", "Recomendada",
     "Recommandé", "Recommandée", "Empfohlen", "Consigliato", "Consigliata", "Aanbevolen", "Zalecane",
     "Рекомендуется", "Рекомендовано", "Önerilen",
+    "I recommend", "my recommendation", "my pick", "suggested", "preferred",
+    "我主张", "我推荐", "我建议", "建议", "首选",
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
@@ -1209,7 +1234,8 @@ def decode(payload: Any) -> QuestionInput:
         QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
 options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
-placeholder=None, allow_custom=True)])
+placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
+unit=None, default=None, secret=False)])
     """
     return QuestionInput(_decoded_items(payload))
 
@@ -1974,6 +2000,8 @@ def _markup_options(raw: str) -> Any:
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
 _PURPOSE_KEYS = ("purpose", "description", "context")
+# VS Code's explanation of a question: the purpose, unless it is the question text.
+_MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
 _MULTI_SELECT_KEYS = (
     "multiSelect",
@@ -1993,11 +2021,20 @@ _RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a bool
 _PLACEHOLDER_KEY = "placeholder"
 
 # Keys most questions leave out; one look decides whether to read them.
-_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
+# On a choice question a default names the recommended option; on a
+# free-text or number question it is the text the entry starts with.
+_DEFAULT_KEYS = ("default", "defaultValue", "default_value", "defaultAnswer", "default_answer")
+_TYPED_DEFAULT_KEYS = ("defaultValue", "default_value", "default")
 _ALLOW_CUSTOM_KEYS = (
     "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
 )
-_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+_SECRET_KEYS = ("isSecret", "is_secret", "secret", "sensitive", "password")
+# A number question's bounds, read only on a question of that kind.
+_MINIMUM_KEYS = ("min", "minimum")
+_MAXIMUM_KEYS = ("max", "maximum")
+_STEP_KEY = "step"
+_UNIT_KEYS = ("unit",)
+_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS + _SECRET_KEYS)
 # Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
 _UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
 
@@ -2010,6 +2047,9 @@ _TEXT_KIND = "text"
 _CHOICE_KIND = "choice"
 _MULTI_KIND = "multi"
 _YES_NO_KIND = "yesno"
+_NUMBER_KIND = "number"
+_INTEGER_KIND = "integer"  # a number question whose step is 1 unless the call says otherwise
+_SECRET_KIND = "secret"  # typed text not to be shown back; the kind follows from the options
 _KIND_WORDS = {
     "text": _TEXT_KIND,
     "freetext": _TEXT_KIND,
@@ -2031,6 +2071,14 @@ _KIND_WORDS = {
     "boolean": _YES_NO_KIND,
     "bool": _YES_NO_KIND,
     "confirm": _YES_NO_KIND,
+    "number": _NUMBER_KIND,
+    "numeric": _NUMBER_KIND,
+    "float": _NUMBER_KIND,
+    "decimal": _NUMBER_KIND,
+    "integer": _INTEGER_KIND,
+    "int": _INTEGER_KIND,
+    "password": _SECRET_KIND,
+    "secret": _SECRET_KIND,
 }
 
 
@@ -2142,6 +2190,9 @@ def _decode_fields(
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
+    if purpose is None and _MESSAGE_KEY in entry:
+        purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
+        purpose = None if purpose == question else purpose
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
@@ -2167,14 +2218,37 @@ def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
 
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
-    """The fields few calls send: a kind word, a default, no custom row."""
-    _apply_kind(item, _first_usable(entry, _KIND_KEYS, _kind))
-    default = _first_usable(entry, _DEFAULT_KEYS, _field_text)
+    """The fields few calls send: a kind word, a default, no custom row, a
+    secret, a number's bounds.  Normalization keeps the default that fits
+    the kind: the recommendation of a choice, the start of a typed entry."""
+    kind = _first_usable(entry, _KIND_KEYS, _kind)
+    _apply_kind(item, kind)
+    default = _first_usable(entry, _DEFAULT_KEYS, _text_or_number)
     if default is not None and item.recommended is None:
         item.recommended = default
+    item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
     allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
+    if _first_usable(entry, _SECRET_KEYS, _boolean):
+        item.secret = True
+    if kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        step = _bound(entry[_STEP_KEY]) if _STEP_KEY in entry else None
+        item.minimum, item.maximum, item.step = _settled_bounds(
+            _first_usable(entry, _MINIMUM_KEYS, _bound), _first_usable(entry, _MAXIMUM_KEYS, _bound),
+            1 if step is None and kind == _INTEGER_KIND else step,
+        )
+        item.unit = _first_text(entry, _UNIT_KEYS)
+
+
+def _settled_bounds(
+    minimum: "Optional[float]", maximum: "Optional[float]", step: "Optional[float]",
+) -> "Tuple[Optional[float], Optional[float], Optional[float]]":
+    """A number question's bounds with the impossible ones dropped: a minimum
+    above the maximum (the maximum kept), a step that is not positive."""
+    if minimum is not None and maximum is not None and minimum > maximum:
+        minimum = None
+    return minimum, maximum, step if step is None or step > 0 else None
 
 
 def _kind(value: Any) -> "Optional[str]":
@@ -2200,6 +2274,12 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.question_type = QuestionType.SINGLE_CHOICE
         if not item.options:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
+    elif kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        item.options = None
+        item.multi_select = False
+        item.question_type = QuestionType.NUMBER
+    elif kind == _SECRET_KIND:
+        item.secret = True
 
 
 # ---------------------------------------------------------------------------
@@ -2468,6 +2548,41 @@ def _number_text(value: Any) -> "Optional[str]":
     return _mended(text, "number") if len(text) > MAX_TEXT else text
 
 
+def _text_or_number(value: Any) -> "Optional[str]":
+    """Text, or a finite number as its text (a default sent as 8 or "8")."""
+    return _field_text(value) if isinstance(value, (str, list)) else _number_text(value)
+
+
+# A number as a person or a model types it: a sign, digits with a decimal
+# point anywhere, an exponent; ASCII digits only.
+_TYPED_NUMBER_SOURCE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_INTEGER_DIGITS = 18  # an integer this long or shorter stays an int
+
+
+def _typed_number(text: str) -> "Optional[float]":
+    """The value of one number written as text (trimmed), or None; an
+    integer stays an int, so that it is shown as it was written."""
+    if _pattern(_TYPED_NUMBER_SOURCE).fullmatch(text) is None:
+        return None
+    if len(text) <= _INTEGER_DIGITS and text.lstrip("+-").isdigit():
+        return int(text)
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _bound(value: Any) -> "Optional[float]":
+    """A bound or step of a number question: a finite JSON number, or a
+    numeric string."""
+    if isinstance(value, str):
+        return _typed_number(value.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an int too large for a float
+        return None
+
+
 def _identifier(value: Any) -> "Optional[str]":
     if isinstance(value, str):
         return _field_text(value, _ID_KEY)
@@ -2535,7 +2650,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         options = [_coerced_option(option) for option in options]
     elif options is not None:
         options = []  # not a list: a choice question with no usable option
-    return QuestionItem(
+    copy = QuestionItem(
         _field_text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
         _field_text(item.header, "header"),
         options,
@@ -2548,6 +2663,12 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
+    copy.default = _text_or_number(item.default)
+    copy.secret = item.secret is True
+    if copy.question_type is QuestionType.NUMBER:
+        copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
+        copy.unit = _field_text(item.unit, "unit")
+    return copy
 
 
 def _coerced_option(option: Any) -> QuestionOption:
@@ -2618,6 +2739,8 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
+    elif item.default is not None:  # on a choice it named the recommendation, read already
+        item.default = None
 
 
 def _derived_kind(
@@ -2625,13 +2748,14 @@ def _derived_kind(
     text: QuestionType = QuestionType.TEXT,
     single: QuestionType = QuestionType.SINGLE_CHOICE,
     multi: QuestionType = QuestionType.MULTI_CHOICE,
+    number: QuestionType = QuestionType.NUMBER,
 ) -> QuestionType:
     declared = item.question_type
     if item.multi_select is True or declared is multi:
-        return multi
+        return multi if declared is not number else number
     if item.options or declared is single:
-        return single
-    return text
+        return single if declared is not number else number
+    return text if declared is not number else number
 
 
 def _normalize_choices(
@@ -3251,11 +3375,12 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "marker", "sent", "unanswered")
+    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
         marker: "Optional[str]" = None, alone: "Optional[str]" = None,
+        late: str = "The questions had already ended.",
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
@@ -3265,6 +3390,7 @@ class _OutcomeWords:
         self.ended = ended  # the dialog's summary and the page: how it ended, for the person
         self.sent = sent  # the page once it ended: what became of the answers
         self.marker = marker  # a harness form's entry for a question this outcome left unanswered
+        self.late = late  # the page, to a submission after the end: why its answers were not sent
 
 
 _OUTCOME_WORDS = {
@@ -3275,6 +3401,8 @@ _OUTCOME_WORDS = {
         "Go on with the task with these answers in mind.",
         "Answered",
         "Your answers were sent.",
+        late="Answers had already come from elsewhere (another window or device), and the first"
+        " answers sent are the ones that count.",
     ),
     Outcome.DECLINED: _OutcomeWords(
         "The user answered some of your questions and dismissed the rest.",
@@ -3287,6 +3415,7 @@ _OUTCOME_WORDS = {
         "(no answer: the user dismissed the questions)",
         "The user saw your questions and dismissed them without answering. Do not act on"
         " assumptions about them: wait for the user's next message rather than going on.",
+        late="The questions had already been dismissed, here or elsewhere.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
@@ -3297,6 +3426,7 @@ _OUTCOME_WORDS = {
         "No answer in time",
         "Time ran out; what you had answered was sent.",
         "(no answer: the user did not respond in time)",
+        late="Time had run out before they arrived.",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
@@ -3320,6 +3450,7 @@ _OUTCOME_WORDS = {
         "Asked for more questions",
         "Your request for more questions was sent, with what you had answered.",
         "(the user asked for more questions before deciding)",
+        late="The questions had already ended with a request for more questions.",
     ),
 }
 
@@ -5978,15 +6109,32 @@ def _drain(stream: Any) -> None:
 def _reachable_address(host: str) -> str:
     """The host as a URL names it; for an address that listens everywhere,
     one of this machine's own addresses, which a phone can open."""
+    if host in ("0.0.0.0", "::", ""):
+        host = _interface_address(host == "::")
+    return f"[{host}]" if ":" in host else host
+
+
+def _interface_address(ipv6: bool) -> str:
+    """The address of the interface this machine would reach a network by:
+    the local end of a UDP socket pointed at a documentation address (which
+    sends nothing), else an address the hostname resolves to, else loopback.
+    A hostname often resolves to loopback alone where another interface exists."""
     import socket
 
-    if host in ("0.0.0.0", "::", ""):
-        try:
-            found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
-        except OSError:
-            found = []
-        host = found[0] if found else ("127.0.0.1" if host != "::" else "::1")
-    return f"[{host}]" if ":" in host else host
+    family, far = (socket.AF_INET6, "2001:db8::1") if ipv6 else (socket.AF_INET, "198.51.100.1")
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((far, 9))
+            address = str(probe.getsockname()[0])
+        if not address.startswith("127.") and address not in ("::1", "0.0.0.0", "::"):
+            return address
+    except OSError:
+        pass
+    try:
+        found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
+    except OSError:
+        found = []
+    return found[0] if found else ("::1" if ipv6 else "127.0.0.1")
 
 
 # ===========================================================================
@@ -6007,70 +6155,123 @@ body { font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(-
 main { max-width: 42rem; margin: 0 auto; padding: 1rem; }
 fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 1rem; padding: 0.75rem 1rem;
            min-width: 0; }
-.problems { border: 2px solid var(--warn); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
+.problems, .confirm { border: 2px solid var(--warn); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
+.confirm { border-color: var(--accent); }
+.confirm h2, main h2 { font-size: 1.1rem; margin: 0.8rem 0 0.3rem; }
 .problems a { color: var(--warn); }
 details.addnote { margin-top: 0.4rem; color: var(--muted); }
 legend { font-weight: 600; padding: 0 0.4rem; }
 .question { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0; }
-.purpose, .desc, .note { color: var(--muted); }
+.purpose, .desc, .note, .countdown { color: var(--muted); }
 .desc { display: block; font-size: 0.95rem; }
 .question, .purpose { white-space: pre-line; }
 .option { display: flex; align-items: flex-start; gap: 0.6rem; padding: 0.35rem 0; }
 .option input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0.2rem 0 0; }
 .option .text { flex: 1; min-width: 0; }
-ul.sent { padding-inline: 1.4rem; }
+input, textarea { scroll-margin-block: 8rem 2rem; }
+ul.sent { padding-inline-start: 1.4rem; }
+.typed div { white-space: pre-wrap; border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
 details.addnote textarea { color: var(--fg); }
 .badge { color: var(--accent); font-size: 0.9rem; }
 .required { color: var(--warn); }
 .error { color: var(--warn); font-weight: 600; }
-pre.preview { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem;
-              margin: 0.2rem 0 0.4rem 1.9rem; font-size: 0.85rem; white-space: pre-wrap; }
+details.preview { margin-block: 0 0.4rem; margin-inline-start: 1.7rem; }
+details.preview summary { color: var(--accent); font-size: 0.9rem; }
+.md { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0 0.6rem;
+      font: 0.85rem/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.md p, .md li, .md pre { white-space: pre-wrap; margin: 0.4rem 0; font: inherit; }
+.md li { margin: 0.1rem 0; }
+.md h3, .md h4, .md h5, .md h6 { font-size: 1em; margin: 0.5rem 0 0.2rem; }
+.md ul, .md ol { margin: 0.4rem 0; padding-inline-start: 1.4rem; }
+.md code { font: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 0 0.15rem; }
+.md pre { border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
+.md pre code { background: none; border: 0; padding: 0; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
-input.other { margin: 0.2rem 0 0 1.9rem; width: calc(100% - 1.9rem); }
+input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
+.countdown.soon { position: sticky; top: 0; background: var(--bg); color: var(--warn); font-weight: 600;
+                  padding: 0.3rem 0; margin: 0; }
 .buttons { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
 """
 
-# A little script ticks the row for typing as the person types; the page
-# works the same without it.
+# A little script improves the page, which works the same without it: it
+# ticks the row for typing as the person types, takes the focus to what the
+# server asks the person to read first, shows the time left, and while the
+# person works sends what the form holds, so that a timeout or a lost
+# connection keeps it.
 _WEB_SCRIPT = """
-document.querySelectorAll("input.other").forEach(function (field) {
-  field.addEventListener("input", function () {
-    var row = document.getElementById(field.dataset.row);
-    if (row && field.value.trim()) { row.checked = true; }
+(function () {
+  document.querySelectorAll("input.other").forEach(function (field) {
+    field.addEventListener("input", function () {
+      var row = document.getElementById(field.dataset.row);
+      if (row && field.value.trim()) { row.checked = true; }
+    });
   });
-});
-var problems = document.getElementById("problems");
-if (problems) { problems.focus(); }
-var active = 0, form = document.querySelector("form");
-["input", "click", "keydown"].forEach(function (kind) {
-  document.addEventListener(kind, function () { active = Date.now(); });
-});
-setInterval(function () {
-  if (form && Date.now() - active < ACTIVE_MS) {
-    fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}}).catch(function () {});
+  var first = document.getElementById("problems") || document.getElementById("confirm");
+  if (first) { first.focus(); }
+  var form = document.querySelector("form.questions");
+  if (!form) { return; }
+  var timeout = Number(form.dataset.timeout || 0) * 1000, deadline = Date.now() + timeout;
+  var clock = document.getElementById("countdown"), offline = document.getElementById("offline");
+  var last = 0, timer = null, over = false, expiry = null;
+  function showEnd() {
+    var field = document.createElement("input");
+    field.type = "hidden"; field.name = "action"; field.value = "draft";
+    form.appendChild(field); form.submit();
   }
-}, ACTIVE_MS);
+  function send() {
+    var data = new URLSearchParams(new FormData(form));
+    data.set("action", "draft");
+    timer = null; last = Date.now();
+    fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
+      offline.hidden = true;
+      if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
+    }, function () { offline.hidden = false; });
+  }
+  function restart() {
+    // The server's wait restarted when it read the request: its end comes
+    // before this one, which a check just after it finds in the grace period.
+    deadline = Date.now() + timeout;
+    clearTimeout(expiry);
+    expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
+  }
+  ["input", "change", "click", "keydown"].forEach(function (kind) {
+    document.addEventListener(kind, function () {
+      if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
+    });
+  });
+  function tick() {
+    var left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+    var seconds = String(left % 60);
+    clock.textContent = left ? "Time left: " + Math.floor(left / 60) + ":" + (seconds.length < 2 ? "0" : "") +
+      seconds + ". Typing or clicking here restarts it." : "Time ran out.";
+    clock.className = left < 60 ? "countdown soon" : "countdown";
+  }
+  if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
+})();
 """
-# While the person types or clicks, the script says so this often, so that
-# a slow typist is never timed out mid-answer.
+# While the person types or clicks, the script sends the form at most this
+# often: the server then knows the person is there, and what the page holds.
 _WEB_ACTIVE_MS = 3000
 
 
 class _WebPage(_HttpHandlers):
     """The page's handlers and what they know: the questions, its token, the
-    person's last form (kept for a redraw and for a dismissal), and how it ended."""
+    person's last form (submitted, or sent by the page's script as they
+    work: kept for a redraw, a dismissal and a timeout), and how it ended."""
 
     routes = _Registry()
+    actions = _Registry()  # what a form posted to / asks for, by its "action" field
 
-    def __init__(self, items: "List[QuestionItem]") -> None:
+    def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None) -> None:
         import secrets
         import threading
 
         self.items = items
+        self.timeout = timeout  # idle seconds, for the countdown the page shows
         self.token = secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
         self.lock = threading.Lock()  # one request at a time touches the page
@@ -6087,15 +6288,8 @@ class _WebPage(_HttpHandlers):
 
     def kept_answers(self) -> "List[AnswerItem]":
         """The answers of the person's last form, as far as they go, for a
-        dismissal or a timeout: a question whose answer cannot be read is
-        left out, never the others with it."""
-        kept = []
-        for answer in _form_answers(self.items, self.last_form):
-            try:
-                kept += collect_answers(self.items, [answer], partial=True)
-            except AnswerError:
-                continue
-        return kept
+        dismissal or a timeout."""
+        return _readable_answers(self.items, _form_answers(self.items, self.last_form))
 
     def expire_if_idle(self, timeout: "Optional[float]") -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
@@ -6128,12 +6322,29 @@ class _WebPage(_HttpHandlers):
         return secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode())
 
     def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
-        """Once the answers are in, a second device learns so."""
-        if request.path == "/":  # a browser: the page that says so, readable on a phone
-            return _HttpResponse.html(200 if request.method == "GET" else 409, self.done_html())
+        """Once the answers are in, a later request learns so: a later
+        submission is told that its own answers were not sent, and why, and
+        is shown them back, so that nothing it entered is lost."""
         if request.method == "GET":
+            if request.path == "/":
+                return _HttpResponse.html(200, self.ended_html(seen_later=True))
             return _HttpResponse.json(200, self.outcome().to_dict())
-        return _HttpResponse.json(409, {"error": "Conflict: the answers were already sent."})
+        if request.path == "/":
+            return _HttpResponse.html(409, self.late_html(_form_answers(self.items, request.form)))
+        status = self.status or Outcome.DECLINED
+        return _HttpResponse.json(409, {"error": f"Conflict: your answers were not sent. {_OUTCOME_WORDS[status].late}",
+                                        "status": status.value, "yours": self._own_entries(request)})
+
+    def _own_entries(self, request: _HttpRequest) -> Any:
+        """What a late request carried, as it sent it: its answers read as the
+        JSON interface reads them, else its body as text."""
+        try:
+            carried = self._carried_answers(request)
+        except QuestionError:
+            return request.body.decode("utf-8", "replace")
+        if isinstance(carried, list):
+            return [entry.to_dict() if isinstance(entry, AnswerItem) else entry for entry in carried]
+        return carried
 
     @routes.on(("GET", "/"))
     def _show_page(self, request: _HttpRequest) -> _HttpResponse:
@@ -6141,19 +6352,42 @@ class _WebPage(_HttpHandlers):
 
     @routes.on(("POST", "/"))
     def _post_form(self, request: _HttpRequest) -> _HttpResponse:
-        """A form submitted: dismissed, refused with every problem shown and
-        every entry kept, or answered."""
-        form = self.last_form = request.form
-        if (form.get("action") or [""])[0] == "dismiss":
-            self.end(Outcome.DECLINED, self.kept_answers())
-            return _HttpResponse.html(200, self.done_html())
+        """A form posted: what its action asks for (sending it, unless it says
+        otherwise), with every entry it holds kept as the person's last form."""
+        self.last_form = request.form
+        action = self.actions.get(_form_text(request.form, "action"), _WebPage._send)
+        return action(self, request.form)  # type: ignore[no-any-return]
+
+    @actions.on("submit")
+    def _send(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """Answered, or refused with every problem shown and every entry kept."""
         try:
             answers = collect_answers(self.items, _form_answers(self.items, form))
         except AnswerError as err:
             problems = _form_problems(self.items, form) or {err.index or 0: err.reason}
             return _HttpResponse.html(400, self.form_html(problems))
         self.end(Outcome.ANSWERED, answers)
-        return _HttpResponse.html(200, self.done_html())
+        return _HttpResponse.html(200, self.ended_html())
+
+    @actions.on("dismiss")
+    def _ask_to_dismiss(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """Dismissing takes a second step: the form again, every entry in
+        place, asking the person to confirm and saying what would be kept."""
+        return _HttpResponse.html(200, self.form_html(confirm=True))
+
+    @actions.on("confirm-dismiss")
+    def _dismiss(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        self.end(Outcome.DECLINED, self.kept_answers())
+        return _HttpResponse.html(200, self.ended_html())
+
+    @actions.on("back")
+    def _back_to_the_form(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        return _HttpResponse.html(200, self.form_html())
+
+    @actions.on("draft")
+    def _keep_draft(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """What the page holds, sent by its script as the person works."""
+        return _HttpResponse.json(200, {"kept": True})
 
     @routes.on(("GET", "/questions"))
     def _get_questions(self, request: _HttpRequest) -> _HttpResponse:
@@ -6204,9 +6438,10 @@ class _WebPage(_HttpHandlers):
             f"<title>Questions for you</title><style nonce=\"{self.nonce}\">{_WEB_STYLE}</style></head><body><main>"
         )
 
-    def form_html(self, problems: "Optional[Dict[int, str]]" = None) -> str:
-        """The form; after a refused submission, every problem at the top and
-        beside its question, in the page's words."""
+    def form_html(self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False) -> str:
+        """The form, every entry of the last form in place; after a refused
+        submission, every problem at the top and beside its question, in the
+        page's words; on the way to a dismissal, the step that confirms it."""
         problems = problems or {}
         token = _html_escaped(self.token)
         parts = [
@@ -6214,18 +6449,21 @@ class _WebPage(_HttpHandlers):
             "<h1>Questions for you</h1>",
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
+            self._countdown_html(),
+            ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
+             " Your entries are still on this page: keep it open, or copy them before you close it.</p>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
-        parts.append(f"<form method=\"post\" action=\"/?token={token}\" data-token=\"{token}\">"
+        timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
+        parts.append(f"<form class=\"questions\" method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
                      "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
-        for index, item in enumerate(self.items):
-            reason = problems.get(index)
-            message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
-            parts.append(_web_fieldset(index, item, self.last_form, message))
+        if confirm:
+            parts.append(self._confirm_html())
+        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index)) for index, item in enumerate(self.items))
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
@@ -6233,26 +6471,98 @@ class _WebPage(_HttpHandlers):
         )
         return "".join(parts)
 
+    def _countdown_html(self) -> str:
+        """With a timeout, the time the page waits: the script counts it down."""
+        if self.timeout is None:
+            return ""
+        return (f"<p class=\"countdown\" id=\"countdown\" role=\"timer\">This page stops waiting after"
+                f" {_duration(self.timeout)} without activity.</p>")
+
     def _problems_html(self, problems: "Dict[int, str]") -> str:
-        """The problems at the top of the form, each a link to its question,
-        taking the focus so that a screen reader reads them first."""
+        """The problems at the top of the form, each a link to its question's
+        first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
-            f"<li><a href=\"#question-{index}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
+            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
             f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
                 f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
 
-    def done_html(self) -> str:
-        """The page once it ended: how, and what was sent, as the dialog's review shows it."""
+    def _confirm_html(self) -> str:
+        """The second step of a dismissal, saying what it would keep."""
+        kept = self.kept_answers()
+        by_id = {answer.id: answer for answer in kept}
+        rows = "".join(_sent_row(item, by_id[item.id]) for item in self.items if item.id in by_id)
+        said = (f"<p>These answers go with it:</p><ul class=\"sent\">{rows}</ul>" if kept
+                else "<p>No question has an answer yet, so nothing is sent with it.</p>")
+        return (f"<section class=\"confirm\" id=\"confirm\" tabindex=\"-1\" autofocus aria-labelledby=\"confirm-title\">"
+                f"<h2 id=\"confirm-title\">Dismiss these questions?</h2>"
+                f"<p>The assistant is told that you dismissed them.</p>{said}<div class=\"buttons\">"
+                "<button class=\"send\" type=\"submit\" name=\"action\" value=\"confirm-dismiss\">Yes, dismiss</button>"
+                "<button type=\"submit\" name=\"action\" value=\"back\">No, go back to the questions</button></div></section>")
+
+    def ended_html(self, seen_later: bool = False) -> str:
+        """The page once it ended: how, and exactly what was sent, as the
+        dialog's review shows it.  Seen by a later visit (a reload, or another
+        device), it claims the answers for nobody."""
         status = self.status or Outcome.DECLINED
+        words = _OUTCOME_WORDS[status]
+        if not self.answers:
+            said = "Nothing was sent: no question had an answer."
+        elif seen_later and status is Outcome.ANSWERED:
+            said = "These answers were sent, from this page or from another window or device."
+        else:
+            said = words.sent
+        return f"{self._head()}<h1>{words.ended}</h1><p>{said} You can close this page.</p>{self._sent_list()}</main></body></html>"
+
+    def _sent_list(self) -> str:
+        if not self.answers:
+            return ""
         by_id = {answer.id: answer for answer in self.answers}
-        rows = "".join(_sent_row(item, by_id.get(item.id)) for item in self.items)
-        return (
-            f"{self._head()}<h1>{_OUTCOME_WORDS[status].ended}</h1>"
-            f"<p>{_OUTCOME_WORDS[status].sent} You can close this page.</p><ul class=\"sent\">{rows}</ul></main></body></html>"
-        )
+        return f"<ul class=\"sent\">{''.join(_sent_row(item, by_id.get(item.id)) for item in self.items)}</ul>"
+
+    def late_html(self, own: "List[AnswerItem]") -> str:
+        """The page for a submission that came after the end: its own answers
+        were not sent, and why; what it entered, shown back; never another's
+        answers as its own.  The same answers as those sent (a second click
+        of Send, or a form whose script had sent it all) were sent."""
+        readable = _readable_answers(self.items, own)
+        if readable == self.answers or (self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers):
+            return self.ended_html()
+        status = self.status or Outcome.DECLINED
+        sent = "" if status is Outcome.ANSWERED else f"<h2>What was sent</h2>{self._sent_list() or '<p>Nothing.</p>'}"
+        by_id = {answer.id: answer for answer in own}
+        mine = ("<p>You had entered nothing on this page.</p>" if not own else
+                f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
+        return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
+                f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
+
+
+def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "List[AnswerItem]":
+    """Answers as far as they go: each checked as partial on its own, a
+    question whose answer cannot be read left out, never the others with it."""
+    kept = []
+    for answer in answers:
+        try:
+            kept += collect_answers(items, [answer], partial=True)
+        except AnswerError:
+            continue
+    return kept
+
+
+def _answers_as_sent(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "Optional[List[AnswerItem]]":
+    """The answers checked as a submission is checked, or None when refused."""
+    try:
+        return collect_answers(items, answers)
+    except AnswerError:
+        return None
+
+
+def _duration(seconds: float) -> str:
+    """Seconds as a person reads a wait: "10 min", "1 min 30 s", "45 s"."""
+    minutes, rest = divmod(math.ceil(seconds), 60)
+    return " ".join(part for part in (f"{minutes} min" if minutes else "", f"{rest} s" if rest or not minutes else "") if part)
 
 
 def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "List[AnswerItem]":
@@ -6291,13 +6601,12 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") ->
 
 
 def _html_escaped(text: str) -> str:
-    """Model or person text for the page: escaped for HTML, and with control
-    and bidirectional characters as visible escapes, as the terminal shows them."""
+    """Model or person text for the page: escaped for HTML, with control
+    and bidirectional characters as visible escapes, as the terminal shows
+    them, and tabs as spaces."""
     import html
 
-    return html.escape(_visible(text))
-
-
+    return html.escape(_visible(text.expandtabs(4) if "\t" in text else text))
 
 
 # What a refused answer means to the person at the form, by the refusal's reason.
@@ -6313,7 +6622,34 @@ _PERSON_WORDS = {
 }
 
 
-def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", message: "Optional[str]") -> str:
+def _control_id(index: int, row: int = 0) -> str:
+    """The id of a question's control: its first one is where a problem's link leads."""
+    return f"answer-{index}" if row == 0 else f"answer-{index}-{row}"
+
+
+class _WebEntry:
+    """One question's entry on the page, as its kind draws it: where it is,
+    the last form's values, and the attributes that tie its controls to
+    its problem, for a screen reader."""
+
+    __slots__ = ("form", "index", "item", "tie")
+
+    def __init__(self, index: int, item: QuestionItem, form: "Dict[str, List[str]]", has_problem: bool) -> None:
+        self.index, self.item, self.form = index, item, form
+        self.tie = f" aria-invalid=\"true\" aria-describedby=\"problem-{index}\"" if has_problem else ""
+
+    def value(self, field: str) -> str:
+        """A field of this question in the last form, escaped for HTML."""
+        from html import escape
+
+        return escape((self.form.get(f"{field}:{self.item.id}") or [""])[0])
+
+
+# How each kind of question takes its answer on the page; a kind not here is typed.
+_WEB_ENTRIES = _Registry()
+
+
+def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]") -> str:
     from html import escape
 
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
@@ -6323,61 +6659,185 @@ def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", 
     ]
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
-    if message is not None:
-        parts.append(f"<p class=\"error\">{escape(message)}</p>")
-    if item.question_type.is_choice:
-        parts.extend(_web_choices(index, item, form))
-    else:
-        typed = escape((form.get(f"text:{item.id}") or [""])[0])
-        placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
-        parts.append(f"<textarea name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\" aria-label=\"Your answer\""
-                     f"{placeholder}>{typed}</textarea>")
-    note = escape((form.get(f"note:{item.id}") or [""])[0])
+    if reason is not None:
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</p>")
+    entry = _WebEntry(index, item, form, reason is not None)
+    parts.extend(_WEB_ENTRIES.get(item.question_type, _web_typed)(entry))
+    note = entry.value("note")
     parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
                  f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
                  f"{note}</textarea></details></fieldset>")
     return "".join(parts)
 
 
-def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -> "List[str]":
-    """The rows of a choice question: the rows every way of asking shows."""
+@_WEB_ENTRIES.on(QuestionType.TEXT)
+def _web_typed(entry: _WebEntry) -> "List[str]":
     from html import escape
 
+    item = entry.item
+    placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
+    return [(f"<textarea id=\"{_control_id(entry.index)}\" name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\""
+             f" aria-label=\"Your answer\"{placeholder}{entry.tie}>{entry.value('text')}</textarea>")]
+
+
+@_WEB_ENTRIES.on(QuestionType.SINGLE_CHOICE, QuestionType.MULTI_CHOICE)
+def _web_choices(entry: _WebEntry) -> "List[str]":
+    """The rows of a choice question: the rows every way of asking shows,
+    each in its own direction, its control at the start of it."""
+    from html import escape
+
+    item = entry.item
     kind = "checkbox" if item.question_type is QuestionType.MULTI_CHOICE else "radio"
-    name = escape(f"q:{item.id}")
-    picked = form.get(f"q:{item.id}", [])
+    picked = entry.form.get(f"q:{item.id}", [])
     rows = []
-    for row in _question_rows(item):
-        label = row.label
-        checked = " checked" if label in picked else ""
-        option = row.option
-        if option is None:
-            row_id = f"custom-{index}"
-            typed = escape((form.get(f"other:{item.id}") or [""])[0])
-            hint = _html_escaped(item.placeholder or "Your own answer")
-            rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
-                        f" value=\"{label}\"{checked}><span class=\"text\">{label}</span></label>"
-                        f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
-                        f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{label}\">")
-            continue
-        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if _is_recommended(item, row) else ""
-        about = f"<span class=\"desc\">{_html_escaped(option.description)}</span>" if option.description else ""
-        rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
-                    f"{checked}><span class=\"text\" dir=\"auto\">{_html_escaped(label)}{badge}{about}</span></label>")
-        if option.preview:
-            rows.append(f"<pre class=\"preview\" dir=\"auto\">{_html_escaped(option.preview)}</pre>")
+    for number, row in enumerate(_question_rows(item)):
+        checked = " checked" if row.label in picked else ""
+        control = (f"<input type=\"{kind}\" id=\"{_control_id(entry.index, number)}\" name=\"{escape('q:' + item.id)}\""
+                   f" value=\"{escape(row.label)}\"{checked}{entry.tie}>")
+        rows.append(_web_option(item, row, control) if row.option is not None else _web_custom_row(entry, control, number))
     return rows
+
+
+def _web_option(item: QuestionItem, row: _Row, control: str) -> str:
+    option = row.option
+    assert option is not None, "called for an option's row only"
+    badge = f" <span class=\"badge\" dir=\"ltr\">{RECOMMENDED_SUFFIX}</span>" if _is_recommended(item, row) else ""
+    about = f"<span class=\"desc\" dir=\"auto\">{_html_escaped(option.description)}</span>" if option.description else ""
+    preview = ("" if not option.preview else "<details class=\"preview\"><summary>Preview</summary>"
+               f"<div class=\"md\" dir=\"auto\">{_markdown_html(option.preview)}</div></details>")
+    return (f"<div dir=\"auto\"><label class=\"option\">{control}<span class=\"text\">{_html_escaped(row.label)}"
+            f"{badge}{about}</span></label>{preview}</div>")
+
+
+def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
+    from html import escape
+
+    label = escape(CUSTOM_RESPONSE_LABEL)
+    hint = _html_escaped(entry.item.placeholder or "Your own answer")
+    return (f"<label class=\"option\">{control}<span class=\"text\">{label}</span></label>"
+            f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + entry.item.id)}\" value=\"{entry.value('other')}\""
+            f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{_control_id(entry.index, number)}\" aria-label=\"{label}\"{entry.tie}>")
 
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
     Hebrew question never reorders an English answer or note."""
-    note = None if answer is None else answer.note
-    shown = _shown_answer(None if answer is None else AnswerItem(answer.id, answer.answer, answer.selected))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: <bdi>{_html_escaped(shown)}</bdi>"
-    if note is not None:
-        row += f"; note: <bdi>{_html_escaped(_quoted(note))}</bdi>"
+    if answer is not None and _gives_answer(answer):
+        parts = [_isolated(_visible(label)) for label in answer.selected or ()]
+        parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
+        shown = ", ".join(parts)
+    else:  # what the review says of a question without an answer
+        shown = _isolated(_shown_answer(None if answer is None else dataclasses.replace(answer, note=None)))
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
+    if answer is not None and answer.note is not None:
+        row += f"; note: {_isolated(_quoted(answer.note))}"
     return row + "</li>"
+
+
+def _isolated(text: str) -> str:
+    return f"<bdi>{_html_escaped(text)}</bdi>"
+
+
+def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
+    """What the person entered on one question, in full, for them to copy:
+    the picks, then what they typed and their note, line breaks kept."""
+    picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {picks}"
+    for name, text in (("Typed", answer.answer), ("Note", answer.note)):
+        if text is not None and text.strip():
+            row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"
+    return row + "</li>"
+
+
+# A preview's Markdown, drawn by askq itself in a small safe subset: every
+# text is escaped, and only the tags below are ever written.
+
+def _markdown_html(text: str) -> str:
+    """Fenced code, headings, lists and paragraphs, with inline code and
+    emphasis; anything else is text."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(4).split("\n")
+    blocks, at = [], 0
+    while at < len(lines):
+        block, at = _MARKDOWN_BLOCKS[_markdown_kind(lines[at])](lines, at)
+        blocks.append(block)
+    return "".join(blocks)
+
+
+def _markdown_kind(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if re.match(r" {0,3}(```|~~~)", line):
+        return "fence"
+    if re.match(r" {0,3}#{1,6}(\s|$)", line):
+        return "heading"
+    return "list" if _markdown_item(line) else "text"
+
+
+def _markdown_item(line: str) -> "Optional[Tuple[str, str]]":
+    """A list item's kind of list and its text, or None."""
+    found = re.match(r" {0,3}([-*+]|\d{1,9}[.)])[ \t]+(\S.*)", line)
+    return None if found is None else ("ul" if found.group(1) in "-*+" else "ol", found.group(2))
+
+
+_MARKDOWN_BLOCKS = _Registry()  # a block's reader, by the kind of its first line
+
+
+@_MARKDOWN_BLOCKS.on("blank")
+def _markdown_blank(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    return "", at + 1
+
+
+@_MARKDOWN_BLOCKS.on("fence")
+def _markdown_fence(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    fence = lines[at].strip()[0] * 3
+    end = next((n for n in range(at + 1, len(lines)) if re.fullmatch(f" {{0,3}}{fence}+\\s*", lines[n])), len(lines))
+    return f"<pre><code>{_html_escaped(chr(10).join(lines[at + 1:end]))}</code></pre>", end + 1
+
+
+@_MARKDOWN_BLOCKS.on("heading")
+def _markdown_heading(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    marks, _, title = lines[at].strip().partition(" ")
+    title = title.strip().rstrip("#").strip()
+    level = min(len(marks) + 2, 6)  # below the page's own headings
+    return (f"<h{level}>{_markdown_inline(title)}</h{level}>" if title else ""), at + 1
+
+
+@_MARKDOWN_BLOCKS.on("list")
+def _markdown_list(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    first = _markdown_item(lines[at])
+    assert first is not None, "called on a list item"
+    kind, entries = first[0], []
+    while at < len(lines):
+        found = _markdown_item(lines[at])
+        if found is not None and found[0] == kind:
+            entries.append(found[1])
+        elif found is None and lines[at].startswith("  ") and lines[at].strip():
+            entries[-1] += "\n" + lines[at].strip()  # a line that goes on the item above
+        else:
+            break
+        at += 1
+    return f"<{kind}>{''.join(f'<li>{_markdown_inline(entry)}</li>' for entry in entries)}</{kind}>", at
+
+
+@_MARKDOWN_BLOCKS.on("text")
+def _markdown_paragraph(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    start, at = at, at + 1
+    while at < len(lines) and _markdown_kind(lines[at]) == "text":
+        at += 1
+    return f"<p>{_markdown_inline(chr(10).join(lines[start:at]))}</p>", at
+
+
+def _markdown_inline(text: str) -> str:
+    """Inline code and emphasis, the rest escaped as text."""
+    parts = re.split(r"(?s)(`+)(.+?)\1", text)  # text, backticks, code, text, ...
+    out = []
+    for at in range(0, len(parts), 3):
+        escaped = _html_escaped(parts[at])
+        escaped = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"<strong>\2</strong>", escaped)
+        out.append(re.sub(r"(?<![\w*])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])", r"<em>\2</em>", escaped))
+        if at + 2 < len(parts):
+            out.append(f"<code>{_html_escaped(parts[at + 2])}</code>")
+    return "".join(out)
 
 
 _WEB_GRACE_SECONDS = 2.0  # after the answers are in, later requests learn so
@@ -6392,7 +6852,7 @@ class _WebSession:
     _lingering: ClassVar["List[_WebSession]"] = []
 
     def __init__(self, items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]" = None) -> None:
-        self.page = _WebPage(items)
+        self.page = _WebPage(items, timeout)
         self.timeout = timeout  # idle seconds before the page ends as timed out
         self.server = _HttpServer(_HttpCore(self.page), host, port)
         self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"

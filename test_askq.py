@@ -637,6 +637,12 @@ class DataModelTests(unittest.TestCase):
                 ("recommended", None),
                 ("placeholder", None),
                 ("allow_custom", True),
+                ("minimum", None),
+                ("maximum", None),
+                ("step", None),
+                ("unit", None),
+                ("default", None),
+                ("secret", False),
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
@@ -682,11 +688,12 @@ class DataModelTests(unittest.TestCase):
         self.assertGreater(checked, 300)
 
     def test_question_type(self) -> None:
-        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice"])
+        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice", "Number"])
         self.assertEqual(QuestionType.TEXT, "Text")
         self.assertFalse(QuestionType.TEXT.is_choice)
         self.assertTrue(QuestionType.SINGLE_CHOICE.is_choice)
         self.assertTrue(QuestionType.MULTI_CHOICE.is_choice)
+        self.assertFalse(QuestionType.NUMBER.is_choice)  # typed, like free text
 
     def test_constants(self) -> None:
         self.assertEqual(askq.TOOL_NAME, "ask_questions")
@@ -734,6 +741,19 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(data["options"], [{"label": "A", "description": "a"}])
         self.assertIs(data["multiSelect"], True)
         self.assertEqual(data["question_type"], "MultiChoice")
+
+    def test_typed_entry_fields_to_dict_in_order(self) -> None:
+        item = QuestionItem("How much?", question_type=QuestionType.NUMBER, allow_custom=False, minimum=1,
+                            maximum=64.5, step=0.5, unit="GB", default="8", secret=True)
+        data = item.to_dict()
+        self.assertEqual(list(data)[-7:], ["allowCustom", "minimum", "maximum", "step", "unit", "default", "secret"])
+        self.assertEqual((data["minimum"], data["maximum"], data["step"], data["unit"], data["default"], data["secret"]),
+                         (1, 64.5, 0.5, "GB", "8", True))
+        self.assertEqual(QuestionItem("Token?", default="abc").to_dict()["default"], "abc")
+        # Each only when set; secret only when true.
+        self.assertEqual(QuestionItem("Q?", question_type=QuestionType.NUMBER, secret=False).to_dict(),
+                         {"question": "Q?", "required": True, "question_type": "Number"})
+        self.assertEqual(QuestionItem("Q?", minimum=0).to_dict()["minimum"], 0)
 
     def test_multi_select_false_is_left_out(self) -> None:
         self.assertNotIn("multiSelect", QuestionItem("Q?", multi_select=False).to_dict())
@@ -868,7 +888,8 @@ class ToolDescriptionTests(unittest.TestCase):
         example = askq.tool_description()["exampleArgs"]
         output = askq.ask(example)
         kinds = {item.question_type for item in output.questions}
-        self.assertEqual(kinds, set(QuestionType))
+        # Number questions are read, not taught: the example shows the schema's kinds.
+        self.assertEqual(kinds, set(QuestionType) - {QuestionType.NUMBER})
         self.assertEqual(output.questions[0].recommended, "PostgreSQL")
 
     def test_builtin_copies_equal_the_files(self) -> None:
@@ -1329,6 +1350,114 @@ class KindWordTests(RefusalCase):
         self.assertEqual(self.kind("dropdown").question_type, QuestionType.TEXT)
 
 
+class NumberQuestionTests(RefusalCase):
+    """Claude Code's extended kind "number", and the other words for it."""
+
+    def test_number_words_make_a_number_question(self) -> None:
+        for key in ("type", "kind", "input_type", "inputType", "method"):
+            for word in ("number", "Numeric", "float", "DECIMAL", "integer", "int"):
+                with self.subTest(key=key, word=word):
+                    item = one(question(options=["1", "2"], multiSelect=True, **{key: word}))
+                    self.assertEqual((item.question_type, item.options, item.multi_select),
+                                     (QuestionType.NUMBER, None, False))
+
+    def test_claude_code_number_shape(self) -> None:
+        item = one({"title": "Cluster", "questions": [{
+            "question": "How much memory per node?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+            "unit": "GB", "defaultValue": 8, "description": "The nodes are billed by memory."}]})
+        self.assertEqual((item.minimum, item.maximum, item.step, item.unit, item.default, item.purpose),
+                         (1, 64, 0.5, "GB", "8", "The nodes are billed by memory."))
+        self.assertIsNone(item.recommended)
+
+    def test_bounds_from_numeric_strings_and_long_keys(self) -> None:
+        item = one(question(type="number", minimum=" -2.5 ", maximum="1e3", step="+0.25", unit=" ms "))
+        self.assertEqual((item.minimum, item.maximum, item.step, item.unit), (-2.5, 1000.0, 0.25, "ms"))
+        item = one(question(type="number", min="x", minimum=3))  # an unusable value falls through
+        self.assertEqual(item.minimum, 3)
+
+    def test_unusable_bounds_are_dropped(self) -> None:
+        for junk in ("ten", True, None, [1], {}, float("inf"), float("nan"), "1e999", "nan", "1_000", "٣", 10 ** 400, ""):
+            with self.subTest(junk=junk):
+                item = one(question(type="number", min=junk, max=junk, step=junk))
+                self.assertEqual((item.minimum, item.maximum, item.step), (None, None, None))
+
+    def test_integer_words_give_step_one(self) -> None:
+        self.assertEqual(one(question(type="integer")).step, 1)
+        self.assertEqual(one(question(kind="int", step=5)).step, 5)
+        self.assertIsNone(one(question(kind="number")).step)
+
+    def test_impossible_bounds_drop_one_and_keep_the_other(self) -> None:
+        item = one(question(type="number", min=10, max=2, step=0))
+        self.assertEqual((item.minimum, item.maximum, item.step), (None, 2, None))
+        item = one(question(type="integer", step=-1))
+        self.assertIsNone(item.step)
+        item = one(question(type="number", min=2, max=2))
+        self.assertEqual((item.minimum, item.maximum), (2, 2))
+
+    def test_bounds_are_read_on_number_questions_only(self) -> None:
+        item = one(question(min=1, max=5, unit="GB", step=1))
+        self.assertEqual((item.question_type, item.minimum, item.maximum, item.step, item.unit),
+                         (QuestionType.TEXT, None, None, None, None))
+
+    def test_built_in_code(self) -> None:
+        built = QuestionItem("Port?", question_type=QuestionType.NUMBER, options=[QuestionOption("80")],
+                             minimum=2000, maximum=1000, step=-1, unit=" ", default=8080)  # type: ignore[arg-type]
+        item = askq.validate_and_normalize(QuestionInput([built]))[0]
+        self.assertEqual((item.question_type, item.options, item.minimum, item.maximum, item.step, item.unit, item.default),
+                         (QuestionType.NUMBER, None, None, 1000, None, None, "8080"))
+        self.assertEqual(built.minimum, 2000)  # the caller's item is left alone
+        text = askq.validate_and_normalize(QuestionInput([QuestionItem("Q?", minimum=1, unit="GB")]))[0]
+        self.assertEqual((text.minimum, text.unit), (None, None))
+
+
+class TypedDefaultAndSecretTests(unittest.TestCase):
+    """Defaults for typed entries, and Codex's secret questions."""
+
+    def test_default_keys_on_typed_entries(self) -> None:
+        for key in ("defaultValue", "default_value", "default"):
+            with self.subTest(key=key):
+                self.assertEqual(one(question(**{key: " billing "})).default, "billing")
+                self.assertEqual(one(question(type="number", **{key: 8})).default, "8")
+        self.assertEqual(one(question(defaultValue="a", default="b")).default, "a")
+        self.assertEqual(one(question(defaultValue=" ", default="b")).default, "b")
+        for junk in (None, True, [], {}, float("nan")):
+            with self.subTest(junk=junk):
+                self.assertIsNone(one(question(defaultValue=junk)).default)
+
+    def test_a_default_on_a_choice_names_the_recommendation(self) -> None:
+        for key in ("defaultValue", "default_value", "default", "defaultAnswer"):
+            with self.subTest(key=key):
+                item = one(question(options=["A", "B"], **{key: "b"}))
+                self.assertEqual((item.recommended, item.default, labels(item)), ("B", None, ["B", "A"]))
+        item = one(question(options=["4", "8"], defaultValue=8))
+        self.assertEqual(item.recommended, "8")
+        # defaultAnswer is a recommendation only: a free-text entry does not start with it.
+        self.assertIsNone(one(question(defaultAnswer="x")).default)
+
+    def test_secret_keys(self) -> None:
+        for key in ("isSecret", "is_secret", "secret", "sensitive", "password"):
+            for value, secret in ((True, True), ("yes", True), (1, True), (False, False), ("maybe", False)):
+                with self.subTest(key=key, value=value):
+                    item = one(question(**{key: value}))
+                    self.assertEqual((item.secret, item.question_type), (secret, QuestionType.TEXT))
+        self.assertTrue(one(question(isSecret=None, secret=True)).secret)
+
+    def test_secret_kind_words(self) -> None:
+        for word in ("password", "Secret"):
+            with self.subTest(word=word):
+                item = one(question(type=word))
+                self.assertEqual((item.secret, item.question_type), (True, QuestionType.TEXT))
+                item = one(question(type=word, options=["Keep", "Rotate"]))
+                self.assertEqual((item.secret, item.question_type), (True, QuestionType.SINGLE_CHOICE))
+        item = one(question(kind="number", isSecret=True))
+        self.assertEqual((item.secret, item.question_type), (True, QuestionType.NUMBER))
+
+    def test_to_dict_of_a_secret(self) -> None:
+        data = one({"questions": [{"question": "API token?", "isSecret": True}]}).to_dict()
+        self.assertEqual(data, {"question": "API token?", "required": True, "question_type": "Text", "id": "q0",
+                                "secret": True})
+
+
 class OlderDesignTests(unittest.TestCase):
     def test_typed_payload(self) -> None:
         payload = {
@@ -1605,6 +1734,73 @@ class RealCallShapeTests(unittest.TestCase):
     def test_plain_sentence_as_questions(self) -> None:
         item = one({"questions": "Should I also update the changelog?"})
         self.assertEqual((item.question, item.question_type), ("Should I also update the changelog?", QuestionType.TEXT))
+
+
+class NewestShapeTests(unittest.TestCase):
+    """The anchors' newest question tools (VS Code, Crush, Claude Code's extended questions)."""
+
+    def test_vs_code_message_is_the_purpose(self) -> None:
+        item = one({"questions": [{"header": "Tests", "question": "Run them?", "message": "They take 2 min.",
+                                   "options": [{"label": "Yes", "recommended": True}, {"label": "No"}]}]})
+        self.assertEqual((item.question, item.purpose, item.recommended), ("Run them?", "They take 2 min.", "Yes"))
+        self.assertEqual(one(question(purpose="P", message="M")).purpose, "P")
+        # A message that is the question text is no purpose.
+        item = one({"questions": [{"message": "Deploy now?"}]})
+        self.assertEqual((item.question, item.purpose), ("Deploy now?", None))
+        self.assertIsNone(one(question(message=" ")).purpose)
+
+    def test_crush_question(self) -> None:
+        item = one({"questions": [{
+            "id": "db", "label": "Database", "question": "Which database?", "description": "For the new service.",
+            "type": "single_choice", "defaultValue": "sqlite",
+            "choices": [{"id": "pg", "label": "Postgres", "description": "A server"},
+                        {"id": "sqlite", "label": "SQLite", "description": "One file"}]}]})
+        self.assertEqual((item.id, item.header, item.purpose, item.question_type, item.recommended, labels(item)),
+                         ("db", "Database", "For the new service.", QuestionType.SINGLE_CHOICE, "SQLite",
+                          ["SQLite", "Postgres"]))
+        self.assertEqual(item.options[0].description if item.options else None, "One file")
+
+    def test_crush_kind_words(self) -> None:
+        cases = (("yes_no", QuestionType.SINGLE_CHOICE), ("single_choice", QuestionType.SINGLE_CHOICE),
+                 ("multi_choice", QuestionType.MULTI_CHOICE), ("free_text", QuestionType.TEXT))
+        for word, kind in cases:
+            with self.subTest(word=word):
+                options = None if word == "yes_no" else ["A", "B"]
+                self.assertIs(one(question(type=word, choices=options)).question_type, kind)
+        self.assertEqual(labels(one(question(type="yes_no"))), ["Yes", "No"])
+
+    def test_a_call_level_title_is_no_question(self) -> None:
+        output = askq.ask({"title": "Set up the cluster", "questions": [{"question": "Region?"}]})
+        self.assertEqual([item.question for item in output.questions], ["Region?"])
+
+    def test_every_mark_form_badges_a_multi_choice_option(self) -> None:
+        options = ["Lint (Recommended)", "(recommended) Tests", "Docs [推荐]", "Types — Empfohlen",
+                   {"label": "Bench", "recommended": True}, {"label": "Fuzz", "default": True},
+                   {"label": "Audit", "isDefault": "yes"}, {"label": "Size", "is_recommended": 1},
+                   "Coverage (我主张)", "Format - suggested", "Plain"]
+        item = one(question(multiSelect=True, options=options))
+        self.assertEqual(labels(item), ["Lint", "Tests", "Docs", "Types", "Bench", "Fuzz", "Audit", "Size",
+                                        "Coverage", "Format", "Plain"])
+        self.assertEqual([option.recommended for option in item.options or []], [True] * 10 + [False])
+        self.assertIsNone(item.recommended)
+
+    def test_first_person_endorsements_are_marks(self) -> None:
+        for label in ("SQLite (我主张)", "SQLite（我推荐）", "SQLite [我建议]", "(建议) SQLite", "SQLite（首选）",
+                      "SQLite (I recommend)", "SQLite (my recommendation)", "SQLite - my pick", "SQLite (Suggested)",
+                      "SQLite — preferred"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+
+    def test_words_that_give_the_option_to_the_user_stay_in_the_label(self) -> None:
+        for label in ("SQLite (你原本的倾向)", "SQLite (your earlier choice)", "SQLite (I recommend it)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
+
+    def test_the_models_own_custom_row_on_a_multi_choice_is_dropped(self) -> None:
+        item = one(question(multiSelect=True, options=["A", "B", "personalize your response"]))
+        self.assertEqual(labels(item), ["A", "B"])
 
 
 class TolerantReaderTests(unittest.TestCase):
@@ -4843,7 +5039,7 @@ class WebRequestTests(unittest.TestCase):
     def test_dismissing_keeps_every_readable_answer(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         status, _, body = self.form_post(page, {"q:q0": "PostgreSQL", "q:q1": ["Lint", askq.CUSTOM_RESPONSE_LABEL],
-                                                "text:q2": "billing", "note:q2": "for now", "action": "dismiss"})
+                                                "text:q2": "billing", "note:q2": "for now", "action": "confirm-dismiss"})
         self.assertEqual((status, page.status), (200, "declined"))
         # q1 cannot be read (its custom row has no text): it alone is left out.
         self.assertEqual(page.answers, [AnswerItem("q0", None, ["PostgreSQL"]), AnswerItem("q2", "billing", note="for now")])
@@ -4857,25 +5053,40 @@ class WebRequestTests(unittest.TestCase):
         html = body.decode()
         self.assertEqual((status, page.status), (400, None))
         self.assertIn('id="problems" role="alert" tabindex="-1" autofocus', html)
-        self.assertEqual(html.count('<p class="error">This question needs an answer.</p>'), 2)  # q0 and q2
-        self.assertIn("Type your own answer in the field, or pick one of the options.", html)
+        self.assertIn('<p class="error" id="problem-0">This question needs an answer.</p>', html)
+        self.assertIn('<p class="error" id="problem-2">This question needs an answer.</p>', html)
+        self.assertIn('<p class="error" id="problem-1">Type your own answer in the field, or pick one of the options.</p>',
+                      html)
+        # Each problem is tied to every control of its question, and to no other control.
+        for index, controls in ((0, 4), (1, 4), (2, 1)):
+            fieldset = html[html.index(f'id="question-{index}"'):html.index("</fieldset>", html.index(f'id="question-{index}"'))]
+            tied = re.findall(r'<(?:input|textarea)[^>]*aria-invalid="true" aria-describedby="problem-(\d)"', fieldset)
+            self.assertEqual(tied, [str(index)] * controls)
+        fieldset = html[html.index('id="question-3"'):]
+        self.assertNotIn("aria-invalid", fieldset)
         for index in (0, 1, 2):
-            self.assertIn(f'href="#question-{index}"', html)
+            self.assertIn(f'href="#answer-{index}"', html)  # each link leads to its question's first control
+            self.assertEqual(len(re.findall(f'<[^>]* id="answer-{index}"', html)), 1)
         self.assertNotIn("questions[", html)  # never the model's message
 
-    def test_activity_from_the_script_keeps_the_page_alive(self) -> None:
+    def test_activity_from_the_script_carries_what_the_page_holds(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         html = page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
-        self.assertIn('fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}})', html)
-        self.assertIn(f'data-token="{page.token}"', html)
+        self.assertIn('new URLSearchParams(new FormData(form))', html)  # the whole form, as the script sends it
+        self.assertIn('data.set("action", "draft")', html)
+        # The form's own URL: form.action would name its buttons, which are called "action".
+        self.assertIn('fetch(form.getAttribute("action"), {method: "POST", body: data})', html)
+        self.assertIn(f'action="/?token={page.token}"', html)
         page.last_seen = time.monotonic() - 4
-        reply = page_request(page, "GET", "/questions", {"Host": "localhost", "Authorization": f"Bearer {page.token}"},
-                             io.BytesIO().read)
-        self.assertEqual(reply[0], 200)
+        status, kind, body = self.form_post(page, {"q:q0": "SQLite", "note:q0": "for now", "text:q2": "bill",
+                                                   "action": "draft"})
+        self.assertEqual((status, kind, json.loads(body)), (200, "application/json", {"kept": True}))
+        self.assertIsNone(page.status)  # a draft sends nothing
         self.assertFalse(page.expire_if_idle(5))  # the request counted as activity
         page.last_seen = time.monotonic() - 6
         self.assertTrue(page.expire_if_idle(5))
-        self.assertEqual(page.status, "timed_out")
+        self.assertEqual(page.status, "timed_out")  # what the person had on the page is kept, not only what they sent
+        self.assertEqual(page.answers, [AnswerItem("q0", None, ["SQLite"], note="for now"), AnswerItem("q2", "bill")])
 
     def test_dismiss_keeps_the_answers_it_carries(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -4893,6 +5104,200 @@ class WebRequestTests(unittest.TestCase):
                             io.BytesIO(f"token={page.token}".encode()).read)
         self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
         self.assertIn(b"width=device-width", form[2])
+
+    def get_form(self, page: Any) -> str:
+        return page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+
+    def json_post(self, page: Any, path: str, document: Any) -> Tuple[int, Any]:
+        body = json.dumps(document).encode()
+        headers = {"Host": "localhost", "Content-Length": str(len(body)), "Authorization": f"Bearer {page.token}"}
+        status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
+        return status, json.loads(reply)
+
+    def test_dismissing_takes_a_second_step_without_script(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", "Lint"], "text:q2": "bill\ting",
+                                                "action": "dismiss"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (200, None))
+        confirm = html[html.index('<section class="confirm"'):html.index("</section>")]
+        self.assertIn("Dismiss these questions?", confirm)
+        self.assertIn('value="confirm-dismiss"', confirm)
+        self.assertIn('value="back"', confirm)
+        self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", confirm)  # what it would keep
+        self.assertIn("<bdi>Checks</bdi>: <bdi>Unit tests</bdi>, <bdi>Lint</bdi>", confirm)  # each pick in its own direction
+        self.assertLess(html.index("disabled hidden"), html.index('<section class="confirm"'))  # Enter still sends nothing
+        self.assertIn('value="SQLite" checked', html)  # every entry still in place
+        self.assertIn(">bill\ting</textarea>", html)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "action": "back"})
+        self.assertEqual((status, page.status), (200, None))
+        self.assertNotIn('class="confirm"', body.decode())
+        empty = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.assertIn("nothing is sent with it", self.form_post(empty, {"action": "dismiss"})[2].decode())
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "action": "confirm-dismiss"})
+        self.assertEqual((status, page.status, page.answers), (200, "declined", [AnswerItem("q0", None, ["SQLite"])]))
+
+    def test_after_a_timeout_the_page_says_exactly_what_was_kept(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        page.last_seen -= 10
+        page.expire_if_idle(5)
+        html = self.get_form(page)
+        self.assertIn("<h1>No answer in time</h1>", html)
+        self.assertIn("Nothing was sent: no question had an answer.", html)
+        self.assertNotIn("was sent.", html.replace("Nothing was sent", ""))  # never that answers were sent
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.form_post(page, {"q:q0": "SQLite", "action": "draft"})
+        page.last_seen -= 10
+        page.expire_if_idle(5)
+        html = self.get_form(page)
+        self.assertIn("Time ran out; what you had answered was sent.", html)
+        self.assertIn("<li><bdi>Database</bdi>: <bdi>SQLite</bdi></li>", html)
+        self.assertIn("<li><bdi>Name</bdi>: <bdi>(not answered)</bdi></li>", html)
+
+    def test_a_second_device_is_told_its_own_answers_were_not_sent(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        first = {"q:q0": "PostgreSQL", "q:q1": "Lint", "text:q2": "first-name", "action": "submit"}
+        self.assertEqual(self.form_post(page, first)[0], 200)
+        status, kind, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", askq.CUSTOM_RESPONSE_LABEL],
+                                                   "other:q1": "and docs", "text:q2": "second <name>\r\nline two",
+                                                   "note:q2": "typed on the phone", "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, kind), (409, "text/html; charset=utf-8"))
+        self.assertIn("<h1>Your answers were not sent</h1>", html)
+        self.assertIn("Answers had already come from elsewhere", html)
+        # Its own entries in full, line breaks kept, so nothing it typed is lost.
+        self.assertIn('<div class="typed">Typed: <div dir="auto">second &lt;name&gt;\nline two</div></div>', html)
+        self.assertIn('<div class="typed">Note: <div dir="auto">typed on the phone</div></div>', html)
+        self.assertIn("<li><bdi>Checks</bdi>: <bdi>Unit tests</bdi><div class=\"typed\">Typed: <div dir=\"auto\">and docs</div>",
+                      html)
+        self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", html)
+        self.assertNotIn("first-name", html)  # never the first device's answers as its own
+        self.assertNotIn("PostgreSQL", html)
+        self.assertNotIn("were sent", html)
+        status, reply = self.json_post(page, "/answers", {"q0": "SQLite", "q2": "second"})
+        self.assertEqual(status, 409)
+        self.assertTrue(reply["error"].startswith("Conflict: your answers were not sent. Answers had already come"), reply)
+        self.assertEqual((reply["status"], reply["yours"]), ("answered", {"q0": "SQLite", "q2": "second"}))
+        self.assertNotIn("first-name", json.dumps(reply))
+        status, reply = self.json_post(page, "/dismiss", "x")
+        self.assertEqual((status, reply["yours"]), (409, "x"))
+        self.assertEqual(page.answers[2], AnswerItem("q2", "first-name"))  # nothing changed
+        status, _, body = self.form_post(page, first)  # Send clicked twice: the same answers, which were sent
+        self.assertEqual(status, 409)
+        self.assertIn("Your answers were sent.", body.decode())
+        later = self.get_form(page)  # a reload, or another device opening the link: claims the answers for nobody
+        self.assertIn("These answers were sent, from this page or from another window or device.", later)
+        self.assertNotIn("Your answers", later)
+
+    def test_a_late_draft_after_a_timeout_shows_what_was_kept_and_what_was_not(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.form_post(page, {"q:q0": "SQLite", "action": "draft"})
+        page.last_seen -= 10
+        page.expire_if_idle(5)
+        html = self.form_post(page, {"q:q0": "SQLite", "text:q2": "typed at the end", "action": "draft"})[2].decode()
+        self.assertIn("Time had run out before they arrived.", html)
+        sent, mine = html.split("<h2>What you entered here</h2>")
+        self.assertIn("<bdi>Database</bdi>: <bdi>SQLite</bdi>", sent)
+        self.assertNotIn("typed at the end", sent)
+        self.assertIn('<div class="typed">Typed: <div dir="auto">typed at the end</div></div>', mine)
+        self.assertNotIn("Checks", mine)  # only what was entered
+        same = self.form_post(page, {"q:q0": "SQLite", "action": "draft"})[2].decode()
+        self.assertIn("Time ran out; what you had answered was sent.", same)  # all it had was kept
+
+    def test_model_text_tabs_directions_and_previews(self) -> None:
+        call = {"questions": [{"question": "Pick\tone", "header": "A\tB", "options": [
+            {"label": "\u05e2\u05d1\u05e8\u05d9\u05ea", "description": "col1\tcol2", "preview": "# Title\n\n- a\n- `b`"},
+            {"label": "evil \u202eedoc\u202c", "preview": "plain\ttext"}]}]}
+        html = self.get_form(askq._WebPage(askq.ask(call).questions))
+        self.assertNotIn("\\x09", html)
+        self.assertNotIn("\t", html[html.index("<main>"):html.index("<script")])
+        self.assertIn("Pick    one", html)  # a tab shown as spaces
+        self.assertIn("col1    col2", html)
+        self.assertIn("evil \\u202eedoc\\u202c", html)  # the override still shown as an escape
+        # Each option in its own direction, its control first in it.
+        self.assertEqual(len(re.findall(r'<div dir="auto"><label class="option"><input type="radio"', html)), 2)
+        style = html[html.index("<style"):html.index("</style>")]
+        self.assertNotRegex(style, r"-(left|right)\b|margin: [^;]* [^;]* [^;]* [1-9]")  # logical properties only
+        # Previews collapsed until opened, their Markdown drawn.
+        self.assertEqual(html.count('<details class="preview"><summary>Preview</summary>'), 2)
+        self.assertNotIn('<details class="preview" open', html)
+        self.assertIn("<h3>Title</h3><ul><li>a</li><li><code>b</code></li></ul>", html)
+
+    def test_with_a_timeout_the_page_counts_down(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions, timeout=600)
+        html = self.get_form(page)
+        self.assertIn('data-timeout="600"', html)
+        self.assertIn('<p class="countdown" id="countdown" role="timer">This page stops waiting after 10 min without'
+                      ' activity.</p>', html)
+        self.assertIn("deadline = Date.now() + timeout", html)  # a reply to the page's activity restarts it
+        html = self.get_form(askq._WebPage(askq.ask(WEB_CALL).questions))
+        self.assertNotIn("data-timeout", html)
+        self.assertNotIn('id="countdown"', html)
+        self.assertEqual([askq._duration(s) for s in (600, 90, 45, 0.3, 60.5)], ["10 min", "1 min 30 s", "45 s", "1 s", "1 min 1 s"])
+
+    def test_previews_are_drawn_in_a_safe_markdown_subset(self) -> None:
+        md = askq._markdown_html
+        for source, drawn in (
+            ("# One\n## Two ##\n###### Six", "<h3>One</h3><h4>Two</h4><h6>Six</h6>"),
+            ("#hashtag and #1", "<p>#hashtag and #1</p>"),
+            ("```py\nif a < b:\n\tx = '<b>'\n```\nafter", "<pre><code>if a &lt; b:\n    x = &#x27;&lt;b&gt;&#x27;</code></pre><p>after</p>"),
+            ("~~~\nno end", "<pre><code>no end</code></pre>"),
+            ("- a\n* b\n  goes on\n+ c\n\n1. one\n2) two", "<ul><li>a</li><li>b\ngoes on</li><li>c</li></ul><ol><li>one</li><li>two</li></ol>"),
+            ("line one\n  line two\n\nnext", "<p>line one\n  line two</p><p>next</p>"),
+            ("**bold** *em* __b__ _e_ `co*de*`", "<p><strong>bold</strong> <em>em</em> <strong>b</strong> <em>e</em> <code>co*de*</code></p>"),
+            ("snake_case_name and 2*3*4", "<p>snake_case_name and 2*3*4</p>"),
+            ("``a ` b`` and `unclosed", "<p><code>a ` b</code> and `unclosed</p>"),
+            ("[link](javascript:alert(1)) ![img](x.png) <b>raw</b> <!-- c -->",
+             "<p>[link](javascript:alert(1)) ![img](x.png) &lt;b&gt;raw&lt;/b&gt; &lt;!-- c --&gt;</p>"),
+            ("---\n> quote\n| a | b |", "<p>---\n&gt; quote\n| a | b |</p>"),
+            ("**<script>alert(1)</script>**", "<p><strong>&lt;script&gt;alert(1)&lt;/script&gt;</strong></p>"),
+            ("`</code><script>`", "<p><code>&lt;/code&gt;&lt;script&gt;</code></p>"),
+            ("evil \u202eedoc\u202c\r\n`\x1b[2J`", "<p>evil \\u202eedoc\\u202c\n<code>\\x1b[2J</code></p>"),
+            ("\"quotes\" & 'apostrophes'", "<p>&quot;quotes&quot; &amp; &#x27;apostrophes&#x27;</p>"),
+            ("", ""), ("#", ""), ("\n\n", ""),
+        ):
+            with self.subTest(source=source):
+                self.assertEqual(md(source), drawn)
+        tags = set()
+        rng = random.Random(3)
+        pieces = ["*", "**", "_", "`", "```", "#", "- ", "1. ", "<", ">", "&", "\"", "\n", "\t", "a", " ", "\u202e", "x"]
+        for _ in range(500):
+            drawn = md("".join(rng.choice(pieces) for _ in range(rng.randrange(40))))
+            tags |= set(re.findall(r"</?([a-zA-Z0-9]+)", drawn))
+            self.assertNotIn("<<", drawn)
+            self.assertNotIn("\u202e", drawn)
+        self.assertLessEqual(tags, {"p", "pre", "code", "strong", "em", "ul", "ol", "li", "h3", "h4", "h5", "h6"})
+
+    def test_an_address_a_phone_can_open_is_a_real_interface(self) -> None:
+        import socket
+
+        class Probe:
+            def __init__(self, family: int, kind: int) -> None:
+                self.family = family
+
+            def __enter__(self) -> Any:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                pass
+
+            def connect(self, address: Any) -> None:
+                self.far = address  # a UDP connect sends nothing: it only picks the route
+
+            def getsockname(self) -> Any:
+                return ("192.0.2.7", 5000) if self.family == socket.AF_INET else ("2001:db8::7", 5000, 0, 0)
+
+        with mock.patch("socket.socket", Probe), mock.patch("socket.gethostbyname_ex", return_value=("vm", [], ["127.0.0.1"])):
+            self.assertEqual(askq._reachable_address("0.0.0.0"), "192.0.2.7")  # the hostname resolves to loopback alone
+            self.assertEqual(askq._reachable_address("::"), "[2001:db8::7]")
+        with mock.patch("socket.socket", side_effect=OSError("Network is unreachable")):
+            with mock.patch("socket.gethostbyname_ex", return_value=("vm", [], ["127.0.1.1", "10.1.2.3"])):
+                self.assertEqual(askq._reachable_address("0.0.0.0"), "10.1.2.3")
+            with mock.patch("socket.gethostbyname_ex", side_effect=OSError("no such host")):
+                self.assertEqual(askq._reachable_address("0.0.0.0"), "127.0.0.1")
+        with mock.patch.object(Probe, "getsockname", lambda self: ("127.0.0.1", 1)), \
+                mock.patch("socket.socket", Probe), mock.patch("socket.gethostbyname_ex", return_value=("vm", [], ["127.0.0.1"])):
+            self.assertEqual(askq._reachable_address("0.0.0.0"), "127.0.0.1")
 
     def test_an_address_a_phone_can_open(self) -> None:
         self.assertEqual(askq._reachable_address("127.0.0.1"), "127.0.0.1")
@@ -5003,7 +5408,7 @@ class WebPageTests(unittest.TestCase):
         for text in ("Which database?", "The schema depends on it.", "Needs a server", "CREATE TABLE t ();",
                      "One file", "Which checks?", "Unit tests", "Lint", "e.g. billing-api", "Notes?",
                      "<legend dir=\"auto\">Database <span class=\"required\"", "<legend dir=\"auto\">Question 4</legend>",
-                     "<span class=\"badge\">(Recommended)</span>"):
+                     "<span class=\"badge\" dir=\"ltr\">(Recommended)</span>"):
             self.assertIn(text, page)
         self.assertEqual(page.count('value="Personalize your response"'), 2)
         self.assertEqual(page.count('type="radio"'), 3)
@@ -5062,6 +5467,10 @@ class WebPageTests(unittest.TestCase):
         self.start()
         self.post_form([("q:q0", "SQLite"), ("action", "submit")])  # refused: q1 and q2 are required
         status, page, _ = self.post_form([("q:q0", "SQLite"), ("text:q2", "billing"), ("action", "dismiss")])
+        self.assertEqual(status, 200)
+        self.assertIn("Dismiss these questions?", page)  # a second, confirming step
+        self.assertTrue(self.thread.is_alive())
+        status, page, _ = self.post_form([("q:q0", "SQLite"), ("text:q2", "billing"), ("action", "confirm-dismiss")])
         self.assertEqual(status, 200)
         self.assertIn("dismissed", page)
         output = self.outcome()
