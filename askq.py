@@ -5646,9 +5646,9 @@ class _Screen:
         self.lines = 0  # how many lines the last frame has
         self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
-        encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
+        encoding = str(getattr(writer, "encoding", None) or "ascii")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
+        self.style = _Style(color, encoding.lower().replace("-", "") in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:

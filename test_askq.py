@@ -4453,7 +4453,7 @@ class DialogDrawingTests(unittest.TestCase):
             {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
              "options": [{"label": "Ünïcode 选项 " * 4, "description": "€ 😀", "preview": "中 " * 30}, "B"]},
             {"question": "名前?"}]})
-        for encoding in ("latin-1", "ascii", "cp1252"):
+        for encoding in ("latin-1", "ascii", "cp1252", "ISO-8859-1", "KOI8-R"):
             for width in (20, 33, 80):
                 with self.subTest(encoding=encoding, width=width):
                     buffer = io.BytesIO()
@@ -4468,7 +4468,7 @@ class DialogDrawingTests(unittest.TestCase):
                         screen.finish(state)
                     drawn = buffer.getvalue().decode(encoding)  # written strictly: nothing it cannot encode
                     self.assertIn("\\u4e2d", drawn)
-                    if encoding != "ascii":
+                    if encoding not in ("ascii", "KOI8-R"):  # é is in the encoding: drawn as itself
                         self.assertIn("Café", drawn)
                     plain = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", drawn)
                     for line in re.split("[\r\n]", plain):
