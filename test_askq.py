@@ -4448,6 +4448,33 @@ class DialogDrawingTests(unittest.TestCase):
                         self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
             self.assertFalse(screen.resized())
 
+    def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        terminal = mock.Mock(stop_wanted=True, continued=False)
+        sizes = [(80, 24)]
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            state = dialog(example_output(), "")
+            screen.draw(state)
+            self.assertGreater(screen.above, 0)
+            writer.seek(0)
+            writer.truncate()
+            sizes[0] = (50, 20)  # resized while stopped
+            above = screen.above
+            screen._stopped(terminal)
+            terminal.suspend.assert_called_once_with()
+            erased = writer.getvalue()
+            self.assertEqual(erased, f"\r\x1b[{above}A\x1b[K\x1b[B\r\x1b[J\x1b[A")  # the frame taken off first
+            screen.draw(state)
+            self.assertEqual(screen.size, (50, 20))
+            drawn = writer.getvalue()[len(erased):]
+            self.assertTrue(drawn.startswith("\r") and not re.match(r"\r\x1b\[\d+A", drawn), drawn[:20])
+            terminal.stop_wanted, terminal.continued = False, True  # a SIGCONT after a stop it never saw
+            screen._stopped(terminal)
+            terminal.resume.assert_called_once_with()
+            self.assertEqual((screen.above, terminal.continued), (0, False))
+
     def test_a_terminal_that_is_not_utf8_gets_escapes_measured_as_drawn(self) -> None:
         questions = askq.ask({"questions": [
             {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
