@@ -59,10 +59,12 @@ The file, in the order of one call's life (each part under a banner of its own):
     Elicitation         to_elicitation(), from_elicitation(), input_request()
     Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
-    HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse
+    HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
+                        _HttpStream (an event stream)
     Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers),
                         _WebSession (waiting, ending, the grace period)
-    MCP server          _McpServer: python askq.py serve
+    MCP server          _McpServer: python askq.py serve; over HTTP (serve --http),
+                        _McpHttp (the transport's rules), _McpSession, _Router
     Command line        main()
 """
 
@@ -7581,6 +7583,12 @@ class _Router:
         if exchange is not None:
             exchange.answered(key)
 
+    def end_all(self) -> None:
+        """The session ended: every stream still waiting ends with it."""
+        for exchange in set(self.requests.values()):
+            exchange.messages.put(None)
+        self.requests.clear()
+
     def leave(self, exchange: _Exchange) -> None:
         """A stream that ended, or whose client left: nothing more goes to it."""
         for table in (self.requests, self.asked):
@@ -7650,6 +7658,7 @@ class _McpSession:
     def close(self) -> None:
         with self.lock:
             self.server.close()
+            self.router.end_all()
 
 
 def _is_request(message: Any) -> bool:
@@ -7772,8 +7781,9 @@ class _McpHttp(_HttpHandlers):
 
         name = secrets.token_urlsafe(24)
         with self.lock:
-            if len(self.sessions) >= _MCP_MAX_SESSIONS:
-                idle = min(self.sessions, key=lambda known: self.sessions[known].used)
+            if len(self.sessions) >= _MCP_MAX_SESSIONS:  # the idlest goes, one with a call waiting last
+                idle = min(self.sessions, key=lambda known: (bool(self.sessions[known].router.requests),
+                                                             self.sessions[known].used))
                 self.sessions.pop(idle).close()
             self.sessions[name] = session
         return name

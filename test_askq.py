@@ -6087,6 +6087,8 @@ class McpHttpTests(unittest.TestCase):
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
 
     def serve(self, token: Optional[str] = None, key: Optional[bytes] = None, web: bool = False) -> McpHttpClient:
+        import threading
+
         self.logged: List[str] = []
         pages = askq._ServedPages("") if web else None
         options = None if pages is None else askq._ServedWebOptions(pages, None)
@@ -6095,7 +6097,8 @@ class McpHttpTests(unittest.TestCase):
         if pages is not None:
             pages.base = f"http://127.0.0.1:{server.port}"
         self.addCleanup(mcp.close)
-        self.addCleanup(server.stop)
+        # Stopping waits out the listener's poll: in the background, so tests need not.
+        self.addCleanup(lambda: threading.Thread(target=server.stop, daemon=True).start())
         return McpHttpClient(server.port, token)
 
     def test_sessions(self) -> None:
@@ -6119,6 +6122,21 @@ class McpHttpTests(unittest.TestCase):
         other = McpHttpClient(client.port)
         other.initialize()
         self.assertNotEqual(other.session, session)
+
+    def test_past_the_bound_the_idlest_session_ends_and_one_with_a_call_waiting_last(self) -> None:
+        client = self.serve()
+        with mock.patch.object(askq, "_MCP_MAX_SESSIONS", 2):
+            client.initialize()
+            waiting = client.open("POST", call_message(1, self.CALL))
+            self.assertIsNotNone(next_event(waiting))
+            others = [McpHttpClient(client.port) for _ in range(3)]
+            for other in others:
+                other.initialize()
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            self.assertEqual(client.post(ping)[0], 200)  # kept: its call waits for the person
+            self.assertEqual([other.post(ping)[0] for other in others], [404, 404, 200])
+        self.assertEqual(client.open("DELETE").status, 204)
+        self.assertIsNone(next_event(waiting))  # a session's streams end with it
 
     def test_get_is_405_and_notifications_and_responses_are_202(self) -> None:
         client = self.serve()
@@ -6339,6 +6357,31 @@ class McpHttpCommandTests(unittest.TestCase):
         asked = replicas[0].post(call_message(9, call, **stateless_meta()))[2]["result"]
         reply = stranger.post(call_message(9, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta()))
         self.assertEqual(reply[2]["error"]["code"], -32602)
+
+    def test_with_web_the_page_is_on_the_same_port(self) -> None:
+        import http.client
+
+        process, port, _ = self.start("--web", env={"BROWSER": "true"})
+        client = McpHttpClient(port)
+        client.initialize(elicitation=False)
+        client.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
+        stream = client.open("POST", call_message(2, {"questions": ["Name?"]}))
+        log = next_event(stream)
+        assert log is not None
+        url = log["params"]["data"].rpartition(" ")[2]
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{port}/?token="), url)
+        page = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        page.request("GET", url.partition(str(port))[2])
+        response = page.getresponse()
+        self.assertEqual((response.status, response.headers["Content-Type"]), (200, "text/html; charset=utf-8"))
+        self.assertIn(b"Name?", response.read())
+
+    def test_ctrl_c_ends_it_with_exit_0(self) -> None:
+        process, port, _ = self.start()
+        McpHttpClient(port).initialize()
+        process.send_signal(signal.SIGINT)
+        self.assertEqual(process.wait(timeout=10), 0)
+        self.assertNotIn(b"Traceback", process.stderr.read())
 
     def test_a_port_in_use_is_one_line(self) -> None:
         _, port, _ = self.start()
