@@ -410,7 +410,7 @@ DISMISSED = re.compile(r"dismiss|declin", re.IGNORECASE)
 TIMED = re.compile(r"in time|timed? ?out|time ran out|did not respond|no response|away", re.IGNORECASE)
 NOBODY = re.compile(r"nobody|no one|could not be asked|no interactive user|unavailable", re.IGNORECASE)
 SKIPPED = re.compile(r"skip", re.IGNORECASE)
-LEFT = re.compile(r"left (this |it |these )?(up )?to you|you decide|up to you|your choice|choose", re.IGNORECASE)
+LEFT = re.compile(r"left (this |it |these )?(up )?to you|you decide|up to you", re.IGNORECASE)
 DISCUSS = re.compile(r"discuss|talk (it|this) over", re.IGNORECASE)
 MORE = re.compile(r"more questions|further questions|follow-up questions|ask (them|me) more", re.IGNORECASE)
 
