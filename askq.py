@@ -242,6 +242,7 @@ class QuestionType(str, enum.Enum):
     TEXT = "Text"
     SINGLE_CHOICE = "SingleChoice"
     MULTI_CHOICE = "MultiChoice"
+    NUMBER = "Number"  # a number the person types, within the question's bounds
 
     is_choice: bool
     """Whether the question is answered by picking options."""
@@ -249,7 +250,7 @@ class QuestionType(str, enum.Enum):
     def __init__(self, value: str) -> None:
         # A plain attribute of each member, not a property: code reads it for
         # every question, and a read through the enum class is slow.
-        self.is_choice = value != "Text"
+        self.is_choice = value in ("SingleChoice", "MultiChoice")
 
 
 class Outcome(str, enum.Enum):
@@ -326,7 +327,11 @@ class QuestionItem(_Record):
 
     After normalization, ``question_type`` and ``multi_select`` agree,
     ``id`` is set and unique in the batch, and ``recommended`` names the
-    first option of a single-choice question (or is None).
+    first option of a single-choice question (or is None).  A NUMBER
+    question has ``minimum``, ``maximum``, ``step`` and ``unit`` (each may
+    be None); ``default`` is the text a free-text or number entry starts
+    with, never an answer unless the person confirms it; ``secret`` marks
+    typed text that must not be shown back.
 
         >>> askq.QuestionItem.single_choice("Tabs or spaces?", ["Tabs", "Spaces"]).to_dict()
         ... # doctest: +NORMALIZE_WHITESPACE
@@ -345,6 +350,12 @@ class QuestionItem(_Record):
     recommended: Optional[str] = None
     placeholder: Optional[str] = None
     allow_custom: bool = True
+    minimum: Optional[float] = None
+    maximum: Optional[float] = None
+    step: Optional[float] = None
+    unit: Optional[str] = None
+    default: Optional[str] = None
+    secret: bool = False
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -388,7 +399,17 @@ class QuestionItem(_Record):
             data["placeholder"] = self.placeholder
         if not self.allow_custom:
             data["allowCustom"] = False
+        for name in _TYPED_ENTRY_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.secret:
+            data["secret"] = True
         return data
+
+
+# The fields of a typed entry, in the order to_dict() writes them.
+_TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
 @dataclass(repr=False, eq=False)
@@ -630,10 +651,14 @@ def _position(key: Any) -> "Optional[int]":
 
 # The recommended mark in the languages models answer in, folded; it may
 # stand before or after the label, in brackets of three kinds or after a dash.
+# The model's own endorsements mark it too; words that give the option to
+# the person ("your earlier choice", "你原本的倾向") are no mark.
 _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
     "Recommended", "推荐", "推薦", "推奨", "おすすめ", "권장", "추천", "Recomendado", "Recomendada",
     "Recommandé", "Recommandée", "Empfohlen", "Consigliato", "Consigliata", "Aanbevolen", "Zalecane",
     "Рекомендуется", "Рекомендовано", "Önerilen",
+    "I recommend", "my recommendation", "my pick", "suggested", "preferred",
+    "我主张", "我推荐", "我建议", "建议", "首选",
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
@@ -1209,7 +1234,8 @@ def decode(payload: Any) -> QuestionInput:
         QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
 options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
-placeholder=None, allow_custom=True)])
+placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
+unit=None, default=None, secret=False)])
     """
     return QuestionInput(_decoded_items(payload))
 
@@ -1974,6 +2000,8 @@ def _markup_options(raw: str) -> Any:
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
 _PURPOSE_KEYS = ("purpose", "description", "context")
+# VS Code's explanation of a question: the purpose, unless it is the question text.
+_MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
 _MULTI_SELECT_KEYS = (
     "multiSelect",
@@ -1993,11 +2021,20 @@ _RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a bool
 _PLACEHOLDER_KEY = "placeholder"
 
 # Keys most questions leave out; one look decides whether to read them.
-_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
+# On a choice question a default names the recommended option; on a
+# free-text or number question it is the text the entry starts with.
+_DEFAULT_KEYS = ("default", "defaultValue", "default_value", "defaultAnswer", "default_answer")
+_TYPED_DEFAULT_KEYS = ("defaultValue", "default_value", "default")
 _ALLOW_CUSTOM_KEYS = (
     "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
 )
-_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+_SECRET_KEYS = ("isSecret", "is_secret", "secret", "sensitive", "password")
+# A number question's bounds, read only on a question of that kind.
+_MINIMUM_KEYS = ("min", "minimum")
+_MAXIMUM_KEYS = ("max", "maximum")
+_STEP_KEY = "step"
+_UNIT_KEYS = ("unit",)
+_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS + _SECRET_KEYS)
 # Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
 _UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
 
@@ -2010,6 +2047,9 @@ _TEXT_KIND = "text"
 _CHOICE_KIND = "choice"
 _MULTI_KIND = "multi"
 _YES_NO_KIND = "yesno"
+_NUMBER_KIND = "number"
+_INTEGER_KIND = "integer"  # a number question whose step is 1 unless the call says otherwise
+_SECRET_KIND = "secret"  # typed text not to be shown back; the kind follows from the options
 _KIND_WORDS = {
     "text": _TEXT_KIND,
     "freetext": _TEXT_KIND,
@@ -2031,6 +2071,14 @@ _KIND_WORDS = {
     "boolean": _YES_NO_KIND,
     "bool": _YES_NO_KIND,
     "confirm": _YES_NO_KIND,
+    "number": _NUMBER_KIND,
+    "numeric": _NUMBER_KIND,
+    "float": _NUMBER_KIND,
+    "decimal": _NUMBER_KIND,
+    "integer": _INTEGER_KIND,
+    "int": _INTEGER_KIND,
+    "password": _SECRET_KIND,
+    "secret": _SECRET_KIND,
 }
 
 
@@ -2142,6 +2190,9 @@ def _decode_fields(
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
+    if purpose is None and _MESSAGE_KEY in entry:
+        purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
+        purpose = None if purpose == question else purpose
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
@@ -2167,14 +2218,37 @@ def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
 
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
-    """The fields few calls send: a kind word, a default, no custom row."""
-    _apply_kind(item, _first_usable(entry, _KIND_KEYS, _kind))
-    default = _first_usable(entry, _DEFAULT_KEYS, _field_text)
+    """The fields few calls send: a kind word, a default, no custom row, a
+    secret, a number's bounds.  Normalization keeps the default that fits
+    the kind: the recommendation of a choice, the start of a typed entry."""
+    kind = _first_usable(entry, _KIND_KEYS, _kind)
+    _apply_kind(item, kind)
+    default = _first_usable(entry, _DEFAULT_KEYS, _text_or_number)
     if default is not None and item.recommended is None:
         item.recommended = default
+    item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
     allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
+    if _first_usable(entry, _SECRET_KEYS, _boolean):
+        item.secret = True
+    if kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        step = _bound(entry[_STEP_KEY]) if _STEP_KEY in entry else None
+        item.minimum, item.maximum, item.step = _settled_bounds(
+            _first_usable(entry, _MINIMUM_KEYS, _bound), _first_usable(entry, _MAXIMUM_KEYS, _bound),
+            1 if step is None and kind == _INTEGER_KIND else step,
+        )
+        item.unit = _first_text(entry, _UNIT_KEYS)
+
+
+def _settled_bounds(
+    minimum: "Optional[float]", maximum: "Optional[float]", step: "Optional[float]",
+) -> "Tuple[Optional[float], Optional[float], Optional[float]]":
+    """A number question's bounds with the impossible ones dropped: a minimum
+    above the maximum (the maximum kept), a step that is not positive."""
+    if minimum is not None and maximum is not None and minimum > maximum:
+        minimum = None
+    return minimum, maximum, step if step is None or step > 0 else None
 
 
 def _kind(value: Any) -> "Optional[str]":
@@ -2200,6 +2274,12 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.question_type = QuestionType.SINGLE_CHOICE
         if not item.options:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
+    elif kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        item.options = None
+        item.multi_select = False
+        item.question_type = QuestionType.NUMBER
+    elif kind == _SECRET_KIND:
+        item.secret = True
 
 
 # ---------------------------------------------------------------------------
@@ -2468,6 +2548,41 @@ def _number_text(value: Any) -> "Optional[str]":
     return _mended(text, "number") if len(text) > MAX_TEXT else text
 
 
+def _text_or_number(value: Any) -> "Optional[str]":
+    """Text, or a finite number as its text (a default sent as 8 or "8")."""
+    return _field_text(value) if isinstance(value, (str, list)) else _number_text(value)
+
+
+# A number as a person or a model types it: a sign, digits with a decimal
+# point anywhere, an exponent; ASCII digits only.
+_TYPED_NUMBER_SOURCE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_INTEGER_DIGITS = 18  # an integer this long or shorter stays an int
+
+
+def _typed_number(text: str) -> "Optional[float]":
+    """The value of one number written as text (trimmed), or None; an
+    integer stays an int, so that it is shown as it was written."""
+    if _pattern(_TYPED_NUMBER_SOURCE).fullmatch(text) is None:
+        return None
+    if len(text) <= _INTEGER_DIGITS and text.lstrip("+-").isdigit():
+        return int(text)
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _bound(value: Any) -> "Optional[float]":
+    """A bound or step of a number question: a finite JSON number, or a
+    numeric string."""
+    if isinstance(value, str):
+        return _typed_number(value.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an int too large for a float
+        return None
+
+
 def _identifier(value: Any) -> "Optional[str]":
     if isinstance(value, str):
         return _field_text(value, _ID_KEY)
@@ -2535,7 +2650,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         options = [_coerced_option(option) for option in options]
     elif options is not None:
         options = []  # not a list: a choice question with no usable option
-    return QuestionItem(
+    copy = QuestionItem(
         _field_text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
         _field_text(item.header, "header"),
         options,
@@ -2548,6 +2663,12 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
+    copy.default = _text_or_number(item.default)
+    copy.secret = item.secret is True
+    if copy.question_type is QuestionType.NUMBER:
+        copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
+        copy.unit = _field_text(item.unit, "unit")
+    return copy
 
 
 def _coerced_option(option: Any) -> QuestionOption:
@@ -2618,6 +2739,8 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
+    elif item.default is not None:  # on a choice it named the recommendation, read already
+        item.default = None
 
 
 def _derived_kind(
@@ -2625,13 +2748,14 @@ def _derived_kind(
     text: QuestionType = QuestionType.TEXT,
     single: QuestionType = QuestionType.SINGLE_CHOICE,
     multi: QuestionType = QuestionType.MULTI_CHOICE,
+    number: QuestionType = QuestionType.NUMBER,
 ) -> QuestionType:
     declared = item.question_type
     if item.multi_select is True or declared is multi:
-        return multi
+        return multi if declared is not number else number
     if item.options or declared is single:
-        return single
-    return text
+        return single if declared is not number else number
+    return text if declared is not number else number
 
 
 def _normalize_choices(
@@ -2888,7 +3012,8 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
         raw, asides = _unwrapped_answers(items, raw)
         pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
         given = [(index, _given_values(items, index, value, asides.get(key))) for index, key, value in pairs]
-        given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
+        if asides:  # what a form said of questions its answers leave out
+            given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
         given = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     elif isinstance(raw, (list, tuple)):
@@ -3181,6 +3306,11 @@ def _picks_and_text(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Option
     whole = _options_named_by(item, text)
     if whole is not None:
         return whole, None
+    if item.options and text[:1] == '"':  # a label the forms wrote as a JSON string
+        quoted = _comma_parts(text)
+        row = _row_named(item.options, quoted[0]) if len(quoted) == 1 and quoted[0] != text.strip() else None
+        if row is not None:
+            return [row], None
     if item.question_type is not QuestionType.MULTI_CHOICE or not item.options or "," not in text and text[:1] != '"':
         return [], text
     parts = _comma_parts(text)
@@ -3245,11 +3375,12 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "marker", "sent", "unanswered")
+    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
         marker: "Optional[str]" = None, alone: "Optional[str]" = None,
+        late: str = "The questions had already ended.",
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
@@ -3259,6 +3390,7 @@ class _OutcomeWords:
         self.ended = ended  # the dialog's summary and the page: how it ended, for the person
         self.sent = sent  # the page once it ended: what became of the answers
         self.marker = marker  # a harness form's entry for a question this outcome left unanswered
+        self.late = late  # the page, to a submission after the end: why its answers were not sent
 
 
 _OUTCOME_WORDS = {
@@ -3269,6 +3401,8 @@ _OUTCOME_WORDS = {
         "Go on with the task with these answers in mind.",
         "Answered",
         "Your answers were sent.",
+        late="Answers had already come from elsewhere (another window or device), and the first"
+        " answers sent are the ones that count.",
     ),
     Outcome.DECLINED: _OutcomeWords(
         "The user answered some of your questions and dismissed the rest.",
@@ -3281,6 +3415,7 @@ _OUTCOME_WORDS = {
         "(no answer: the user dismissed the questions)",
         "The user saw your questions and dismissed them without answering. Do not act on"
         " assumptions about them: wait for the user's next message rather than going on.",
+        late="The questions had already been dismissed, here or elsewhere.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
@@ -3291,6 +3426,7 @@ _OUTCOME_WORDS = {
         "No answer in time",
         "Time ran out; what you had answered was sent.",
         "(no answer: the user did not respond in time)",
+        late="Time had run out before they arrived.",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
@@ -3314,6 +3450,7 @@ _OUTCOME_WORDS = {
         "Asked for more questions",
         "Your request for more questions was sent, with what you had answered.",
         "(the user asked for more questions before deciding)",
+        late="The questions had already ended with a request for more questions.",
     ),
 }
 
@@ -3545,9 +3682,7 @@ class _AskedOutput:
         if answer is None:
             return [marker] if marker else []
         typed = [answer.answer] if answer.answer is not None else []
-        labels = self.labels(index, answer)
-        if len(labels) + len(typed) > 1:  # the runtime joins them with ", ": a label must stay one part
-            labels = [_quoted_part(label) for label in labels]
+        labels = [_quoted_part(label) for label in self.labels(index, answer)]  # the runtime joins parts with ", "
         parts = labels + typed + ([marker] if marker else [])
         return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
 
@@ -3628,8 +3763,12 @@ class _ClaudeCodeForm(_HarnessForm):
     note_rows = frozenset(("(notes only)",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        """Its runtime shows its model a follow-up as its own followUp, with
+        the answers so far; everything else but a full answer as the deny."""
         answered = asked.answered()
-        if asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items):
+        follow_up = asked.status is Outcome.FOLLOW_UP and len(answered) == sum(
+            1 for answer in asked.answers.values() if _gives_answer(answer) or answer.note is not None)
+        if not follow_up and (asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items)):
             return {"behavior": "deny", "message": result_text(asked.output)}
         replies: Dict[str, str] = {}
         notes: Dict[str, Dict[str, str]] = {}
@@ -3642,6 +3781,8 @@ class _ClaudeCodeForm(_HarnessForm):
         updated: Dict[str, Any] = {"questions": questions, "answers": replies}
         if notes:
             updated["annotations"] = notes
+        if follow_up:
+            updated["followUp"] = True
         return {"behavior": "allow", "updatedInput": updated}
 
     def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
@@ -3654,7 +3795,7 @@ class _ClaudeCodeForm(_HarnessForm):
             aside = _Given()
             note = value.get("notes") if isinstance(value, dict) else None
             state = value.get("unanswered") if isinstance(value, dict) else None
-            aside.unanswered = _DISCUSS if state == "replied_in_chat" else state if state in _STATES else None
+            aside.unanswered = _CLAUDE_CODE_STATES.get(state) if isinstance(state, str) else None
             aside.note = note if isinstance(note, str) else None
             aside.note_is_typed = True  # a note on a question the answers leave out is its answer
             asides[key] = aside
@@ -3664,6 +3805,10 @@ class _ClaudeCodeForm(_HarnessForm):
             for index in (index for index in range(len(items)) if index not in said):
                 aside = asides[items[index].id] = _Given()
                 aside.unanswered, aside.note, response = _DISCUSS, response or None, ""
+
+
+# Its annotations' words for a question without an answer, as askq's states.
+_CLAUDE_CODE_STATES = {"skipped": _SKIPPED, "replied_in_chat": _DISCUSS, "dismissed": _UNREACHED}
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
@@ -3772,6 +3917,11 @@ class _McpForm(_HarnessForm):
             return {"action": "cancel"}
         keys_by_id = {item.id: keys for item, keys in zip(asked.items, _form_keys(asked.items))}
         content: Dict[str, Any] = {}
+        for item in asked.items:
+            answer = asked.answers.get(item.id)
+            state = next((s.label for s in _form_states(item) if answer and s.name == answer.unanswered), None)
+            if state is not None:
+                content[keys_by_id[item.id].value] = state
         for _, item, answer in asked.answered():
             keys = keys_by_id[item.id]
             if not item.question_type.is_choice:
@@ -3822,10 +3972,10 @@ def _sent_text(value: Any) -> "Optional[str]":
 
 def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
     """Labels, then typed text, joined with ", " as Claude Code joins them: a
-    label holding ", " or a quote as a JSON string, once there are several
-    parts; the typed text as the person typed it."""
-    parts = [_quoted_part(label) for label in labels] if len(labels) + (typed is not None) > 1 else list(labels)
-    return ", ".join(parts + ([] if typed is None else [typed]))
+    label holding ", " or a quote as a JSON string, also alone (else the
+    label and a pick with typed text beside it read the same); the typed
+    text as the person typed it."""
+    return ", ".join([_quoted_part(label) for label in labels] + ([] if typed is None else [typed]))
 
 
 def _quoted_part(part: str) -> str:
@@ -3900,9 +4050,23 @@ def to_elicitation(
     required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
-        "message": _elicitation_message(items) if message is None else message,
-        "requestedSchema": {"type": "object", "properties": properties, "required": required},
+        "message": _visible(_elicitation_message(items) if message is None else message),
+        "requestedSchema": {"type": "object", "properties": _shown_safely(properties), "required": required},
     }
+
+
+def _shown_safely(properties: "Dict[str, Any]") -> "Dict[str, Any]":
+    """Every text a client draws of the form's fields (titles, descriptions,
+    enum names) as the terminal shows it, since clients draw forms in
+    terminals too; the values that come back stay as they are."""
+    for field in properties.values():
+        for choice in [field, *field.get("oneOf", ()), *field.get("items", {}).get("anyOf", ())]:
+            for name in ("title", "description"):
+                if name in choice:
+                    choice[name] = _visible(choice[name])
+        if "enumNames" in field:
+            field["enumNames"] = [_visible(title) for title in field["enumNames"]]
+    return properties
 
 
 def from_elicitation(
@@ -4026,8 +4190,9 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if not item.question_type.is_choice:
         return {"type": "string", **field, **({} if item.required else {"default": ""})}
     rows = _question_rows(item)
-    labels = [row.label for row in rows]
-    titles = [row.label if row.option is None else _option_title(row.option) for row in rows]
+    states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
+    labels = [row.label for row in rows] + states
+    titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
     if legacy:  # a single choice: 2025-06-18 has no titled enums
         legacy_single: Dict[str, Any] = {"type": "string", **field, "enum": labels, "enumNames": titles}
         if item.recommended is not None:
@@ -4045,6 +4210,16 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if item.recommended is not None:
         single["default"] = item.recommended
     return single
+
+
+def _form_states(item: QuestionItem) -> "List[_StateWords]":
+    """The states a form offers as choices of their own: on a single choice
+    only (clients draw no good place for one elsewhere), each unless an
+    option has its label."""
+    if item.question_type is not QuestionType.SINGLE_CHOICE:
+        return []
+    offered = (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+    return [state for state in offered if _option_named(item.options or [], state.label) is None]
 
 
 def _option_title(option: QuestionOption) -> str:
@@ -4079,6 +4254,9 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
         raise _refused(index, item, "malformed", f": its companion text must be a string, not {_json_type(other)}.")
     if not item.question_type.is_choice:
         return AnswerItem(item.id, value)
+    state = next((state.name for state in _form_states(item) if state.label == value), None)
+    if state is not None:
+        return AnswerItem(item.id, other or None, unanswered=state)
     picked = (value or []) if multi else ([] if value is None else [value])
     ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
     custom = any(_names_custom_row(label) for label in picked) or bool(ticked and other)
@@ -4195,22 +4373,25 @@ class _LinePrompt:
     def __init__(self, reader: "_LineReader", writer: Any) -> None:
         self.reader = reader
         self.writer = writer
+        self.note: Optional[AnswerItem] = None  # a note written for the question being asked
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
         """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
+        self.note = None
         try:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
         except EOFError:
+            answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
             return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
         except KeyboardInterrupt:
-            return Outcome.DECLINED, answers
+            return Outcome.DECLINED, answers + ([self.note] if self.note else [])
         except _TimedOut:
             self.writer.write("\n  No answer in time.\n")
-            return Outcome.TIMED_OUT, answers
+            return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
         return Outcome.ANSWERED, answers
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
@@ -4231,11 +4412,12 @@ class _LinePrompt:
     def answer(self, item: QuestionItem) -> AnswerItem:
         """Read lines until one answers the question; explain and ask again
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
-        note: Optional[str] = None
+        self.note = None
         while True:
             line = self.read_line(_CUE)
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
+                self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
                 self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
                 continue
             try:
@@ -4243,8 +4425,7 @@ class _LinePrompt:
             except _Retry as retry:
                 self.writer.write(f"  {retry}\n")
                 continue
-            if note is not None and (answer.answer is not None or answer.selected):
-                answer.note = note
+            answer.note, self.note = self.note.note if self.note else None, None  # a skip keeps it too
             return answer
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
@@ -4422,10 +4603,15 @@ def _edited_line() -> str:
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
+# Digits typed within this many seconds of each other make one row number.
+_NUMBER_WAIT = 1.0
 
 
-# What each key does while a line is being edited, registered beside it.
+# What each key does while a line is being edited, registered beside it;
+# and what each key that moves in the rows (or scrolls the view) does.
 _EDIT_KEYS: "_Registry" = _Registry()
+_ROW_KEYS: "_Registry" = _Registry()
+_FILTER_KEYS: "_Registry" = _Registry()
 
 
 def _word_start(line: str, caret: int) -> int:
@@ -4480,10 +4666,34 @@ class _Dialog:
     def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
         self.entries = [_Entry() for _ in items]
-        self.tab = 0
         self.notice = ""
         self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
+        self.page = 5  # rows, or lines, that PgUp and PgDn move by: the screen sets it
+        self.clock: Callable[[], float] = time.monotonic
+        self.tab = 0
+
+    @property
+    def tab(self) -> int:
+        return self._tab
+
+    @tab.setter
+    def tab(self, tab: int) -> None:
+        """Another tab: shown from where it follows the highlight, unfiltered."""
+        self._tab = tab
+        self.view = 0  # lines the view is moved from there (up when negative)
+        self.filter: Optional[str] = None  # the text rows are narrowed to, while filtering
+        self.digits, self.digits_at = "", 0.0  # a row number being typed, and when
+
+    def shown_rows(self) -> "List[int]":
+        """The rows of the current question that are drawn: all, or those a
+        filter leaves (its text in the label or description, without case)."""
+        rows = self.rows(self.tab)
+        if self.filter is None:
+            return list(range(len(rows)))
+        folded = self.filter.lower()
+        return [index for index, row in enumerate(rows)
+                if folded in row.label.lower() or row.option is not None and folded in (row.option.description or "").lower()]
 
     @property
     def review_tab(self) -> int:
@@ -4502,7 +4712,7 @@ class _Dialog:
         """Whether keys go to a line of text: a note, a free-text question, or the row for typing."""
         if self.noting:
             return True
-        if self.tab == self.review_tab:
+        if self.tab == self.review_tab or self.filter is not None:
             return False
         if not self.items[self.tab].question_type.is_choice:
             return True
@@ -4516,9 +4726,11 @@ class _Dialog:
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        if typed is not None or picked:  # a note goes with an answer, never alone
-            return AnswerItem(item.id, typed, picked or None, note=entry.note.strip() or None)
-        return AnswerItem(item.id) if entry.skipped else None
+        note = entry.note.strip() or None
+        if typed is not None or picked:
+            return AnswerItem(item.id, typed, picked or None, note=note)
+        # A skip keeps its note; a note alone is kept too, and answers nothing.
+        return AnswerItem(item.id, note=note) if entry.skipped or note else None
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4539,15 +4751,24 @@ class _Dialog:
     def outcome(self) -> "Tuple[Outcome, List[AnswerItem]]":
         return self.status or Outcome.DECLINED, self.answers()
 
-    def summary(self, width: int) -> "List[str]":
-        """What the scrollback keeps once the dialog is gone: the answers, briefly."""
+    def summary(self, width: int, encoded: "Callable[[str], str]" = str) -> "List[str]":
+        """What the scrollback keeps once the dialog is gone: the answers,
+        briefly, ``encoded`` for the terminal before they are measured."""
         status, answers = self.outcome()
         lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
-        for item in self.items:
-            shown = _shown_answer(by_id.get(item.id))
-            lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
+        for index, item in enumerate(self.items):
+            shown = self.shown(index, by_id.get(item.id))
+            text = encoded(f"{_visible(item.header or item.question)}: {shown}")
+            lines += _wrap(text, max(width, _MIN_WIDTH), "  ", "    ")
         return lines
+
+    def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
+        """An answer as the review and the summary show it: a note on a
+        question left unanswered is shown with it, not as a skip."""
+        if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
+            return _shown_answer(answer)
+        return f"(not answered); note: {_quoted(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
@@ -4565,36 +4786,120 @@ class _Dialog:
         self.notice = ""
         if name == "esc" and self.noting:  # ends the note, kept as written
             self.noting = False
+        elif name == "esc" and self.filter is not None:  # ends the filter
+            self.filter = None
         elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
-            self.noting = not self.noting
+            self.noting, self.filter = not self.noting, None
         elif name in ("tab", "shift-tab"):
             self.noting = False
+            if name == "tab" and self.tab != self.review_tab:
+                self._skip_if_optional()
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
             self._review_key(name)
+        elif self.filter is not None and not self.noting:
+            if name in _FILTER_KEYS:
+                _FILTER_KEYS[name](self, name, text)
+            elif name in _ROW_KEYS:
+                _ROW_KEYS[name](self, name)
         elif self.editing() and name in _EDIT_KEYS:
             _EDIT_KEYS[name](self, name, text)
-        elif name in ("left", "right"):
+        else:
+            self._choice_key(name, text)
+
+    def _choice_key(self, name: str, text: str) -> None:
+        """A key on an option row (or a free-text question's scrolling keys)."""
+        if name in ("left", "right"):
             self._move_tab(1 if name == "right" else -1)
-        elif name in ("up", "down"):
-            last = len(self.rows(self.tab)) - 1
-            self.entry.row = max(0, min(last, self.entry.row + (1 if name == "down" else -1)))
+        elif name in _ROW_KEYS:
+            _ROW_KEYS[name](self, name)
         elif name == "enter":
             self._enter()
         elif name in ("text", "paste"):
             self._choice_text(text)
+
+    def _skip_if_optional(self) -> None:
+        """Tab past an optional question left empty skips it, as its hints say."""
+        if not self.items[self.tab].required and not self.has_answer(self.tab):
+            self.entry.skipped = True
 
     def _move_tab(self, step: int) -> None:
         tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
         self.tab = (self.tab + step) % tabs
 
     def _review_key(self, name: str) -> None:
+        """The review: Enter submits, Left goes back, the others scroll it."""
+        scroll = {"up": -1, "down": 1, "pgup": -self.page, "pgdn": self.page, "home": -self.view, "end": 1 << 20}
         if name == "enter":
             self._submit()
-        elif name in ("left", "up"):
+        elif name == "left":
             self._move_tab(-1)
+        elif name in scroll:
+            self.view = max(0, self.view + scroll[name])
+
+    # Moving in the rows: over the rows shown, Up and Down wrapping round;
+    # PgUp on the first row scrolls up into the question, for reading it.
+
+    def _go_to_row(self, row: int) -> None:
+        self.entry.row, self.view = row, 0
+
+    @_ROW_KEYS.on("up", "down")
+    def _step_row(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            at = shown.index(self.entry.row) if self.entry.row in shown else 0
+            self._go_to_row(shown[(at + (1 if name == "down" else -1)) % len(shown)])
+
+    @_ROW_KEYS.on("home", "end")
+    def _row_at_end(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            self._go_to_row(shown[0] if name == "home" else shown[-1])
+
+    @_ROW_KEYS.on("pgup", "pgdn")
+    def _row_page(self, name: str) -> None:
+        shown = self.shown_rows() or [self.entry.row]
+        at = shown.index(self.entry.row) if self.entry.row in shown else 0
+        if name == "pgup" and at == 0:
+            self.view -= self.page  # the question above the rows, read a page at a time
+        elif name == "pgdn" and self.view < 0:
+            self.view = min(0, self.view + self.page)
+        else:
+            self._go_to_row(shown[max(0, min(len(shown) - 1, at + (self.page if name == "pgdn" else -self.page)))])
+
+    # The filter, on a question with many options: typed text narrows the
+    # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
+
+    def _set_filter(self, text: "Optional[str]") -> None:
+        """A new filter text: the first row it leaves is highlighted."""
+        self.filter = text or None
+        shown = self.shown_rows()
+        if shown and self.filter is not None:
+            self._go_to_row(shown[0])
+
+    @_FILTER_KEYS.on("text", "paste")
+    def _filter_text(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
+
+    @_FILTER_KEYS.on("backspace")
+    def _filter_backspace(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "")[:-1])
+
+    @_FILTER_KEYS.on("ctrl-u", "ctrl-w", "alt-backspace")
+    def _filter_cleared(self, name: str, text: str) -> None:
+        line = self.filter or ""
+        self._set_filter(line[: _word_start(line, len(line))] if name != "ctrl-u" else "")
+
+    @_FILTER_KEYS.on("enter")
+    def _filter_enter(self, name: str, text: str) -> None:
+        if self.entry.row not in self.shown_rows():
+            self.notice = "No row holds that text: Backspace or Esc ends the filter."
+        elif self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
+            self._act_on_row(advance=False)
+        else:
+            self._enter()
 
     def _submit(self) -> None:
         """Submit, or send the person to the first required question left unanswered."""
@@ -4641,9 +4946,13 @@ class _Dialog:
         picks or toggles, y/n answer a Yes/No question; anything else is typed."""
         item = self.items[self.tab]
         options = item.options or []
-        if len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
+        if len(text) == 1 and text.isdigit() and len(self.rows(self.tab)) > 9:
+            self._row_number(text)
+        elif len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
             self.entry.row = int(text) - 1
             self._act_on_row(advance=True)
+        elif text == "/" and len(options) > 9:
+            self.filter = ""
         elif text == " ":
             self._act_on_row(advance=False)
         elif text.lower() in _YES_NO_LETTERS and _are_yes_no(options):
@@ -4654,6 +4963,20 @@ class _Dialog:
             self._insert("text", text)
         else:
             self.notice = _PICK_HINT
+
+    def _row_number(self, digit: str) -> None:
+        """A digit on a question of more than nine rows: with the digits
+        just before it, a row number, which is highlighted for Enter or Space."""
+        now = self.clock()
+        typed = self.digits + digit if self.digits and now - self.digits_at <= _NUMBER_WAIT else digit
+        if not 1 <= int(typed) <= len(self.rows(self.tab)):
+            typed = digit  # no such row: the digit starts a number of its own
+        self.digits, self.digits_at = typed, now
+        if 1 <= int(typed) <= len(self.rows(self.tab)):
+            self._go_to_row(int(typed) - 1)
+            self.notice = f"Row {typed}: Enter or Space picks it."
+        else:
+            self.notice = f"There is no row {typed}."
 
     def _act_on_row(self, advance: bool) -> None:
         """A digit or Space on an option row: pick it (and go on, for a
@@ -4672,8 +4995,10 @@ class _Dialog:
     # takes the key's name and text, and names the keys it answers.
 
     def line(self) -> "Tuple[str, int]":
-        """The line being edited and its caret: the note, or the answer's text."""
+        """The line being edited and its caret: the note, the filter, or the answer's text."""
         entry = self.entry
+        if self.filter is not None and not self.noting:
+            return self.filter, len(self.filter)
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
 
     def _set_line(self, line: str, caret: int) -> None:
@@ -4730,10 +5055,10 @@ class _Dialog:
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
-        # Up leaves the row for typing for the options above it; a free-text
-        # question, or a note, has nowhere to go.
-        if self.items[self.tab].question_type.is_choice and name == "up" and not self.noting:
-            self.entry.row = max(0, self.entry.row - 1)
+        # Up and Down leave the row for typing for the other rows; a
+        # free-text question, or a note, has nowhere to go.
+        if self.items[self.tab].question_type.is_choice and not self.noting:
+            self._step_row(name)
 
     @_EDIT_KEYS.on("enter")
     def _enter_line(self, name: str, text: str) -> None:
@@ -4745,12 +5070,24 @@ _MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
 
 
-class _Style:
-    """How the dialog may draw: with colour and emphasis or without, and
-    with the marks of Unicode or of ASCII."""
+_SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
 
-    def __init__(self, color: bool, unicode: bool) -> None:
+
+class _Style:
+    """How the dialog may draw: with colour and emphasis or without, with
+    the marks of Unicode or of ASCII, and in the terminal's encoding: where
+    that is not UTF-8, every character it cannot show is drawn escaped, so
+    that widths are measured on what is drawn."""
+
+    def __init__(self, color: bool, unicode: bool, encoding: "Optional[str]" = None) -> None:
         self.color = color
+        self.unicode = unicode
+        self.encoding = "utf-8" if unicode else encoding or "ascii"
+        try:
+            "".encode(self.encoding)
+        except LookupError:  # a name Python does not know: what every terminal shows
+            self.encoding = "ascii"
+        self.bar, self.newline = ("\u2502 ", "\u21b5") if unicode else ("| ", "\\n")
         self.pointer = "\u276f" if unicode else ">"
         self.done = "\u2714" if unicode else "+"
         self.missing = "!"
@@ -4758,6 +5095,21 @@ class _Style:
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
+
+    def encoded(self, text: str) -> str:
+        """Text as the terminal's encoding can show it: escaped where it cannot."""
+        if self.unicode or text.isascii():
+            return text
+        return text.encode(self.encoding, "backslashreplace").decode(self.encoding)
+
+    def text(self, text: str) -> str:
+        """Model-written or typed text, safe to draw: _visible(), then encoded."""
+        return self.encoded(_visible(text))
+
+    def clipped(self, text: str, width: int) -> str:
+        if self.unicode or _cells(text) <= width:
+            return _clipped(text, width)
+        return _cut_cells(text, 0, width - 3) + "..."
 
     def paint(self, text: str, *looks: str) -> str:
         if not self.color or not looks or not text:
@@ -4769,8 +5121,10 @@ class _Style:
 class _Frame:
     """One drawing of the dialog: its lines; where the caret stands while a
     line is edited (line, column) or None; the line of the highlighted row;
-    and how many lines at the top (the tabs) and at the bottom (the hints)
-    must stay on screen when the frame is cut to the terminal's height."""
+    how many lines at the top (the tabs) and at the bottom (the notice and
+    the hints) must stay on screen when the frame is cut to the terminal's
+    height; the one line of hints a short screen keeps; and the marks that
+    say more is above or below."""
 
     def __init__(self) -> None:
         self.lines: List[str] = []
@@ -4778,30 +5132,65 @@ class _Frame:
         self.focus = 0
         self.head = 0
         self.foot = 0
+        self.notice = 0  # the foot's first lines: the notice
         self.tab_line = 0  # the line of the tab bar with the current tab
+        self.brief = ""
+        self.more = ("", "")
+        self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
 
-    def cut(self, height: int) -> "Tuple[List[str], Optional[Tuple[int, int]]]":
+    def cut(self, height: int, view: int = 0) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
         """The lines that fit ``height``: the head and the foot, and between
-        them the rows around the caret or the highlighted row."""
+        them the rows around the caret or the highlighted row, moved by
+        ``view`` lines; and how far the view was moved, within the frame."""
         lines, caret = self.lines, self.caret
         if len(lines) <= height:
-            return lines, caret
-        tabs = lines[: self.head]
-        head, foot = self.head, self.foot
-        if height - head - foot < (2 * height) // 3:  # short: the current tab's line, two foot lines
-            tabs, head, foot = tabs[self.tab_line: self.tab_line + 1], min(head, 1), min(foot, 2)
-        if height - head - foot < 1:  # too short even for those: the middle only
-            tabs, head, foot = [], 0, 0
-        room = height - head - foot
+            return lines, caret, 0
+        tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
+        if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
+            tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
+        if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
+            foot = [self.brief]
+        if height - len(tabs) - len(foot) < 1:
+            tabs = []
+        if height - len(tabs) - len(foot) < 1:
+            foot = []
+        room = height - len(tabs) - len(foot)
+        self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
-        focus = (caret[0] if caret is not None else self.focus) - self.head
-        # From the top (the question first) while the focus fits with a line
-        # to spare, else as much as fits above it and two lines below.
-        top = 0 if focus + 1 < room else max(0, min(focus + 3 - room, len(body) - room))
-        shown = tabs[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
+        while len(body) > 1 and not body[-1]:  # a blank line at the end is no more to see
+            body = body[:-1]
+        # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
+        ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
+        start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
-            caret = (caret[0] - self.head - top + head, caret[1]) if 0 <= focus - top < room else None
-        return shown, caret
+            row = caret[0] - self.head - start
+            caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
+        return shown + foot, caret, view
+
+
+def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":
+    """Which of ``length`` lines a view of ``room`` lines shows: from the
+    top while the focus fits with a line to spare, else the focus and up to
+    two lines below it, and ``anchor`` (where the focus's row starts) when
+    both fit; moved by ``view``.  A view of four lines or more gives a line
+    at each cut end to a mark.  (start, size, marked above, marked below,
+    the view kept)."""
+    if length <= room:
+        return 0, length, False, False, 0
+    inner = room - 2 if room >= 4 else room
+    lead = 1 if inner < room else 0  # from the top, only the mark below is needed
+    follow = 0 if focus + 1 + lead < room else max(0, min(focus + 1 + min(2, inner - 1) - inner, length - inner))
+    if follow > anchor:  # the row's first lines too, as many as fit above the focus
+        follow = max(anchor, focus - inner + 1)
+    top = max(0, min(length - inner, follow + view))
+    if inner == room:
+        return top, room, False, False, top - follow
+    if top == 0:
+        return 0, room - 1, False, True, top - follow
+    if top >= length - inner:
+        return length - room + 1, room - 1, True, False, top - follow
+    return top, inner, True, True, top - follow
 
 
 class _Painter:
@@ -4829,30 +5218,56 @@ class _Painter:
         foot = len(self.frame.lines)
         if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
+        self.frame.notice = len(self.frame.lines) - foot
+        keys = self.hints(dialog).split(self.style.dot)
         # A hint never breaks between its key and its word: each is one word to _wrap.
-        hints = self.style.dot.join(hint.replace(" ", "\u00a0") for hint in self.hints(dialog).split(self.style.dot))
-        for line in _wrap(hints, self.width, " ", " "):
+        for line in _wrap(self.style.dot.join(key.replace(" ", "\u00a0") for key in keys), self.width, " ", " "):
             self._add(line.replace("\u00a0", " "), "dim")
         self.frame.foot = len(self.frame.lines) - foot
+        self.frame.brief = self.style.paint(self._brief(keys), "dim")
+        up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
+        self.frame.more = (self.style.paint(f" {up} more (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
+    def _brief(self, keys: "List[str]") -> str:
+        """One line of hints for a short screen: the first that fit, and
+        always the last, which says how to dismiss."""
+        kept: List[str] = []
+        for key in keys[:-1]:
+            if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
+                kept.append(key)
+        return self.style.clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+
     def hints(self, dialog: _Dialog) -> str:
-        """The keys that act now, in one line."""
+        """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+            keys = ["Enter submit", "\u2191\u2193 scroll", "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
-        elif dialog.editing():
-            keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-        elif dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE:
-            keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
+        elif dialog.filter is not None:
+            multi = dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE
+            keys = ["type to narrow the rows", "Enter toggle" if multi else "Enter pick", "Esc end filter",
+                    "Ctrl-C dismiss"]
         else:
-            keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
-        if dialog.tab != dialog.review_tab and not dialog.noting:
-            keys.insert(-1, "Ctrl-N note")
+            keys = self._question_hints(dialog)
         if self.style.pointer == ">":
             keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
         return self.style.dot.join(keys)
+
+    def _question_hints(self, dialog: _Dialog) -> "List[str]":
+        item = dialog.items[dialog.tab]
+        skip = not item.required and not dialog.has_answer(dialog.tab)
+        if dialog.editing():
+            keys = ["type your answer", "Enter skip" if skip and not dialog.line()[0].strip() else "Enter confirm",
+                    "Tab skip" if skip else "Tab next question"]
+        elif item.question_type is QuestionType.MULTI_CHOICE:
+            keys = ["\u2191\u2193 move", "Space toggle", "Enter skip" if skip else "Enter confirm",
+                    "Tab skip" if skip else "Tab next"]
+        else:
+            keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
+        if len(item.options or ()) > 9 and not dialog.editing():
+            keys.append("/ filter")
+        return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
         self.frame.lines.append(self.style.paint(text, *looks))
@@ -4862,12 +5277,12 @@ class _Painter:
             self._add(line, *looks)
 
     def _tabs(self, dialog: _Dialog) -> None:
-        names = [_visible(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
+        names = [self.style.text(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
         if dialog.review_tab >= 0:
             names.append("Submit")
         line, used = "", 0
         for index, name in enumerate(names):
-            name = _clipped(name, self.width - 4)
+            name = self.style.clipped(name, self.width - 4)
             cell = f"{self._mark(dialog, index)} {name}"
             if index != dialog.tab:
                 cell = f" {cell} "
@@ -4892,22 +5307,32 @@ class _Painter:
 
     def _question(self, dialog: _Dialog) -> None:
         item = dialog.items[dialog.tab]
-        self._wrapped(_visible(item.question), " ", " ", "bold")
+        self._wrapped(self.style.text(item.question), " ", " ", "bold")
         if item.purpose:
-            self._wrapped(_visible(item.purpose), " ", " ", "dim")
+            self._wrapped(self.style.text(item.purpose), " ", " ", "dim")
         if not item.required:
             self._add(" (optional)", "dim")
         self._add("")
         if not item.question_type.is_choice:
+            self.frame.focus = len(self.frame.lines)
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
-        else:
-            for number, row in enumerate(dialog.rows(dialog.tab)):
-                self._row(dialog, number, row)
+            self._note(dialog)
+            return
+        if dialog.filter is not None:
+            self._line_editor(dialog, " Filter: ", None, not dialog.noting)
+        rows = dialog.rows(dialog.tab)
+        for number in dialog.shown_rows():
+            self._row(dialog, number, rows[number])
+        if not dialog.shown_rows():
+            self._add(" No row holds that text.", "dim")
+        self._note(dialog)
+
+    def _note(self, dialog: _Dialog) -> None:
         if dialog.noting:
             self._add("")
             self._line_editor(dialog, " Note: ", None, True)
         elif dialog.entry.note.strip():
-            self._wrapped("Note: " + _visible(dialog.entry.note.strip()), " ", "       ", "dim")
+            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -4925,17 +5350,17 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and not dialog.noting)
+            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(_visible(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        self._wrapped(self.style.text(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
         option = row.option
         if option is not None and option.description:
-            self._wrapped(_visible(option.description), hang, hang, "dim")
+            self._wrapped(self.style.text(option.description), hang, hang, "dim")
         if here and option is not None and option.preview:  # beside the highlight, in view with it
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
-                self._add(_clipped(hang + "\u2502 " + _visible(line), self.width), "cyan")
+                self._add(self.style.clipped(hang + self.style.bar + self.style.text(line), self.width), "cyan")
 
     def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
@@ -4944,30 +5369,31 @@ class _Painter:
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = _visible(line.replace("\n", "\u21b5"))
-        caret = _cells(_visible(line[:at].replace("\n", "\u21b5")))
+        text = self.style.text(line.replace("\n", self.style.newline))
+        caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
-            self._add(_clipped(lead + _visible(placeholder), self.width), "dim")
+            self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
             self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
         if active:
-            self.frame.focus = len(self.frame.lines) - 1
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
     def _review(self, dialog: _Dialog) -> None:
+        self.frame.focus = len(self.frame.lines)
         self._add(" Review your answers", "bold")
         self._add("")
         for index, item in enumerate(dialog.items):
-            name = _visible(item.header or item.question)
+            name = self.style.text(item.header or item.question)
+            answer = dialog.answer(index)
+            note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                shown = _shown_answer(dialog.answer(index))
-                self._wrapped(f"{name}: {shown}", f" {self.style.done} ", "   ", "green")
+                self._wrapped(self.style.encoded(f"{name}: {_shown_answer(answer)}"), f" {self.style.done} ", "   ", "green")
             elif item.required:
-                self._wrapped(f"{name}: needs an answer", f" {self.style.missing} ", "   ", "yellow")
+                self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
-                self._wrapped(f"{name}: skipped", "   ", "   ", "dim")
+                self._wrapped(f"{name}: skipped{note}", "   ", "   ", "dim")
 
 
 # The dialog on a terminal: raw keys in, the frame drawn in place.  The
@@ -4982,13 +5408,13 @@ _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
-    "\x17": "ctrl-w", "\x0b": "ctrl-k",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z",
 }
 # Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
 _ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
-_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
+_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete", "5": "pgup", "6": "pgdn"}
 
 
 class _Terminated(Exception):
@@ -5018,8 +5444,9 @@ def _run_dialog(
     fd = _fileno(reader)
     assert fd is not None
     try:
-        with _RawTerminal(fd, writer):
-            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel)
+        terminal = _RawTerminal(fd, writer)
+        with terminal:
+            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel, terminal)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -5029,33 +5456,58 @@ def _run_dialog(
 
 class _RawTerminal:
     """Raw keys and bracketed paste while entered, SIGTERM turned into
-    _Terminated; on the way out, the terminal exactly as it was."""
+    _Terminated; on the way out, the terminal exactly as it was.
+
+    It stops like any job: Ctrl-Z (a key in raw mode) or a SIGTSTP from
+    outside asks for a stop (``stop_wanted``), which suspend() carries out
+    with the terminal restored, taking raw mode back on SIGCONT; a SIGCONT
+    after a stop it could not see (SIGSTOP) sets ``continued``."""
 
     def __init__(self, fd: int, writer: Any) -> None:
         self.fd = fd
         self.writer = writer
         self.saved: Any = None
-        self.handler: Any = None
+        self.handlers: Dict[int, Any] = {}
+        self.stop_wanted = False
+        self.continued = False
 
     def __enter__(self) -> None:
         import signal
         import termios
 
         self.saved = termios.tcgetattr(self.fd)
-        raw = termios.tcgetattr(self.fd)
+        try:
+            for signum, handler in ((signal.SIGTERM, _on_sigterm), (signal.SIGTSTP, self._on_stop),
+                                    (signal.SIGCONT, self._on_continue)):
+                self.handlers[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread: signals stay as they are
+            pass
+        self.resume()
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        try:
+            self.pause()
+        finally:
+            for signum, handler in self.handlers.items():
+                signal.signal(signum, handler)
+
+    def resume(self) -> None:
+        """Raw keys and bracketed paste, from the mode saved on entry."""
+        import termios
+
+        raw = list(self.saved)
         raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
         raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
+        raw[6] = list(raw[6])
         raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
-        try:
-            self.handler = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:  # not the main thread: signals stay as they are
-            self.handler = None
         termios.tcsetattr(self.fd, termios.TCSADRAIN, raw)
         self.writer.write("\x1b[?2004h")
         self.writer.flush()
 
-    def __exit__(self, *exc: object) -> None:
-        import signal
+    def pause(self) -> None:
+        """The terminal as it was on entry."""
         import termios
 
         try:
@@ -5063,8 +5515,32 @@ class _RawTerminal:
             self.writer.flush()
         finally:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            if self.handler is not None:
-                signal.signal(signal.SIGTERM, self.handler)
+
+    def suspend(self) -> None:
+        """Stop as the terminal's Ctrl-Z would stop the job, the terminal
+        restored meanwhile; raw mode again once continued."""
+        import signal
+
+        self.pause()
+        stop = signal.SIGTSTP
+        if stop in self.handlers:
+            signal.signal(stop, signal.SIG_DFL)
+        try:
+            try:  # the job, as the terminal's own Ctrl-Z would stop it
+                os.killpg(os.tcgetpgrp(self.fd), stop)
+            except OSError:  # not this process's controlling terminal: only this process
+                os.kill(os.getpid(), stop)
+        finally:
+            if stop in self.handlers:
+                signal.signal(stop, self._on_stop)
+            self.stop_wanted = self.continued = False
+            self.resume()
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self.stop_wanted = True
+
+    def _on_continue(self, signum: int, frame: Any) -> None:
+        self.continued = True
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -5170,10 +5646,11 @@ class _Screen:
         self.writer = writer
         self.above = 0  # lines between the top of the last frame and the cursor
         self.lines = 0  # how many lines the last frame has
+        self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
         encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"))
+        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:
@@ -5184,26 +5661,39 @@ class _Screen:
         return size.columns or 80, size.lines or 24
 
     def resized(self) -> bool:
-        """Whether the terminal changed size; if so, the next frame is drawn
-        from the top of the screen, since the terminal rewrapped the last one."""
+        """Whether the terminal changed size.  The last frame is drawn over
+        where it still stands as drawn: when each of its lines fits the new
+        width, no terminal rewrapped it.  Otherwise nobody can say where its
+        lines went, and what is above them is not the dialog's to clear: the
+        old lines stay, and the next frame starts below them."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        self.writer.write("\x1b[H")
-        self.above = 0
+        columns = size[0]
+        if any(width >= columns for width in self.widths):
+            below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
+            self.writer.write(f"\r\x1b[{below}B\r\n" if below else "\r\n")
+            self.above = self.lines = 0
+            self.widths = []
         return True
 
-    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None) -> None:
+    def run(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None,
+        terminal: "Optional[_RawTerminal]" = None,
+    ) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
-            self._follow_keys(dialog, keys, timeout, cancel)
+            self._follow_keys(dialog, keys, timeout, cancel, terminal)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
 
-    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any) -> None:
+    def _follow_keys(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any,
+        terminal: "Optional[_RawTerminal]",
+    ) -> None:
         self.draw(dialog)
         deadline = None if timeout is None else time.monotonic() + timeout
         while dialog.status is None:
@@ -5214,19 +5704,41 @@ class _Screen:
                 dialog.status = Outcome.TIMED_OUT
                 break
             pressed = keys.read(wait)
-            if not pressed:
+            for key in pressed:
+                if key[0] == "ctrl-z" and terminal is not None:
+                    terminal.stop_wanted = True
+                elif key[0] != "ctrl-z":
+                    dialog.feed([key])
+            if terminal is not None and (terminal.stop_wanted or terminal.continued):
+                self._stopped(terminal)
+            elif not pressed:
                 if self.resized():
                     self.draw(dialog)
                 continue
-            dialog.feed(pressed)
             deadline = None if timeout is None else time.monotonic() + timeout
             self.draw(dialog)
 
+    def _stopped(self, terminal: "_RawTerminal") -> None:
+        """Stop as a job (the frame taken off first), or come back from a
+        stop: either way, the next frame starts afresh where the cursor is,
+        below what the shell wrote meanwhile, at the terminal's size now."""
+        if terminal.stop_wanted:
+            self.erase()
+            terminal.suspend()
+        else:
+            terminal.continued = False
+            terminal.resume()
+        self.above = self.lines = 0
+        self.size = self._size()
+
     def draw(self, dialog: _Dialog) -> None:
         width, height = self.size
-        lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
+        frame = _Painter(width - 1, self.style).paint(dialog)
+        lines, caret, dialog.view = frame.cut(max(height - 1, 1), dialog.view)
+        dialog.page = frame.page
         out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
         self.lines = len(lines)
+        self.widths = [_cells(_SGR_CODE.sub("", line)) for line in lines]
         if caret is None:
             out.append("\x1b[?25l")
             self.above = len(lines) - 1
@@ -5242,7 +5754,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
-        summary = dialog.summary(self.size[0] - 1)
+        summary = dialog.summary(self.size[0] - 1, self.style.encoded)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
         self.above = 0
@@ -5303,9 +5815,8 @@ class _HttpRequest:
 
 class _HttpResponse:
     """What a handler returns: a status, headers and a body.  The body is
-    bytes, written whole with its length; a body streamed as it comes (an
-    event stream) would be a second kind, written where _HttpServer.send()
-    writes this one."""
+    bytes, written whole with its length; a body streamed as it comes is an
+    _HttpStream."""
 
     __slots__ = ("body", "headers", "status")
 
@@ -5329,6 +5840,35 @@ class _HttpResponse:
         sends of its body is drained, not read as a request."""
         self.headers["Connection"] = "close"
         return self
+
+    def write_body(self, connection: Any) -> None:
+        body = b"" if connection.command == "HEAD" else self.body
+        connection.send_header("Content-Length", str(len(body)))
+        connection.end_headers()
+        connection.wfile.write(body)
+
+
+class _HttpStream(_HttpResponse):
+    """A response whose body is written as it is made (an event stream): it
+    has no length, so the connection ends with it."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, status: int, headers: "Dict[str, str]", chunks: "Iterator[bytes]") -> None:
+        super().__init__(status, {**headers, "Connection": "close"}, b"")
+        self.chunks = chunks
+
+    def write_body(self, connection: Any) -> None:
+        connection.end_headers()
+        connection.wfile.flush()
+        try:
+            for chunk in self.chunks:
+                connection.wfile.write(chunk)
+                connection.wfile.flush()
+        finally:
+            close = getattr(self.chunks, "close", None)
+            if close is not None:  # a client that left ends the stream's work at once
+                close()
 
 
 class _HttpHandlers:
@@ -5484,13 +6024,10 @@ class _HttpServer:
 
     @staticmethod
     def send(connection: Any, response: _HttpResponse) -> None:
-        body = b"" if connection.command == "HEAD" else response.body
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
-        connection.send_header("Content-Length", str(len(body)))
-        connection.end_headers()
-        connection.wfile.write(body)
+        response.write_body(connection)
 
 
 # http.server's classes, bent to hand their work to an _HttpServer, are made
@@ -5574,15 +6111,32 @@ def _drain(stream: Any) -> None:
 def _reachable_address(host: str) -> str:
     """The host as a URL names it; for an address that listens everywhere,
     one of this machine's own addresses, which a phone can open."""
+    if host in ("0.0.0.0", "::", ""):
+        host = _interface_address(host == "::")
+    return f"[{host}]" if ":" in host else host
+
+
+def _interface_address(ipv6: bool) -> str:
+    """The address of the interface this machine would reach a network by:
+    the local end of a UDP socket pointed at a documentation address (which
+    sends nothing), else an address the hostname resolves to, else loopback.
+    A hostname often resolves to loopback alone where another interface exists."""
     import socket
 
-    if host in ("0.0.0.0", "::", ""):
-        try:
-            found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
-        except OSError:
-            found = []
-        host = found[0] if found else ("127.0.0.1" if host != "::" else "::1")
-    return f"[{host}]" if ":" in host else host
+    family, far = (socket.AF_INET6, "2001:db8::1") if ipv6 else (socket.AF_INET, "198.51.100.1")
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((far, 9))
+            address = str(probe.getsockname()[0])
+        if not address.startswith("127.") and address not in ("::1", "0.0.0.0", "::"):
+            return address
+    except OSError:
+        pass
+    try:
+        found = [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
+    except OSError:
+        found = []
+    return found[0] if found else ("::1" if ipv6 else "127.0.0.1")
 
 
 # ===========================================================================
@@ -5603,70 +6157,123 @@ body { font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(-
 main { max-width: 42rem; margin: 0 auto; padding: 1rem; }
 fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 1rem; padding: 0.75rem 1rem;
            min-width: 0; }
-.problems { border: 2px solid var(--warn); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
+.problems, .confirm { border: 2px solid var(--warn); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
+.confirm { border-color: var(--accent); }
+.confirm h2, main h2 { font-size: 1.1rem; margin: 0.8rem 0 0.3rem; }
 .problems a { color: var(--warn); }
 details.addnote { margin-top: 0.4rem; color: var(--muted); }
 legend { font-weight: 600; padding: 0 0.4rem; }
 .question { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0; }
-.purpose, .desc, .note { color: var(--muted); }
+.purpose, .desc, .note, .countdown { color: var(--muted); }
 .desc { display: block; font-size: 0.95rem; }
 .question, .purpose { white-space: pre-line; }
 .option { display: flex; align-items: flex-start; gap: 0.6rem; padding: 0.35rem 0; }
 .option input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0.2rem 0 0; }
 .option .text { flex: 1; min-width: 0; }
-ul.sent { padding-inline: 1.4rem; }
+input, textarea { scroll-margin-block: 8rem 2rem; }
+ul.sent { padding-inline-start: 1.4rem; }
+.typed div { white-space: pre-wrap; border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
 details.addnote textarea { color: var(--fg); }
 .badge { color: var(--accent); font-size: 0.9rem; }
 .required { color: var(--warn); }
 .error { color: var(--warn); font-weight: 600; }
-pre.preview { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem;
-              margin: 0.2rem 0 0.4rem 1.9rem; font-size: 0.85rem; white-space: pre-wrap; }
+details.preview { margin-block: 0 0.4rem; margin-inline-start: 1.7rem; }
+details.preview summary { color: var(--accent); font-size: 0.9rem; }
+.md { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0 0.6rem;
+      font: 0.85rem/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.md p, .md li, .md pre { white-space: pre-wrap; margin: 0.4rem 0; font: inherit; }
+.md li { margin: 0.1rem 0; }
+.md h3, .md h4, .md h5, .md h6 { font-size: 1em; margin: 0.5rem 0 0.2rem; }
+.md ul, .md ol { margin: 0.4rem 0; padding-inline-start: 1.4rem; }
+.md code { font: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 0 0.15rem; }
+.md pre { border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
+.md pre code { background: none; border: 0; padding: 0; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
-input.other { margin: 0.2rem 0 0 1.9rem; width: calc(100% - 1.9rem); }
+input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
+.countdown.soon { position: sticky; top: 0; background: var(--bg); color: var(--warn); font-weight: 600;
+                  padding: 0.3rem 0; margin: 0; }
 .buttons { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
 """
 
-# A little script ticks the row for typing as the person types; the page
-# works the same without it.
+# A little script improves the page, which works the same without it: it
+# ticks the row for typing as the person types, takes the focus to what the
+# server asks the person to read first, shows the time left, and while the
+# person works sends what the form holds, so that a timeout or a lost
+# connection keeps it.
 _WEB_SCRIPT = """
-document.querySelectorAll("input.other").forEach(function (field) {
-  field.addEventListener("input", function () {
-    var row = document.getElementById(field.dataset.row);
-    if (row && field.value.trim()) { row.checked = true; }
+(function () {
+  document.querySelectorAll("input.other").forEach(function (field) {
+    field.addEventListener("input", function () {
+      var row = document.getElementById(field.dataset.row);
+      if (row && field.value.trim()) { row.checked = true; }
+    });
   });
-});
-var problems = document.getElementById("problems");
-if (problems) { problems.focus(); }
-var active = 0, form = document.querySelector("form");
-["input", "click", "keydown"].forEach(function (kind) {
-  document.addEventListener(kind, function () { active = Date.now(); });
-});
-setInterval(function () {
-  if (form && Date.now() - active < ACTIVE_MS) {
-    fetch("/questions", {headers: {"Authorization": "Bearer " + form.dataset.token}}).catch(function () {});
+  var first = document.getElementById("problems") || document.getElementById("confirm");
+  if (first) { first.focus(); }
+  var form = document.querySelector("form.questions");
+  if (!form) { return; }
+  var timeout = Number(form.dataset.timeout || 0) * 1000, deadline = Date.now() + timeout;
+  var clock = document.getElementById("countdown"), offline = document.getElementById("offline");
+  var last = 0, timer = null, over = false, expiry = null;
+  function showEnd() {
+    var field = document.createElement("input");
+    field.type = "hidden"; field.name = "action"; field.value = "draft";
+    form.appendChild(field); form.submit();
   }
-}, ACTIVE_MS);
+  function send() {
+    var data = new URLSearchParams(new FormData(form));
+    data.set("action", "draft");
+    timer = null; last = Date.now();
+    fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
+      offline.hidden = true;
+      if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
+    }, function () { offline.hidden = false; });
+  }
+  function restart() {
+    // The server's wait restarted when it read the request: its end comes
+    // before this one, which a check just after it finds in the grace period.
+    deadline = Date.now() + timeout;
+    clearTimeout(expiry);
+    expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
+  }
+  ["input", "change", "click", "keydown"].forEach(function (kind) {
+    document.addEventListener(kind, function () {
+      if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
+    });
+  });
+  function tick() {
+    var left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+    var seconds = String(left % 60);
+    clock.textContent = left ? "Time left: " + Math.floor(left / 60) + ":" + (seconds.length < 2 ? "0" : "") +
+      seconds + ". Typing or clicking here restarts it." : "Time ran out.";
+    clock.className = left < 60 ? "countdown soon" : "countdown";
+  }
+  if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
+})();
 """
-# While the person types or clicks, the script says so this often, so that
-# a slow typist is never timed out mid-answer.
+# While the person types or clicks, the script sends the form at most this
+# often: the server then knows the person is there, and what the page holds.
 _WEB_ACTIVE_MS = 3000
 
 
 class _WebPage(_HttpHandlers):
     """The page's handlers and what they know: the questions, its token, the
-    person's last form (kept for a redraw and for a dismissal), and how it ended."""
+    person's last form (submitted, or sent by the page's script as they
+    work: kept for a redraw, a dismissal and a timeout), and how it ended."""
 
     routes = _Registry()
+    actions = _Registry()  # what a form posted to / asks for, by its "action" field
 
-    def __init__(self, items: "List[QuestionItem]") -> None:
+    def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None) -> None:
         import secrets
         import threading
 
         self.items = items
+        self.timeout = timeout  # idle seconds, for the countdown the page shows
         self.token = secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
         self.lock = threading.Lock()  # one request at a time touches the page
@@ -5683,15 +6290,8 @@ class _WebPage(_HttpHandlers):
 
     def kept_answers(self) -> "List[AnswerItem]":
         """The answers of the person's last form, as far as they go, for a
-        dismissal or a timeout: a question whose answer cannot be read is
-        left out, never the others with it."""
-        kept = []
-        for answer in _form_answers(self.items, self.last_form):
-            try:
-                kept += collect_answers(self.items, [answer], partial=True)
-            except AnswerError:
-                continue
-        return kept
+        dismissal or a timeout."""
+        return _readable_answers(self.items, _form_answers(self.items, self.last_form))
 
     def expire_if_idle(self, timeout: "Optional[float]") -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
@@ -5724,12 +6324,29 @@ class _WebPage(_HttpHandlers):
         return secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode())
 
     def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
-        """Once the answers are in, a second device learns so."""
-        if request.path == "/":  # a browser: the page that says so, readable on a phone
-            return _HttpResponse.html(200 if request.method == "GET" else 409, self.done_html())
+        """Once the answers are in, a later request learns so: a later
+        submission is told that its own answers were not sent, and why, and
+        is shown them back, so that nothing it entered is lost."""
         if request.method == "GET":
+            if request.path == "/":
+                return _HttpResponse.html(200, self.ended_html(seen_later=True))
             return _HttpResponse.json(200, self.outcome().to_dict())
-        return _HttpResponse.json(409, {"error": "Conflict: the answers were already sent."})
+        if request.path == "/":
+            return _HttpResponse.html(409, self.late_html(_form_answers(self.items, request.form)))
+        status = self.status or Outcome.DECLINED
+        return _HttpResponse.json(409, {"error": f"Conflict: your answers were not sent. {_OUTCOME_WORDS[status].late}",
+                                        "status": status.value, "yours": self._own_entries(request)})
+
+    def _own_entries(self, request: _HttpRequest) -> Any:
+        """What a late request carried, as it sent it: its answers read as the
+        JSON interface reads them, else its body as text."""
+        try:
+            carried = self._carried_answers(request)
+        except QuestionError:
+            return request.body.decode("utf-8", "replace")
+        if isinstance(carried, list):
+            return [entry.to_dict() if isinstance(entry, AnswerItem) else entry for entry in carried]
+        return carried
 
     @routes.on(("GET", "/"))
     def _show_page(self, request: _HttpRequest) -> _HttpResponse:
@@ -5737,19 +6354,42 @@ class _WebPage(_HttpHandlers):
 
     @routes.on(("POST", "/"))
     def _post_form(self, request: _HttpRequest) -> _HttpResponse:
-        """A form submitted: dismissed, refused with every problem shown and
-        every entry kept, or answered."""
-        form = self.last_form = request.form
-        if (form.get("action") or [""])[0] == "dismiss":
-            self.end(Outcome.DECLINED, self.kept_answers())
-            return _HttpResponse.html(200, self.done_html())
+        """A form posted: what its action asks for (sending it, unless it says
+        otherwise), with every entry it holds kept as the person's last form."""
+        self.last_form = request.form
+        action = self.actions.get(_form_text(request.form, "action"), _WebPage._send)
+        return action(self, request.form)  # type: ignore[no-any-return]
+
+    @actions.on("submit")
+    def _send(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """Answered, or refused with every problem shown and every entry kept."""
         try:
             answers = collect_answers(self.items, _form_answers(self.items, form))
         except AnswerError as err:
             problems = _form_problems(self.items, form) or {err.index or 0: err.reason}
             return _HttpResponse.html(400, self.form_html(problems))
         self.end(Outcome.ANSWERED, answers)
-        return _HttpResponse.html(200, self.done_html())
+        return _HttpResponse.html(200, self.ended_html())
+
+    @actions.on("dismiss")
+    def _ask_to_dismiss(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """Dismissing takes a second step: the form again, every entry in
+        place, asking the person to confirm and saying what would be kept."""
+        return _HttpResponse.html(200, self.form_html(confirm=True))
+
+    @actions.on("confirm-dismiss")
+    def _dismiss(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        self.end(Outcome.DECLINED, self.kept_answers())
+        return _HttpResponse.html(200, self.ended_html())
+
+    @actions.on("back")
+    def _back_to_the_form(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        return _HttpResponse.html(200, self.form_html())
+
+    @actions.on("draft")
+    def _keep_draft(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """What the page holds, sent by its script as the person works."""
+        return _HttpResponse.json(200, {"kept": True})
 
     @routes.on(("GET", "/questions"))
     def _get_questions(self, request: _HttpRequest) -> _HttpResponse:
@@ -5800,9 +6440,10 @@ class _WebPage(_HttpHandlers):
             f"<title>Questions for you</title><style nonce=\"{self.nonce}\">{_WEB_STYLE}</style></head><body><main>"
         )
 
-    def form_html(self, problems: "Optional[Dict[int, str]]" = None) -> str:
-        """The form; after a refused submission, every problem at the top and
-        beside its question, in the page's words."""
+    def form_html(self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False) -> str:
+        """The form, every entry of the last form in place; after a refused
+        submission, every problem at the top and beside its question, in the
+        page's words; on the way to a dismissal, the step that confirms it."""
         problems = problems or {}
         token = _html_escaped(self.token)
         parts = [
@@ -5810,18 +6451,21 @@ class _WebPage(_HttpHandlers):
             "<h1>Questions for you</h1>",
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
+            self._countdown_html(),
+            ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
+             " Your entries are still on this page: keep it open, or copy them before you close it.</p>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
-        parts.append(f"<form method=\"post\" action=\"/?token={token}\" data-token=\"{token}\">"
+        timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
+        parts.append(f"<form class=\"questions\" method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
                      "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
-        for index, item in enumerate(self.items):
-            reason = problems.get(index)
-            message = None if reason is None else _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
-            parts.append(_web_fieldset(index, item, self.last_form, message))
+        if confirm:
+            parts.append(self._confirm_html())
+        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index)) for index, item in enumerate(self.items))
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
@@ -5829,26 +6473,98 @@ class _WebPage(_HttpHandlers):
         )
         return "".join(parts)
 
+    def _countdown_html(self) -> str:
+        """With a timeout, the time the page waits: the script counts it down."""
+        if self.timeout is None:
+            return ""
+        return (f"<p class=\"countdown\" id=\"countdown\" role=\"timer\">This page stops waiting after"
+                f" {_duration(self.timeout)} without activity.</p>")
+
     def _problems_html(self, problems: "Dict[int, str]") -> str:
-        """The problems at the top of the form, each a link to its question,
-        taking the focus so that a screen reader reads them first."""
+        """The problems at the top of the form, each a link to its question's
+        first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
-            f"<li><a href=\"#question-{index}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
+            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
             f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
                 f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
 
-    def done_html(self) -> str:
-        """The page once it ended: how, and what was sent, as the dialog's review shows it."""
+    def _confirm_html(self) -> str:
+        """The second step of a dismissal, saying what it would keep."""
+        kept = self.kept_answers()
+        by_id = {answer.id: answer for answer in kept}
+        rows = "".join(_sent_row(item, by_id[item.id]) for item in self.items if item.id in by_id)
+        said = (f"<p>These answers go with it:</p><ul class=\"sent\">{rows}</ul>" if kept
+                else "<p>No question has an answer yet, so nothing is sent with it.</p>")
+        return (f"<section class=\"confirm\" id=\"confirm\" tabindex=\"-1\" autofocus aria-labelledby=\"confirm-title\">"
+                f"<h2 id=\"confirm-title\">Dismiss these questions?</h2>"
+                f"<p>The assistant is told that you dismissed them.</p>{said}<div class=\"buttons\">"
+                "<button class=\"send\" type=\"submit\" name=\"action\" value=\"confirm-dismiss\">Yes, dismiss</button>"
+                "<button type=\"submit\" name=\"action\" value=\"back\">No, go back to the questions</button></div></section>")
+
+    def ended_html(self, seen_later: bool = False) -> str:
+        """The page once it ended: how, and exactly what was sent, as the
+        dialog's review shows it.  Seen by a later visit (a reload, or another
+        device), it claims the answers for nobody."""
         status = self.status or Outcome.DECLINED
+        words = _OUTCOME_WORDS[status]
+        if not self.answers:
+            said = "Nothing was sent: no question had an answer."
+        elif seen_later and status is Outcome.ANSWERED:
+            said = "These answers were sent, from this page or from another window or device."
+        else:
+            said = words.sent
+        return f"{self._head()}<h1>{words.ended}</h1><p>{said} You can close this page.</p>{self._sent_list()}</main></body></html>"
+
+    def _sent_list(self) -> str:
+        if not self.answers:
+            return ""
         by_id = {answer.id: answer for answer in self.answers}
-        rows = "".join(_sent_row(item, by_id.get(item.id)) for item in self.items)
-        return (
-            f"{self._head()}<h1>{_OUTCOME_WORDS[status].ended}</h1>"
-            f"<p>{_OUTCOME_WORDS[status].sent} You can close this page.</p><ul class=\"sent\">{rows}</ul></main></body></html>"
-        )
+        return f"<ul class=\"sent\">{''.join(_sent_row(item, by_id.get(item.id)) for item in self.items)}</ul>"
+
+    def late_html(self, own: "List[AnswerItem]") -> str:
+        """The page for a submission that came after the end: its own answers
+        were not sent, and why; what it entered, shown back; never another's
+        answers as its own.  The same answers as those sent (a second click
+        of Send, or a form whose script had sent it all) were sent."""
+        readable = _readable_answers(self.items, own)
+        if readable == self.answers or (self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers):
+            return self.ended_html()
+        status = self.status or Outcome.DECLINED
+        sent = "" if status is Outcome.ANSWERED else f"<h2>What was sent</h2>{self._sent_list() or '<p>Nothing.</p>'}"
+        by_id = {answer.id: answer for answer in own}
+        mine = ("<p>You had entered nothing on this page.</p>" if not own else
+                f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
+        return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
+                f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
+
+
+def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "List[AnswerItem]":
+    """Answers as far as they go: each checked as partial on its own, a
+    question whose answer cannot be read left out, never the others with it."""
+    kept = []
+    for answer in answers:
+        try:
+            kept += collect_answers(items, [answer], partial=True)
+        except AnswerError:
+            continue
+    return kept
+
+
+def _answers_as_sent(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "Optional[List[AnswerItem]]":
+    """The answers checked as a submission is checked, or None when refused."""
+    try:
+        return collect_answers(items, answers)
+    except AnswerError:
+        return None
+
+
+def _duration(seconds: float) -> str:
+    """Seconds as a person reads a wait: "10 min", "1 min 30 s", "45 s"."""
+    minutes, rest = divmod(math.ceil(seconds), 60)
+    return " ".join(part for part in (f"{minutes} min" if minutes else "", f"{rest} s" if rest or not minutes else "") if part)
 
 
 def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "List[AnswerItem]":
@@ -5887,13 +6603,12 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") ->
 
 
 def _html_escaped(text: str) -> str:
-    """Model or person text for the page: escaped for HTML, and with control
-    and bidirectional characters as visible escapes, as the terminal shows them."""
+    """Model or person text for the page: escaped for HTML, with control
+    and bidirectional characters as visible escapes, as the terminal shows
+    them, and tabs as spaces."""
     import html
 
-    return html.escape(_visible(text))
-
-
+    return html.escape(_visible(text.expandtabs(4) if "\t" in text else text))
 
 
 # What a refused answer means to the person at the form, by the refusal's reason.
@@ -5909,7 +6624,34 @@ _PERSON_WORDS = {
 }
 
 
-def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", message: "Optional[str]") -> str:
+def _control_id(index: int, row: int = 0) -> str:
+    """The id of a question's control: its first one is where a problem's link leads."""
+    return f"answer-{index}" if row == 0 else f"answer-{index}-{row}"
+
+
+class _WebEntry:
+    """One question's entry on the page, as its kind draws it: where it is,
+    the last form's values, and the attributes that tie its controls to
+    its problem, for a screen reader."""
+
+    __slots__ = ("form", "index", "item", "tie")
+
+    def __init__(self, index: int, item: QuestionItem, form: "Dict[str, List[str]]", has_problem: bool) -> None:
+        self.index, self.item, self.form = index, item, form
+        self.tie = f" aria-invalid=\"true\" aria-describedby=\"problem-{index}\"" if has_problem else ""
+
+    def value(self, field: str) -> str:
+        """A field of this question in the last form, escaped for HTML."""
+        from html import escape
+
+        return escape((self.form.get(f"{field}:{self.item.id}") or [""])[0])
+
+
+# How each kind of question takes its answer on the page; a kind not here is typed.
+_WEB_ENTRIES = _Registry()
+
+
+def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]") -> str:
     from html import escape
 
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
@@ -5919,61 +6661,185 @@ def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", 
     ]
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
-    if message is not None:
-        parts.append(f"<p class=\"error\">{escape(message)}</p>")
-    if item.question_type.is_choice:
-        parts.extend(_web_choices(index, item, form))
-    else:
-        typed = escape((form.get(f"text:{item.id}") or [""])[0])
-        placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
-        parts.append(f"<textarea name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\" aria-label=\"Your answer\""
-                     f"{placeholder}>{typed}</textarea>")
-    note = escape((form.get(f"note:{item.id}") or [""])[0])
+    if reason is not None:
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</p>")
+    entry = _WebEntry(index, item, form, reason is not None)
+    parts.extend(_WEB_ENTRIES.get(item.question_type, _web_typed)(entry))
+    note = entry.value("note")
     parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
                  f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
                  f"{note}</textarea></details></fieldset>")
     return "".join(parts)
 
 
-def _web_choices(index: int, item: QuestionItem, form: "Dict[str, List[str]]") -> "List[str]":
-    """The rows of a choice question: the rows every way of asking shows."""
+@_WEB_ENTRIES.on(QuestionType.TEXT)
+def _web_typed(entry: _WebEntry) -> "List[str]":
     from html import escape
 
+    item = entry.item
+    placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
+    return [(f"<textarea id=\"{_control_id(entry.index)}\" name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\""
+             f" aria-label=\"Your answer\"{placeholder}{entry.tie}>{entry.value('text')}</textarea>")]
+
+
+@_WEB_ENTRIES.on(QuestionType.SINGLE_CHOICE, QuestionType.MULTI_CHOICE)
+def _web_choices(entry: _WebEntry) -> "List[str]":
+    """The rows of a choice question: the rows every way of asking shows,
+    each in its own direction, its control at the start of it."""
+    from html import escape
+
+    item = entry.item
     kind = "checkbox" if item.question_type is QuestionType.MULTI_CHOICE else "radio"
-    name = escape(f"q:{item.id}")
-    picked = form.get(f"q:{item.id}", [])
+    picked = entry.form.get(f"q:{item.id}", [])
     rows = []
-    for row in _question_rows(item):
-        label = row.label
-        checked = " checked" if label in picked else ""
-        option = row.option
-        if option is None:
-            row_id = f"custom-{index}"
-            typed = escape((form.get(f"other:{item.id}") or [""])[0])
-            hint = _html_escaped(item.placeholder or "Your own answer")
-            rows.append(f"<label class=\"option\"><input type=\"{kind}\" id=\"{row_id}\" name=\"{name}\""
-                        f" value=\"{label}\"{checked}><span class=\"text\">{label}</span></label>"
-                        f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + item.id)}\" value=\"{typed}\""
-                        f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{row_id}\" aria-label=\"{label}\">")
-            continue
-        badge = f" <span class=\"badge\">{RECOMMENDED_SUFFIX}</span>" if _is_recommended(item, row) else ""
-        about = f"<span class=\"desc\">{_html_escaped(option.description)}</span>" if option.description else ""
-        rows.append(f"<label class=\"option\"><input type=\"{kind}\" name=\"{name}\" value=\"{escape(label)}\""
-                    f"{checked}><span class=\"text\" dir=\"auto\">{_html_escaped(label)}{badge}{about}</span></label>")
-        if option.preview:
-            rows.append(f"<pre class=\"preview\" dir=\"auto\">{_html_escaped(option.preview)}</pre>")
+    for number, row in enumerate(_question_rows(item)):
+        checked = " checked" if row.label in picked else ""
+        control = (f"<input type=\"{kind}\" id=\"{_control_id(entry.index, number)}\" name=\"{escape('q:' + item.id)}\""
+                   f" value=\"{escape(row.label)}\"{checked}{entry.tie}>")
+        rows.append(_web_option(item, row, control) if row.option is not None else _web_custom_row(entry, control, number))
     return rows
+
+
+def _web_option(item: QuestionItem, row: _Row, control: str) -> str:
+    option = row.option
+    assert option is not None, "called for an option's row only"
+    badge = f" <span class=\"badge\" dir=\"ltr\">{RECOMMENDED_SUFFIX}</span>" if _is_recommended(item, row) else ""
+    about = f"<span class=\"desc\" dir=\"auto\">{_html_escaped(option.description)}</span>" if option.description else ""
+    preview = ("" if not option.preview else "<details class=\"preview\"><summary>Preview</summary>"
+               f"<div class=\"md\" dir=\"auto\">{_markdown_html(option.preview)}</div></details>")
+    return (f"<div dir=\"auto\"><label class=\"option\">{control}<span class=\"text\">{_html_escaped(row.label)}"
+            f"{badge}{about}</span></label>{preview}</div>")
+
+
+def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
+    from html import escape
+
+    label = escape(CUSTOM_RESPONSE_LABEL)
+    hint = _html_escaped(entry.item.placeholder or "Your own answer")
+    return (f"<label class=\"option\">{control}<span class=\"text\">{label}</span></label>"
+            f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + entry.item.id)}\" value=\"{entry.value('other')}\""
+            f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{_control_id(entry.index, number)}\" aria-label=\"{label}\"{entry.tie}>")
 
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
     Hebrew question never reorders an English answer or note."""
-    note = None if answer is None else answer.note
-    shown = _shown_answer(None if answer is None else AnswerItem(answer.id, answer.answer, answer.selected))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: <bdi>{_html_escaped(shown)}</bdi>"
-    if note is not None:
-        row += f"; note: <bdi>{_html_escaped(_quoted(note))}</bdi>"
+    if answer is not None and _gives_answer(answer):
+        parts = [_isolated(_visible(label)) for label in answer.selected or ()]
+        parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
+        shown = ", ".join(parts)
+    else:  # what the review says of a question without an answer
+        shown = _isolated(_shown_answer(None if answer is None else dataclasses.replace(answer, note=None)))
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
+    if answer is not None and answer.note is not None:
+        row += f"; note: {_isolated(_quoted(answer.note))}"
     return row + "</li>"
+
+
+def _isolated(text: str) -> str:
+    return f"<bdi>{_html_escaped(text)}</bdi>"
+
+
+def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
+    """What the person entered on one question, in full, for them to copy:
+    the picks, then what they typed and their note, line breaks kept."""
+    picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
+    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {picks}"
+    for name, text in (("Typed", answer.answer), ("Note", answer.note)):
+        if text is not None and text.strip():
+            row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"
+    return row + "</li>"
+
+
+# A preview's Markdown, drawn by askq itself in a small safe subset: every
+# text is escaped, and only the tags below are ever written.
+
+def _markdown_html(text: str) -> str:
+    """Fenced code, headings, lists and paragraphs, with inline code and
+    emphasis; anything else is text."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(4).split("\n")
+    blocks, at = [], 0
+    while at < len(lines):
+        block, at = _MARKDOWN_BLOCKS[_markdown_kind(lines[at])](lines, at)
+        blocks.append(block)
+    return "".join(blocks)
+
+
+def _markdown_kind(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if re.match(r" {0,3}(```|~~~)", line):
+        return "fence"
+    if re.match(r" {0,3}#{1,6}(\s|$)", line):
+        return "heading"
+    return "list" if _markdown_item(line) else "text"
+
+
+def _markdown_item(line: str) -> "Optional[Tuple[str, str]]":
+    """A list item's kind of list and its text, or None."""
+    found = re.match(r" {0,3}([-*+]|\d{1,9}[.)])[ \t]+(\S.*)", line)
+    return None if found is None else ("ul" if found.group(1) in "-*+" else "ol", found.group(2))
+
+
+_MARKDOWN_BLOCKS = _Registry()  # a block's reader, by the kind of its first line
+
+
+@_MARKDOWN_BLOCKS.on("blank")
+def _markdown_blank(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    return "", at + 1
+
+
+@_MARKDOWN_BLOCKS.on("fence")
+def _markdown_fence(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    fence = lines[at].strip()[0] * 3
+    end = next((n for n in range(at + 1, len(lines)) if re.fullmatch(f" {{0,3}}{fence}+\\s*", lines[n])), len(lines))
+    return f"<pre><code>{_html_escaped(chr(10).join(lines[at + 1:end]))}</code></pre>", end + 1
+
+
+@_MARKDOWN_BLOCKS.on("heading")
+def _markdown_heading(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    marks, _, title = lines[at].strip().partition(" ")
+    title = title.strip().rstrip("#").strip()
+    level = min(len(marks) + 2, 6)  # below the page's own headings
+    return (f"<h{level}>{_markdown_inline(title)}</h{level}>" if title else ""), at + 1
+
+
+@_MARKDOWN_BLOCKS.on("list")
+def _markdown_list(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    first = _markdown_item(lines[at])
+    assert first is not None, "called on a list item"
+    kind, entries = first[0], []
+    while at < len(lines):
+        found = _markdown_item(lines[at])
+        if found is not None and found[0] == kind:
+            entries.append(found[1])
+        elif found is None and lines[at].startswith("  ") and lines[at].strip():
+            entries[-1] += "\n" + lines[at].strip()  # a line that goes on the item above
+        else:
+            break
+        at += 1
+    return f"<{kind}>{''.join(f'<li>{_markdown_inline(entry)}</li>' for entry in entries)}</{kind}>", at
+
+
+@_MARKDOWN_BLOCKS.on("text")
+def _markdown_paragraph(lines: "List[str]", at: int) -> "Tuple[str, int]":
+    start, at = at, at + 1
+    while at < len(lines) and _markdown_kind(lines[at]) == "text":
+        at += 1
+    return f"<p>{_markdown_inline(chr(10).join(lines[start:at]))}</p>", at
+
+
+def _markdown_inline(text: str) -> str:
+    """Inline code and emphasis, the rest escaped as text."""
+    parts = re.split(r"(?s)(`+)(.+?)\1", text)  # text, backticks, code, text, ...
+    out = []
+    for at in range(0, len(parts), 3):
+        escaped = _html_escaped(parts[at])
+        escaped = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"<strong>\2</strong>", escaped)
+        out.append(re.sub(r"(?<![\w*])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])", r"<em>\2</em>", escaped))
+        if at + 2 < len(parts):
+            out.append(f"<code>{_html_escaped(parts[at + 2])}</code>")
+    return "".join(out)
 
 
 _WEB_GRACE_SECONDS = 2.0  # after the answers are in, later requests learn so
@@ -5988,7 +6854,7 @@ class _WebSession:
     _lingering: ClassVar["List[_WebSession]"] = []
 
     def __init__(self, items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]" = None) -> None:
-        self.page = _WebPage(items)
+        self.page = _WebPage(items, timeout)
         self.timeout = timeout  # idle seconds before the page ends as timed out
         self.server = _HttpServer(_HttpCore(self.page), host, port)
         self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
@@ -6155,7 +7021,7 @@ class _PendingCall(NamedTuple):
 
 class _WaitingPage(NamedTuple):
     call_id: Any
-    session: _WebSession
+    session: Any  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
     context: _RequestContext
 
 
@@ -6167,6 +7033,56 @@ class _WebOptions:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
 
+    def open(self, items: "List[QuestionItem]") -> Any:
+        """A page for the questions, on a server of its own."""
+        return _WebSession(items, self.host, self.port, self.timeout)
+
+
+class _RequestSeal:
+    """The signed ``requestState`` of an input-required result: it names the
+    call's arguments, so that a retry is answered only for the call that was
+    asked, by any server that holds the same key, and a state a client made
+    or changed is refused."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: "Optional[bytes]" = None) -> None:
+        import secrets
+
+        self.key = key or secrets.token_bytes(32)
+
+    def seal(self, arguments: Any) -> str:
+        import base64
+
+        body = base64.urlsafe_b64encode(json.dumps({"call": self._digest(arguments)}).encode()).decode()
+        return f"{body}.{self._signature(body)}"
+
+    def check(self, state: Any, arguments: Any) -> None:
+        """Refuse a retry whose state is missing, forged, altered or another call's."""
+        import base64
+        import hmac
+
+        body, _, signature = state.partition(".") if isinstance(state, str) else ("", "", "")
+        if not (body and hmac.compare_digest(signature.encode("utf-8", "replace"), self._signature(body).encode())):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' is missing, or not one this"
+                            " server issued; call again without 'inputResponses' to be asked anew.")
+        sealed = json.loads(base64.urlsafe_b64decode(body.encode()))
+        if not (isinstance(sealed, dict) and hmac.compare_digest(str(sealed.get("call")), self._digest(arguments))):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' belongs to another call; retry"
+                            " with the arguments the questions were asked with.")
+
+    def _signature(self, body: str) -> str:
+        import hashlib
+        import hmac
+
+        return hmac.new(self.key, body.encode("ascii", "replace"), hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def _digest(arguments: Any) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
+
 
 class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
@@ -6174,10 +7090,12 @@ class _McpServer:
 
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
-    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
+    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
+                 seal: "Optional[_RequestSeal]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
+        self.seal = seal or _RequestSeal()
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
         self.pending: Dict[str, _PendingCall] = {}
         self.pages: Dict[str, _WaitingPage] = {}
@@ -6190,6 +7108,10 @@ class _McpServer:
         except ValueError as err:
             self._send_error(None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
             return
+        self.handle(message)
+
+    def handle(self, message: Any) -> None:
+        """Act on one message, as parsed; answer it if it needs an answer."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self._send_error(_echoed_id(message), _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
             return
@@ -6309,7 +7231,9 @@ class _McpServer:
             output = ask(params.get("arguments", {}))
         except QuestionError as err:
             return _tool_result(error_text(err), error=True)
+        arguments = params.get("arguments", {})
         if context.stateless and params.get("inputResponses") is not None:
+            self.seal.check(params.get("requestState"), arguments)
             return self._from_input_responses(output, params["inputResponses"], context)
         if not context.can_elicit and self.web is None:
             return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
@@ -6317,7 +7241,8 @@ class _McpServer:
             self._ask_on_page(request_id, output, context)
             return None
         if context.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output)}
+            return {"resultType": "input_required", "inputRequests": input_request(output),
+                    "requestState": self.seal.seal(arguments)}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.pending[_request_key(elicitation_id)] = _PendingCall(request_id, output, context)
@@ -6364,7 +7289,7 @@ class _McpServer:
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
         assert self.web is not None
-        session = _WebSession(output.questions, self.web.host, self.web.port, self.web.timeout)
+        session = self.web.open(output.questions)
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingPage(request_id, session, context)
         opened = _open_browser(session.url)
@@ -6555,6 +7480,387 @@ def _open_browser(url: str) -> bool:
         return False
 
 
+# ---------------------------------------------------------------------------
+# MCP over HTTP: python askq.py serve --http
+#
+# The same _McpServer behind MCP's Streamable HTTP transport at /mcp.  What a
+# server writes while it handles a POST belongs to that POST: the answer as
+# JSON when its requests are answered at once, else an event stream that
+# carries what the server sends meanwhile (a form to fill in, a log) until
+# they are.  Under the handshake versions a session (Mcp-Session-Id) is one
+# _McpServer; under 2026-07-28 each request gets a fresh one, so nothing
+# is kept between a call and its retry.
+
+_MCP_PATH = "/mcp"
+_MCP_DEFAULT_PORT = 8765
+_MCP_MAX_SESSIONS = 64  # beyond this, the session idle longest is ended
+_MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
+_BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
+_STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
+
+
+class _Exchange:
+    """One POST's share of what its server writes: the messages for it, and
+    the requests it carried that are not answered yet; None ends it."""
+
+    def __init__(self, awaited: "List[str]") -> None:
+        import queue
+
+        self.messages: Any = queue.Queue()
+        self.awaited = dict.fromkeys(awaited)
+
+    def answered(self, key: str) -> None:
+        if self.awaited.pop(key, False) is None and not self.awaited:
+            self.messages.put(None)
+
+    def drained(self) -> "List[Dict[str, Any]]":
+        """What has come so far, without waiting."""
+        import queue
+
+        found: List[Dict[str, Any]] = []
+        while True:
+            try:
+                message = self.messages.get_nowait()
+            except queue.Empty:
+                return found
+            if message is not None:
+                found.append(message)
+
+
+class _Router:
+    """The writer of an _McpServer over HTTP: each message it writes goes to
+    the exchange it belongs to.  A response goes to the POST that carried its
+    request; a request of the server's own (a form) and a notification to
+    the POST being handled; the server's cancellation of a form, to the
+    stream that carried the form."""
+
+    def __init__(self) -> None:
+        self.current: Optional[_Exchange] = None
+        self.requests: Dict[str, _Exchange] = {}  # an awaited request's key: its POST
+        self.asked: Dict[str, _Exchange] = {}  # a request the server sent: the stream it went on
+
+    def write(self, data: bytes) -> None:
+        message = json.loads(data)
+        key = _request_key(message.get("id"))
+        target = self.current
+        if "method" not in message:
+            target = self.requests.pop(key, None) or target
+        elif "id" in message:
+            if target is not None:
+                self.asked[key] = target
+        elif message["method"] == "notifications/cancelled":
+            target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
+        if target is not None:
+            target.messages.put(message)
+            target.answered(key)
+
+    def flush(self) -> None:
+        pass
+
+    def forget(self, request_id: Any) -> None:
+        """A request the client cancelled: its stream ends with no answer."""
+        key = _request_key(request_id)
+        exchange = self.requests.pop(key, None)
+        if exchange is not None:
+            exchange.answered(key)
+
+    def leave(self, exchange: _Exchange) -> None:
+        """A stream that ended, or whose client left: nothing more goes to it."""
+        for table in (self.requests, self.asked):
+            for key in [key for key, held in table.items() if held is exchange]:
+                del table[key]
+
+
+class _McpSession:
+    """An _McpServer over HTTP, one request at a time."""
+
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal) -> None:
+        import threading
+
+        self.router = _Router()
+        self.server = _McpServer(self.router, log, web, seal)
+        self.lock = threading.Lock()
+        self.used = time.monotonic()
+
+    def feed(self, messages: "List[Any]") -> "Union[_Exchange, _RpcError]":
+        """Hand the server a POST's messages; the exchange that holds what it
+        writes for them.  A request whose id is still waiting is refused:
+        its answer could not find its way back."""
+        awaited = [_request_key(message["id"]) for message in messages if _is_request(message)]
+        exchange = _Exchange(awaited)
+        with self.lock:
+            self.used = time.monotonic()
+            if any(key in self.router.requests for key in awaited) or len(set(awaited)) < len(awaited):
+                return _RpcError(_INVALID_REQUEST, "Invalid request: a request with this id is still waiting for its answer.")
+            self.router.requests.update(dict.fromkeys(awaited, exchange))
+            self.router.current = exchange
+            try:
+                for message in messages:
+                    self.server.handle(message)
+                    if isinstance(message, dict) and message.get("method") == "notifications/cancelled" \
+                            and isinstance(message.get("params"), dict):
+                        self.router.forget(message["params"].get("requestId"))
+            finally:
+                self.router.current = None
+        return exchange
+
+    def events(self, exchange: _Exchange) -> "Iterator[bytes]":
+        """The exchange as an event stream, until its requests are answered;
+        meanwhile the calls of web pages that are done are answered."""
+        import queue
+
+        quiet = 0.0
+        try:
+            while True:
+                try:
+                    message = exchange.messages.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    with self.lock:
+                        self.server.check_pages()
+                    quiet += _POLL_SECONDS
+                    if quiet >= _MCP_KEEPALIVE_SECONDS:
+                        quiet = 0.0
+                        yield b": waiting for the person\n\n"
+                    continue
+                if message is None:
+                    return
+                quiet = 0.0
+                yield b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n"
+        finally:
+            with self.lock:
+                self.router.leave(exchange)
+
+    def close(self) -> None:
+        with self.lock:
+            self.server.close()
+
+
+def _is_request(message: Any) -> bool:
+    """Whether a message is a request the server answers (what the server
+    itself refuses, it answers with id null)."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message \
+        and _is_valid_id(message["id"]) and message.get("jsonrpc") == "2.0"
+
+
+class _McpHttp(_HttpHandlers):
+    """MCP's Streamable HTTP transport at /mcp: the transport's own rules
+    (Origin, token, version header, sessions, batches), then the messages to
+    the session's server."""
+
+    routes = _Registry()
+
+    def __init__(self, log: Any, web: "Optional[_WebOptions]" = None, token: "Optional[str]" = None,
+                 seal: "Optional[_RequestSeal]" = None) -> None:
+        import threading
+
+        self.log, self.web, self.token = log, web, token
+        self.seal = seal or _RequestSeal()
+        self.sessions: Dict[str, _McpSession] = {}
+        self.lock = threading.Lock()
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        return self._origin_refusal(request) or self._token_refusal(request) or self._version_refusal(request) \
+            or handler(self, request)
+
+    def _origin_refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        """A page elsewhere must not reach the server through a browser (DNS rebinding)."""
+        origins = _header_values(request.headers, "Origin")
+        own = {f"{scheme}://{request.header('Host')}".lower() for scheme in ("http", "https")}
+        if all(origin.lower() in own for origin in origins):
+            return None
+        return _HttpResponse.text(403, "Forbidden: a request from another origin (a web page elsewhere) is refused.")
+
+    def _token_refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        import hmac
+
+        if self.token is None:
+            return None
+        scheme, _, given = request.header("Authorization").strip().partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "replace"), self.token.encode()):
+            return None
+        refusal = _HttpResponse.text(401, "Unauthorized: send the server's token as 'Authorization: Bearer <token>'.")
+        refusal.headers["WWW-Authenticate"] = "Bearer"
+        return refusal
+
+    @staticmethod
+    def _version_refusal(request: _HttpRequest) -> "Optional[_HttpResponse]":
+        versions = _header_values(request.headers, "MCP-Protocol-Version")
+        if all(version in _MCP_VERSIONS for version in versions):
+            return None
+        return _HttpResponse.text(400, f"Bad request: MCP-Protocol-Version {_quoted(versions[0][:40])} is not one of"
+                                  f" the versions askq speaks ({', '.join(_MCP_VERSIONS)}).")
+
+    @routes.on(("POST", _MCP_PATH))
+    def _post(self, request: _HttpRequest) -> _HttpResponse:
+        named = self._named_session(request)
+        if isinstance(named, _HttpResponse):
+            return named
+        try:
+            message = _parse_message(request.body)
+        except ValueError as err:
+            return _rpc_error_response(400, None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
+        found = (named, False) if named is not None else self._session_for(request, message)
+        if isinstance(found, _HttpResponse):
+            return found
+        session, new = found
+        batch = isinstance(message, list)
+        if batch and (new or not message or session.server.handshake.version != _BATCH_VERSION):
+            return _rpc_error_response(400, None, _RpcError(
+                _INVALID_REQUEST, f"Invalid request: a batch (a JSON array) is answered under protocol {_BATCH_VERSION}"
+                " only; send one message per request."))
+        exchange = session.feed(message if batch else [message])
+        if isinstance(exchange, _RpcError):
+            return _rpc_error_response(400, _echoed_id(message), exchange)
+        return self._answer(session, exchange, batch, new)
+
+    def _answer(self, session: _McpSession, exchange: _Exchange, batch: bool, new: bool) -> _HttpResponse:
+        """JSON when every request is answered (202 when the POST carried
+        none), else the event stream."""
+        if exchange.awaited:
+            return _HttpStream(200, {"Content-Type": "text/event-stream"}, session.events(exchange))
+        written = [message for message in exchange.drained() if "method" not in message]
+        if not written:
+            return _HttpResponse(202, {}, b"")
+        if len(written) == 1 and not batch:
+            status = 200 if "result" in written[0] or written[0].get("id") is not None else 400
+            response = _HttpResponse.json(status, written[0])
+        else:
+            response = _HttpResponse.json(200, written)
+        if new and "result" in written[0]:
+            response.headers["Mcp-Session-Id"] = self._keep(session)
+        return response
+
+    def _named_session(self, request: _HttpRequest) -> "Union[None, _McpSession, _HttpResponse]":
+        """The session a request names (404 when there is none such); None when it names none."""
+        named = request.header("Mcp-Session-Id")
+        if not named:
+            return None
+        with self.lock:
+            session = self.sessions.get(named)
+        return session or _HttpResponse.text(
+            404, "Not found: that session has ended, or never began; start again with initialize.")
+
+    def _session_for(self, request: _HttpRequest, message: Any) -> "Union[_HttpResponse, Tuple[_McpSession, bool]]":
+        """The session of a POST that names none, and whether it is new: a
+        new one for an initialize, a fresh one of its own for a request of
+        2026-07-28 (which keeps nothing)."""
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            return _McpSession(self.log, self.web, self.seal), True
+        if _speaks_stateless(request, message):
+            return _McpSession(self.log, self.web, self.seal), False
+        return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
+
+    def _keep(self, session: _McpSession) -> str:
+        import secrets
+
+        name = secrets.token_urlsafe(24)
+        with self.lock:
+            if len(self.sessions) >= _MCP_MAX_SESSIONS:
+                idle = min(self.sessions, key=lambda known: self.sessions[known].used)
+                self.sessions.pop(idle).close()
+            self.sessions[name] = session
+        return name
+
+    @routes.on(("DELETE", _MCP_PATH))
+    def _delete(self, request: _HttpRequest) -> _HttpResponse:
+        session = self._named_session(request)
+        if session is None:
+            return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header names the session to end.")
+        if isinstance(session, _McpSession):
+            with self.lock:
+                self.sessions = {name: kept for name, kept in self.sessions.items() if kept is not session}
+            session.close()
+            return _HttpResponse(204, {}, b"")
+        return session
+
+    def close(self) -> None:
+        with self.lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+
+def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
+    """Whether a request without a session speaks 2026-07-28: by its header,
+    its envelope, or a discover (which is how that era begins)."""
+    if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
+        return True
+    first = message[0] if isinstance(message, list) and message else message
+    if not isinstance(first, dict):
+        return False
+    params = first.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
+
+
+def _rpc_error_response(status: int, request_id: Any, err: _RpcError) -> _HttpResponse:
+    return _HttpResponse.json(status, {"jsonrpc": "2.0", "id": request_id, "error": {"code": err.code, "message": str(err)}})
+
+
+class _ServedPages(_HttpHandlers):
+    """The web pages of ``serve --http --web``, on the server beside /mcp:
+    every page on the same paths, each request going to the page whose
+    one-time token it shows."""
+
+    routes = _WebPage.routes
+
+    def __init__(self, base: str) -> None:
+        import threading
+
+        self.base = base
+        self.pages: List[_ServedPage] = []
+        self.lock = threading.Lock()
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        with self.lock:
+            pages = list(self.pages)
+        for served in pages:
+            if served.page._token_matches(request):
+                return served.page.respond(handler, request)
+        return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+
+
+class _ServedPage:
+    """One call's page among _ServedPages: what _McpServer asks of a
+    _WebSession (its URL, whether it is done, its grace period, its end)."""
+
+    def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]") -> None:
+        self.pages, self.timeout = pages, timeout
+        self.page = _WebPage(items)
+        self.url = f"{pages.base}/?token={self.page.token}"
+        with pages.lock:
+            pages.pages.append(self)
+
+    def done(self) -> bool:
+        return self.page.expire_if_idle(self.timeout)
+
+    def serve_grace(self) -> QuestionOutput:
+        import threading
+
+        timer = threading.Timer(_WEB_GRACE_SECONDS, self.end)
+        timer.daemon = True
+        timer.start()
+        return self.page.outcome()
+
+    def end(self) -> None:
+        with self.pages.lock:
+            if self in self.pages.pages:
+                self.pages.pages.remove(self)
+
+
+class _ServedWebOptions(_WebOptions):
+    """serve --http --web: pages on the server that serves /mcp."""
+
+    __slots__ = ("pages",)
+
+    def __init__(self, pages: _ServedPages, timeout: "Optional[float]") -> None:
+        super().__init__(timeout=timeout)
+        self.pages = pages
+
+    def open(self, items: "List[QuestionItem]") -> Any:
+        return _ServedPage(self.pages, items, self.timeout)
+
+
 # ===========================================================================
 # The command line
 #
@@ -6639,7 +7945,13 @@ The client's own form UI asks the person (MCP elicitation); a client that
 draws no forms gets the result saying that nobody could be asked.  In a
 client's configuration:
 
-  {"command": "python", "args": ["path/to/askq.py", "serve"]}""",
+  {"command": "python", "args": ["path/to/askq.py", "serve"]}
+
+With --http, serve MCP's Streamable HTTP transport at http://HOST:PORT/mcp
+instead (default 127.0.0.1:8765), until Ctrl-C.  Off loopback, clients must
+send 'Authorization: Bearer TOKEN' (--token, or one made and printed at
+start).  Under protocol 2026-07-28 servers given the same --state-key (or
+ASKQ_STATE_KEY in the environment) answer each other's retried calls.""",
     "answer": """\
 Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
 for standard input, in any form collect_answers() takes) against the call in
@@ -6673,7 +7985,12 @@ def _parse_args(argv: "List[str]") -> Any:
     serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
     serve.add_argument("--web", action="store_true",
                        help="for clients that draw no forms, ask on a web page instead")
+    serve.add_argument("--http", action="store_true", help="serve MCP over HTTP at /mcp, not over stdio")
+    serve.add_argument("--token", help="with --http, the bearer token clients must send (made at start off loopback)")
+    serve.add_argument("--state-key", metavar="KEY",
+                       help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
     _web_arguments(serve)
+    serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
     answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
@@ -6828,21 +8145,66 @@ def _run_serve(args: Any) -> int:
         sys.stderr.write(f"askq serve: {message}\n")
         sys.stderr.flush()
 
+    if args.http:
+        return _serve_http(args, log)
     web = None
     if args.web:
         _warn_if_exposed(args.host)
-        web = _WebOptions(args.host, args.port, args.timeout)
+        web = _WebOptions(args.host, args.port or 0, args.timeout)
     return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
 
 
-def _warn_if_exposed(host: str) -> None:
+def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
+    """serve --http: MCP at /mcp (and with --web the pages beside it) until Ctrl-C."""
+    import secrets
+
+    port = _MCP_DEFAULT_PORT if args.port is None else args.port
+    token = args.token or (None if _is_loopback(args.host) else secrets.token_urlsafe(32))
+    key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
+    handlers: List[_HttpHandlers] = []
+    pages = _ServedPages("") if args.web else None
+    mcp = _McpHttp(log, None if pages is None else _ServedWebOptions(pages, args.timeout), token,
+                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None))
+    handlers.append(mcp)
+    if pages is not None:
+        handlers.append(pages)
+    try:
+        server = _HttpServer(_HttpCore(*handlers), args.host, port)
+    except OSError as err:
+        raise _UsageError(f"askq.py serve: --host {args.host} --port {port}: {_bind_refusal(err)}") from None
+    base = f"http://{_reachable_address(args.host)}:{server.port}"
+    if pages is not None:
+        pages.base = base
+    log(f"MCP over HTTP at {base}{_MCP_PATH}" + (
+        f"; clients send the header 'Authorization: Bearer {token}'" if token else " (this machine only)"))
+    if args.token is None and token is not None:
+        log("the token was made at start: give --token to keep one across restarts")
+    if key is None:
+        log(f"retried calls under 2026-07-28 are signed with a key made at start: give replicas one --state-key"
+            f" (or {_STATE_KEY_VARIABLE})")
+    if pages is not None:
+        log(f"calls from clients that draw no forms are asked on web pages at {base}/")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+        mcp.close()
+
+
+def _is_loopback(host: str) -> bool:
     import ipaddress
 
     try:
-        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
-        local = False
-    if not local:
+        return False
+
+
+def _warn_if_exposed(host: str) -> None:
+    if not _is_loopback(host):
         sys.stderr.write(f"askq: warning: listening on {host}: anyone on that network who has the URL can answer.\n")
 
 

@@ -17,12 +17,14 @@ checks: more than one Host 400; a Host that is not an IP literal or
 localhost, optionally with ``:digits``, 403; an unknown path 404; a method
 the path does not take 405; a body over MAX_PAYLOAD_BYTES 413 (before it is
 read); a missing or wrong token 403.  No request with the valid token ever
-submits or dismisses, until the end.
+submits or dismisses, until the end; forms that send nothing (the script's
+draft, a dismissal's first step, the way back from it) are 200.
 
 Then it times the person's ``GET /?token=...`` while 1, 5 and 20 idle
 sockets are held open (SPEC: under about a second), sends the person's real
 submission (built from ``GET /questions``), checks the grace period (409 for
-later submissions, the "sent" page for ``GET /``), that the CLI exits 0 and
+later submissions, each told that its own answers were not sent, the "sent"
+page for ``GET /``), that the CLI exits 0 and
 prints the result, and that its stderr holds no Python traceback.
 
 Exit status: 0 when every request was answered by the rules, 1 when any was
@@ -158,6 +160,8 @@ def judge(case: Case) -> Tuple[FrozenSet[Status], str]:
         return frozenset({403}), "missing or wrong token -> 403"
     if case.method == "GET":
         return frozenset({200}), "valid token, GET -> 200"
+    if case.path == "/" and any(case.body.endswith(form) for form in WAITING_FORMS):
+        return frozenset({200}), "valid token, a draft, a dismissal's first step or the way back -> 200"
     return frozenset({400}), "valid token, answers that collect_answers refuses -> 400"
 
 
@@ -217,7 +221,12 @@ PATHS = ("/", "/questions", "/answers", "/dismiss", "/nope", "/questions/", "/in
 ALLOWED = tuple((m, p) for p, methods in ROUTES.items() for m in methods)
 TOKEN_SAFE = tuple(combo for combo in ALLOWED if combo[1] != "/dismiss")  # a valid token here never ends the page
 REFUSED_FORMS = (b"", b"q:q1=Unit+tests", b"q:q1=Lint&text:q2=soak", b"%%%&&==&", b"=&=&=", b"q:q9=x&q:q1",
-                 b"\xff\xfe\x00q:q1=Lint", b"a=" + b"%zz" * 200, b"text:q2=" + b"b" * 3000, b"q:q1=&other:q1=")
+                 b"\xff\xfe\x00q:q1=Lint", b"a=" + b"%zz" * 200, b"text:q2=" + b"b" * 3000, b"q:q1=&other:q1=",
+                 b"action=nonsense&q:q1=Lint")
+# Forms that ask for a step that sends nothing: the script's draft, the first
+# step of a dismissal, and the way back from it.  Each is 200 and the page waits on.
+WAITING_FORMS = (b"action=draft&q:q1=Lint&note:q0=n", b"action=draft", b"action=dismiss&q:q0=SQLite",
+                 b"action=back&text:q2=soak")
 REFUSED_JSON = (b"", b"{", b"}", b"null", b"[]", b"{}", b"1e400", b"NaN", b"not json", b"\xff\xfe\xfd",
                 b'{"q1": ["Unit tests"]}', b'{"q2": "soak"}', b'{"q9": "x"}', b"[null, [\"Lint\"]]",
                 b'{"answers": {"q1": {"answers": ["Lint"]}}}', b'{"q1": ', b'"{\\"q1\\": [\\"Lint\\"]}"',
@@ -269,7 +278,7 @@ def add_body(case: Case, g: Gen) -> None:
         case.body = g.rng.choice(REFUSED_JSON)
         case.headers.append("Content-Type: application/json")
     else:
-        case.body = g.rng.choice(REFUSED_FORMS)
+        case.body = g.rng.choice(REFUSED_FORMS + (WAITING_FORMS if g.rng.random() < 0.3 else ()))
         case.headers.append("Content-Type: application/x-www-form-urlencoded")
 
 
@@ -959,11 +968,25 @@ def grace_checks(soak: Soak, final: Final, body: bytes, accepted_at: float) -> N
             soak.notes.append(f"grace check skipped (past {GRACE_S:g} s): {what}")
             continue
         status, line, reply, _ = execute(target, case, wait=2.0)
-        good = status == expected and (expected != 200 or b"<fieldset" not in reply)
+        good = status == expected and (expected != 200 or b"<fieldset" not in reply) and late_reply_is_honest(what, status, reply)
         final.grace.append((what, str(expected), line or status_word(status)))
         if not good:
             soak.violate("grace period (SPEC 10: 409 for later submissions, at least 2 s)", what,
                          str(expected), (line or status_word(status)) + ("" if status != 200 else " with the form"))
+
+
+def late_reply_is_honest(what: str, status: Status, reply: bytes) -> bool:
+    """A 409 says that this request's own answers were not sent and gives them back (SPEC 10);
+    the form sent again with the same answers is told that they were sent."""
+    if status != 409:
+        return True
+    if what.startswith("POST / "):
+        return b"were sent" in reply and b"<fieldset" not in reply
+    try:
+        document = json.loads(reply)
+    except ValueError:
+        return False
+    return str(document.get("error", "")).startswith("Conflict: your answers were not sent") and "yours" in document
 
 
 def wait_exit(soak: Soak, final: Final) -> None:

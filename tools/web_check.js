@@ -1,0 +1,248 @@
+// The page in a real browser: axe-core's WCAG 2 A and AA rules in every state
+// of the page, at a phone's width and a desktop's, light and dark, with
+// hostile model text; and what a person does there, checked as they see it.
+//
+//     node tools/web_check.js --modules DIR [--askq askq.py] [--shots DIR]
+//
+// DIR holds node_modules with puppeteer-core and axe-core; the browser is
+// Debian's chromium (CHROMIUM overrides /usr/bin/chromium), run headless.
+// Each state comes from a real `python askq.py ask FILE --web` on 127.0.0.1:
+//   fresh, refused (sent empty), dismiss confirm, sent, timed out (the
+//   page's own countdown runs out and shows what was kept), 409 (a second
+//   browser context, a second device, sends after the first one).
+// Beside axe, in every state: nothing scrolls sideways.  Once per width and
+// scheme: Enter in a one-line field sends nothing, a problem's link moves
+// the focus to its question's first control, a timeout keeps the picks the
+// page held, and the 409 page shows the second device's entries, never the
+// first's.
+//
+// Exit status: 0 when every check passed, 1 when any failed, 2 when the
+// check could not run.  --shots DIR saves a screenshot of every state.
+
+"use strict";
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { spawn } = require("child_process");
+
+const args = process.argv.slice(2);
+function option(name, fallback) {
+  const at = args.indexOf(name);
+  return at >= 0 && at + 1 < args.length ? args[at + 1] : fallback;
+}
+const ROOT = path.dirname(__dirname);
+const MODULES = option("--modules", process.env.ASKQ_WEB_MODULES || "");
+const ASKQ = option("--askq", path.join(ROOT, "askq.py"));
+const SHOTS = option("--shots", "");
+const PYTHON = process.env.PYTHON || "python3";
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const WIDTHS = (option("--widths", "320,1280")).split(",").map(Number);
+const SCHEMES = ["light", "dark"];
+const TIMEOUT_S = 4;
+
+const LONG = "Unbroken" + "x".repeat(180);
+const CALL = {questions: [
+  {question: `Which database? ${LONG} /srv/a/very/long/path/with/no/spaces/in/it/at/all/config.yaml`, header: "Database",
+   purpose: "Tabs\there, and HTML: <b>bold</b> <script>alert(1)</script>",
+   options: [
+     {label: "PostgreSQL (Recommended)", description: "Needs\ta server",
+      preview: "# Schema\n\n```sql\nCREATE TABLE t (\n\tid int -- " + "y".repeat(120) + "\n);\n```\n- **fast**\n- `pg_dump`"},
+     {label: "قاعدة بيانات محلية", description: "ملف واحد على القرص", preview: "## معاينة\n\nنص *مهم* هنا"},
+     {label: "evil \u202eedoc\u202c", description: "an override, shown as an escape"}]},
+  {question: "ما هي الفحوصات التي تريدها؟", header: "فحوصات", multiSelect: true,
+   options: ["اختبارات الوحدة", "Lint", "https://example.com/a/very/long/url/that/does/not/break/anywhere/" + "z".repeat(60)]},
+  {question: "Name?", header: "Name", placeholder: "e.g. billing-api"},
+  {question: "Notes?", required: false},
+]};
+
+let failures = 0;
+function fail(message) {
+  failures += 1;
+  console.log(`web_check: FAILED: ${message}`);
+}
+
+function startAskq(file, extra) {
+  // One page: its process and its URL, read from the line the CLI prints on stderr.
+  const child = spawn(PYTHON, [ASKQ, "ask", file, "--web", "--port", "0", ...extra], {stdio: ["ignore", "pipe", "pipe"]});
+  let stderr = "", stdout = "";
+  child.stdout.on("data", (chunk) => { stdout += chunk; });
+  const url = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("askq printed no URL within 20 s")), 20000);
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      const found = /answer the questions at (\S+)/.exec(stderr);
+      if (found) { clearTimeout(timer); resolve(found[1]); }
+    });
+    child.on("exit", () => reject(new Error(`askq ended before it printed a URL: ${stderr}`)));
+  });
+  const ended = new Promise((resolve) => child.on("exit", (code) => resolve({code, stdout, stderr})));
+  return {child, url, ended};
+}
+
+async function axeCheck(page, state, label, axeSource, results) {
+  await page.addScriptTag({content: axeSource});
+  const found = await page.evaluate(async () => {
+    const report = await window.axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa"]}});
+    return report.violations.map((v) => ({id: v.id, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3)}));
+  });
+  const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  if (!results.has(state)) { results.set(state, {checked: 0, violations: 0, ids: new Set()}); }
+  const seen = results.get(state);
+  seen.checked += 1;
+  seen.violations += found.length;
+  found.forEach((v) => seen.ids.add(v.id));
+  if (found.length) { fail(`${label} ${state}: axe violations ${JSON.stringify(found)}`); }
+  if (sideways > 0) { fail(`${label} ${state}: the page scrolls sideways by ${sideways} px`); }
+  if (SHOTS) { await page.screenshot({path: path.join(SHOTS, `${label}-${state}.png`), fullPage: true}); }
+}
+
+async function newPage(context, width, scheme) {
+  const page = await context.newPage();
+  await page.setBypassCSP(true);  // so that axe can be injected; the page's own nonce'd style and script run as ever
+  await page.setViewport({width, height: 800, deviceScaleFactor: 1, isMobile: width < 500, hasTouch: width < 500});
+  await page.emulateMediaFeatures([{name: "prefers-color-scheme", value: scheme}]);
+  return page;
+}
+
+async function clickAndWait(page, selector) {
+  await Promise.all([page.waitForNavigation({waitUntil: "load", timeout: 15000}), page.click(selector)]);
+}
+
+async function fillRequired(page) {
+  await page.click("#answer-0-1");  // the right-to-left option
+  await page.click("#answer-1");
+  await page.type("#answer-2", "billing-api");
+}
+
+async function formStates(browser, file, width, scheme, label, axeSource, results) {
+  // fresh, refused, dismiss confirm and sent, on one page; with the person's checks on the way.
+  const run = startAskq(file, []);
+  const url = await run.url;
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  await page.goto(url, {waitUntil: "load"});
+  await axeCheck(page, "fresh", label, axeSource, results);
+  let drafts = 0;
+  page.on("request", (request) => { if ((request.postData() || "").endsWith("action=draft")) { drafts += 1; } });
+  await page.type("input.other", "typed, then Enter");
+  await page.keyboard.press("Enter");
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  if (!(await page.$("form.questions")) || (await page.$("#problems"))) { fail(`${label}: Enter in a one-line field sent the form`); }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  if (drafts < 1 || drafts > 2) { fail(`${label}: typing for a moment sent ${drafts} drafts of the form, not one or two`); }
+  const before = drafts;
+  await page.type("#answer-3", "more, a moment later");
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  if (drafts !== before + 1) { fail(`${label}: typing again sent ${drafts - before} drafts, not one`); }
+  await page.evaluate(() => { document.getElementById("answer-3").value = ""; });
+  await page.evaluate(() => {
+    const field = document.querySelector("input.other");
+    field.value = "";
+    document.getElementById(field.dataset.row).checked = false;
+  });
+  await clickAndWait(page, "button.send");
+  await axeCheck(page, "refused", label, axeSource, results);
+  await page.click('#problems a[href="#answer-2"]');
+  const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
+  if (focused !== "answer-2") { fail(`${label}: a problem's link focused ${JSON.stringify(focused)}, not its question's first control`); }
+  await fillRequired(page);
+  await clickAndWait(page, 'button[value="dismiss"]');
+  await axeCheck(page, "dismiss confirm", label, axeSource, results);
+  await clickAndWait(page, 'button[value="back"]');
+  await clickAndWait(page, "button.send");
+  await axeCheck(page, "sent", label, axeSource, results);
+  const ended = await run.ended;
+  if (ended.code !== 0 || !ended.stdout.includes('"status": "answered"')) { fail(`${label}: the sent page's run ended ${ended.code}: ${ended.stdout}`); }
+  await page.close();
+}
+
+async function timedOutState(browser, file, width, scheme, label, axeSource, results) {
+  // The person picks, then pauses: the countdown runs out, and the page says what was kept.
+  const run = startAskq(file, ["--timeout", String(TIMEOUT_S)]);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  await page.goto(await run.url, {waitUntil: "load"});
+  await page.click("#answer-1-1");
+  await page.waitForFunction(() => document.querySelector("h1") && document.querySelector("h1").textContent !== "Questions for you",
+                             {timeout: (TIMEOUT_S + 15) * 1000});
+  await page.waitForSelector("main", {timeout: 5000});
+  await axeCheck(page, "timed out", label, axeSource, results);
+  const text = await page.evaluate(() => document.body.innerText);
+  if (!text.includes("No answer in time") || !text.includes("Lint")) { fail(`${label}: the timed-out page does not show the pick kept: ${text}`); }
+  const ended = await run.ended;
+  if (!ended.stdout.includes('"status": "timed_out"') || !ended.stdout.includes('"Lint"')) { fail(`${label}: the timeout kept ${ended.stdout}`); }
+  await page.close();
+}
+
+async function lateState(browser, file, width, scheme, label, axeSource, results) {
+  // Two devices on one link: the first sends, then the second.
+  const run = startAskq(file, []);
+  const url = await run.url;
+  const second = await browser.createBrowserContext();
+  const one = await newPage(browser.defaultBrowserContext(), width, scheme);
+  const two = await newPage(second, width, scheme);
+  await one.goto(url, {waitUntil: "load"});
+  await two.goto(url, {waitUntil: "load"});
+  await fillRequired(one);
+  await two.click("#answer-0");
+  await two.click("#answer-1-2");
+  await two.type("#answer-2", "typed on the second device");
+  await clickAndWait(one, "button.send");
+  await clickAndWait(two, "button.send");
+  await axeCheck(two, "409", label, axeSource, results);
+  const text = await two.evaluate(() => document.body.innerText);
+  if (!text.includes("Your answers were not sent") || !text.includes("typed on the second device") || text.includes("billing-api")) {
+    fail(`${label}: the second device's page does not tell the truth: ${text}`);
+  }
+  await run.ended;
+  await one.close();
+  await second.close();
+}
+
+async function main() {
+  let puppeteer, axeSource;
+  try {
+    puppeteer = require(path.join(MODULES, "node_modules", "puppeteer-core"));
+    axeSource = fs.readFileSync(require.resolve(path.join(MODULES, "node_modules", "axe-core", "axe.min.js")), "utf8");
+  } catch (err) {
+    console.log(`web_check: cannot run: puppeteer-core and axe-core are not in ${MODULES || "(no --modules)"}/node_modules`);
+    return 2;
+  }
+  if (!fs.existsSync(CHROMIUM)) {
+    console.log(`web_check: cannot run: no browser at ${CHROMIUM}`);
+    return 2;
+  }
+  if (SHOTS) { fs.mkdirSync(SHOTS, {recursive: true}); }
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "askq-web-check-"));
+  const file = path.join(scratch, "call.json");
+  fs.writeFileSync(file, JSON.stringify(CALL));
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM, headless: true, userDataDir: path.join(scratch, "profile"),
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", "--no-first-run"],
+  });
+  const results = new Map();  // in the order the states were first seen
+  try {
+    for (const width of WIDTHS) {
+      for (const scheme of SCHEMES) {
+        const label = `${width}px-${scheme}`;
+        await formStates(browser, file, width, scheme, label, axeSource, results);
+        await timedOutState(browser, file, width, scheme, label, axeSource, results);
+        await lateState(browser, file, width, scheme, label, axeSource, results);
+      }
+    }
+  } finally {
+    await browser.close();
+    fs.rmSync(scratch, {recursive: true, force: true});
+  }
+  const version = JSON.parse(fs.readFileSync(path.join(MODULES, "node_modules", "axe-core", "package.json"), "utf8")).version;
+  for (const [state, seen] of results) {
+    const ids = seen.ids.size ? ` (${[...seen.ids].join(", ")})` : "";
+    console.log(`web_check: axe-core ${version}, ${state}: ${seen.violations} violations in ${seen.checked} views${ids}`);
+  }
+  console.log(`web_check: ${failures ? "FAILED" : "passed"}: ${results.size} states at ${WIDTHS.join(" and ")} px, light and dark`);
+  return failures ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (err) => {
+  console.log(`web_check: FAILED: ${err && err.stack || err}`);
+  process.exit(1);
+});
