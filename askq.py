@@ -4374,6 +4374,11 @@ class _LinePrompt:
         self.reader = reader
         self.writer = writer
         self.note: Optional[AnswerItem] = None  # a note written for the question being asked
+        self.width = _line_width(writer)
+
+    def say(self, text: str, first: str = "  ", rest: str = "  ") -> None:
+        """Write text wrapped to the terminal's width, with a hanging indent."""
+        self.writer.write("\n".join(_wrap(text, self.width, first, rest)) + "\n")
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
         """Ask each question in turn; the outcome and the answers given."""
@@ -4390,24 +4395,26 @@ class _LinePrompt:
         except KeyboardInterrupt:
             return Outcome.DECLINED, answers + ([self.note] if self.note else [])
         except _TimedOut:
-            self.writer.write("\n  No answer in time.\n")
+            self.writer.write("\n")
+            self.say("No answer in time.")
             return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
         return Outcome.ANSWERED, answers
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
         tag = f"[{_visible(item.header)}] " if item.header else ""
-        lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
+        self.writer.write("\n")
+        self.say(f"{tag}{_visible(item.question)}  ({number} of {count})", "", "  ")
         if item.purpose:
-            lines.append(f"  Why: {_visible(item.purpose)}")
+            self.say(_visible(item.purpose), "  Why: ", "       ")
         for place, row in enumerate(_question_rows(item), 1):
             option = row.option
             badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
             about = f" - {_visible(option.description)}" if option and option.description else ""
-            lines.append(f"  {place}. {_visible(row.label)}{badge}{about}")
-            if option and option.preview:
-                lines.extend("       " + _visible(line) for line in option.preview.splitlines())
-        lines.append(_input_hint(item))
-        self.writer.write("\n".join(lines) + "\n")
+            lead = f"  {place}. "
+            self.say(f"{_visible(row.label)}{badge}{about}", lead, " " * len(lead))
+            for line in option.preview.splitlines() if option and option.preview else ():
+                self.say(_visible(line), "       ", "       ")
+        self.say(_input_hint(item))
 
     def answer(self, item: QuestionItem) -> AnswerItem:
         """Read lines until one answers the question; explain and ask again
@@ -4418,12 +4425,12 @@ class _LinePrompt:
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
                 self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
-                self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
+                self.say("Noted. Now your answer." if note else "No note.")
                 continue
             try:
                 answer = self.line_answer(item, line)
             except _Retry as retry:
-                self.writer.write(f"  {retry}\n")
+                self.say(str(retry))
                 continue
             answer.note, self.note = self.note.note if self.note else None, None  # a skip keeps it too
             return answer
@@ -4476,7 +4483,7 @@ class _LinePrompt:
             line = self.reader.readline().strip()
             if len(line) <= MAX_TEXT:
                 return line
-            self.writer.write(f"  That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.\n")
+            self.say(f"That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.")
 
 
 def _input_hint(item: QuestionItem) -> str:
@@ -4489,16 +4496,25 @@ def _input_hint(item: QuestionItem) -> str:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
         hint = "Type your answer."
-    return "  " + hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
+    return hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
 
 
 _LINE_NOTE = "note:"
 
 
+def _line_width(writer: Any) -> int:
+    """The width the line prompt wraps to: the terminal's, else 80."""
+    try:
+        columns = os.get_terminal_size(writer.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+    return max(columns, _MIN_WIDTH) if columns else 80  # a terminal that does not know says 0
+
+
 def _no_answer(item: QuestionItem) -> AnswerItem:
     if item.required:
         raise _Retry(_NEEDS_ANSWER)
-    return AnswerItem(item.id)
+    return AnswerItem(item.id, unanswered=_SKIPPED)
 
 
 class _LineReader:
@@ -4729,8 +4745,9 @@ class _Dialog:
         note = entry.note.strip() or None
         if typed is not None or picked:
             return AnswerItem(item.id, typed, picked or None, note=note)
-        # A skip keeps its note; a note alone is kept too, and answers nothing.
-        return AnswerItem(item.id, note=note) if entry.skipped or note else None
+        if entry.skipped:  # a skip keeps its note
+            return AnswerItem(item.id, note=note, unanswered=_SKIPPED)
+        return AnswerItem(item.id, note=note) if note else None  # a note alone answers nothing
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4743,7 +4760,7 @@ class _Dialog:
         for index, item in enumerate(self.items):
             answer = self.answer(index)
             if answer is None and self.status is Outcome.ANSWERED:
-                answer = AnswerItem(item.id)
+                answer = AnswerItem(item.id, unanswered=_SKIPPED)
             if answer is not None:
                 answers.append(answer)
         return answers
@@ -5648,9 +5665,9 @@ class _Screen:
         self.lines = 0  # how many lines the last frame has
         self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
-        encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
+        encoding = str(getattr(writer, "encoding", None) or "ascii")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
+        self.style = _Style(color, encoding.lower().replace("-", "") in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:

@@ -3772,6 +3772,25 @@ class PromptTests(unittest.TestCase):
                                      input=b"caf\xe9 ok\n", capture_output=True, check=False, timeout=30)
             self.assertEqual(json.loads(process.stdout.decode("utf-8"))["answers"][0]["answer"], "caf\ufffd ok")
 
+    def test_every_line_is_wrapped_to_the_terminals_width(self) -> None:
+        class Terminal(io.StringIO):
+            def fileno(self) -> int:
+                return 2
+
+        for columns, width in ((40, 40), (20, 20), (5, 20), (0, 80)):
+            with self.subTest(columns=columns), \
+                    mock.patch.object(askq.os, "get_terminal_size", return_value=os.terminal_size((columns, 24))):
+                screen = Terminal()
+                askq.prompt(example_output(), stdin=io.StringIO("9\nnote: a note that is long enough to wrap\n2\n1\n\n"),
+                            stdout=screen)
+                lines = screen.getvalue().replace("> ", "\n").splitlines()
+                self.assertTrue(all(len(line) <= width for line in lines), [ln for ln in lines if len(ln) > width])
+                text = " ".join(line.strip() for line in lines)
+                for words in ("There is no row 9", "Noted. Now your answer.", "PostgreSQL (Recommended)"):
+                    self.assertIn(words, text)
+        _, screen = drive(example_output(), "1\n1\n\n")  # no terminal: 80
+        self.assertTrue(all(len(line) <= 80 for line in screen.splitlines()))
+
     def test_a_line_longer_than_max_text_is_refused_and_asked_again(self) -> None:
         long = "x" * (askq.MAX_TEXT + 1)
         output, screen = drive(askq.ask({"questions": ["Name?"]}), long + "\nshort\n")
@@ -3925,10 +3944,15 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(asked("n\nnote: ask the team\n"),
                          ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
         self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
-        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1], AnswerItem("notes", note="later"))  # a skip
+        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1],
+                         AnswerItem("notes", note="later", unanswered="skipped"))  # a skip keeps it
         self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
         answers = asked("note: x\nme\n")[1]
         self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
+        output, _ = drive(mixed(), "n\nnote: ask the team\n")  # and so it comes out of prompt()
+        self.assertEqual((output.status, output.answers),
+                         ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
+        self.assertIn('"ask the team"', askq.result_text(output))
 
     def test_no_stdin_at_all_is_unavailable(self) -> None:
         with mock.patch.object(sys, "stdin", None):
@@ -4123,15 +4147,15 @@ class DialogKeyTests(unittest.TestCase):
 
     def test_a_note_is_never_lost_and_never_answers(self) -> None:
         skipped = dialog(example_output(), "11" + ENTER + "\x0e" + "later" + ENTER + ENTER)  # Name skipped, with a note
-        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later"))
+        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later", unanswered="skipped"))
         plain = askq._Style(False, False)
         review = askq._Painter(80, plain).paint(skipped).lines
         self.assertIn('   Name: skipped; note: "later"', review)
         skipped.feed([("enter", "")])
-        self.assertEqual(skipped.outcome()[1][2], AnswerItem("q2", note="later"))
+        self.assertEqual(outcome(skipped)[1][2], AnswerItem("q2", note="later", unanswered="skipped"))
         self.assertIn('  Name: (skipped); note: "later"', skipped.summary(80))
         alone = dialog(example_output(), "\x0e" + "ask ops" + ENTER + ESC)  # dismissed with a note only
-        self.assertEqual(alone.outcome(), ("declined", [AnswerItem("q0", note="ask ops")]))
+        self.assertEqual(outcome(alone), ("declined", [AnswerItem("q0", note="ask ops")]))
         self.assertIn('  Database: (not answered); note: "ask ops"', alone.summary(80))
         required = dialog(example_output(), "\x0e" + "ask ops" + ENTER + TAB + TAB + TAB)
         self.assertIn(' ! Database: needs an answer; note: "ask ops"', askq._Painter(80, plain).paint(required).lines)
@@ -4329,7 +4353,7 @@ class DialogLongListTests(unittest.TestCase):
         self.assertIn("Tab skip", plain.hints(askq._Dialog(optional.questions)))
         self.assertIn("Tab next", plain.hints(askq._Dialog(example_output().questions)))
         state = dialog(optional, TAB)
-        self.assertEqual(state.answer(0), AnswerItem("q0"))  # skipped, as the hint said
+        self.assertEqual(state.answer(0), AnswerItem("q0", unanswered="skipped"))  # as the hint said
         name = dialog(example_output(), "11" + ENTER)
         self.assertIn("Enter skip", plain.hints(name))
         self.assertIn("Enter confirm", plain.hints(dialog(example_output(), "11" + ENTER + "x")))
@@ -4459,12 +4483,39 @@ class DialogDrawingTests(unittest.TestCase):
                         self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
             self.assertFalse(screen.resized())
 
+    def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        terminal = mock.Mock(stop_wanted=True, continued=False)
+        sizes = [(80, 24)]
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            state = dialog(example_output(), "")
+            screen.draw(state)
+            self.assertGreater(screen.above, 0)
+            writer.seek(0)
+            writer.truncate()
+            sizes[0] = (50, 20)  # resized while stopped
+            above = screen.above
+            screen._stopped(terminal)
+            terminal.suspend.assert_called_once_with()
+            erased = writer.getvalue()
+            self.assertEqual(erased, f"\r\x1b[{above}A\x1b[K\x1b[B\r\x1b[J\x1b[A")  # the frame taken off first
+            screen.draw(state)
+            self.assertEqual(screen.size, (50, 20))
+            drawn = writer.getvalue()[len(erased):]
+            self.assertTrue(drawn.startswith("\r") and not re.match(r"\r\x1b\[\d+A", drawn), drawn[:20])
+            terminal.stop_wanted, terminal.continued = False, True  # a SIGCONT after a stop it never saw
+            screen._stopped(terminal)
+            terminal.resume.assert_called_once_with()
+            self.assertEqual((screen.above, terminal.continued), (0, False))
+
     def test_a_terminal_that_is_not_utf8_gets_escapes_measured_as_drawn(self) -> None:
         questions = askq.ask({"questions": [
             {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
              "options": [{"label": "Ünïcode 选项 " * 4, "description": "€ 😀", "preview": "中 " * 30}, "B"]},
             {"question": "名前?"}]})
-        for encoding in ("latin-1", "ascii", "cp1252"):
+        for encoding in ("latin-1", "ascii", "cp1252", "ISO-8859-1", "KOI8-R"):
             for width in (20, 33, 80):
                 with self.subTest(encoding=encoding, width=width):
                     buffer = io.BytesIO()
@@ -4479,7 +4530,7 @@ class DialogDrawingTests(unittest.TestCase):
                         screen.finish(state)
                     drawn = buffer.getvalue().decode(encoding)  # written strictly: nothing it cannot encode
                     self.assertIn("\\u4e2d", drawn)
-                    if encoding != "ascii":
+                    if encoding not in ("ascii", "KOI8-R"):  # é is in the encoding: drawn as itself
                         self.assertIn("Café", drawn)
                     plain = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", drawn)
                     for line in re.split("[\r\n]", plain):
