@@ -232,7 +232,7 @@ class AnswerError(QuestionError):
 
 ANSWER_ERROR_REASONS = (
     "required", "unknown_option", "unknown_question", "ambiguous_question", "two_answers",
-    "custom_without_text", "custom_not_allowed", "malformed",
+    "custom_without_text", "custom_not_allowed", "malformed", "not_a_number", "out_of_range",
 )
 
 
@@ -320,7 +320,7 @@ class QuestionOption(_Record):
         return data
 
 
-@dataclass(repr=False, eq=False)
+@dataclass(init=False, repr=False, eq=False)
 class QuestionItem(_Record):
     """One question, as the model sent it or as askq normalized it.
 
@@ -355,6 +355,33 @@ class QuestionItem(_Record):
     unit: Optional[str] = None
     default: Optional[str] = None
     secret: bool = False
+
+    def __init__(
+        self, question: str, header: "Optional[str]" = None, options: "Optional[List[QuestionOption]]" = None,
+        multi_select: bool = False, purpose: "Optional[str]" = None, required: bool = True,
+        question_type: QuestionType = QuestionType.TEXT, id: str = "", recommended: "Optional[str]" = None,
+        placeholder: "Optional[str]" = None, allow_custom: bool = True, minimum: "Optional[float]" = None,
+        maximum: "Optional[float]" = None, step: "Optional[float]" = None, unit: "Optional[str]" = None,
+        default: "Optional[str]" = None, secret: bool = False,
+    ) -> None:
+        # Written out so that the fields of typed entries, which most
+        # questions leave at their defaults, cost a question nothing then:
+        # an attribute never set reads as the class's default.
+        self.question = question
+        self.header = header
+        self.options = options
+        self.multi_select = multi_select
+        self.purpose = purpose
+        self.required = required
+        self.question_type = question_type
+        self.id = id
+        self.recommended = recommended
+        self.placeholder = placeholder
+        self.allow_custom = allow_custom
+        if minimum is not None or maximum is not None or step is not None or unit is not None:
+            self.minimum, self.maximum, self.step, self.unit = minimum, maximum, step, unit
+        if default is not None or secret:
+            self.default, self.secret = default, secret
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -1943,6 +1970,95 @@ def _markup_options(raw: str) -> Any:
     return value
 
 
+# Markup leaked into a string field: a model that writes its calls as
+# markup closes a field with a tag of its own and goes on with the next
+# parameter, which the harness kept as part of the field's text:
+# 'Commit it?</question>\n<parameter name="choices">["Commit", "Skip"]'.
+# Names and prefixes are bounded, so that each '<' costs a bounded look.
+_LEAK_NAME = r"(?:[\w.-]{1,32}:)?[\w.-]{1,64}"
+_LEAK_PARAMETER_SOURCE = r"<(?:[\w.-]{1,32}:)?parameter\s{1,8}name\s{0,8}=\s{0,8}[\"']([^\"'<>]{1,64})[\"']\s{0,8}>"
+_LEAK_CLOSING_SOURCE = r"</" + _LEAK_NAME + r"\s{0,8}>"
+_LEAK_PARAMETER_END_SOURCE = r"</(?:[\w.-]{1,32}:)?parameter\s{0,8}>"
+
+
+def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
+    """A copy of an entry with leaked markup taken out of its string fields:
+    each such field ends at the closing tag before the first leaked
+    <parameter name="K">, and each leaked parameter gives key K its value
+    where the entry has no usable K.  None when no field holds a leak."""
+    repaired: Optional[Dict[Any, Any]] = None
+    leaked: List[Tuple[str, Any]] = []
+    for key, value in entry.items():
+        if isinstance(value, str) and "<" in value:
+            found = _leak_in(value)
+            if found is not None:
+                repaired = dict(entry) if repaired is None else repaired
+                repaired[key], parameters = found
+                leaked.extend(parameters)
+    if repaired is None:
+        return None
+    for key, value in leaked:
+        present = repaired.get(key)
+        if present is None or isinstance(present, str) and not present.strip():
+            repaired[key] = value
+    return repaired
+
+
+def _leak_in(text: str) -> "Optional[Tuple[str, List[Tuple[str, Any]]]]":
+    """The text before the leak and the leaked (key, value) pairs, in order;
+    None when the text holds no closing tag followed by a leaked parameter."""
+    tags = list(_pattern(_LEAK_PARAMETER_SOURCE).finditer(text))
+    for at, tag in enumerate(tags):
+        head = _without_closing_tag(text[: tag.start()])
+        if head is not None:
+            break
+    else:
+        return None
+    parameters = []
+    for place, tag in enumerate(tags[at:], at):
+        end = tags[place + 1].start() if place + 1 < len(tags) else len(text)
+        raw = text[tag.end(): end]
+        closed = _pattern(_LEAK_PARAMETER_END_SOURCE).search(raw)
+        raw = raw if closed is None else raw[: closed.start()]
+        value = _leaked_value(_without_closing_tags(raw))
+        if value is not None:
+            parameters.append((tag.group(1).strip(), value))
+    return head, parameters
+
+
+def _without_closing_tag(head: str) -> "Optional[str]":
+    """Text that ends (before whitespace) in a closing tag, without it; None
+    when it does not end in one."""
+    head = head.rstrip()
+    start = head.rfind("</")
+    if start < 0 or _pattern(_LEAK_CLOSING_SOURCE).fullmatch(head, start) is None:
+        return None
+    return head[:start].rstrip()
+
+
+def _without_closing_tags(raw: str) -> str:
+    """A leaked value without the closing tags the model ended it with
+    ('["A", "B"]</invoke>')."""
+    text = raw.strip()
+    while text.endswith(">"):
+        shorter = _without_closing_tag(text)
+        if shorter is None:
+            break
+        text = shorter
+    return text
+
+
+def _leaked_value(text: str) -> Any:
+    """A leaked parameter's value: JSON when it reads as JSON, through the
+    repairs; else the text.  None when blank."""
+    if not text:
+        return None
+    try:
+        return _parse_json(text, "a leaked parameter", _REPAIRS)
+    except QuestionError:
+        return text
+
+
 # ---------------------------------------------------------------------------
 # Decoding: the questions
 #
@@ -2095,7 +2211,9 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
                 question = _field_text(entry, "question")
                 if question is None:
                     raise _missing_question(index)
-                return QuestionItem(question)
+                if "<" not in question:
+                    return QuestionItem(question)
+                fields = {"question": question}  # read for leaked markup below
             entry = fields
         if not isinstance(entry, dict):
             raise QuestionError(
@@ -2106,9 +2224,27 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         question = _first_text(entry, _QUESTION_KEYS)
         if question is None:
             raise _missing_question(index)
-        return _decode_fields(question, entry)
+        item = _decode_fields(question, entry)
+        # Leaked markup shows in the question text, or, where the question
+        # stands under another key ("title"), leaves it without the options
+        # it leaked into a field beside it: only then are the fields read again.
+        if "<" in question or item.options is None and "question" not in entry and _holds_markup(entry):
+            repaired = _leak_repaired(entry)
+            if repaired is not None:
+                question = _first_text(repaired, _QUESTION_KEYS)
+                if question is None:
+                    raise _missing_question(index)
+                item = _decode_fields(question, repaired)
+        return item
     except QuestionError as err:
         raise err.placed(index, question) from None
+
+
+def _holds_markup(entry: "Dict[Any, Any]") -> bool:
+    for value in entry.values():
+        if value.__class__ is str and "<" in value:
+            return True
+    return False
 
 
 def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
@@ -2172,14 +2308,16 @@ def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
     """The fields few calls send: a kind word, a default, no custom row, a
-    secret, a number's bounds.  Normalization keeps the default that fits
-    the kind: the recommendation of a choice, the start of a typed entry."""
+    secret, a number's bounds.  A default names the recommendation of a
+    choice (normalization drops it from other kinds), and is the start of
+    the entry of any other question."""
     kind = _first_usable(entry, _KIND_KEYS, _kind)
     _apply_kind(item, kind)
     default = _first_usable(entry, _DEFAULT_KEYS, _text_or_number)
     if default is not None and item.recommended is None:
         item.recommended = default
-    item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
+    if not (item.options or item.question_type.is_choice):
+        item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
     allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
@@ -2616,7 +2754,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
-    copy.default = _text_or_number(item.default)
+    copy.default = None if copy.question_type.is_choice else _text_or_number(item.default)
     copy.secret = item.secret is True
     if copy.question_type is QuestionType.NUMBER:
         copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
@@ -2692,8 +2830,6 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
-    elif item.default is not None:  # on a choice it named the recommendation, read already
-        item.default = None
 
 
 def _derived_kind(
@@ -2732,6 +2868,7 @@ def _normalize_choices(
         raise err.placed(index, item.question) from None
     if not options and (dropped_other or item.question_type is QuestionType.SINGLE_CHOICE and declared is QuestionType.TEXT):
         item.question_type = QuestionType.TEXT
+        item.multi_select = False
         return
     if not options:
         raise QuestionError(
@@ -3102,6 +3239,8 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     if note is not None and not texts and not picked and not given.custom:
         texts, note = [note], None  # a note alone is the answer (Codex's free text, Claude Code's notes only)
     _check_typed(index, item, texts, given.custom)
+    if texts and item.question_type is _NUMBER:
+        _check_number(index, item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
@@ -3130,6 +3269,62 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
             f" takes only its options ({options}), not typed text: pick one of them.",
         )
 
+
+
+_NUMBER = QuestionType.NUMBER
+
+
+def _check_number(index: int, item: QuestionItem, text: str) -> None:
+    problem = _number_problem(item, text)
+    if problem is not None:
+        reason, words = problem
+        raise _refused(index, item, reason, f": {_quoted(text)} {words}.")
+
+
+def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]":
+    """What is wrong with the text typed for a number question, as
+    (reason, words), or None when it is one number within the question's
+    bounds.  The person's decimal comma is a point, and the question's
+    unit typed after the number is no part of it."""
+    number = text.strip()
+    unit = item.unit
+    if unit and number.lower().endswith(unit.lower()):
+        number = number[: len(number) - len(unit)].rstrip()
+    if number.count(",") == 1 and "." not in number:
+        number = number.replace(",", ".")
+    value = _typed_number(number)
+    if value is None:
+        return "not_a_number", f"is not a number: {_number_range(item)}"
+    low, high, step = item.minimum, item.maximum, item.step
+    if low is not None and value < low or high is not None and value > high:
+        return "out_of_range", f"is out of range: {_number_range(item)}"
+    if step is not None:
+        steps = (value - (low or 0)) / step
+        if not math.isfinite(steps) or abs(steps - round(steps)) > 1e-9 * max(1.0, abs(steps)):
+            return "out_of_range", f"is between the steps: {_number_range(item)}"
+    return None
+
+
+def _number_range(item: QuestionItem) -> str:
+    """The numbers a number question takes, in words."""
+    unit = f" {item.unit}" if item.unit else ""
+    low, high = item.minimum, item.maximum
+    if low is not None and high is not None:
+        span = f" from {_shown_number(low)} to {_shown_number(high)}{unit}"
+    elif low is not None:
+        span = f" of at least {_shown_number(low)}{unit}"
+    elif high is not None:
+        span = f" of at most {_shown_number(high)}{unit}"
+    else:
+        span = f" (in {item.unit})" if item.unit else ""
+    steps = f" in steps of {_shown_number(item.step)}" if item.step is not None else ""
+    return f"it takes one number{span}{steps}"
+
+
+def _shown_number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
 
 
 def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Pick]]":
@@ -3322,8 +3517,19 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
     lines = []
     for number, item in enumerate(output.questions, 1):
         lines.append(f"{number}. {_quoted(item.question)}")
-        lines.extend(_answer_lines(by_id.get(item.id), status))
+        answer = by_id.get(item.id)
+        if item.unit is not None and answer is not None and answer.answer is not None:
+            answer = _with_unit(answer, item.unit)
+        lines.extend(_answer_lines(answer, status))
     return "\n".join([_result_head(status, checked), *lines, _result_tail(status, checked)])
+
+
+def _with_unit(answer: AnswerItem, unit: str) -> AnswerItem:
+    """A number's answer as typed, with its unit after it unless typed so."""
+    typed = answer.answer or ""
+    if typed.lower().endswith(unit.lower()):
+        return answer
+    return dataclasses.replace(answer, answer=f"{typed} {unit}")
 
 
 def declined_text() -> str:
@@ -4148,6 +4354,9 @@ class _LinePrompt:
             return _no_answer(item)
         if item.question_type.is_choice:
             return self.choice_answer(item, line)
+        problem = _number_problem(item, line) if item.question_type is _NUMBER else None
+        if problem is not None:
+            raise _Retry(f"That {problem[1]}.")
         return AnswerItem(item.id, line)
 
     def choice_answer(self, item: QuestionItem, line: str) -> AnswerItem:
