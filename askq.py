@@ -3286,13 +3286,7 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     (reason, words), or None when it is one number within the question's
     bounds.  The person's decimal comma is a point, and the question's
     unit typed after the number is no part of it."""
-    number = text.strip()
-    unit = item.unit
-    if unit and number.lower().endswith(unit.lower()):
-        number = number[: len(number) - len(unit)].rstrip()
-    if number.count(",") == 1 and "." not in number:
-        number = number.replace(",", ".")
-    value = _typed_number(number)
+    value = _typed_value(item, text)
     if value is None:
         return "not_a_number", f"is not a number: {_number_range(item)}"
     low, high, step = item.minimum, item.maximum, item.step
@@ -3303,6 +3297,17 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
         if not math.isfinite(steps) or abs(steps - round(steps)) > 1e-9 * max(1.0, abs(steps)):
             return "out_of_range", f"is between the steps: {_number_range(item)}"
     return None
+
+
+def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
+    """The number a person typed for a number question, or None."""
+    number = text.strip()
+    unit = item.unit
+    if unit and number.lower().endswith(unit.lower()):
+        number = number[: len(number) - len(unit)].rstrip()
+    if number.count(",") == 1 and "." not in number:
+        number = number.replace(",", ".")
+    return _typed_number(number)
 
 
 def _number_range(item: QuestionItem) -> str:
@@ -3984,6 +3989,7 @@ def to_elicitation(
         ['q0', 'q0_other']
     """
     items = _question_list(questions)
+    _refuse_secrets(items)
     legacy = protocol_version == _FIRST_WITH_FORMS
     properties: Dict[str, Any] = {}
     for item, keys in zip(items, _form_keys(items)):
@@ -4122,11 +4128,38 @@ def input_request(
     return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message)}}
 
 
+# What a call that holds a secret question gets instead of a form.
+_SECRET_NOT_IN_FORM = (
+    "Nobody was asked: this call holds a secret question (an answer that must not be shown back), and"
+    " askq will not put a secret into a form, which MCP forbids, and no page is available here to ask it"
+    " on. Do not assume any answers: ask the user to give the secret another way, or go on without it."
+)
+
+
+def _holds_secret(items: "Sequence[QuestionItem]") -> bool:
+    return any(item.secret for item in items)
+
+
+def _refuse_secrets(items: "List[QuestionItem]") -> None:
+    """MCP forbids asking for secrets in a form: a secret question is
+    refused here, whoever builds the form."""
+    for index, item in enumerate(items):
+        if item.secret:
+            raise _refused(
+                index, item, "malformed",
+                " is a secret question, and MCP forbids asking for secrets in a form: ask it on a page"
+                " (prompt_web) or in a terminal instead.",
+            )
+
+
 def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     described = item.question if item.purpose is None else f"{item.question}\n{item.purpose}"
     field: Dict[str, Any] = {"title": item.header or item.question, "description": described}
+    if item.question_type is QuestionType.NUMBER:
+        return _number_property(item, field, legacy)
     if not item.question_type.is_choice:
-        return {"type": "string", **field, **({} if item.required else {"default": ""})}
+        default = "" if item.default is None and not item.required else item.default
+        return {"type": "string", **field, **({} if default is None else {"default": default})}
     rows = _question_rows(item)
     labels = [row.label for row in rows]
     titles = [row.label if row.option is None else _option_title(row.option) for row in rows]
@@ -4147,6 +4180,27 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if item.recommended is not None:
         single["default"] = item.recommended
     return single
+
+
+def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) -> "Dict[str, Any]":
+    """A number question as a form's number property: "integer" when its
+    step and bounds are whole, with its bounds; its unit in the title, its
+    step in the description; its default where the version has one."""
+    bounds = {"minimum": item.minimum, "maximum": item.maximum}
+    whole = item.step is not None and all(
+        value is None or float(value).is_integer() for value in (item.step, item.minimum, item.maximum))
+    title = f"{field['title']} ({item.unit})" if item.unit else field["title"]
+    words = _number_range(item)
+    prop: Dict[str, Any] = {"type": "integer" if whole else "number", "title": title,
+                            "description": f"{field['description']}\n{words[0].upper()}{words[1:]}."}
+    for name, value in bounds.items():
+        if value is not None:
+            prop[name] = int(value) if whole else value
+    if item.default is not None and not legacy and _number_problem(item, item.default) is None:
+        number = _typed_value(item, item.default)
+        assert number is not None  # it passed the check
+        prop["default"] = int(number) if whole else number
+    return prop
 
 
 def _option_title(option: QuestionOption) -> str:
@@ -4172,6 +4226,8 @@ def _is_form_value(value: Any, multi: bool) -> bool:
 def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", keys: _FormKeys) -> AnswerItem:
     """One question's form values as an answer, for collect_answers() to check."""
     value = content.get(keys.value)
+    if item.question_type is QuestionType.NUMBER and _number_text(value) is not None:
+        value = _number_text(value)  # a number property's value, checked as typed text
     other = content.get(keys.other) if keys.other else None
     multi = item.question_type is QuestionType.MULTI_CHOICE
     if not _is_form_value(value, multi):
@@ -6414,6 +6470,11 @@ class _McpServer:
             output = ask(params.get("arguments", {}))
         except QuestionError as err:
             return _tool_result(error_text(err), error=True)
+        if context.can_elicit and _holds_secret(output.questions):  # never into a form
+            if self.web is None:
+                return _tool_result(_SECRET_NOT_IN_FORM, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
+            self._ask_on_page(request_id, output, context)
+            return None
         if context.stateless and params.get("inputResponses") is not None:
             return self._from_input_responses(output, params["inputResponses"], context)
         if not context.can_elicit and self.web is None:

@@ -3687,6 +3687,84 @@ class ElicitationTests(unittest.TestCase):
         self.assertIn("this one (a Python object) has none", str(caught.exception))
 
 
+class NumberAndSecretFormTests(unittest.TestCase):
+    """Number questions as number properties; secrets never in a form."""
+
+    def form(self, call: Any, version: Optional[str] = None) -> Dict[str, Any]:
+        return askq.to_elicitation(askq.ask(call), protocol_version=version)["requestedSchema"]["properties"]
+
+    def test_a_number_question_is_a_number_property_with_its_bounds(self) -> None:
+        call = {"questions": [{"question": "Memory?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+                               "unit": "GB", "defaultValue": "8"}]}
+        for version in (None, "2025-11-25", "2026-07-28"):
+            with self.subTest(version=version):
+                prop = self.form(call, version)["q0"]
+                self.assertEqual((prop["type"], prop["minimum"], prop["maximum"], prop["default"], prop["title"]),
+                                 ("number", 1, 64, 8, "Memory? (GB)"))
+                self.assertIn("from 1 to 64 GB in steps of 0.5", prop["description"])
+        # 2025-06-18's number schema has no default.
+        self.assertNotIn("default", self.form(call, "2025-06-18")["q0"])
+        self.assertEqual(self.form(call, "2025-06-18")["q0"]["type"], "number")
+
+    def test_integer_when_step_and_bounds_are_whole(self) -> None:
+        for fields, kind in (({"type": "integer"}, "integer"), ({"kind": "number", "step": 2, "min": 0.0, "max": 10}, "integer"),
+                             ({"kind": "number", "step": 1, "min": 0.5}, "number"), ({"kind": "number"}, "number"),
+                             ({"kind": "number", "step": 0.25}, "number")):
+            with self.subTest(fields=fields):
+                prop = self.form({"questions": [{"question": "How many?", **fields}]})["q0"]
+                self.assertEqual(prop["type"], kind)
+                if kind == "integer" and "minimum" in prop:
+                    self.assertIsInstance(prop["minimum"], int)
+
+    def test_a_default_that_does_not_fit_is_left_out(self) -> None:
+        for default in ("lots", "99", "8.25"):
+            with self.subTest(default=default):
+                call = {"questions": [{"question": "N?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+                                       "defaultValue": default}]}
+                self.assertNotIn("default", self.form(call)["q0"])
+
+    def test_a_text_questions_default_is_the_propertys_default(self) -> None:
+        self.assertEqual(self.form({"questions": [{"question": "Name?", "defaultValue": "billing"}]})["q0"]["default"], "billing")
+        self.assertNotIn("default", self.form({"questions": ["Name?"]})["q0"])  # required, no default
+        self.assertEqual(self.form({"questions": [{"question": "Name?", "required": False}]})["q0"]["default"], "")
+
+    def test_a_number_comes_back_as_a_number_and_is_checked(self) -> None:
+        output = askq.ask({"questions": [{"question": "Memory?", "kind": "number", "min": 1, "max": 64, "step": 0.5}]})
+        for value, answer in ((8, "8"), (8.5, "8.5"), ("8", "8")):
+            with self.subTest(value=value):
+                _, answers = askq.from_elicitation(output, {"action": "accept", "content": {"q0": value}})
+                self.assertEqual(answers, [AnswerItem("q0", answer)])
+        for value, reason in ((80, "out_of_range"), (True, "malformed"), ([8], "malformed"), (float("nan"), "malformed")):
+            with self.subTest(value=value):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.from_elicitation(output, {"action": "accept", "content": {"q0": value}})
+                self.assertEqual(caught.exception.reason, reason)
+
+    def test_a_secret_question_is_never_put_into_a_form(self) -> None:
+        output = askq.ask({"questions": ["Name?", {"question": "API token?", "isSecret": True}]})
+        for make in (askq.to_elicitation, askq.input_request):
+            with self.subTest(make=make.__name__):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    make(output)
+                self.assertIn("questions[1] (\"API token?\") is a secret question", str(caught.exception))
+
+    def test_serve_answers_a_secret_call_in_words_of_its_own(self) -> None:
+        written = io.BytesIO()
+        server = askq._McpServer(written, lambda line: None)
+        server.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}}}}).encode())
+        server.receive(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "ask_questions", "arguments": {"questions": [{"question": "API token?", "isSecret": True}]}}}).encode())
+        replies = [json.loads(line) for line in written.getvalue().splitlines()]
+        self.assertNotIn("elicitation/create", [reply.get("method") for reply in replies])
+        result = replies[-1]["result"]
+        self.assertFalse(result["isError"])
+        text = result["content"][0]["text"]
+        self.assertIn("askq will not put a secret into a form", text)
+        self.assertNotEqual(text, askq.unavailable_text())
+        self.assertEqual(result["structuredContent"]["status"], "unavailable")
+
+
 # ===========================================================================
 # Prompts: the line prompt
 
