@@ -242,6 +242,7 @@ class QuestionType(str, enum.Enum):
     TEXT = "Text"
     SINGLE_CHOICE = "SingleChoice"
     MULTI_CHOICE = "MultiChoice"
+    NUMBER = "Number"  # a number the person types, within the question's bounds
 
     is_choice: bool
     """Whether the question is answered by picking options."""
@@ -249,7 +250,7 @@ class QuestionType(str, enum.Enum):
     def __init__(self, value: str) -> None:
         # A plain attribute of each member, not a property: code reads it for
         # every question, and a read through the enum class is slow.
-        self.is_choice = value != "Text"
+        self.is_choice = value in ("SingleChoice", "MultiChoice")
 
 
 class Outcome(str, enum.Enum):
@@ -263,6 +264,7 @@ class Outcome(str, enum.Enum):
     DECLINED = "declined"
     TIMED_OUT = "timed_out"
     UNAVAILABLE = "unavailable"
+    FOLLOW_UP = "follow_up"  # the person asked for more questions before the assistant goes on
 
 
 
@@ -325,7 +327,11 @@ class QuestionItem(_Record):
 
     After normalization, ``question_type`` and ``multi_select`` agree,
     ``id`` is set and unique in the batch, and ``recommended`` names the
-    first option of a single-choice question (or is None).
+    first option of a single-choice question (or is None).  A NUMBER
+    question has ``minimum``, ``maximum``, ``step`` and ``unit`` (each may
+    be None); ``default`` is the text a free-text or number entry starts
+    with, never an answer unless the person confirms it; ``secret`` marks
+    typed text that must not be shown back.
 
         >>> askq.QuestionItem.single_choice("Tabs or spaces?", ["Tabs", "Spaces"]).to_dict()
         ... # doctest: +NORMALIZE_WHITESPACE
@@ -344,6 +350,12 @@ class QuestionItem(_Record):
     recommended: Optional[str] = None
     placeholder: Optional[str] = None
     allow_custom: bool = True
+    minimum: Optional[float] = None
+    maximum: Optional[float] = None
+    step: Optional[float] = None
+    unit: Optional[str] = None
+    default: Optional[str] = None
+    secret: bool = False
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -387,7 +399,17 @@ class QuestionItem(_Record):
             data["placeholder"] = self.placeholder
         if not self.allow_custom:
             data["allowCustom"] = False
+        for name in _TYPED_ENTRY_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.secret:
+            data["secret"] = True
         return data
+
+
+# The fields of a typed entry, in the order to_dict() writes them.
+_TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
 @dataclass(repr=False, eq=False)
@@ -395,8 +417,11 @@ class AnswerItem(_Record):
     """The user's answer to the question with this ``id``.
 
     ``answer`` is text the user typed, ``selected`` the option labels they
-    picked; both None means the question was skipped.  ``assumed`` is true
-    when a policy filled the answer in (see assumed_answers()), not the user.
+    picked.  ``assumed`` is true when a policy filled the answer in (see
+    assumed_answers()), not the user.  ``note`` is a remark the user added,
+    never an answer by itself.  ``unanswered`` says why a question the user
+    saw has no answer: "skipped" (an optional question passed over),
+    "you_decide" (left to the assistant) or "discuss" (to talk over first).
     """
 
     id: str
@@ -404,6 +429,7 @@ class AnswerItem(_Record):
     selected: Optional[List[str]] = None
     assumed: bool = False
     note: Optional[str] = None
+    unanswered: Optional[str] = None
 
     def to_dict(self) -> "Dict[str, Any]":
         selected = None if self.selected is None else list(self.selected)
@@ -412,6 +438,8 @@ class AnswerItem(_Record):
             data["assumed"] = True
         if self.note is not None:
             data["note"] = self.note
+        if self.unanswered is not None:
+            data["unanswered"] = self.unanswered
         return data
 
 
@@ -623,10 +651,14 @@ def _position(key: Any) -> "Optional[int]":
 
 # The recommended mark in the languages models answer in, folded; it may
 # stand before or after the label, in brackets of three kinds or after a dash.
+# The model's own endorsements mark it too; words that give the option to
+# the person ("your earlier choice", "你原本的倾向") are no mark.
 _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
     "Recommended", "推荐", "推薦", "推奨", "おすすめ", "권장", "추천", "Recomendado", "Recomendada",
     "Recommandé", "Recommandée", "Empfohlen", "Consigliato", "Consigliata", "Aanbevolen", "Zalecane",
     "Рекомендуется", "Рекомендовано", "Önerilen",
+    "I recommend", "my recommendation", "my pick", "suggested", "preferred",
+    "我主张", "我推荐", "我建议", "建议", "首选",
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
@@ -715,6 +747,46 @@ def _gives_answer(answer: "Optional[AnswerItem]") -> bool:
     """Whether an answer answers: a pick or typed text (a skip, a note alone
     or nothing at all does not)."""
     return answer is not None and (answer.answer is not None or bool(answer.selected))
+
+
+class _StateWords:
+    """One thing a person can say of a question instead of answering it
+    (AnswerItem.unanswered), and every way it is said: the UIs' label, the
+    line the model reads, the entry the harness forms write for it."""
+
+    __slots__ = ("label", "marker", "name", "result", "settles")
+
+    def __init__(self, name: str, label: str, result: str, marker: str, settles: bool) -> None:
+        self.name = name
+        self.label = label  # the person's words, in every UI
+        self.result = result  # the line under the question in result_text()
+        self.marker = marker  # an entry of a harness form's list, read back as the state
+        self.settles = settles  # whether it meets the required check: the person's explicit word
+
+
+_SKIPPED = "skipped"
+_YOU_DECIDE = "you_decide"
+_DISCUSS = "discuss"
+_UNREACHED = "unreached"  # no state: what a harness form writes for a question the outcome left
+_STATES = {
+    state.name: state
+    for state in (
+        _StateWords(
+            _SKIPPED, "Skip", "skipped: the question was optional and the user gave no answer", "(skipped)", False,
+        ),
+        _StateWords(
+            _YOU_DECIDE, "You decide",
+            "left to you: the user left this to you: choose, and say in your reply what you chose and why",
+            "(left to you: choose, and say what you chose)", True,
+        ),
+        _StateWords(
+            _DISCUSS, "Let's discuss",
+            "to discuss: the user wants to discuss this before deciding: do not decide it yourself;"
+            " take it up with them in your reply",
+            "(the user wants to discuss this first)", True,
+        ),
+    )
+}
 
 
 class _Row:
@@ -1162,7 +1234,8 @@ def decode(payload: Any) -> QuestionInput:
         QuestionInput(questions=[QuestionItem(question='Project name?', header=None, \
 options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
-placeholder=None, allow_custom=True)])
+placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
+unit=None, default=None, secret=False)])
     """
     return QuestionInput(_decoded_items(payload))
 
@@ -1927,6 +2000,8 @@ def _markup_options(raw: str) -> Any:
 _QUESTION_KEYS = ("question", "prompt", "message", "text", "title", "header")
 _HEADER_KEYS = ("header", "label")
 _PURPOSE_KEYS = ("purpose", "description", "context")
+# VS Code's explanation of a question: the purpose, unless it is the question text.
+_MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
 _MULTI_SELECT_KEYS = (
     "multiSelect",
@@ -1946,11 +2021,20 @@ _RECOMMENDED_KEY = "recommended"  # on a question, a label; on an option, a bool
 _PLACEHOLDER_KEY = "placeholder"
 
 # Keys most questions leave out; one look decides whether to read them.
-_DEFAULT_KEYS = ("default", "defaultAnswer", "default_answer")
+# On a choice question a default names the recommended option; on a
+# free-text or number question it is the text the entry starts with.
+_DEFAULT_KEYS = ("default", "defaultValue", "default_value", "defaultAnswer", "default_answer")
+_TYPED_DEFAULT_KEYS = ("defaultValue", "default_value", "default")
 _ALLOW_CUSTOM_KEYS = (
     "allowFreeformInput", "allow_freeform_input", "allowOther", "allow_other", "allowCustom", "allow_custom", "custom",
 )
-_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS)
+_SECRET_KEYS = ("isSecret", "is_secret", "secret", "sensitive", "password")
+# A number question's bounds, read only on a question of that kind.
+_MINIMUM_KEYS = ("min", "minimum")
+_MAXIMUM_KEYS = ("max", "maximum")
+_STEP_KEY = "step"
+_UNIT_KEYS = ("unit",)
+_RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS + _SECRET_KEYS)
 # Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
 _UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
 
@@ -1963,6 +2047,9 @@ _TEXT_KIND = "text"
 _CHOICE_KIND = "choice"
 _MULTI_KIND = "multi"
 _YES_NO_KIND = "yesno"
+_NUMBER_KIND = "number"
+_INTEGER_KIND = "integer"  # a number question whose step is 1 unless the call says otherwise
+_SECRET_KIND = "secret"  # typed text not to be shown back; the kind follows from the options
 _KIND_WORDS = {
     "text": _TEXT_KIND,
     "freetext": _TEXT_KIND,
@@ -1984,6 +2071,14 @@ _KIND_WORDS = {
     "boolean": _YES_NO_KIND,
     "bool": _YES_NO_KIND,
     "confirm": _YES_NO_KIND,
+    "number": _NUMBER_KIND,
+    "numeric": _NUMBER_KIND,
+    "float": _NUMBER_KIND,
+    "decimal": _NUMBER_KIND,
+    "integer": _INTEGER_KIND,
+    "int": _INTEGER_KIND,
+    "password": _SECRET_KIND,
+    "secret": _SECRET_KIND,
 }
 
 
@@ -2095,6 +2190,9 @@ def _decode_fields(
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
+    if purpose is None and _MESSAGE_KEY in entry:
+        purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
+        purpose = None if purpose == question else purpose
     # The fields of one key each, which most entries leave out: no call then.
     required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
@@ -2120,14 +2218,37 @@ def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
 
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
-    """The fields few calls send: a kind word, a default, no custom row."""
-    _apply_kind(item, _first_usable(entry, _KIND_KEYS, _kind))
-    default = _first_usable(entry, _DEFAULT_KEYS, _field_text)
+    """The fields few calls send: a kind word, a default, no custom row, a
+    secret, a number's bounds.  Normalization keeps the default that fits
+    the kind: the recommendation of a choice, the start of a typed entry."""
+    kind = _first_usable(entry, _KIND_KEYS, _kind)
+    _apply_kind(item, kind)
+    default = _first_usable(entry, _DEFAULT_KEYS, _text_or_number)
     if default is not None and item.recommended is None:
         item.recommended = default
+    item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
     allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
+    if _first_usable(entry, _SECRET_KEYS, _boolean):
+        item.secret = True
+    if kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        step = _bound(entry[_STEP_KEY]) if _STEP_KEY in entry else None
+        item.minimum, item.maximum, item.step = _settled_bounds(
+            _first_usable(entry, _MINIMUM_KEYS, _bound), _first_usable(entry, _MAXIMUM_KEYS, _bound),
+            1 if step is None and kind == _INTEGER_KIND else step,
+        )
+        item.unit = _first_text(entry, _UNIT_KEYS)
+
+
+def _settled_bounds(
+    minimum: "Optional[float]", maximum: "Optional[float]", step: "Optional[float]",
+) -> "Tuple[Optional[float], Optional[float], Optional[float]]":
+    """A number question's bounds with the impossible ones dropped: a minimum
+    above the maximum (the maximum kept), a step that is not positive."""
+    if minimum is not None and maximum is not None and minimum > maximum:
+        minimum = None
+    return minimum, maximum, step if step is None or step > 0 else None
 
 
 def _kind(value: Any) -> "Optional[str]":
@@ -2153,6 +2274,12 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.question_type = QuestionType.SINGLE_CHOICE
         if not item.options:
             item.options = [QuestionOption(label) for label in _YES_NO_LABELS]
+    elif kind == _NUMBER_KIND or kind == _INTEGER_KIND:
+        item.options = None
+        item.multi_select = False
+        item.question_type = QuestionType.NUMBER
+    elif kind == _SECRET_KIND:
+        item.secret = True
 
 
 # ---------------------------------------------------------------------------
@@ -2421,6 +2548,41 @@ def _number_text(value: Any) -> "Optional[str]":
     return _mended(text, "number") if len(text) > MAX_TEXT else text
 
 
+def _text_or_number(value: Any) -> "Optional[str]":
+    """Text, or a finite number as its text (a default sent as 8 or "8")."""
+    return _field_text(value) if isinstance(value, (str, list)) else _number_text(value)
+
+
+# A number as a person or a model types it: a sign, digits with a decimal
+# point anywhere, an exponent; ASCII digits only.
+_TYPED_NUMBER_SOURCE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_INTEGER_DIGITS = 18  # an integer this long or shorter stays an int
+
+
+def _typed_number(text: str) -> "Optional[float]":
+    """The value of one number written as text (trimmed), or None; an
+    integer stays an int, so that it is shown as it was written."""
+    if _pattern(_TYPED_NUMBER_SOURCE).fullmatch(text) is None:
+        return None
+    if len(text) <= _INTEGER_DIGITS and text.lstrip("+-").isdigit():
+        return int(text)
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _bound(value: Any) -> "Optional[float]":
+    """A bound or step of a number question: a finite JSON number, or a
+    numeric string."""
+    if isinstance(value, str):
+        return _typed_number(value.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an int too large for a float
+        return None
+
+
 def _identifier(value: Any) -> "Optional[str]":
     if isinstance(value, str):
         return _field_text(value, _ID_KEY)
@@ -2488,7 +2650,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         options = [_coerced_option(option) for option in options]
     elif options is not None:
         options = []  # not a list: a choice question with no usable option
-    return QuestionItem(
+    copy = QuestionItem(
         _field_text(item.question, "question") or "",  # blank: refused in its turn, by _normalize_item()
         _field_text(item.header, "header"),
         options,
@@ -2501,6 +2663,12 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
+    copy.default = _text_or_number(item.default)
+    copy.secret = item.secret is True
+    if copy.question_type is QuestionType.NUMBER:
+        copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
+        copy.unit = _field_text(item.unit, "unit")
+    return copy
 
 
 def _coerced_option(option: Any) -> QuestionOption:
@@ -2571,6 +2739,8 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
+    elif item.default is not None:  # on a choice it named the recommendation, read already
+        item.default = None
 
 
 def _derived_kind(
@@ -2578,13 +2748,14 @@ def _derived_kind(
     text: QuestionType = QuestionType.TEXT,
     single: QuestionType = QuestionType.SINGLE_CHOICE,
     multi: QuestionType = QuestionType.MULTI_CHOICE,
+    number: QuestionType = QuestionType.NUMBER,
 ) -> QuestionType:
     declared = item.question_type
     if item.multi_select is True or declared is multi:
-        return multi
+        return multi if declared is not number else number
     if item.options or declared is single:
-        return single
-    return text
+        return single if declared is not number else number
+    return text if declared is not number else number
 
 
 def _normalize_choices(
@@ -2730,9 +2901,9 @@ def collect_answers(
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["Alpha", "Beta"]}]})
         >>> askq.collect_answers(out, {"q0": "beta"})
-        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False, note=None)]
+        [AnswerItem(id='q0', answer=None, selected=['Beta'], assumed=False, note=None, unanswered=None)]
         >>> askq.collect_answers(out, [["neither"]])
-        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False, note=None)]
+        [AnswerItem(id='q0', answer='neither', selected=None, assumed=False, note=None, unanswered=None)]
     """
     items = _question_list(questions)
     given = _given_answers(items, raw)
@@ -2741,7 +2912,9 @@ def collect_answers(
         entry = given.get(index)
         if entry is None and partial:
             continue
-        answers.append(_checked_answer(index, item, entry or _Given(), partial))
+        answer = _checked_answer(index, item, entry or _Given(), partial)
+        if answer is not None:
+            answers.append(answer)
     return answers
 
 
@@ -2754,7 +2927,7 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A", "B (Recommended)"]}]})
         >>> askq.assumed_answers(out)
-        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True, note=None)]
+        [AnswerItem(id='q0', answer=None, selected=['B'], assumed=True, note=None, unanswered=None)]
     """
     return [
         AnswerItem(item.id, None, [item.recommended], True)
@@ -2765,10 +2938,11 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
 
 class _Given:
     """What was given for one question, before any check: picked labels,
-    typed texts, whether the custom row was picked, and whether a policy
-    (not the person) gave it."""
+    typed texts, whether the custom row was picked, whether a policy (not
+    the person) gave it, the note, and the state of a question left
+    without an answer."""
 
-    __slots__ = ("assumed", "custom", "none_of_these", "note", "picked", "typed")
+    __slots__ = ("assumed", "custom", "note", "note_is_typed", "picked", "typed", "unanswered")
 
     def __init__(self) -> None:
         self.picked: List[str] = []
@@ -2776,15 +2950,19 @@ class _Given:
         self.custom = False
         self.assumed = False
         self.note: Optional[str] = None
-        self.none_of_these = False  # "None of the above" or "(notes only)": the note is the answer
+        self.unanswered: Optional[str] = None
+        # The form sends free text as a note (Codex's user_note, Claude Code's
+        # "(notes only)"): a note with nothing beside it is the typed answer.
+        self.note_is_typed = False
 
     def add_text(self, item: QuestionItem, text: str, readers: "_FormReaders") -> None:
         """One string of an answer: a note (as the harness forms mark one), a
-        pick or picks, typed text."""
+        state's marker, a pick or picks, typed text."""
         answer, note = text, None
         if text.startswith(readers.note_prefixes):  # a note entry, and nothing else
             prefix = next(prefix for prefix in readers.note_prefixes if text.startswith(prefix))
             answer, note = "", text[len(prefix):]
+            self.note_is_typed = self.note_is_typed or prefix in readers.typed_note_prefixes
         for part in readers.note_parts:  # a note joined to the end of an answer
             if part in answer:
                 answer, _, note = answer.partition(part)
@@ -2792,13 +2970,24 @@ class _Given:
             self.note = note if self.note is None else f"{self.note}\n{note}"
         if not answer:
             return
-        if answer[:1] in readers.note_row_starts and item.question_type.is_choice and answer.strip().lower() in readers.note_rows:
-            self.none_of_these = True
+        if answer[:1] in readers.row_starts and self.read_row(item, answer.strip(), readers):
             return
         picks, typed = _picks_and_text(item, answer)
         self.add_picks(picks)
         if typed is not None:
             self.typed.append(typed)
+
+    def read_row(self, item: QuestionItem, text: str, readers: "_FormReaders") -> bool:
+        """Whether ``text`` is one of the forms' own entries, read: a state's
+        marker, an outcome's (which says nothing of the question), or a
+        row meaning "my answer is in the note"."""
+        if text in readers.markers:
+            self.unanswered = readers.markers[text] if self.unanswered is None else self.unanswered
+            return True
+        if item.question_type.is_choice and text.lower() in readers.note_rows:
+            self.note_is_typed = True
+            return True
+        return False
 
     def add_picks(self, picks: "List[_Pick]") -> None:
         for pick in picks:
@@ -2807,15 +2996,24 @@ class _Given:
             else:
                 self.picked.append(pick.label)
 
+    def settle_note(self) -> "_Given":
+        """The note as the typed answer, where the form sends free text so
+        and nothing else was given."""
+        if self.note_is_typed and self.note and not (self.typed or self.picked or self.custom or self.unanswered):
+            self.typed, self.note = [self.note], None
+        return self
+
 
 def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
     """What was given for each question, by its index, before any check."""
     if isinstance(raw, dict) and isinstance(raw.get("answers"), list) and set(raw) <= _REPLY_KEYS:
         raw = raw["answers"]  # OpenCode's reply body: {"answers": [[...], ...]}
     if isinstance(raw, dict):
-        raw, notes = _unwrapped_answers(items, raw)
+        raw, asides = _unwrapped_answers(items, raw)
         pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
-        given = [(index, _given_values(items, index, value, notes.get(key))) for index, key, value in pairs]
+        given = [(index, _given_values(items, index, value, asides.get(key))) for index, key, value in pairs]
+        if asides:  # what a form said of questions its answers leave out
+            given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
         given = [_answer_entry(items, place, entry) for place, entry in enumerate(raw)]
     elif isinstance(raw, (list, tuple)):
@@ -2841,23 +3039,26 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
 
 # The keys beside "answers" in the forms that wrap them: Codex's, OpenCode's
 # reply body, and Claude Code's AskUserQuestion input with its answers.
-_REPLY_KEYS = frozenset(("answers", "annotations", "questions", "metadata", "title", "status", "message"))
+_REPLY_KEYS = frozenset((
+    "answers", "annotations", "questions", "metadata", "title", "status", "message", "response", "followUp",
+))
 
 
-def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, str]]":
-    """A wrapped form as a plain mapping, and the notes by key: each harness
-    form takes off its own wrapper and gathers its own notes (Codex's
-    {"answers": {id: {"answers": [...]}}}, Claude Code's annotations)."""
-    notes: Dict[Any, str] = {}
+def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, _Given]]":
+    """A wrapped form as a plain mapping, and what it says beside the answers
+    (notes, states) by key: each harness form takes off its own wrapper and
+    gathers its own asides (Codex's {"answers": {id: {"answers": [...]}}},
+    Claude Code's annotations)."""
+    asides: Dict[Any, _Given] = {}
     readers = _form_readers()
     inner = raw.get("answers")
     if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
-        for form in readers.note_gatherers:
-            form.gather_notes(raw, notes)
+        for form in readers.aside_gatherers:
+            form.gather_asides(items, raw, asides)
         raw = inner
     for form in readers.unwrappers:
-        raw = form.unwrap(raw)
-    return raw, notes
+        raw = form.unwrap(items, raw)
+    return raw, asides
 
 
 def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
@@ -2870,6 +3071,9 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     named = [index for index, item in enumerate(items) if item.question in (key, text)]
     if len(named) == 1:
         return named[0]
+    headed = [index for index, item in enumerate(items) if item.header is not None and item.header == key]
+    if not named and len(headed) == 1:  # VS Code keys answers by header
+        return headed[0]
     if named:
         ids = ", ".join(_quoted(items[index].id) for index in named)
         raise AnswerError(
@@ -2888,9 +3092,11 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     )
 
 
-def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Optional[str]" = None) -> _Given:
-    """A string, a list of strings or None: each string picks, typed text or
-    a note, by the naming rule."""
+def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "Optional[_Given]" = None) -> _Given:
+    """A string, a list of strings, None, or an answer object: each string
+    picks, typed text, a note or a state, by the naming rule."""
+    if isinstance(value, dict) and not _ENTRY_KEYS.isdisjoint(value):
+        return _entry_given(index, items[index], value)
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
         raise _refused(
@@ -2898,14 +3104,16 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, note: "Op
             f": its answer must be a string, a list of strings or null, not {_json_type(value)}.",
         )
     _check_pick_count(index, items[index], texts)
-    given = _Given()
-    given.note = note
+    given = aside or _Given()
     readers = _form_readers()
     for text in texts:
         given.add_text(items[index], text, readers)
-    if given.none_of_these and not given.typed and given.note:
-        given.typed, given.note = [given.note], None  # Codex's "None of the above" with a note: typed
-    return given
+    return given.settle_note() if given.note_is_typed else given
+
+
+# The keys of an answer object, whatever wraps it (VS Code's answers by
+# header, any mapping from questions to objects).
+_ENTRY_KEYS = frozenset(("answer", "selected", "freeText", "note", "notes", "skipped", "unanswered"))
 
 
 def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") -> None:
@@ -2920,25 +3128,42 @@ def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") ->
 
 def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple[int, _Given]":
     """One {id, answer, selected} entry: the fields mean what they say."""
-    fields: Tuple[Any, Any, Any, Any, Any]
     if isinstance(entry, AnswerItem):
-        fields = (entry.id, entry.answer, entry.selected, entry.assumed, entry.note)
-    elif isinstance(entry, dict):
-        note = entry.get("note", entry.get("notes"))
-        fields = (entry.get("id"), entry.get("answer"), entry.get("selected"), entry.get("assumed"), note)
-    else:
-        raise AnswerError(
-            f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
-            " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
-        )
-    key, typed, selected, assumed, note = fields
-    index = _answer_key(items, key)
-    item = items[index]
+        index = _answer_key(items, entry.id)
+        fields = (entry.answer, entry.selected, entry.assumed, entry.note, entry.unanswered)
+        return index, _fields_given(index, items[index], *fields)
+    if isinstance(entry, dict):
+        index = _answer_key(items, entry.get("id"))
+        return index, _entry_given(index, items[index], entry)
+    raise AnswerError(
+        f"answers[{place}] is {_json_type(entry)}; each answer must be an object"
+        " like {\"id\": \"q0\", \"answer\": \"...\", \"selected\": [\"...\"]}."
+    )
+
+
+def _entry_given(index: int, item: QuestionItem, entry: "Dict[Any, Any]") -> _Given:
+    """An answer object's fields, also as VS Code names them (``freeText``,
+    ``skipped: true``)."""
+    state = entry.get("unanswered")
+    if state is None and entry.get("skipped") is True:
+        state = _SKIPPED
+    return _fields_given(
+        index, item, entry.get("answer", entry.get("freeText")), entry.get("selected"), entry.get("assumed"),
+        entry.get("note", entry.get("notes")), state,
+    )
+
+
+def _fields_given(
+    index: int, item: QuestionItem, typed: Any, selected: Any, assumed: Any, note: Any, state: Any,
+) -> _Given:
     if isinstance(selected, str):
         selected = [selected]
     for name, value in (("answer", typed), ("note", note)):
         if value is not None and not isinstance(value, str):
             raise _refused(index, item, "malformed", f": {name!r} must be a string or null, not {_json_type(value)}.")
+    if state is not None and state not in _STATES:
+        states = ", ".join(map(_quoted, _STATES))
+        raise _refused(index, item, "malformed", f": 'unanswered' must be one of {states} or null, not {_quoted(state) if isinstance(state, str) else _json_type(state)}.")
     if selected is not None and not (
         isinstance(selected, (list, tuple)) and all(isinstance(label, str) for label in selected)
     ):
@@ -2950,9 +3175,10 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     given.typed = [] if typed is None else [typed]
     given.assumed = assumed is True
     given.note = note
+    given.unanswered = state
     for label in selected or ():
         given.add_picks(_picks_of_selected(index, item, label))
-    return index, given
+    return given
 
 
 def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pick]":
@@ -2971,23 +3197,46 @@ def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pic
     )
 
 
-def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> AnswerItem:
+def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> "Optional[AnswerItem]":
     texts = [text.strip() for text in given.typed if text.strip()]  # blank is no answer
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
-    if note is not None and not texts and not picked and not given.custom:
-        texts, note = [note], None  # a note alone is the answer (Codex's free text, Claude Code's notes only)
     _check_typed(index, item, texts, given.custom)
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
             " is a single-choice question: it takes one picked option or one typed answer, not more.",
         )
-    if not picked and not texts:
-        if item.required and not partial:
-            raise _refused(index, item, "required", " is required but has no answer.")
-        return AnswerItem(item.id)
-    return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
+    if picked or texts:
+        if given.unanswered in _STATES:
+            raise _refused(
+                index, item, "two_answers",
+                f" has an answer and is also marked {given.unanswered!r}; send one or the other.",
+            )
+        return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
+    return _unanswered(index, item, given.unanswered, note, partial)
+
+
+def _unanswered(
+    index: int, item: QuestionItem, state: "Optional[str]", note: "Optional[str]", partial: bool,
+) -> "Optional[AnswerItem]":
+    """A question without an answer: its state (an optional question given
+    nothing is skipped), the note kept; refused when it is required and
+    the person has not said to leave it or discuss it.  One a form marks
+    as left by the outcome counts as not given at all."""
+    if state == _UNREACHED:
+        if partial and note is None:
+            return None
+        state = None
+    if state is None and not item.required and not (partial and note is not None):
+        state = _SKIPPED  # given nothing; a note alone in a partial outcome stays on an unanswered question
+    settled = state is not None and _STATES[state].settles
+    if item.required and not settled:
+        if not partial:
+            alone = " (a note alone does not answer it)" if note is not None else ""
+            raise _refused(index, item, "required", f" is required but has no answer{alone}.")
+        state = None  # a required question is never skipped: it is unanswered
+    return AnswerItem(item.id, note=note, unanswered=state)
 
 
 def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: bool) -> None:
@@ -3057,7 +3306,12 @@ def _picks_and_text(item: QuestionItem, text: str) -> "Tuple[List[_Pick], Option
     whole = _options_named_by(item, text)
     if whole is not None:
         return whole, None
-    if item.question_type is not QuestionType.MULTI_CHOICE or "," not in text or not item.options:
+    if item.options and text[:1] == '"':  # a label the forms wrote as a JSON string
+        quoted = _comma_parts(text)
+        row = _row_named(item.options, quoted[0]) if len(quoted) == 1 and quoted[0] != text.strip() else None
+        if row is not None:
+            return [row], None
+    if item.question_type is not QuestionType.MULTI_CHOICE or not item.options or "," not in text and text[:1] != '"':
         return [], text
     parts = _comma_parts(text)
     longest = 1 + max(option.label.count(",") for option in item.options)
@@ -3121,68 +3375,88 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("ended", "head_none", "head_some", "late", "sent", "unanswered")
+    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
 
-    def __init__(self, head_some: str, head_none: str, unanswered: str, ended: str, sent: str,
-                 late: str = "The questions had already ended.") -> None:
+    def __init__(
+        self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
+        marker: "Optional[str]" = None, alone: "Optional[str]" = None, late: str = "The questions had already ended.",
+    ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
         self.unanswered = unanswered  # why a question has no answer
+        self.advice = advice  # the result's last line: what the model should do now
+        self.alone = alone or f"{head_none} {advice}"  # the whole result when nothing was answered
         self.ended = ended  # the dialog's summary and the page: how it ended, for the person
         self.sent = sent  # the page once it ended: what became of the answers
+        self.marker = marker  # a harness form's entry for a question this outcome left unanswered
         self.late = late  # the page, to a submission after the end: why its answers were not sent
 
 
-# Said to the model whenever it got no answers it may use.
-_ASSUME_NOTHING = (
-    "Do not assume any answers. Go on only with what you already know, or stop"
-    " and say what you need from the user."
-)
 _OUTCOME_WORDS = {
     Outcome.ANSWERED: _OutcomeWords(
         "The user answered your questions.",
         "The user saw your questions and skipped all of them (each was optional).",
         "no answer was given",
+        "Go on with the task with these answers in mind.",
         "Answered",
         "Your answers were sent.",
-        "Answers had already come from elsewhere (another window or device), and the first answers sent are the ones that count.",
+        late="Answers had already come from elsewhere (another window or device), and the first answers sent are"
+        " the ones that count.",
     ),
     Outcome.DECLINED: _OutcomeWords(
         "The user answered some of your questions and dismissed the rest.",
         "The user saw your questions and dismissed them without answering.",
         "the user dismissed the questions before answering this one",
+        "Use the answers given, do not act on assumptions about the rest, and wait for the"
+        " user's next message rather than going on.",
         "Dismissed",
         "The questions were dismissed; what you had answered was sent.",
-        "The questions had already been dismissed, here or elsewhere.",
+        "(no answer: the user dismissed the questions)",
+        "The user saw your questions and dismissed them without answering. Do not act on"
+        " assumptions about them: wait for the user's next message rather than going on.",
+        late="The questions had already been dismissed, here or elsewhere.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
         "The user did not respond in time and answered none of your questions.",
         "time ran out with no answer to this one",
+        "The user may be away: never treat silence as consent. Go on only with what does not"
+        " depend on the unanswered questions, or stop and ask again later.",
         "No answer in time",
         "Time ran out; what you had answered was sent.",
-        "Time had run out before they arrived.",
+        "(no answer: the user did not respond in time)",
+        late="Time had run out before they arrived.",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
         "Nobody was asked: no interactive user is available in this run.",
         "nobody was asked",
+        "Use the answers given and do not assume answers to the rest. Go on with what you"
+        " know, or stop and say what you need from the user.",
         "Nobody could be asked",
         "Nothing was sent.",
+        "(no answer: nobody could be asked)",
+        "Nobody was asked: no interactive user is available to answer questions in this run,"
+        " so there are no answers. Go on with reasonable assumptions and state each one"
+        " plainly, or stop and say what information you need.",
+    ),
+    Outcome.FOLLOW_UP: _OutcomeWords(
+        "The user answered what is listed and asked for more questions before you go on.",
+        "The user asked for more questions before answering any of these.",
+        "the user asked for more questions before answering this one",
+        "Ask the user more questions with another call, or say what else you need to know,"
+        " before you go on; do not assume answers to the rest.",
+        "Asked for more questions",
+        "Your request for more questions was sent, with what you had answered.",
+        "(the user asked for more questions before deciding)",
+        late="More questions had already been asked for, here or elsewhere.",
     ),
 }
-_UNAVAILABLE_ALONE = (
-    "Nobody was asked: no interactive user is available to answer questions"
-    " in this run, so there are no answers. Go on with reasonable assumptions"
-    " and state each one plainly, or stop and say what information you need."
-)
 
 
 def _alone_text(status: Outcome) -> str:
     """The whole result of an outcome that came with no answers at all."""
-    if status is Outcome.UNAVAILABLE:
-        return _UNAVAILABLE_ALONE
-    return f"{_OUTCOME_WORDS[status].head_none} {_ASSUME_NOTHING}"
+    return _OUTCOME_WORDS[status].alone
 
 
 def result_text(output: QuestionOutput, answers: Any = None) -> str:
@@ -3204,7 +3478,8 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
     for number, item in enumerate(output.questions, 1):
         lines.append(f"{number}. {_quoted(item.question)}")
         lines.extend(_answer_lines(by_id.get(item.id), status))
-    return "\n".join([_result_head(status, checked), *lines, _result_tail(status, checked)])
+    head, tail = _result_ends(status, checked)
+    return "\n".join([head, *lines, tail])
 
 
 def declined_text() -> str:
@@ -3214,7 +3489,7 @@ def declined_text() -> str:
 
 def unavailable_text() -> str:
     """The tool result when no interactive user could be asked at all."""
-    return _UNAVAILABLE_ALONE
+    return _alone_text(Outcome.UNAVAILABLE)
 
 
 def error_text(err: BaseException) -> str:
@@ -3269,37 +3544,32 @@ def _is_well_formed(answer: Any) -> bool:
         and (answer.selected is None or isinstance(answer.selected, list)
              and all(isinstance(label, str) for label in answer.selected))
         and isinstance(answer.assumed, bool)
+        and (answer.unanswered is None or answer.unanswered in _STATES)
     )
 
 
-def _is_person_answer(answer: AnswerItem) -> bool:
-    return not answer.assumed and _gives_answer(answer)
-
-
-def _result_head(status: Outcome, answers: "List[AnswerItem]") -> str:
-    person = any(_is_person_answer(answer) for answer in answers)
+def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, str]":
+    """The result's first line (what happened) and last (what to do now).
+    Leaving a question to the assistant or to a discussion is saying
+    something of it, as an answer is."""
+    person = said = assumed = False
+    for answer in answers:
+        given = _gives_answer(answer)
+        person = person or given and not answer.assumed
+        said = said or given and not answer.assumed or answer.unanswered is not None and _STATES[answer.unanswered].settles
+        assumed = assumed or answer.assumed
     words = _OUTCOME_WORDS[status]
-    head = words.head_some if person else words.head_none
+    head = words.head_some if said else words.head_none
     if person:
         head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
-    if any(answer.assumed for answer in answers):
+    if assumed:
         head += (
             f" Answers marked '{_ASSUMED}' are your own recommended options, filled in"
             " because the user did not answer: the user did not choose them."
         )
-    return head
-
-
-def _result_tail(status: Outcome, answers: "List[AnswerItem]") -> str:
-    if status == Outcome.ANSWERED:
-        if any(_is_person_answer(answer) for answer in answers):
-            return "Go on with the task with these answers in mind."
-        return "Go on without these answers; do not assume any."
-    assumed = " State each assumed answer plainly as an assumption." if any(a.assumed for a in answers) else ""
-    return (
-        "Use the answers given and do not assume answers to the rest."
-        f"{assumed} Go on with what you know, or stop and say what you need from the user."
-    )
+    if status == Outcome.ANSWERED and not said:
+        return head, "Go on without these answers; do not assume any."
+    return head, words.advice + (" State each assumed answer plainly as an assumption." if assumed else "")
 
 
 def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]":
@@ -3313,9 +3583,13 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
         lines.append(f"   {_PICKED}: " + ", ".join(map(_quoted, answer.selected)))
     if answer.answer is not None:
         lines.append(f"   {_TYPED}: {_quoted(answer.answer)}")
-    if answer.note is not None and lines:
-        lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note on this answer)")
-    return lines or ["   skipped: the question was optional and the user gave no answer"]
+    if not lines:
+        state = _STATES[answer.unanswered] if answer.unanswered is not None else None
+        lines.append(f"   {state.result}" if state else f"   unanswered: {_OUTCOME_WORDS[status].unanswered}")
+    if answer.note is not None:
+        whose = "on this answer" if _gives_answer(answer) else "on this question"
+        lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note {whose})")
+    return lines
 
 
 # ===========================================================================
@@ -3401,17 +3675,44 @@ class _AskedOutput:
         return [(index, item, answer) for index, item, answer in found if _gives_answer(answer) and answer is not None]
 
     def parts(self, index: int, answer: "Optional[AnswerItem]", note_prefix: str) -> "List[str]":
-        """One question's answer as parts: picked labels, typed text, the note."""
+        """One question's answer as parts: picked labels and typed text, or
+        the marker saying why there is none; then the note."""
+        marker = self.marker(answer)
         if answer is None:
-            return []
-        parts = self.labels(index, answer) + ([answer.answer] if answer.answer is not None else [])
+            return [marker] if marker else []
+        typed = [answer.answer] if answer.answer is not None else []
+        labels = [_quoted_part(label) for label in self.labels(index, answer)]  # the runtime joins parts with ", "
+        parts = labels + typed + ([marker] if marker else [])
         return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
+
+    def marker(self, answer: "Optional[AnswerItem]") -> "Optional[str]":
+        """The entry that says why a question has no answer: its state, else
+        the outcome that left it unanswered; None for an answer."""
+        if _gives_answer(answer):
+            return None
+        if answer is not None and answer.unanswered is not None:
+            return _STATES[answer.unanswered].marker
+        return _OUTCOME_WORDS[self.status].marker
+
+    def is_plain(self) -> bool:
+        """Whether every question has its answer: nothing for a form to say
+        beyond the answers."""
+        return self.status is Outcome.ANSWERED and len(self.answered()) == len(self.items)
 
     def with_outcome(self, form: "Dict[str, Any]") -> "Dict[str, Any]":
         """A form that carries no outcome of its own, with the outcome beside it."""
         if self.status is not Outcome.ANSWERED:
             form.update(status=self.status.value, message=result_text(self.output))
         return form
+
+    def outcome_lines(self) -> "List[str]":
+        """What happened, in the result's own words, for a form whose
+        runtime shows its model nothing but the answers."""
+        checked = list(self.answers.values())
+        states = [f"{item.id}: {self.marker(self.answers.get(item.id))}" for item in self.items
+                  if not _gives_answer(self.answers.get(item.id)) and self.marker(self.answers.get(item.id))]
+        head, tail = _result_ends(self.status, checked)
+        return [head, *states, tail]
 
 
 class _HarnessForm:
@@ -3420,6 +3721,8 @@ class _HarnessForm:
 
     # A string that starts so is a note (an entry of a list, or a whole value).
     note_prefix: "ClassVar[Optional[str]]" = None
+    # Whether a note entry with nothing beside it is the typed answer.
+    note_is_typed: "ClassVar[bool]" = False
     # Joins a note to the end of a value that holds an answer too.
     note_part: "ClassVar[Optional[str]]" = None
     # Rows that stand for "my answer is in the note" (folded).
@@ -3428,13 +3731,14 @@ class _HarnessForm:
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         raise NotImplementedError
 
-    def gather_notes(self, wrapper: "Dict[Any, Any]", notes: "Dict[Any, str]") -> None:
-        """Put into ``notes``, by key, the notes this form carries beside its
-        answers in ``wrapper``, the object around the answers."""
+    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
+        """Put into ``asides``, by key, what this form says beside its answers
+        in ``wrapper``, the object around the answers (notes, states)."""
 
-    def unwrap(self, answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
         """The answers mapping with this form's values made plain (a list of
-        strings or a string per key); unchanged when they are not its own."""
+        strings or a string per key) and its own extra entries taken out;
+        unchanged when they are not its own."""
         return answers
 
 
@@ -3458,8 +3762,12 @@ class _ClaudeCodeForm(_HarnessForm):
     note_rows = frozenset(("(notes only)",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
+        """Its runtime shows its model a follow-up as its own followUp, with
+        the answers so far; everything else but a full answer as the deny."""
         answered = asked.answered()
-        if asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items):
+        follow_up = asked.status is Outcome.FOLLOW_UP and len(answered) == sum(
+            1 for answer in asked.answers.values() if _gives_answer(answer) or answer.note is not None)
+        if not follow_up and (asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items)):
             return {"behavior": "deny", "message": result_text(asked.output)}
         replies: Dict[str, str] = {}
         notes: Dict[str, Dict[str, str]] = {}
@@ -3472,14 +3780,34 @@ class _ClaudeCodeForm(_HarnessForm):
         updated: Dict[str, Any] = {"questions": questions, "answers": replies}
         if notes:
             updated["annotations"] = notes
+        if follow_up:
+            updated["followUp"] = True
         return {"behavior": "allow", "updatedInput": updated}
 
-    def gather_notes(self, wrapper: "Dict[Any, Any]", notes: "Dict[Any, str]") -> None:
+    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
+        """Its annotations, by question text: a note, and ``unanswered``
+        (``replied_in_chat`` is a question to discuss); its ``response``,
+        typed instead of answering, leaves each question without an answer
+        to discuss, the text the note of the first."""
         annotations = wrapper.get("annotations")
         for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
+            aside = _Given()
             note = value.get("notes") if isinstance(value, dict) else None
-            if isinstance(note, str):
-                notes[key] = note
+            state = value.get("unanswered") if isinstance(value, dict) else None
+            aside.unanswered = _CLAUDE_CODE_STATES.get(state) if isinstance(state, str) else None
+            aside.note = note if isinstance(note, str) else None
+            aside.note_is_typed = True  # a note on a question the answers leave out is its answer
+            asides[key] = aside
+        response = wrapper.get("response")
+        if isinstance(response, str) and response.strip():
+            said = {_answer_key(items, key) for key in (*wrapper["answers"], *asides)}
+            for index in (index for index in range(len(items)) if index not in said):
+                aside = asides[items[index].id] = _Given()
+                aside.unanswered, aside.note, response = _DISCUSS, response or None, ""
+
+
+# Its annotations' words for a question without an answer, as askq's states.
+_CLAUDE_CODE_STATES = {"skipped": _SKIPPED, "replied_in_chat": _DISCUSS, "dismissed": _UNREACHED}
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
@@ -3497,10 +3825,14 @@ class _OpenCodeForm(_HarnessForm):
     note_prefix = "note: "
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
-        if asked.status is not Outcome.ANSWERED:
+        if asked.status is Outcome.DECLINED:  # its reject ends the turn, as a dismissal means
             return {"reject": True, "message": result_text(asked.output)}
         note = self.note_prefix or ""
-        return {"answers": [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]}
+        lists = [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]
+        marker = _OUTCOME_WORDS[asked.status].marker
+        if marker and lists and not any(marker in parts for parts in lists):
+            lists[-1].append(marker)  # every question answered: the outcome must still show
+        return {"answers": lists}
 
 
 @_harness_form("gemini")
@@ -3513,9 +3845,14 @@ class _GeminiForm(_HarnessForm):
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         replies = {}
-        for index, _, answer in asked.answered():
-            note = "" if answer.note is None else f"{self.note_part}{answer.note}"
-            replies[str(index)] = _joined(asked.labels(index, answer), answer.answer) + note
+        for index, item in enumerate(asked.items):
+            answer = asked.answers.get(item.id)
+            marker = asked.marker(answer)
+            value = _joined(asked.labels(index, answer), answer.answer) if answer and not marker else marker
+            if value is None:
+                continue
+            note = "" if answer is None or answer.note is None else f"{self.note_part}{answer.note}"
+            replies[str(index)] = value + note
         return asked.with_outcome({"answers": replies})
 
 
@@ -3527,20 +3864,44 @@ class _CodexForm(_HarnessForm):
     note is an answer of one's own."""
 
     note_prefix = "user_note: "
+    note_is_typed = True
     note_rows = frozenset(("none of the above",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
-        replies = {}
-        for index, item, answer in asked.answered():
-            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None)
-            replies[item.id] = {"answers": asked.labels(index, answer) + ([f"{self.note_prefix}{note}"] if note else [])}
+        """Codex shows its model the answers map alone, verbatim: a question
+        without an answer gets its marker, and what happened goes into one
+        more entry, ``outcome``, which is no question's."""
+        replies: Dict[str, Any] = {}
+        for index, item in enumerate(asked.items):
+            answer = asked.answers.get(item.id)
+            marker = asked.marker(answer)
+            if answer is None and marker is None:
+                continue
+            entries = [marker] if marker else asked.labels(index, answer) if answer else []
+            note = "\n".join(text for text in (answer.answer, answer.note) if text is not None) if answer else ""
+            replies[item.id] = {"answers": entries + ([f"{self.note_prefix}{note}"] if note else [])}
+        if not asked.is_plain():
+            replies[_outcome_key(asked.items)] = {"answers": asked.outcome_lines()}
         return asked.with_outcome({"answers": replies})
 
-    def unwrap(self, answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
+        if not any(isinstance(value, dict) for value in answers.values()):
+            return answers
+        outcome = _outcome_key(items)
         return {
             key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
             for key, value in answers.items()
+            if key != outcome or not isinstance(value, dict)
         }
+
+
+def _outcome_key(items: "List[QuestionItem]") -> str:
+    """The key of the entry that says what happened, in a form keyed by
+    question id: ``outcome``, with "_" appended while a question has it."""
+    key = "outcome"
+    while any(item.id == key for item in items):
+        key += "_"
+    return key
 
 
 @_harness_form("mcp")
@@ -3579,12 +3940,18 @@ class _FormReaders:
 
     def __init__(self, forms: "List[_HarnessForm]") -> None:
         self.note_prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
+        self.typed_note_prefixes = frozenset(form.note_prefix for form in forms if form.note_is_typed)
         self.note_parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
         self.note_rows: FrozenSet[str] = frozenset().union(*(form.note_rows for form in forms))
+        # The entries the forms write for a question's state, or for one the
+        # outcome left unanswered (read as if nothing had been given for it).
+        self.markers = {state.marker: state.name for state in _STATES.values()}
+        self.markers.update((words.marker, _UNREACHED) for words in _OUTCOME_WORDS.values() if words.marker)
         # A look at the first character spares most strings the folding.
-        self.note_row_starts = frozenset(row[:1] for row in self.note_rows) | {row[:1].upper() for row in self.note_rows}
+        rows = [*self.note_rows, *self.markers]
+        self.row_starts = frozenset(row[:1] for row in rows) | {row[:1].upper() for row in rows}
         self.unwrappers = [form for form in forms if type(form).unwrap is not _HarnessForm.unwrap]
-        self.note_gatherers = [form for form in forms if type(form).gather_notes is not _HarnessForm.gather_notes]
+        self.aside_gatherers = [form for form in forms if type(form).gather_asides is not _HarnessForm.gather_asides]
 
 
 @functools.lru_cache(maxsize=None)
@@ -3599,10 +3966,10 @@ def _sent_text(value: Any) -> "Optional[str]":
 
 def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
     """Labels, then typed text, joined with ", " as Claude Code joins them: a
-    label holding ", " or a quote as a JSON string, once there are several
-    parts; the typed text as the person typed it."""
-    parts = [_quoted_part(label) for label in labels] if len(labels) + (typed is not None) > 1 else list(labels)
-    return ", ".join(parts + ([] if typed is None else [typed]))
+    label holding ", " or a quote as a JSON string, also alone (else the
+    label and a pick with typed text beside it read the same); the typed
+    text as the person typed it."""
+    return ", ".join([_quoted_part(label) for label in labels] + ([] if typed is None else [typed]))
 
 
 def _quoted_part(part: str) -> str:
@@ -3677,9 +4044,23 @@ def to_elicitation(
     required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
-        "message": _elicitation_message(items) if message is None else message,
-        "requestedSchema": {"type": "object", "properties": properties, "required": required},
+        "message": _visible(_elicitation_message(items) if message is None else message),
+        "requestedSchema": {"type": "object", "properties": _shown_safely(properties), "required": required},
     }
+
+
+def _shown_safely(properties: "Dict[str, Any]") -> "Dict[str, Any]":
+    """Every text a client draws of the form's fields (titles, descriptions,
+    enum names) as the terminal shows it, since clients draw forms in
+    terminals too; the values that come back stay as they are."""
+    for field in properties.values():
+        for choice in [field, *field.get("oneOf", ()), *field.get("items", {}).get("anyOf", ())]:
+            for name in ("title", "description"):
+                if name in choice:
+                    choice[name] = _visible(choice[name])
+        if "enumNames" in field:
+            field["enumNames"] = [_visible(title) for title in field["enumNames"]]
+    return properties
 
 
 def from_elicitation(
@@ -3972,22 +4353,25 @@ class _LinePrompt:
     def __init__(self, reader: "_LineReader", writer: Any) -> None:
         self.reader = reader
         self.writer = writer
+        self.note: Optional[AnswerItem] = None  # a note written for the question being asked
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
         """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
+        self.note = None
         try:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
         except EOFError:
+            answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
             return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
         except KeyboardInterrupt:
-            return Outcome.DECLINED, answers
+            return Outcome.DECLINED, answers + ([self.note] if self.note else [])
         except _TimedOut:
             self.writer.write("\n  No answer in time.\n")
-            return Outcome.TIMED_OUT, answers
+            return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
         return Outcome.ANSWERED, answers
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
@@ -4008,11 +4392,12 @@ class _LinePrompt:
     def answer(self, item: QuestionItem) -> AnswerItem:
         """Read lines until one answers the question; explain and ask again
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
-        note: Optional[str] = None
+        self.note = None
         while True:
             line = self.read_line(_CUE)
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
+                self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
                 self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
                 continue
             try:
@@ -4020,8 +4405,7 @@ class _LinePrompt:
             except _Retry as retry:
                 self.writer.write(f"  {retry}\n")
                 continue
-            if note is not None and (answer.answer is not None or answer.selected):
-                answer.note = note
+            answer.note, self.note = self.note.note if self.note else None, None  # a skip keeps it too
             return answer
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
@@ -4199,10 +4583,15 @@ def _edited_line() -> str:
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
+# Digits typed within this many seconds of each other make one row number.
+_NUMBER_WAIT = 1.0
 
 
-# What each key does while a line is being edited, registered beside it.
+# What each key does while a line is being edited, registered beside it;
+# and what each key that moves in the rows (or scrolls the view) does.
 _EDIT_KEYS: "_Registry" = _Registry()
+_ROW_KEYS: "_Registry" = _Registry()
+_FILTER_KEYS: "_Registry" = _Registry()
 
 
 def _word_start(line: str, caret: int) -> int:
@@ -4257,10 +4646,34 @@ class _Dialog:
     def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
         self.entries = [_Entry() for _ in items]
-        self.tab = 0
         self.notice = ""
         self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
+        self.page = 5  # rows, or lines, that PgUp and PgDn move by: the screen sets it
+        self.clock: Callable[[], float] = time.monotonic
+        self.tab = 0
+
+    @property
+    def tab(self) -> int:
+        return self._tab
+
+    @tab.setter
+    def tab(self, tab: int) -> None:
+        """Another tab: shown from where it follows the highlight, unfiltered."""
+        self._tab = tab
+        self.view = 0  # lines the view is moved from there (up when negative)
+        self.filter: Optional[str] = None  # the text rows are narrowed to, while filtering
+        self.digits, self.digits_at = "", 0.0  # a row number being typed, and when
+
+    def shown_rows(self) -> "List[int]":
+        """The rows of the current question that are drawn: all, or those a
+        filter leaves (its text in the label or description, without case)."""
+        rows = self.rows(self.tab)
+        if self.filter is None:
+            return list(range(len(rows)))
+        folded = self.filter.lower()
+        return [index for index, row in enumerate(rows)
+                if folded in row.label.lower() or row.option is not None and folded in (row.option.description or "").lower()]
 
     @property
     def review_tab(self) -> int:
@@ -4279,7 +4692,7 @@ class _Dialog:
         """Whether keys go to a line of text: a note, a free-text question, or the row for typing."""
         if self.noting:
             return True
-        if self.tab == self.review_tab:
+        if self.tab == self.review_tab or self.filter is not None:
             return False
         if not self.items[self.tab].question_type.is_choice:
             return True
@@ -4293,9 +4706,11 @@ class _Dialog:
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        if typed is not None or picked:  # a note goes with an answer, never alone
-            return AnswerItem(item.id, typed, picked or None, note=entry.note.strip() or None)
-        return AnswerItem(item.id) if entry.skipped else None
+        note = entry.note.strip() or None
+        if typed is not None or picked:
+            return AnswerItem(item.id, typed, picked or None, note=note)
+        # A skip keeps its note; a note alone is kept too, and answers nothing.
+        return AnswerItem(item.id, note=note) if entry.skipped or note else None
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4316,15 +4731,24 @@ class _Dialog:
     def outcome(self) -> "Tuple[Outcome, List[AnswerItem]]":
         return self.status or Outcome.DECLINED, self.answers()
 
-    def summary(self, width: int) -> "List[str]":
-        """What the scrollback keeps once the dialog is gone: the answers, briefly."""
+    def summary(self, width: int, encoded: "Callable[[str], str]" = str) -> "List[str]":
+        """What the scrollback keeps once the dialog is gone: the answers,
+        briefly, ``encoded`` for the terminal before they are measured."""
         status, answers = self.outcome()
         lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
-        for item in self.items:
-            shown = _shown_answer(by_id.get(item.id))
-            lines += _wrap(f"{_visible(item.header or item.question)}: {shown}", max(width, _MIN_WIDTH), "  ", "    ")
+        for index, item in enumerate(self.items):
+            shown = self.shown(index, by_id.get(item.id))
+            text = encoded(f"{_visible(item.header or item.question)}: {shown}")
+            lines += _wrap(text, max(width, _MIN_WIDTH), "  ", "    ")
         return lines
+
+    def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
+        """An answer as the review and the summary show it: a note on a
+        question left unanswered is shown with it, not as a skip."""
+        if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
+            return _shown_answer(answer)
+        return f"(not answered); note: {_quoted(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
@@ -4342,36 +4766,120 @@ class _Dialog:
         self.notice = ""
         if name == "esc" and self.noting:  # ends the note, kept as written
             self.noting = False
+        elif name == "esc" and self.filter is not None:  # ends the filter
+            self.filter = None
         elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
-            self.noting = not self.noting
+            self.noting, self.filter = not self.noting, None
         elif name in ("tab", "shift-tab"):
             self.noting = False
+            if name == "tab" and self.tab != self.review_tab:
+                self._skip_if_optional()
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
             self._review_key(name)
+        elif self.filter is not None and not self.noting:
+            if name in _FILTER_KEYS:
+                _FILTER_KEYS[name](self, name, text)
+            elif name in _ROW_KEYS:
+                _ROW_KEYS[name](self, name)
         elif self.editing() and name in _EDIT_KEYS:
             _EDIT_KEYS[name](self, name, text)
-        elif name in ("left", "right"):
+        else:
+            self._choice_key(name, text)
+
+    def _choice_key(self, name: str, text: str) -> None:
+        """A key on an option row (or a free-text question's scrolling keys)."""
+        if name in ("left", "right"):
             self._move_tab(1 if name == "right" else -1)
-        elif name in ("up", "down"):
-            last = len(self.rows(self.tab)) - 1
-            self.entry.row = max(0, min(last, self.entry.row + (1 if name == "down" else -1)))
+        elif name in _ROW_KEYS:
+            _ROW_KEYS[name](self, name)
         elif name == "enter":
             self._enter()
         elif name in ("text", "paste"):
             self._choice_text(text)
+
+    def _skip_if_optional(self) -> None:
+        """Tab past an optional question left empty skips it, as its hints say."""
+        if not self.items[self.tab].required and not self.has_answer(self.tab):
+            self.entry.skipped = True
 
     def _move_tab(self, step: int) -> None:
         tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
         self.tab = (self.tab + step) % tabs
 
     def _review_key(self, name: str) -> None:
+        """The review: Enter submits, Left goes back, the others scroll it."""
+        scroll = {"up": -1, "down": 1, "pgup": -self.page, "pgdn": self.page, "home": -self.view, "end": 1 << 20}
         if name == "enter":
             self._submit()
-        elif name in ("left", "up"):
+        elif name == "left":
             self._move_tab(-1)
+        elif name in scroll:
+            self.view = max(0, self.view + scroll[name])
+
+    # Moving in the rows: over the rows shown, Up and Down wrapping round;
+    # PgUp on the first row scrolls up into the question, for reading it.
+
+    def _go_to_row(self, row: int) -> None:
+        self.entry.row, self.view = row, 0
+
+    @_ROW_KEYS.on("up", "down")
+    def _step_row(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            at = shown.index(self.entry.row) if self.entry.row in shown else 0
+            self._go_to_row(shown[(at + (1 if name == "down" else -1)) % len(shown)])
+
+    @_ROW_KEYS.on("home", "end")
+    def _row_at_end(self, name: str) -> None:
+        shown = self.shown_rows()
+        if shown:
+            self._go_to_row(shown[0] if name == "home" else shown[-1])
+
+    @_ROW_KEYS.on("pgup", "pgdn")
+    def _row_page(self, name: str) -> None:
+        shown = self.shown_rows() or [self.entry.row]
+        at = shown.index(self.entry.row) if self.entry.row in shown else 0
+        if name == "pgup" and at == 0:
+            self.view -= self.page  # the question above the rows, read a page at a time
+        elif name == "pgdn" and self.view < 0:
+            self.view = min(0, self.view + self.page)
+        else:
+            self._go_to_row(shown[max(0, min(len(shown) - 1, at + (self.page if name == "pgdn" else -self.page)))])
+
+    # The filter, on a question with many options: typed text narrows the
+    # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
+
+    def _set_filter(self, text: "Optional[str]") -> None:
+        """A new filter text: the first row it leaves is highlighted."""
+        self.filter = text or None
+        shown = self.shown_rows()
+        if shown and self.filter is not None:
+            self._go_to_row(shown[0])
+
+    @_FILTER_KEYS.on("text", "paste")
+    def _filter_text(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
+
+    @_FILTER_KEYS.on("backspace")
+    def _filter_backspace(self, name: str, text: str) -> None:
+        self._set_filter((self.filter or "")[:-1])
+
+    @_FILTER_KEYS.on("ctrl-u", "ctrl-w", "alt-backspace")
+    def _filter_cleared(self, name: str, text: str) -> None:
+        line = self.filter or ""
+        self._set_filter(line[: _word_start(line, len(line))] if name != "ctrl-u" else "")
+
+    @_FILTER_KEYS.on("enter")
+    def _filter_enter(self, name: str, text: str) -> None:
+        if self.entry.row not in self.shown_rows():
+            self.notice = "No row holds that text: Backspace or Esc ends the filter."
+        elif self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
+            self._act_on_row(advance=False)
+        else:
+            self._enter()
 
     def _submit(self) -> None:
         """Submit, or send the person to the first required question left unanswered."""
@@ -4418,9 +4926,13 @@ class _Dialog:
         picks or toggles, y/n answer a Yes/No question; anything else is typed."""
         item = self.items[self.tab]
         options = item.options or []
-        if len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
+        if len(text) == 1 and text.isdigit() and len(self.rows(self.tab)) > 9:
+            self._row_number(text)
+        elif len(text) == 1 and text.isdigit() and 1 <= int(text) <= len(options):
             self.entry.row = int(text) - 1
             self._act_on_row(advance=True)
+        elif text == "/" and len(options) > 9:
+            self.filter = ""
         elif text == " ":
             self._act_on_row(advance=False)
         elif text.lower() in _YES_NO_LETTERS and _are_yes_no(options):
@@ -4431,6 +4943,20 @@ class _Dialog:
             self._insert("text", text)
         else:
             self.notice = _PICK_HINT
+
+    def _row_number(self, digit: str) -> None:
+        """A digit on a question of more than nine rows: with the digits
+        just before it, a row number, which is highlighted for Enter or Space."""
+        now = self.clock()
+        typed = self.digits + digit if self.digits and now - self.digits_at <= _NUMBER_WAIT else digit
+        if not 1 <= int(typed) <= len(self.rows(self.tab)):
+            typed = digit  # no such row: the digit starts a number of its own
+        self.digits, self.digits_at = typed, now
+        if 1 <= int(typed) <= len(self.rows(self.tab)):
+            self._go_to_row(int(typed) - 1)
+            self.notice = f"Row {typed}: Enter or Space picks it."
+        else:
+            self.notice = f"There is no row {typed}."
 
     def _act_on_row(self, advance: bool) -> None:
         """A digit or Space on an option row: pick it (and go on, for a
@@ -4449,8 +4975,10 @@ class _Dialog:
     # takes the key's name and text, and names the keys it answers.
 
     def line(self) -> "Tuple[str, int]":
-        """The line being edited and its caret: the note, or the answer's text."""
+        """The line being edited and its caret: the note, the filter, or the answer's text."""
         entry = self.entry
+        if self.filter is not None and not self.noting:
+            return self.filter, len(self.filter)
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
 
     def _set_line(self, line: str, caret: int) -> None:
@@ -4507,10 +5035,10 @@ class _Dialog:
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
-        # Up leaves the row for typing for the options above it; a free-text
-        # question, or a note, has nowhere to go.
-        if self.items[self.tab].question_type.is_choice and name == "up" and not self.noting:
-            self.entry.row = max(0, self.entry.row - 1)
+        # Up and Down leave the row for typing for the other rows; a
+        # free-text question, or a note, has nowhere to go.
+        if self.items[self.tab].question_type.is_choice and not self.noting:
+            self._step_row(name)
 
     @_EDIT_KEYS.on("enter")
     def _enter_line(self, name: str, text: str) -> None:
@@ -4522,12 +5050,24 @@ _MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
 
 
-class _Style:
-    """How the dialog may draw: with colour and emphasis or without, and
-    with the marks of Unicode or of ASCII."""
+_SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
 
-    def __init__(self, color: bool, unicode: bool) -> None:
+
+class _Style:
+    """How the dialog may draw: with colour and emphasis or without, with
+    the marks of Unicode or of ASCII, and in the terminal's encoding: where
+    that is not UTF-8, every character it cannot show is drawn escaped, so
+    that widths are measured on what is drawn."""
+
+    def __init__(self, color: bool, unicode: bool, encoding: "Optional[str]" = None) -> None:
         self.color = color
+        self.unicode = unicode
+        self.encoding = "utf-8" if unicode else encoding or "ascii"
+        try:
+            "".encode(self.encoding)
+        except LookupError:  # a name Python does not know: what every terminal shows
+            self.encoding = "ascii"
+        self.bar, self.newline = ("\u2502 ", "\u21b5") if unicode else ("| ", "\\n")
         self.pointer = "\u276f" if unicode else ">"
         self.done = "\u2714" if unicode else "+"
         self.missing = "!"
@@ -4535,6 +5075,21 @@ class _Style:
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
+
+    def encoded(self, text: str) -> str:
+        """Text as the terminal's encoding can show it: escaped where it cannot."""
+        if self.unicode or text.isascii():
+            return text
+        return text.encode(self.encoding, "backslashreplace").decode(self.encoding)
+
+    def text(self, text: str) -> str:
+        """Model-written or typed text, safe to draw: _visible(), then encoded."""
+        return self.encoded(_visible(text))
+
+    def clipped(self, text: str, width: int) -> str:
+        if self.unicode or _cells(text) <= width:
+            return _clipped(text, width)
+        return _cut_cells(text, 0, width - 3) + "..."
 
     def paint(self, text: str, *looks: str) -> str:
         if not self.color or not looks or not text:
@@ -4546,8 +5101,10 @@ class _Style:
 class _Frame:
     """One drawing of the dialog: its lines; where the caret stands while a
     line is edited (line, column) or None; the line of the highlighted row;
-    and how many lines at the top (the tabs) and at the bottom (the hints)
-    must stay on screen when the frame is cut to the terminal's height."""
+    how many lines at the top (the tabs) and at the bottom (the notice and
+    the hints) must stay on screen when the frame is cut to the terminal's
+    height; the one line of hints a short screen keeps; and the marks that
+    say more is above or below."""
 
     def __init__(self) -> None:
         self.lines: List[str] = []
@@ -4555,30 +5112,65 @@ class _Frame:
         self.focus = 0
         self.head = 0
         self.foot = 0
+        self.notice = 0  # the foot's first lines: the notice
         self.tab_line = 0  # the line of the tab bar with the current tab
+        self.brief = ""
+        self.more = ("", "")
+        self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
 
-    def cut(self, height: int) -> "Tuple[List[str], Optional[Tuple[int, int]]]":
+    def cut(self, height: int, view: int = 0) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
         """The lines that fit ``height``: the head and the foot, and between
-        them the rows around the caret or the highlighted row."""
+        them the rows around the caret or the highlighted row, moved by
+        ``view`` lines; and how far the view was moved, within the frame."""
         lines, caret = self.lines, self.caret
         if len(lines) <= height:
-            return lines, caret
-        tabs = lines[: self.head]
-        head, foot = self.head, self.foot
-        if height - head - foot < (2 * height) // 3:  # short: the current tab's line, two foot lines
-            tabs, head, foot = tabs[self.tab_line: self.tab_line + 1], min(head, 1), min(foot, 2)
-        if height - head - foot < 1:  # too short even for those: the middle only
-            tabs, head, foot = [], 0, 0
-        room = height - head - foot
+            return lines, caret, 0
+        tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
+        if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
+            tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
+        if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
+            foot = [self.brief]
+        if height - len(tabs) - len(foot) < 1:
+            tabs = []
+        if height - len(tabs) - len(foot) < 1:
+            foot = []
+        room = height - len(tabs) - len(foot)
+        self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
-        focus = (caret[0] if caret is not None else self.focus) - self.head
-        # From the top (the question first) while the focus fits with a line
-        # to spare, else as much as fits above it and two lines below.
-        top = 0 if focus + 1 < room else max(0, min(focus + 3 - room, len(body) - room))
-        shown = tabs[:head] + body[top: top + room] + lines[len(lines) - self.foot:][:foot]
+        while len(body) > 1 and not body[-1]:  # a blank line at the end is no more to see
+            body = body[:-1]
+        # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
+        ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
+        start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
-            caret = (caret[0] - self.head - top + head, caret[1]) if 0 <= focus - top < room else None
-        return shown, caret
+            row = caret[0] - self.head - start
+            caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
+        return shown + foot, caret, view
+
+
+def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":
+    """Which of ``length`` lines a view of ``room`` lines shows: from the
+    top while the focus fits with a line to spare, else the focus and up to
+    two lines below it, and ``anchor`` (where the focus's row starts) when
+    both fit; moved by ``view``.  A view of four lines or more gives a line
+    at each cut end to a mark.  (start, size, marked above, marked below,
+    the view kept)."""
+    if length <= room:
+        return 0, length, False, False, 0
+    inner = room - 2 if room >= 4 else room
+    lead = 1 if inner < room else 0  # from the top, only the mark below is needed
+    follow = 0 if focus + 1 + lead < room else max(0, min(focus + 1 + min(2, inner - 1) - inner, length - inner))
+    if follow > anchor:  # the row's first lines too, as many as fit above the focus
+        follow = max(anchor, focus - inner + 1)
+    top = max(0, min(length - inner, follow + view))
+    if inner == room:
+        return top, room, False, False, top - follow
+    if top == 0:
+        return 0, room - 1, False, True, top - follow
+    if top >= length - inner:
+        return length - room + 1, room - 1, True, False, top - follow
+    return top, inner, True, True, top - follow
 
 
 class _Painter:
@@ -4606,30 +5198,56 @@ class _Painter:
         foot = len(self.frame.lines)
         if dialog.notice:  # first: a short screen keeps only the foot's first line
             self._wrapped(dialog.notice, " ", " ", "yellow")
+        self.frame.notice = len(self.frame.lines) - foot
+        keys = self.hints(dialog).split(self.style.dot)
         # A hint never breaks between its key and its word: each is one word to _wrap.
-        hints = self.style.dot.join(hint.replace(" ", "\u00a0") for hint in self.hints(dialog).split(self.style.dot))
-        for line in _wrap(hints, self.width, " ", " "):
+        for line in _wrap(self.style.dot.join(key.replace(" ", "\u00a0") for key in keys), self.width, " ", " "):
             self._add(line.replace("\u00a0", " "), "dim")
         self.frame.foot = len(self.frame.lines) - foot
+        self.frame.brief = self.style.paint(self._brief(keys), "dim")
+        up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
+        self.frame.more = (self.style.paint(f" {up} more (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
+    def _brief(self, keys: "List[str]") -> str:
+        """One line of hints for a short screen: the first that fit, and
+        always the last, which says how to dismiss."""
+        kept: List[str] = []
+        for key in keys[:-1]:
+            if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
+                kept.append(key)
+        return self.style.clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+
     def hints(self, dialog: _Dialog) -> str:
-        """The keys that act now, in one line."""
+        """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", "Shift-Tab back", "Esc dismiss"]
+            keys = ["Enter submit", "\u2191\u2193 scroll", "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
-        elif dialog.editing():
-            keys = ["type your answer", "Enter confirm", "Tab next question", "Esc dismiss"]
-        elif dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE:
-            keys = ["\u2191\u2193 move", "Space toggle", "Enter confirm", "Tab next", "Esc dismiss"]
+        elif dialog.filter is not None:
+            multi = dialog.items[dialog.tab].question_type is QuestionType.MULTI_CHOICE
+            keys = ["type to narrow the rows", "Enter toggle" if multi else "Enter pick", "Esc end filter",
+                    "Ctrl-C dismiss"]
         else:
-            keys = ["\u2191\u2193 move", "Enter pick", "Tab next", "Esc dismiss"]
-        if dialog.tab != dialog.review_tab and not dialog.noting:
-            keys.insert(-1, "Ctrl-N note")
+            keys = self._question_hints(dialog)
         if self.style.pointer == ">":
             keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
         return self.style.dot.join(keys)
+
+    def _question_hints(self, dialog: _Dialog) -> "List[str]":
+        item = dialog.items[dialog.tab]
+        skip = not item.required and not dialog.has_answer(dialog.tab)
+        if dialog.editing():
+            keys = ["type your answer", "Enter skip" if skip and not dialog.line()[0].strip() else "Enter confirm",
+                    "Tab skip" if skip else "Tab next question"]
+        elif item.question_type is QuestionType.MULTI_CHOICE:
+            keys = ["\u2191\u2193 move", "Space toggle", "Enter skip" if skip else "Enter confirm",
+                    "Tab skip" if skip else "Tab next"]
+        else:
+            keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
+        if len(item.options or ()) > 9 and not dialog.editing():
+            keys.append("/ filter")
+        return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
         self.frame.lines.append(self.style.paint(text, *looks))
@@ -4639,12 +5257,12 @@ class _Painter:
             self._add(line, *looks)
 
     def _tabs(self, dialog: _Dialog) -> None:
-        names = [_visible(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
+        names = [self.style.text(item.header or f"Q{number}") for number, item in enumerate(dialog.items, 1)]
         if dialog.review_tab >= 0:
             names.append("Submit")
         line, used = "", 0
         for index, name in enumerate(names):
-            name = _clipped(name, self.width - 4)
+            name = self.style.clipped(name, self.width - 4)
             cell = f"{self._mark(dialog, index)} {name}"
             if index != dialog.tab:
                 cell = f" {cell} "
@@ -4669,22 +5287,32 @@ class _Painter:
 
     def _question(self, dialog: _Dialog) -> None:
         item = dialog.items[dialog.tab]
-        self._wrapped(_visible(item.question), " ", " ", "bold")
+        self._wrapped(self.style.text(item.question), " ", " ", "bold")
         if item.purpose:
-            self._wrapped(_visible(item.purpose), " ", " ", "dim")
+            self._wrapped(self.style.text(item.purpose), " ", " ", "dim")
         if not item.required:
             self._add(" (optional)", "dim")
         self._add("")
         if not item.question_type.is_choice:
+            self.frame.focus = len(self.frame.lines)
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
-        else:
-            for number, row in enumerate(dialog.rows(dialog.tab)):
-                self._row(dialog, number, row)
+            self._note(dialog)
+            return
+        if dialog.filter is not None:
+            self._line_editor(dialog, " Filter: ", None, not dialog.noting)
+        rows = dialog.rows(dialog.tab)
+        for number in dialog.shown_rows():
+            self._row(dialog, number, rows[number])
+        if not dialog.shown_rows():
+            self._add(" No row holds that text.", "dim")
+        self._note(dialog)
+
+    def _note(self, dialog: _Dialog) -> None:
         if dialog.noting:
             self._add("")
             self._line_editor(dialog, " Note: ", None, True)
         elif dialog.entry.note.strip():
-            self._wrapped("Note: " + _visible(dialog.entry.note.strip()), " ", "       ", "dim")
+            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -4702,17 +5330,17 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and not dialog.noting)
+            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(_visible(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        self._wrapped(self.style.text(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
         option = row.option
         if option is not None and option.description:
-            self._wrapped(_visible(option.description), hang, hang, "dim")
+            self._wrapped(self.style.text(option.description), hang, hang, "dim")
         if here and option is not None and option.preview:  # beside the highlight, in view with it
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
-                self._add(_clipped(hang + "\u2502 " + _visible(line), self.width), "cyan")
+                self._add(self.style.clipped(hang + self.style.bar + self.style.text(line), self.width), "cyan")
 
     def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
@@ -4721,30 +5349,31 @@ class _Painter:
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = _visible(line.replace("\n", "\u21b5"))
-        caret = _cells(_visible(line[:at].replace("\n", "\u21b5")))
+        text = self.style.text(line.replace("\n", self.style.newline))
+        caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
-            self._add(_clipped(lead + _visible(placeholder), self.width), "dim")
+            self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
             self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
         if active:
-            self.frame.focus = len(self.frame.lines) - 1
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
     def _review(self, dialog: _Dialog) -> None:
+        self.frame.focus = len(self.frame.lines)
         self._add(" Review your answers", "bold")
         self._add("")
         for index, item in enumerate(dialog.items):
-            name = _visible(item.header or item.question)
+            name = self.style.text(item.header or item.question)
+            answer = dialog.answer(index)
+            note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                shown = _shown_answer(dialog.answer(index))
-                self._wrapped(f"{name}: {shown}", f" {self.style.done} ", "   ", "green")
+                self._wrapped(self.style.encoded(f"{name}: {_shown_answer(answer)}"), f" {self.style.done} ", "   ", "green")
             elif item.required:
-                self._wrapped(f"{name}: needs an answer", f" {self.style.missing} ", "   ", "yellow")
+                self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
-                self._wrapped(f"{name}: skipped", "   ", "   ", "dim")
+                self._wrapped(f"{name}: skipped{note}", "   ", "   ", "dim")
 
 
 # The dialog on a terminal: raw keys in, the frame drawn in place.  The
@@ -4759,13 +5388,13 @@ _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
-    "\x17": "ctrl-w", "\x0b": "ctrl-k",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z",
 }
 # Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
 _ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
 # The final character of an escape sequence (CSI or SS3), and CSI "n~" codes.
 _SEQUENCE_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end", "Z": "shift-tab"}
-_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete"}
+_TILDE_KEYS = {"1": "home", "7": "home", "4": "end", "8": "end", "3": "delete", "5": "pgup", "6": "pgdn"}
 
 
 class _Terminated(Exception):
@@ -4795,8 +5424,9 @@ def _run_dialog(
     fd = _fileno(reader)
     assert fd is not None
     try:
-        with _RawTerminal(fd, writer):
-            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel)
+        terminal = _RawTerminal(fd, writer)
+        with terminal:
+            _Screen(writer).run(dialog, _KeyReader(fd), timeout, cancel, terminal)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -4806,33 +5436,58 @@ def _run_dialog(
 
 class _RawTerminal:
     """Raw keys and bracketed paste while entered, SIGTERM turned into
-    _Terminated; on the way out, the terminal exactly as it was."""
+    _Terminated; on the way out, the terminal exactly as it was.
+
+    It stops like any job: Ctrl-Z (a key in raw mode) or a SIGTSTP from
+    outside asks for a stop (``stop_wanted``), which suspend() carries out
+    with the terminal restored, taking raw mode back on SIGCONT; a SIGCONT
+    after a stop it could not see (SIGSTOP) sets ``continued``."""
 
     def __init__(self, fd: int, writer: Any) -> None:
         self.fd = fd
         self.writer = writer
         self.saved: Any = None
-        self.handler: Any = None
+        self.handlers: Dict[int, Any] = {}
+        self.stop_wanted = False
+        self.continued = False
 
     def __enter__(self) -> None:
         import signal
         import termios
 
         self.saved = termios.tcgetattr(self.fd)
-        raw = termios.tcgetattr(self.fd)
+        try:
+            for signum, handler in ((signal.SIGTERM, _on_sigterm), (signal.SIGTSTP, self._on_stop),
+                                    (signal.SIGCONT, self._on_continue)):
+                self.handlers[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread: signals stay as they are
+            pass
+        self.resume()
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        try:
+            self.pause()
+        finally:
+            for signum, handler in self.handlers.items():
+                signal.signal(signum, handler)
+
+    def resume(self) -> None:
+        """Raw keys and bracketed paste, from the mode saved on entry."""
+        import termios
+
+        raw = list(self.saved)
         raw[0] &= ~(termios.ICRNL | termios.IXON)  # iflag: Enter as \r, Ctrl-S/Q as keys
         raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
+        raw[6] = list(raw[6])
         raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
-        try:
-            self.handler = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:  # not the main thread: signals stay as they are
-            self.handler = None
         termios.tcsetattr(self.fd, termios.TCSADRAIN, raw)
         self.writer.write("\x1b[?2004h")
         self.writer.flush()
 
-    def __exit__(self, *exc: object) -> None:
-        import signal
+    def pause(self) -> None:
+        """The terminal as it was on entry."""
         import termios
 
         try:
@@ -4840,8 +5495,32 @@ class _RawTerminal:
             self.writer.flush()
         finally:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            if self.handler is not None:
-                signal.signal(signal.SIGTERM, self.handler)
+
+    def suspend(self) -> None:
+        """Stop as the terminal's Ctrl-Z would stop the job, the terminal
+        restored meanwhile; raw mode again once continued."""
+        import signal
+
+        self.pause()
+        stop = signal.SIGTSTP
+        if stop in self.handlers:
+            signal.signal(stop, signal.SIG_DFL)
+        try:
+            try:  # the job, as the terminal's own Ctrl-Z would stop it
+                os.killpg(os.tcgetpgrp(self.fd), stop)
+            except OSError:  # not this process's controlling terminal: only this process
+                os.kill(os.getpid(), stop)
+        finally:
+            if stop in self.handlers:
+                signal.signal(stop, self._on_stop)
+            self.stop_wanted = self.continued = False
+            self.resume()
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self.stop_wanted = True
+
+    def _on_continue(self, signum: int, frame: Any) -> None:
+        self.continued = True
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -4947,10 +5626,11 @@ class _Screen:
         self.writer = writer
         self.above = 0  # lines between the top of the last frame and the cursor
         self.lines = 0  # how many lines the last frame has
+        self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
         encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"))
+        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:
@@ -4961,26 +5641,39 @@ class _Screen:
         return size.columns or 80, size.lines or 24
 
     def resized(self) -> bool:
-        """Whether the terminal changed size; if so, the next frame is drawn
-        from the top of the screen, since the terminal rewrapped the last one."""
+        """Whether the terminal changed size.  The last frame is drawn over
+        where it still stands as drawn: when each of its lines fits the new
+        width, no terminal rewrapped it.  Otherwise nobody can say where its
+        lines went, and what is above them is not the dialog's to clear: the
+        old lines stay, and the next frame starts below them."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        self.writer.write("\x1b[H")
-        self.above = 0
+        columns = size[0]
+        if any(width >= columns for width in self.widths):
+            below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
+            self.writer.write(f"\r\x1b[{below}B\r\n" if below else "\r\n")
+            self.above = self.lines = 0
+            self.widths = []
         return True
 
-    def run(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None) -> None:
+    def run(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None,
+        terminal: "Optional[_RawTerminal]" = None,
+    ) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
-            self._follow_keys(dialog, keys, timeout, cancel)
+            self._follow_keys(dialog, keys, timeout, cancel, terminal)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
 
-    def _follow_keys(self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any) -> None:
+    def _follow_keys(
+        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any,
+        terminal: "Optional[_RawTerminal]",
+    ) -> None:
         self.draw(dialog)
         deadline = None if timeout is None else time.monotonic() + timeout
         while dialog.status is None:
@@ -4991,19 +5684,41 @@ class _Screen:
                 dialog.status = Outcome.TIMED_OUT
                 break
             pressed = keys.read(wait)
-            if not pressed:
+            for key in pressed:
+                if key[0] == "ctrl-z" and terminal is not None:
+                    terminal.stop_wanted = True
+                elif key[0] != "ctrl-z":
+                    dialog.feed([key])
+            if terminal is not None and (terminal.stop_wanted or terminal.continued):
+                self._stopped(terminal)
+            elif not pressed:
                 if self.resized():
                     self.draw(dialog)
                 continue
-            dialog.feed(pressed)
             deadline = None if timeout is None else time.monotonic() + timeout
             self.draw(dialog)
 
+    def _stopped(self, terminal: "_RawTerminal") -> None:
+        """Stop as a job (the frame taken off first), or come back from a
+        stop: either way, the next frame starts afresh where the cursor is,
+        below what the shell wrote meanwhile, at the terminal's size now."""
+        if terminal.stop_wanted:
+            self.erase()
+            terminal.suspend()
+        else:
+            terminal.continued = False
+            terminal.resume()
+        self.above = self.lines = 0
+        self.size = self._size()
+
     def draw(self, dialog: _Dialog) -> None:
         width, height = self.size
-        lines, caret = _Painter(width - 1, self.style).paint(dialog).cut(max(height - 1, 1))
+        frame = _Painter(width - 1, self.style).paint(dialog)
+        lines, caret, dialog.view = frame.cut(max(height - 1, 1), dialog.view)
+        dialog.page = frame.page
         out = [self._back_to_top(), "\x1b[K\r\n".join(lines), "\x1b[K\x1b[J"]
         self.lines = len(lines)
+        self.widths = [_cells(_SGR_CODE.sub("", line)) for line in lines]
         if caret is None:
             out.append("\x1b[?25l")
             self.above = len(lines) - 1
@@ -5019,7 +5734,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
-        summary = dialog.summary(self.size[0] - 1)
+        summary = dialog.summary(self.size[0] - 1, self.style.encoded)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
         self.above = 0
@@ -5080,9 +5795,8 @@ class _HttpRequest:
 
 class _HttpResponse:
     """What a handler returns: a status, headers and a body.  The body is
-    bytes, written whole with its length; a body streamed as it comes (an
-    event stream) would be a second kind, written where _HttpServer.send()
-    writes this one."""
+    bytes, written whole with its length; a body streamed as it comes is an
+    _HttpStream."""
 
     __slots__ = ("body", "headers", "status")
 
@@ -5106,6 +5820,35 @@ class _HttpResponse:
         sends of its body is drained, not read as a request."""
         self.headers["Connection"] = "close"
         return self
+
+    def write_body(self, connection: Any) -> None:
+        body = b"" if connection.command == "HEAD" else self.body
+        connection.send_header("Content-Length", str(len(body)))
+        connection.end_headers()
+        connection.wfile.write(body)
+
+
+class _HttpStream(_HttpResponse):
+    """A response whose body is written as it is made (an event stream): it
+    has no length, so the connection ends with it."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, status: int, headers: "Dict[str, str]", chunks: "Iterator[bytes]") -> None:
+        super().__init__(status, {**headers, "Connection": "close"}, b"")
+        self.chunks = chunks
+
+    def write_body(self, connection: Any) -> None:
+        connection.end_headers()
+        connection.wfile.flush()
+        try:
+            for chunk in self.chunks:
+                connection.wfile.write(chunk)
+                connection.wfile.flush()
+        finally:
+            close = getattr(self.chunks, "close", None)
+            if close is not None:  # a client that left ends the stream's work at once
+                close()
 
 
 class _HttpHandlers:
@@ -5261,13 +6004,10 @@ class _HttpServer:
 
     @staticmethod
     def send(connection: Any, response: _HttpResponse) -> None:
-        body = b"" if connection.command == "HEAD" else response.body
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
-        connection.send_header("Content-Length", str(len(body)))
-        connection.end_headers()
-        connection.wfile.write(body)
+        response.write_body(connection)
 
 
 # http.server's classes, bent to hand their work to an _HttpServer, are made
@@ -5968,8 +6708,9 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
         parts = [_isolated(_visible(label)) for label in answer.selected or ()]
         parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
         shown = ", ".join(parts)
-    else:  # what the review says of a question without an answer
-        shown = _isolated(_shown_answer(None if answer is None else dataclasses.replace(answer, note=None)))
+    else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
+        said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
+        shown = _isolated(_shown_answer(said))
     row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
         row += f"; note: {_isolated(_quoted(answer.note))}"
@@ -6261,7 +7002,7 @@ class _PendingCall(NamedTuple):
 
 class _WaitingPage(NamedTuple):
     call_id: Any
-    session: _WebSession
+    session: Any  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
     context: _RequestContext
 
 
@@ -6273,6 +7014,56 @@ class _WebOptions:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
 
+    def open(self, items: "List[QuestionItem]") -> Any:
+        """A page for the questions, on a server of its own."""
+        return _WebSession(items, self.host, self.port, self.timeout)
+
+
+class _RequestSeal:
+    """The signed ``requestState`` of an input-required result: it names the
+    call's arguments, so that a retry is answered only for the call that was
+    asked, by any server that holds the same key, and a state a client made
+    or changed is refused."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: "Optional[bytes]" = None) -> None:
+        import secrets
+
+        self.key = key or secrets.token_bytes(32)
+
+    def seal(self, arguments: Any) -> str:
+        import base64
+
+        body = base64.urlsafe_b64encode(json.dumps({"call": self._digest(arguments)}).encode()).decode()
+        return f"{body}.{self._signature(body)}"
+
+    def check(self, state: Any, arguments: Any) -> None:
+        """Refuse a retry whose state is missing, forged, altered or another call's."""
+        import base64
+        import hmac
+
+        body, _, signature = state.partition(".") if isinstance(state, str) else ("", "", "")
+        if not (body and hmac.compare_digest(signature.encode("utf-8", "replace"), self._signature(body).encode())):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' is missing, or not one this"
+                            " server issued; call again without 'inputResponses' to be asked anew.")
+        sealed = json.loads(base64.urlsafe_b64decode(body.encode()))
+        if not (isinstance(sealed, dict) and hmac.compare_digest(str(sealed.get("call")), self._digest(arguments))):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' belongs to another call; retry"
+                            " with the arguments the questions were asked with.")
+
+    def _signature(self, body: str) -> str:
+        import hashlib
+        import hmac
+
+        return hmac.new(self.key, body.encode("ascii", "replace"), hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def _digest(arguments: Any) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
+
 
 class _McpServer:
     """One MCP session: what the client said in its handshake, the calls
@@ -6280,10 +7071,12 @@ class _McpServer:
 
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
-    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None) -> None:
+    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
+                 seal: "Optional[_RequestSeal]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
+        self.seal = seal or _RequestSeal()
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
         self.pending: Dict[str, _PendingCall] = {}
         self.pages: Dict[str, _WaitingPage] = {}
@@ -6296,6 +7089,10 @@ class _McpServer:
         except ValueError as err:
             self._send_error(None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
             return
+        self.handle(message)
+
+    def handle(self, message: Any) -> None:
+        """Act on one message, as parsed; answer it if it needs an answer."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self._send_error(_echoed_id(message), _RpcError(_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."))
             return
@@ -6415,7 +7212,9 @@ class _McpServer:
             output = ask(params.get("arguments", {}))
         except QuestionError as err:
             return _tool_result(error_text(err), error=True)
+        arguments = params.get("arguments", {})
         if context.stateless and params.get("inputResponses") is not None:
+            self.seal.check(params.get("requestState"), arguments)
             return self._from_input_responses(output, params["inputResponses"], context)
         if not context.can_elicit and self.web is None:
             return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
@@ -6423,7 +7222,8 @@ class _McpServer:
             self._ask_on_page(request_id, output, context)
             return None
         if context.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output)}
+            return {"resultType": "input_required", "inputRequests": input_request(output),
+                    "requestState": self.seal.seal(arguments)}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.pending[_request_key(elicitation_id)] = _PendingCall(request_id, output, context)
@@ -6470,7 +7270,7 @@ class _McpServer:
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
         assert self.web is not None
-        session = _WebSession(output.questions, self.web.host, self.web.port, self.web.timeout)
+        session = self.web.open(output.questions)
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingPage(request_id, session, context)
         opened = _open_browser(session.url)
@@ -6661,6 +7461,387 @@ def _open_browser(url: str) -> bool:
         return False
 
 
+# ---------------------------------------------------------------------------
+# MCP over HTTP: python askq.py serve --http
+#
+# The same _McpServer behind MCP's Streamable HTTP transport at /mcp.  What a
+# server writes while it handles a POST belongs to that POST: the answer as
+# JSON when its requests are answered at once, else an event stream that
+# carries what the server sends meanwhile (a form to fill in, a log) until
+# they are.  Under the handshake versions a session (Mcp-Session-Id) is one
+# _McpServer; under 2026-07-28 each request gets a fresh one, so nothing
+# is kept between a call and its retry.
+
+_MCP_PATH = "/mcp"
+_MCP_DEFAULT_PORT = 8765
+_MCP_MAX_SESSIONS = 64  # beyond this, the session idle longest is ended
+_MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
+_BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
+_STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
+
+
+class _Exchange:
+    """One POST's share of what its server writes: the messages for it, and
+    the requests it carried that are not answered yet; None ends it."""
+
+    def __init__(self, awaited: "List[str]") -> None:
+        import queue
+
+        self.messages: Any = queue.Queue()
+        self.awaited = dict.fromkeys(awaited)
+
+    def answered(self, key: str) -> None:
+        if self.awaited.pop(key, False) is None and not self.awaited:
+            self.messages.put(None)
+
+    def drained(self) -> "List[Dict[str, Any]]":
+        """What has come so far, without waiting."""
+        import queue
+
+        found: List[Dict[str, Any]] = []
+        while True:
+            try:
+                message = self.messages.get_nowait()
+            except queue.Empty:
+                return found
+            if message is not None:
+                found.append(message)
+
+
+class _Router:
+    """The writer of an _McpServer over HTTP: each message it writes goes to
+    the exchange it belongs to.  A response goes to the POST that carried its
+    request; a request of the server's own (a form) and a notification to
+    the POST being handled; the server's cancellation of a form, to the
+    stream that carried the form."""
+
+    def __init__(self) -> None:
+        self.current: Optional[_Exchange] = None
+        self.requests: Dict[str, _Exchange] = {}  # an awaited request's key: its POST
+        self.asked: Dict[str, _Exchange] = {}  # a request the server sent: the stream it went on
+
+    def write(self, data: bytes) -> None:
+        message = json.loads(data)
+        key = _request_key(message.get("id"))
+        target = self.current
+        if "method" not in message:
+            target = self.requests.pop(key, None) or target
+        elif "id" in message:
+            if target is not None:
+                self.asked[key] = target
+        elif message["method"] == "notifications/cancelled":
+            target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
+        if target is not None:
+            target.messages.put(message)
+            target.answered(key)
+
+    def flush(self) -> None:
+        pass
+
+    def forget(self, request_id: Any) -> None:
+        """A request the client cancelled: its stream ends with no answer."""
+        key = _request_key(request_id)
+        exchange = self.requests.pop(key, None)
+        if exchange is not None:
+            exchange.answered(key)
+
+    def leave(self, exchange: _Exchange) -> None:
+        """A stream that ended, or whose client left: nothing more goes to it."""
+        for table in (self.requests, self.asked):
+            for key in [key for key, held in table.items() if held is exchange]:
+                del table[key]
+
+
+class _McpSession:
+    """An _McpServer over HTTP, one request at a time."""
+
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal) -> None:
+        import threading
+
+        self.router = _Router()
+        self.server = _McpServer(self.router, log, web, seal)
+        self.lock = threading.Lock()
+        self.used = time.monotonic()
+
+    def feed(self, messages: "List[Any]") -> "Union[_Exchange, _RpcError]":
+        """Hand the server a POST's messages; the exchange that holds what it
+        writes for them.  A request whose id is still waiting is refused:
+        its answer could not find its way back."""
+        awaited = [_request_key(message["id"]) for message in messages if _is_request(message)]
+        exchange = _Exchange(awaited)
+        with self.lock:
+            self.used = time.monotonic()
+            if any(key in self.router.requests for key in awaited) or len(set(awaited)) < len(awaited):
+                return _RpcError(_INVALID_REQUEST, "Invalid request: a request with this id is still waiting for its answer.")
+            self.router.requests.update(dict.fromkeys(awaited, exchange))
+            self.router.current = exchange
+            try:
+                for message in messages:
+                    self.server.handle(message)
+                    if isinstance(message, dict) and message.get("method") == "notifications/cancelled" \
+                            and isinstance(message.get("params"), dict):
+                        self.router.forget(message["params"].get("requestId"))
+            finally:
+                self.router.current = None
+        return exchange
+
+    def events(self, exchange: _Exchange) -> "Iterator[bytes]":
+        """The exchange as an event stream, until its requests are answered;
+        meanwhile the calls of web pages that are done are answered."""
+        import queue
+
+        quiet = 0.0
+        try:
+            while True:
+                try:
+                    message = exchange.messages.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    with self.lock:
+                        self.server.check_pages()
+                    quiet += _POLL_SECONDS
+                    if quiet >= _MCP_KEEPALIVE_SECONDS:
+                        quiet = 0.0
+                        yield b": waiting for the person\n\n"
+                    continue
+                if message is None:
+                    return
+                quiet = 0.0
+                yield b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n"
+        finally:
+            with self.lock:
+                self.router.leave(exchange)
+
+    def close(self) -> None:
+        with self.lock:
+            self.server.close()
+
+
+def _is_request(message: Any) -> bool:
+    """Whether a message is a request the server answers (what the server
+    itself refuses, it answers with id null)."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message \
+        and _is_valid_id(message["id"]) and message.get("jsonrpc") == "2.0"
+
+
+class _McpHttp(_HttpHandlers):
+    """MCP's Streamable HTTP transport at /mcp: the transport's own rules
+    (Origin, token, version header, sessions, batches), then the messages to
+    the session's server."""
+
+    routes = _Registry()
+
+    def __init__(self, log: Any, web: "Optional[_WebOptions]" = None, token: "Optional[str]" = None,
+                 seal: "Optional[_RequestSeal]" = None) -> None:
+        import threading
+
+        self.log, self.web, self.token = log, web, token
+        self.seal = seal or _RequestSeal()
+        self.sessions: Dict[str, _McpSession] = {}
+        self.lock = threading.Lock()
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        return self._origin_refusal(request) or self._token_refusal(request) or self._version_refusal(request) \
+            or handler(self, request)
+
+    def _origin_refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        """A page elsewhere must not reach the server through a browser (DNS rebinding)."""
+        origins = _header_values(request.headers, "Origin")
+        own = {f"{scheme}://{request.header('Host')}".lower() for scheme in ("http", "https")}
+        if all(origin.lower() in own for origin in origins):
+            return None
+        return _HttpResponse.text(403, "Forbidden: a request from another origin (a web page elsewhere) is refused.")
+
+    def _token_refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        import hmac
+
+        if self.token is None:
+            return None
+        scheme, _, given = request.header("Authorization").strip().partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "replace"), self.token.encode()):
+            return None
+        refusal = _HttpResponse.text(401, "Unauthorized: send the server's token as 'Authorization: Bearer <token>'.")
+        refusal.headers["WWW-Authenticate"] = "Bearer"
+        return refusal
+
+    @staticmethod
+    def _version_refusal(request: _HttpRequest) -> "Optional[_HttpResponse]":
+        versions = _header_values(request.headers, "MCP-Protocol-Version")
+        if all(version in _MCP_VERSIONS for version in versions):
+            return None
+        return _HttpResponse.text(400, f"Bad request: MCP-Protocol-Version {_quoted(versions[0][:40])} is not one of"
+                                  f" the versions askq speaks ({', '.join(_MCP_VERSIONS)}).")
+
+    @routes.on(("POST", _MCP_PATH))
+    def _post(self, request: _HttpRequest) -> _HttpResponse:
+        named = self._named_session(request)
+        if isinstance(named, _HttpResponse):
+            return named
+        try:
+            message = _parse_message(request.body)
+        except ValueError as err:
+            return _rpc_error_response(400, None, _RpcError(_PARSE_ERROR, f"Parse error: {err}"))
+        found = (named, False) if named is not None else self._session_for(request, message)
+        if isinstance(found, _HttpResponse):
+            return found
+        session, new = found
+        batch = isinstance(message, list)
+        if batch and (new or not message or session.server.handshake.version != _BATCH_VERSION):
+            return _rpc_error_response(400, None, _RpcError(
+                _INVALID_REQUEST, f"Invalid request: a batch (a JSON array) is answered under protocol {_BATCH_VERSION}"
+                " only; send one message per request."))
+        exchange = session.feed(message if batch else [message])
+        if isinstance(exchange, _RpcError):
+            return _rpc_error_response(400, _echoed_id(message), exchange)
+        return self._answer(session, exchange, batch, new)
+
+    def _answer(self, session: _McpSession, exchange: _Exchange, batch: bool, new: bool) -> _HttpResponse:
+        """JSON when every request is answered (202 when the POST carried
+        none), else the event stream."""
+        if exchange.awaited:
+            return _HttpStream(200, {"Content-Type": "text/event-stream"}, session.events(exchange))
+        written = [message for message in exchange.drained() if "method" not in message]
+        if not written:
+            return _HttpResponse(202, {}, b"")
+        if len(written) == 1 and not batch:
+            status = 200 if "result" in written[0] or written[0].get("id") is not None else 400
+            response = _HttpResponse.json(status, written[0])
+        else:
+            response = _HttpResponse.json(200, written)
+        if new and "result" in written[0]:
+            response.headers["Mcp-Session-Id"] = self._keep(session)
+        return response
+
+    def _named_session(self, request: _HttpRequest) -> "Union[None, _McpSession, _HttpResponse]":
+        """The session a request names (404 when there is none such); None when it names none."""
+        named = request.header("Mcp-Session-Id")
+        if not named:
+            return None
+        with self.lock:
+            session = self.sessions.get(named)
+        return session or _HttpResponse.text(
+            404, "Not found: that session has ended, or never began; start again with initialize.")
+
+    def _session_for(self, request: _HttpRequest, message: Any) -> "Union[_HttpResponse, Tuple[_McpSession, bool]]":
+        """The session of a POST that names none, and whether it is new: a
+        new one for an initialize, a fresh one of its own for a request of
+        2026-07-28 (which keeps nothing)."""
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            return _McpSession(self.log, self.web, self.seal), True
+        if _speaks_stateless(request, message):
+            return _McpSession(self.log, self.web, self.seal), False
+        return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
+
+    def _keep(self, session: _McpSession) -> str:
+        import secrets
+
+        name = secrets.token_urlsafe(24)
+        with self.lock:
+            if len(self.sessions) >= _MCP_MAX_SESSIONS:
+                idle = min(self.sessions, key=lambda known: self.sessions[known].used)
+                self.sessions.pop(idle).close()
+            self.sessions[name] = session
+        return name
+
+    @routes.on(("DELETE", _MCP_PATH))
+    def _delete(self, request: _HttpRequest) -> _HttpResponse:
+        session = self._named_session(request)
+        if session is None:
+            return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header names the session to end.")
+        if isinstance(session, _McpSession):
+            with self.lock:
+                self.sessions = {name: kept for name, kept in self.sessions.items() if kept is not session}
+            session.close()
+            return _HttpResponse(204, {}, b"")
+        return session
+
+    def close(self) -> None:
+        with self.lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+
+def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
+    """Whether a request without a session speaks 2026-07-28: by its header,
+    its envelope, or a discover (which is how that era begins)."""
+    if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
+        return True
+    first = message[0] if isinstance(message, list) and message else message
+    if not isinstance(first, dict):
+        return False
+    params = first.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
+
+
+def _rpc_error_response(status: int, request_id: Any, err: _RpcError) -> _HttpResponse:
+    return _HttpResponse.json(status, {"jsonrpc": "2.0", "id": request_id, "error": {"code": err.code, "message": str(err)}})
+
+
+class _ServedPages(_HttpHandlers):
+    """The web pages of ``serve --http --web``, on the server beside /mcp:
+    every page on the same paths, each request going to the page whose
+    one-time token it shows."""
+
+    routes = _WebPage.routes
+
+    def __init__(self, base: str) -> None:
+        import threading
+
+        self.base = base
+        self.pages: List[_ServedPage] = []
+        self.lock = threading.Lock()
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        with self.lock:
+            pages = list(self.pages)
+        for served in pages:
+            if served.page._token_matches(request):
+                return served.page.respond(handler, request)
+        return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+
+
+class _ServedPage:
+    """One call's page among _ServedPages: what _McpServer asks of a
+    _WebSession (its URL, whether it is done, its grace period, its end)."""
+
+    def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]") -> None:
+        self.pages, self.timeout = pages, timeout
+        self.page = _WebPage(items)
+        self.url = f"{pages.base}/?token={self.page.token}"
+        with pages.lock:
+            pages.pages.append(self)
+
+    def done(self) -> bool:
+        return self.page.expire_if_idle(self.timeout)
+
+    def serve_grace(self) -> QuestionOutput:
+        import threading
+
+        timer = threading.Timer(_WEB_GRACE_SECONDS, self.end)
+        timer.daemon = True
+        timer.start()
+        return self.page.outcome()
+
+    def end(self) -> None:
+        with self.pages.lock:
+            if self in self.pages.pages:
+                self.pages.pages.remove(self)
+
+
+class _ServedWebOptions(_WebOptions):
+    """serve --http --web: pages on the server that serves /mcp."""
+
+    __slots__ = ("pages",)
+
+    def __init__(self, pages: _ServedPages, timeout: "Optional[float]") -> None:
+        super().__init__(timeout=timeout)
+        self.pages = pages
+
+    def open(self, items: "List[QuestionItem]") -> Any:
+        return _ServedPage(self.pages, items, self.timeout)
+
+
 # ===========================================================================
 # The command line
 #
@@ -6745,7 +7926,13 @@ The client's own form UI asks the person (MCP elicitation); a client that
 draws no forms gets the result saying that nobody could be asked.  In a
 client's configuration:
 
-  {"command": "python", "args": ["path/to/askq.py", "serve"]}""",
+  {"command": "python", "args": ["path/to/askq.py", "serve"]}
+
+With --http, serve MCP's Streamable HTTP transport at http://HOST:PORT/mcp
+instead (default 127.0.0.1:8765), until Ctrl-C.  Off loopback, clients must
+send 'Authorization: Bearer TOKEN' (--token, or one made and printed at
+start).  Under protocol 2026-07-28 servers given the same --state-key (or
+ASKQ_STATE_KEY in the environment) answer each other's retried calls.""",
     "answer": """\
 Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
 for standard input, in any form collect_answers() takes) against the call in
@@ -6779,7 +7966,12 @@ def _parse_args(argv: "List[str]") -> Any:
     serve = command("serve", "serve the tool to an MCP client over stdio", _run_serve)
     serve.add_argument("--web", action="store_true",
                        help="for clients that draw no forms, ask on a web page instead")
+    serve.add_argument("--http", action="store_true", help="serve MCP over HTTP at /mcp, not over stdio")
+    serve.add_argument("--token", help="with --http, the bearer token clients must send (made at start off loopback)")
+    serve.add_argument("--state-key", metavar="KEY",
+                       help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
     _web_arguments(serve)
+    serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
     answer.add_argument("--answers", required=True, metavar="ANSWERS|-",
@@ -6934,21 +8126,66 @@ def _run_serve(args: Any) -> int:
         sys.stderr.write(f"askq serve: {message}\n")
         sys.stderr.flush()
 
+    if args.http:
+        return _serve_http(args, log)
     web = None
     if args.web:
         _warn_if_exposed(args.host)
-        web = _WebOptions(args.host, args.port, args.timeout)
+        web = _WebOptions(args.host, args.port or 0, args.timeout)
     return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
 
 
-def _warn_if_exposed(host: str) -> None:
+def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
+    """serve --http: MCP at /mcp (and with --web the pages beside it) until Ctrl-C."""
+    import secrets
+
+    port = _MCP_DEFAULT_PORT if args.port is None else args.port
+    token = args.token or (None if _is_loopback(args.host) else secrets.token_urlsafe(32))
+    key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
+    handlers: List[_HttpHandlers] = []
+    pages = _ServedPages("") if args.web else None
+    mcp = _McpHttp(log, None if pages is None else _ServedWebOptions(pages, args.timeout), token,
+                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None))
+    handlers.append(mcp)
+    if pages is not None:
+        handlers.append(pages)
+    try:
+        server = _HttpServer(_HttpCore(*handlers), args.host, port)
+    except OSError as err:
+        raise _UsageError(f"askq.py serve: --host {args.host} --port {port}: {_bind_refusal(err)}") from None
+    base = f"http://{_reachable_address(args.host)}:{server.port}"
+    if pages is not None:
+        pages.base = base
+    log(f"MCP over HTTP at {base}{_MCP_PATH}" + (
+        f"; clients send the header 'Authorization: Bearer {token}'" if token else " (this machine only)"))
+    if args.token is None and token is not None:
+        log("the token was made at start: give --token to keep one across restarts")
+    if key is None:
+        log(f"retried calls under 2026-07-28 are signed with a key made at start: give replicas one --state-key"
+            f" (or {_STATE_KEY_VARIABLE})")
+    if pages is not None:
+        log(f"calls from clients that draw no forms are asked on web pages at {base}/")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+        mcp.close()
+
+
+def _is_loopback(host: str) -> bool:
     import ipaddress
 
     try:
-        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
-        local = False
-    if not local:
+        return False
+
+
+def _warn_if_exposed(host: str) -> None:
+    if not _is_loopback(host):
         sys.stderr.write(f"askq: warning: listening on {host}: anyone on that network who has the URL can answer.\n")
 
 

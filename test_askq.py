@@ -637,10 +637,16 @@ class DataModelTests(unittest.TestCase):
                 ("recommended", None),
                 ("placeholder", None),
                 ("allow_custom", True),
+                ("minimum", None),
+                ("maximum", None),
+                ("step", None),
+                ("unit", None),
+                ("default", None),
+                ("secret", False),
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
-                                             ("note", None)])
+                                             ("note", None), ("unanswered", None)])
         self.assertEqual(shape(QuestionInput), [("questions", "-")])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
 
@@ -654,7 +660,7 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(
             repr(QuestionOutput([], [AnswerItem("q0", "x")])),
             "QuestionOutput(questions=[], answers=[AnswerItem(id='q0', answer='x', selected=None, assumed=False, "
-            "note=None)], status=None)",
+            "note=None, unanswered=None)], status=None)",
         )
         self.assertEqual(example_output(), example_output())
         for record in (option, QuestionItem("Q?"), AnswerItem("q0"), QuestionInput([]), QuestionOutput([], [])):
@@ -682,11 +688,12 @@ class DataModelTests(unittest.TestCase):
         self.assertGreater(checked, 300)
 
     def test_question_type(self) -> None:
-        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice"])
+        self.assertEqual([t.value for t in QuestionType], ["Text", "SingleChoice", "MultiChoice", "Number"])
         self.assertEqual(QuestionType.TEXT, "Text")
         self.assertFalse(QuestionType.TEXT.is_choice)
         self.assertTrue(QuestionType.SINGLE_CHOICE.is_choice)
         self.assertTrue(QuestionType.MULTI_CHOICE.is_choice)
+        self.assertFalse(QuestionType.NUMBER.is_choice)  # typed, like free text
 
     def test_constants(self) -> None:
         self.assertEqual(askq.TOOL_NAME, "ask_questions")
@@ -734,6 +741,19 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(data["options"], [{"label": "A", "description": "a"}])
         self.assertIs(data["multiSelect"], True)
         self.assertEqual(data["question_type"], "MultiChoice")
+
+    def test_typed_entry_fields_to_dict_in_order(self) -> None:
+        item = QuestionItem("How much?", question_type=QuestionType.NUMBER, allow_custom=False, minimum=1,
+                            maximum=64.5, step=0.5, unit="GB", default="8", secret=True)
+        data = item.to_dict()
+        self.assertEqual(list(data)[-7:], ["allowCustom", "minimum", "maximum", "step", "unit", "default", "secret"])
+        self.assertEqual((data["minimum"], data["maximum"], data["step"], data["unit"], data["default"], data["secret"]),
+                         (1, 64.5, 0.5, "GB", "8", True))
+        self.assertEqual(QuestionItem("Token?", default="abc").to_dict()["default"], "abc")
+        # Each only when set; secret only when true.
+        self.assertEqual(QuestionItem("Q?", question_type=QuestionType.NUMBER, secret=False).to_dict(),
+                         {"question": "Q?", "required": True, "question_type": "Number"})
+        self.assertEqual(QuestionItem("Q?", minimum=0).to_dict()["minimum"], 0)
 
     def test_multi_select_false_is_left_out(self) -> None:
         self.assertNotIn("multiSelect", QuestionItem("Q?", multi_select=False).to_dict())
@@ -868,7 +888,8 @@ class ToolDescriptionTests(unittest.TestCase):
         example = askq.tool_description()["exampleArgs"]
         output = askq.ask(example)
         kinds = {item.question_type for item in output.questions}
-        self.assertEqual(kinds, set(QuestionType))
+        # Number questions are read, not taught: the example shows the schema's kinds.
+        self.assertEqual(kinds, set(QuestionType) - {QuestionType.NUMBER})
         self.assertEqual(output.questions[0].recommended, "PostgreSQL")
 
     def test_builtin_copies_equal_the_files(self) -> None:
@@ -1329,6 +1350,114 @@ class KindWordTests(RefusalCase):
         self.assertEqual(self.kind("dropdown").question_type, QuestionType.TEXT)
 
 
+class NumberQuestionTests(RefusalCase):
+    """Claude Code's extended kind "number", and the other words for it."""
+
+    def test_number_words_make_a_number_question(self) -> None:
+        for key in ("type", "kind", "input_type", "inputType", "method"):
+            for word in ("number", "Numeric", "float", "DECIMAL", "integer", "int"):
+                with self.subTest(key=key, word=word):
+                    item = one(question(options=["1", "2"], multiSelect=True, **{key: word}))
+                    self.assertEqual((item.question_type, item.options, item.multi_select),
+                                     (QuestionType.NUMBER, None, False))
+
+    def test_claude_code_number_shape(self) -> None:
+        item = one({"title": "Cluster", "questions": [{
+            "question": "How much memory per node?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+            "unit": "GB", "defaultValue": 8, "description": "The nodes are billed by memory."}]})
+        self.assertEqual((item.minimum, item.maximum, item.step, item.unit, item.default, item.purpose),
+                         (1, 64, 0.5, "GB", "8", "The nodes are billed by memory."))
+        self.assertIsNone(item.recommended)
+
+    def test_bounds_from_numeric_strings_and_long_keys(self) -> None:
+        item = one(question(type="number", minimum=" -2.5 ", maximum="1e3", step="+0.25", unit=" ms "))
+        self.assertEqual((item.minimum, item.maximum, item.step, item.unit), (-2.5, 1000.0, 0.25, "ms"))
+        item = one(question(type="number", min="x", minimum=3))  # an unusable value falls through
+        self.assertEqual(item.minimum, 3)
+
+    def test_unusable_bounds_are_dropped(self) -> None:
+        for junk in ("ten", True, None, [1], {}, float("inf"), float("nan"), "1e999", "nan", "1_000", "٣", 10 ** 400, ""):
+            with self.subTest(junk=junk):
+                item = one(question(type="number", min=junk, max=junk, step=junk))
+                self.assertEqual((item.minimum, item.maximum, item.step), (None, None, None))
+
+    def test_integer_words_give_step_one(self) -> None:
+        self.assertEqual(one(question(type="integer")).step, 1)
+        self.assertEqual(one(question(kind="int", step=5)).step, 5)
+        self.assertIsNone(one(question(kind="number")).step)
+
+    def test_impossible_bounds_drop_one_and_keep_the_other(self) -> None:
+        item = one(question(type="number", min=10, max=2, step=0))
+        self.assertEqual((item.minimum, item.maximum, item.step), (None, 2, None))
+        item = one(question(type="integer", step=-1))
+        self.assertIsNone(item.step)
+        item = one(question(type="number", min=2, max=2))
+        self.assertEqual((item.minimum, item.maximum), (2, 2))
+
+    def test_bounds_are_read_on_number_questions_only(self) -> None:
+        item = one(question(min=1, max=5, unit="GB", step=1))
+        self.assertEqual((item.question_type, item.minimum, item.maximum, item.step, item.unit),
+                         (QuestionType.TEXT, None, None, None, None))
+
+    def test_built_in_code(self) -> None:
+        built = QuestionItem("Port?", question_type=QuestionType.NUMBER, options=[QuestionOption("80")],
+                             minimum=2000, maximum=1000, step=-1, unit=" ", default=8080)  # type: ignore[arg-type]
+        item = askq.validate_and_normalize(QuestionInput([built]))[0]
+        self.assertEqual((item.question_type, item.options, item.minimum, item.maximum, item.step, item.unit, item.default),
+                         (QuestionType.NUMBER, None, None, 1000, None, None, "8080"))
+        self.assertEqual(built.minimum, 2000)  # the caller's item is left alone
+        text = askq.validate_and_normalize(QuestionInput([QuestionItem("Q?", minimum=1, unit="GB")]))[0]
+        self.assertEqual((text.minimum, text.unit), (None, None))
+
+
+class TypedDefaultAndSecretTests(unittest.TestCase):
+    """Defaults for typed entries, and Codex's secret questions."""
+
+    def test_default_keys_on_typed_entries(self) -> None:
+        for key in ("defaultValue", "default_value", "default"):
+            with self.subTest(key=key):
+                self.assertEqual(one(question(**{key: " billing "})).default, "billing")
+                self.assertEqual(one(question(type="number", **{key: 8})).default, "8")
+        self.assertEqual(one(question(defaultValue="a", default="b")).default, "a")
+        self.assertEqual(one(question(defaultValue=" ", default="b")).default, "b")
+        for junk in (None, True, [], {}, float("nan")):
+            with self.subTest(junk=junk):
+                self.assertIsNone(one(question(defaultValue=junk)).default)
+
+    def test_a_default_on_a_choice_names_the_recommendation(self) -> None:
+        for key in ("defaultValue", "default_value", "default", "defaultAnswer"):
+            with self.subTest(key=key):
+                item = one(question(options=["A", "B"], **{key: "b"}))
+                self.assertEqual((item.recommended, item.default, labels(item)), ("B", None, ["B", "A"]))
+        item = one(question(options=["4", "8"], defaultValue=8))
+        self.assertEqual(item.recommended, "8")
+        # defaultAnswer is a recommendation only: a free-text entry does not start with it.
+        self.assertIsNone(one(question(defaultAnswer="x")).default)
+
+    def test_secret_keys(self) -> None:
+        for key in ("isSecret", "is_secret", "secret", "sensitive", "password"):
+            for value, secret in ((True, True), ("yes", True), (1, True), (False, False), ("maybe", False)):
+                with self.subTest(key=key, value=value):
+                    item = one(question(**{key: value}))
+                    self.assertEqual((item.secret, item.question_type), (secret, QuestionType.TEXT))
+        self.assertTrue(one(question(isSecret=None, secret=True)).secret)
+
+    def test_secret_kind_words(self) -> None:
+        for word in ("password", "Secret"):
+            with self.subTest(word=word):
+                item = one(question(type=word))
+                self.assertEqual((item.secret, item.question_type), (True, QuestionType.TEXT))
+                item = one(question(type=word, options=["Keep", "Rotate"]))
+                self.assertEqual((item.secret, item.question_type), (True, QuestionType.SINGLE_CHOICE))
+        item = one(question(kind="number", isSecret=True))
+        self.assertEqual((item.secret, item.question_type), (True, QuestionType.NUMBER))
+
+    def test_to_dict_of_a_secret(self) -> None:
+        data = one({"questions": [{"question": "API token?", "isSecret": True}]}).to_dict()
+        self.assertEqual(data, {"question": "API token?", "required": True, "question_type": "Text", "id": "q0",
+                                "secret": True})
+
+
 class OlderDesignTests(unittest.TestCase):
     def test_typed_payload(self) -> None:
         payload = {
@@ -1605,6 +1734,73 @@ class RealCallShapeTests(unittest.TestCase):
     def test_plain_sentence_as_questions(self) -> None:
         item = one({"questions": "Should I also update the changelog?"})
         self.assertEqual((item.question, item.question_type), ("Should I also update the changelog?", QuestionType.TEXT))
+
+
+class NewestShapeTests(unittest.TestCase):
+    """The anchors' newest question tools (VS Code, Crush, Claude Code's extended questions)."""
+
+    def test_vs_code_message_is_the_purpose(self) -> None:
+        item = one({"questions": [{"header": "Tests", "question": "Run them?", "message": "They take 2 min.",
+                                   "options": [{"label": "Yes", "recommended": True}, {"label": "No"}]}]})
+        self.assertEqual((item.question, item.purpose, item.recommended), ("Run them?", "They take 2 min.", "Yes"))
+        self.assertEqual(one(question(purpose="P", message="M")).purpose, "P")
+        # A message that is the question text is no purpose.
+        item = one({"questions": [{"message": "Deploy now?"}]})
+        self.assertEqual((item.question, item.purpose), ("Deploy now?", None))
+        self.assertIsNone(one(question(message=" ")).purpose)
+
+    def test_crush_question(self) -> None:
+        item = one({"questions": [{
+            "id": "db", "label": "Database", "question": "Which database?", "description": "For the new service.",
+            "type": "single_choice", "defaultValue": "sqlite",
+            "choices": [{"id": "pg", "label": "Postgres", "description": "A server"},
+                        {"id": "sqlite", "label": "SQLite", "description": "One file"}]}]})
+        self.assertEqual((item.id, item.header, item.purpose, item.question_type, item.recommended, labels(item)),
+                         ("db", "Database", "For the new service.", QuestionType.SINGLE_CHOICE, "SQLite",
+                          ["SQLite", "Postgres"]))
+        self.assertEqual(item.options[0].description if item.options else None, "One file")
+
+    def test_crush_kind_words(self) -> None:
+        cases = (("yes_no", QuestionType.SINGLE_CHOICE), ("single_choice", QuestionType.SINGLE_CHOICE),
+                 ("multi_choice", QuestionType.MULTI_CHOICE), ("free_text", QuestionType.TEXT))
+        for word, kind in cases:
+            with self.subTest(word=word):
+                options = None if word == "yes_no" else ["A", "B"]
+                self.assertIs(one(question(type=word, choices=options)).question_type, kind)
+        self.assertEqual(labels(one(question(type="yes_no"))), ["Yes", "No"])
+
+    def test_a_call_level_title_is_no_question(self) -> None:
+        output = askq.ask({"title": "Set up the cluster", "questions": [{"question": "Region?"}]})
+        self.assertEqual([item.question for item in output.questions], ["Region?"])
+
+    def test_every_mark_form_badges_a_multi_choice_option(self) -> None:
+        options = ["Lint (Recommended)", "(recommended) Tests", "Docs [推荐]", "Types — Empfohlen",
+                   {"label": "Bench", "recommended": True}, {"label": "Fuzz", "default": True},
+                   {"label": "Audit", "isDefault": "yes"}, {"label": "Size", "is_recommended": 1},
+                   "Coverage (我主张)", "Format - suggested", "Plain"]
+        item = one(question(multiSelect=True, options=options))
+        self.assertEqual(labels(item), ["Lint", "Tests", "Docs", "Types", "Bench", "Fuzz", "Audit", "Size",
+                                        "Coverage", "Format", "Plain"])
+        self.assertEqual([option.recommended for option in item.options or []], [True] * 10 + [False])
+        self.assertIsNone(item.recommended)
+
+    def test_first_person_endorsements_are_marks(self) -> None:
+        for label in ("SQLite (我主张)", "SQLite（我推荐）", "SQLite [我建议]", "(建议) SQLite", "SQLite（首选）",
+                      "SQLite (I recommend)", "SQLite (my recommendation)", "SQLite - my pick", "SQLite (Suggested)",
+                      "SQLite — preferred"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+
+    def test_words_that_give_the_option_to_the_user_stay_in_the_label(self) -> None:
+        for label in ("SQLite (你原本的倾向)", "SQLite (your earlier choice)", "SQLite (I recommend it)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
+
+    def test_the_models_own_custom_row_on_a_multi_choice_is_dropped(self) -> None:
+        item = one(question(multiSelect=True, options=["A", "B", "personalize your response"]))
+        self.assertEqual(labels(item), ["A", "B"])
 
 
 class TolerantReaderTests(unittest.TestCase):
@@ -2431,7 +2627,7 @@ class CollectAnswersTests(unittest.TestCase):
             AnswerItem("name", "askq"),
             AnswerItem("db", None, ["Postgres"]),
             AnswerItem("checks", "and docs", ["Tests", "Types"]),
-            AnswerItem("notes"),
+            AnswerItem("notes", unanswered="skipped"),
         ])
 
     def test_mapping_by_question_text(self) -> None:
@@ -2447,7 +2643,7 @@ class CollectAnswersTests(unittest.TestCase):
         ])
         self.assertEqual(answers[1], AnswerItem("db", "SQLite", None))  # typed, though it equals a label
         self.assertEqual(answers[2], AnswerItem("checks", None, ["Lint"]))
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_selected_as_one_string(self) -> None:
         answers = askq.collect_answers(mixed(), [{"id": "name", "answer": "n"}, {"id": "db", "selected": "SQLite"},
@@ -2473,7 +2669,7 @@ class CollectAnswersTests(unittest.TestCase):
     def test_blank_typed_answer_is_no_answer(self) -> None:
         self.refused({"name": "   ", "db": "SQLite", "checks": "Lint"}, 'questions[0] ("Name?") is required but has no answer')
         answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "Lint", "notes": "  "})
-        self.assertEqual(answers[3], AnswerItem("notes"))
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_unknown_pick(self) -> None:
         error = self.refused([{"id": "name", "answer": "n"}, {"id": "db", "selected": ["MySQL"]}], 'questions[1] ("Database?")',
@@ -2622,7 +2818,7 @@ class ReportedAnswerProblemTests(unittest.TestCase):
         data = json.loads(output.to_json())
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["SQLite"]},
                                            {"id": "q1", "answer": None, "selected": ["Lint"]},
-                                           {"id": "q2", "answer": None, "selected": None}])
+                                           {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.assertTrue(askq.result_text(output).startswith("The user answered your questions."))
 
     @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
@@ -2640,7 +2836,7 @@ class AnswerFormTests(unittest.TestCase):
     """Every answer form of SPEC 7, each read the same way."""
 
     EXPECTED: ClassVar[List[AnswerItem]] = [
-        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2")]
+        AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "docs", ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")]
 
     def test_each_form_gives_the_same_answers(self) -> None:
         forms = {
@@ -2663,7 +2859,7 @@ class AnswerFormTests(unittest.TestCase):
     def test_partial_keeps_only_what_was_answered_or_skipped(self) -> None:
         output = example_output()
         self.assertEqual(askq.collect_answers(output, {"q1": "Lint"}, partial=True), [AnswerItem("q1", None, ["Lint"])])
-        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2")])
+        self.assertEqual(askq.collect_answers(output, {"q2": None}, partial=True), [AnswerItem("q2", unanswered="skipped")])
         self.assertEqual(askq.collect_answers(output, {}, partial=True), [])
         with self.assertRaises(askq.AnswerError):
             askq.collect_answers(output, {"q1": "Lint"})
@@ -2696,6 +2892,93 @@ class AnswerFormTests(unittest.TestCase):
                                        partial=True)
         self.assertEqual(answers, [AnswerItem("q0", None, ["PostgreSQL"], True)])
         self.assertEqual(answers[0].to_dict(), {"id": "q0", "answer": None, "selected": ["PostgreSQL"], "assumed": True})
+
+
+class AnswerStateTests(unittest.TestCase):
+    """What a person says of a question instead of answering it, and notes that never answer."""
+
+    def test_you_decide_and_discuss_meet_the_required_check(self) -> None:
+        answers = askq.collect_answers(mixed(), [
+            {"id": "name", "unanswered": "you_decide"}, AnswerItem("db", unanswered="discuss", note=" later "),
+            {"id": "checks", "selected": ["Lint"]},
+        ])
+        self.assertEqual(answers[:2], [AnswerItem("name", unanswered="you_decide"),
+                                       AnswerItem("db", note="later", unanswered="discuss")])
+        self.assertEqual(answers[3], AnswerItem("notes", unanswered="skipped"))
+        self.assertEqual(answers[1].to_dict(), {"id": "db", "answer": None, "selected": None, "note": "later",
+                                                "unanswered": "discuss"})
+
+    def test_a_skip_does_not_answer_a_required_question(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": {"unanswered": "skipped"}})
+        self.assertEqual((caught.exception.reason, caught.exception.question_id), ("required", "checks"))
+        kept = askq.collect_answers(mixed(), [AnswerItem("checks", unanswered="skipped")], partial=True)
+        self.assertEqual(kept, [AnswerItem("checks")])  # a required question is unanswered, never skipped
+
+    def test_a_note_alone_never_answers(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(mixed(), {"name": {"note": "ask Sam"}, "db": "SQLite", "checks": "Lint"})
+        self.assertEqual(caught.exception.reason, "required")
+        self.assertIn("a note alone does not answer it", str(caught.exception))
+        answers = askq.collect_answers(mixed(), {"name": "n", "db": "SQLite", "checks": "Lint", "notes": {"note": "x"}})
+        self.assertEqual(answers[3], AnswerItem("notes", note="x", unanswered="skipped"))
+        partial = askq.collect_answers(mixed(), [AnswerItem("name", note="ask Sam"), AnswerItem("notes", note="x")], partial=True)
+        self.assertEqual(partial, [AnswerItem("name", note="ask Sam"), AnswerItem("notes", note="x")])
+
+    def test_refusals_of_states(self) -> None:
+        for entry, reason, fragment in (
+            ({"id": "name", "unanswered": "later"}, "malformed",
+             "'unanswered' must be one of \"skipped\", \"you_decide\", \"discuss\" or null, not \"later\""),
+            ({"id": "name", "unanswered": 3}, "malformed", "not a number"),
+            ({"id": "name", "answer": "n", "unanswered": "you_decide"}, "two_answers",
+             "has an answer and is also marked 'you_decide'; send one or the other"),
+        ):
+            with self.subTest(entry=entry), self.assertRaises(askq.AnswerError) as caught:
+                askq.collect_answers(mixed(), [entry], partial=True)
+            self.assertEqual((caught.exception.reason, caught.exception.question_id), (reason, "name"))
+            self.assertIn(fragment, str(caught.exception))
+
+    def test_claude_code_annotations_states_and_response(self) -> None:
+        out = mixed()
+        form = {"questions": [], "answers": {"Database?": "SQLite"}, "annotations": {
+            "Name?": {"notes": "call it askq"}, "Checks?": {"unanswered": "replied_in_chat"},
+            "Notes?": {"unanswered": "skipped", "notes": "none yet"}}}
+        self.assertEqual(askq.collect_answers(out, form), [
+            AnswerItem("name", "call it askq"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", unanswered="discuss"), AnswerItem("notes", note="none yet", unanswered="skipped")])
+        talk = {"questions": [], "answers": {"Database?": "SQLite"}, "response": "Let us talk first", "followUp": True}
+        self.assertEqual(askq.collect_answers(out, talk, partial=True), [
+            AnswerItem("name", note="Let us talk first", unanswered="discuss"), AnswerItem("db", None, ["SQLite"]),
+            AnswerItem("checks", unanswered="discuss"), AnswerItem("notes", unanswered="discuss")])
+
+    def test_lone_notes_in_harness_forms(self) -> None:
+        out = mixed()
+        base = {"db": "SQLite", "checks": "Lint"}
+        self.assertEqual(askq.collect_answers(out, {**base, "name": ["user_note: typed in Codex"]})[0],
+                         AnswerItem("name", "typed in Codex"))  # Codex's free text
+        self.assertEqual(askq.collect_answers(out, {**base, "name": "n", "notes": ["note: only a note"]})[3],
+                         AnswerItem("notes", note="only a note", unanswered="skipped"))  # OpenCode's note part
+        with self.assertRaises(askq.AnswerError):
+            askq.collect_answers(out, {**base, "name": ["note: only a note"]})
+
+    def test_vs_code_answers_by_header(self) -> None:
+        out = askq.ask({"questions": [
+            {"question": "Which database?", "header": "DB", "options": ["SQLite", "Postgres"]},
+            {"question": "Name?", "header": "Name"},
+            {"question": "Extras?", "header": "Extras", "required": False, "options": ["Docs", "CI"], "multiSelect": True}]})
+        form = {"answers": {"DB": {"selected": ["Postgres"], "freeText": None, "skipped": False},
+                            "Name": {"selected": [], "freeText": "askq", "skipped": False},
+                            "Extras": {"selected": [], "freeText": None, "skipped": True}}}
+        self.assertEqual(askq.collect_answers(out, form), [
+            AnswerItem("q0", None, ["Postgres"]), AnswerItem("q1", "askq"), AnswerItem("q2", unanswered="skipped")])
+        self.assertEqual(askq.collect_answers(out, {"q0": {"answer": "MySQL"}, "Name?": {"answer": "x"}})[:2],
+                         [AnswerItem("q0", "MySQL"), AnswerItem("q1", "x")])
+
+    def test_a_header_shared_by_two_questions_names_neither(self) -> None:
+        out = askq.ask({"questions": [{"question": "A?", "header": "Pick"}, {"question": "B?", "header": "Pick"}]})
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(out, {"Pick": "x"})
+        self.assertEqual(caught.exception.reason, "unknown_question")
 
 
 # ===========================================================================
@@ -2762,7 +3045,7 @@ class OutcomeTests(unittest.TestCase):
         self.assertEqual(askq.result_text(self.output("unavailable", [])), askq.unavailable_text())
         timed_out = askq.result_text(self.output("timed_out", []))
         self.assertTrue(timed_out.startswith("The user did not respond in time"))
-        self.assertIn("Do not assume any answers", timed_out)
+        self.assertIn("never treat silence as consent", timed_out)
 
     def test_assumed_answers_are_said_as_assumed(self) -> None:
         output = self.output("timed_out", [AnswerItem("q1", None, ["Lint"])])
@@ -2861,7 +3144,8 @@ class ResultTextTests(unittest.TestCase):
     def test_declined_and_unavailable(self) -> None:
         declined, unavailable = askq.declined_text(), askq.unavailable_text()
         self.assertIn("dismissed", declined)
-        self.assertIn("Do not assume", declined)
+        self.assertIn("Do not act on assumptions", declined)
+        self.assertIn("wait for the user's next message", declined)
         self.assertIn("Nobody was asked", unavailable)
         self.assertIn("assumptions", unavailable)
         for text in (declined, unavailable):
@@ -2887,6 +3171,50 @@ class ErrorTests(unittest.TestCase):
         with self.assertRaises(QuestionError) as caught:
             askq.ask(question(question='Say "hi"\nnow?', type="choice"))
         self.assertIn('questions[0] ("Say \\"hi\\"\\nnow?")', str(caught.exception))
+
+
+class ResultStateTests(unittest.TestCase):
+    """The words for each state and each outcome, as the model reads them."""
+
+    def test_each_state_in_its_own_words(self) -> None:
+        out = mixed()
+        done = QuestionOutput(out.questions, [AnswerItem("name", unanswered="you_decide"),
+                                              AnswerItem("db", unanswered="discuss", note="cost?"),
+                                              AnswerItem("checks", None, ["Lint"]),
+                                              AnswerItem("notes", note="none yet", unanswered="skipped")], "answered")
+        lines = askq.result_text(done).splitlines()
+        self.assertTrue(lines[0].startswith("The user answered your questions."), lines[0])
+        self.assertEqual(lines[2], "   left to you: the user left this to you: choose, and say in your reply what you chose and why")
+        self.assertEqual(lines[4], "   to discuss: the user wants to discuss this before deciding: do not decide it yourself;"
+                                   " take it up with them in your reply")
+        self.assertEqual(lines[5], '   note: "cost?" (the user\'s note on this question)')
+        self.assertEqual(lines[9], "   skipped: the question was optional and the user gave no answer")
+        self.assertEqual(lines[10], '   note: "none yet" (the user\'s note on this question)')
+
+    def test_follow_up(self) -> None:
+        out = mixed()
+        some = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "follow_up"))
+        self.assertTrue(some.startswith("The user answered what is listed and asked for more questions before you go on."))
+        self.assertIn("unanswered: the user asked for more questions before answering this one", some)
+        self.assertTrue(some.endswith("before you go on; do not assume answers to the rest."), some)
+        none = askq.result_text(QuestionOutput(out.questions, [], "follow_up"))
+        self.assertTrue(none.startswith("The user asked for more questions before answering any of these."))
+        self.assertEqual(askq.Outcome("follow_up"), askq.Outcome.FOLLOW_UP)
+
+    def test_a_dismissal_waits_and_a_timeout_is_never_consent(self) -> None:
+        out = mixed()
+        declined = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "declined"))
+        self.assertTrue(declined.endswith("wait for the user's next message rather than going on."), declined)
+        timed = askq.result_text(QuestionOutput(out.questions, [AnswerItem("db", None, ["SQLite"])], "timed_out"))
+        self.assertIn("never treat silence as consent", timed)
+        self.assertIn("stop and ask again later", timed)
+
+    def test_a_note_on_an_unanswered_question_of_a_partial_outcome(self) -> None:
+        out = mixed()
+        text = askq.result_text(QuestionOutput(out.questions, [AnswerItem("name", note="ask Sam")], "declined"))
+        self.assertIn('1. "Name?"\n   unanswered: the user dismissed the questions before answering this one\n'
+                      '   note: "ask Sam" (the user\'s note on this question)', text)
+        self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
 
 
 # ===========================================================================
@@ -2954,6 +3282,105 @@ class HarnessAnswerTests(unittest.TestCase):
                         got = [a for a in read if a.answer is not None or a.selected]
                         self.assertEqual(got, self.expected(harness, output), form)
 
+    def states(self) -> List[QuestionOutput]:
+        out = askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+        first, second, third = (item.id for item in out.questions)
+        return [
+            QuestionOutput(out.questions, [AnswerItem(first, unanswered="you_decide"),
+                                           AnswerItem(second, unanswered="discuss", note="cost, first"),
+                                           AnswerItem(third, note="later", unanswered="skipped")], "answered"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"]), AnswerItem(second, note="more?")], "follow_up"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"])], "timed_out"),
+            QuestionOutput(out.questions, [AnswerItem(first, None, ["SQLite"]), AnswerItem(second, None, ["Lint"]),
+                                           AnswerItem(third, "x")], "unavailable"),
+        ]
+
+    def test_states_round_trip_where_the_form_can_say_them(self) -> None:
+        for output in self.states():
+            for harness in ("opencode", "gemini", "codex"):
+                with self.subTest(harness=harness, status=output.status):
+                    form = askq.harness_answers(output, harness)
+                    read = askq.collect_answers(output, form, partial=output.status != "answered")
+                    self.assertEqual(read, output.answers, form)
+
+    def test_opencode_rejects_only_a_dismissal_and_says_every_other_outcome(self) -> None:
+        answered, follow_up, timed_out, unavailable = self.states()
+        self.assertEqual(askq.harness_answers(answered, "opencode")["answers"], [
+            ["(left to you: choose, and say what you chose)"],
+            ["(the user wants to discuss this first)", "note: cost, first"], ["(skipped)", "note: later"]])
+        self.assertEqual(askq.harness_answers(timed_out, "opencode")["answers"], [
+            ["SQLite"], ["(no answer: the user did not respond in time)"], ["(no answer: the user did not respond in time)"]])
+        self.assertEqual(askq.harness_answers(follow_up, "opencode")["answers"][1:], [
+            ["(the user asked for more questions before deciding)", "note: more?"],
+            ["(the user asked for more questions before deciding)"]])
+        # every question answered, and still not a plain answer: the outcome goes on the last list
+        self.assertEqual(askq.harness_answers(unavailable, "opencode")["answers"][2], ["x", "(no answer: nobody could be asked)"])
+        declined = QuestionOutput(answered.questions, timed_out.answers, "declined")
+        self.assertEqual(askq.harness_answers(declined, "opencode"), {"reject": True, "message": askq.result_text(declined)})
+
+    def test_opencode_quotes_labels_that_would_run_together(self) -> None:
+        output = self.outcomes(HOSTILE_CALL)[0]
+        lists = askq.harness_answers(output, "opencode", HOSTILE_CALL)["answers"]
+        self.assertEqual(lists[1], ['"Lint, strict"', '"Docs \\"API\\""', 'and a "changelog" check'])
+        self.assertEqual(", ".join(lists[1]), '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')  # as its model reads it
+        self.assertEqual(lists[0][0], '"Postgres, 16 (Recommended)"')  # quoted alone too, as sent
+
+    def test_a_label_and_a_pick_with_typed_text_never_read_the_same(self) -> None:
+        out = askq.ask({"questions": [{"question": "Which checks?", "multiSelect": True,
+                                       "options": ['Lint, "strict"', "Lint", "Tests"]}]})
+        one = QuestionOutput(out.questions, [AnswerItem("q0", None, ['Lint, "strict"'])], "answered")
+        two = QuestionOutput(out.questions, [AnswerItem("q0", '"strict"', ["Lint"])], "answered")
+        for harness, shown in (("opencode", lambda form: ", ".join(form["answers"][0])),
+                               ("claude-code", lambda form: form["updatedInput"]["answers"]["Which checks?"]),
+                               ("gemini", lambda form: form["answers"]["0"])):
+            with self.subTest(harness=harness):
+                forms = [askq.harness_answers(output, harness) for output in (one, two)]
+                self.assertNotEqual(shown(forms[0]), shown(forms[1]))  # what the runtime shows its model
+                read = forms[0]["updatedInput"] if harness == "claude-code" else forms[0]
+                self.assertEqual(askq.collect_answers(out, read), one.answers)
+        # A joined string equal to a label names it (the one naming rule), so only a
+        # form that keeps parts apart gives the pick and its typed text back whole.
+        self.assertEqual(askq.collect_answers(out, askq.harness_answers(two, "opencode")), two.answers)
+
+    def test_codex_says_the_outcome_in_the_map_it_forwards(self) -> None:
+        answered, _, timed_out, _ = self.states()
+        form = askq.harness_answers(timed_out, "codex")["answers"]
+        self.assertEqual(form["q1"], {"answers": ["(no answer: the user did not respond in time)"]})
+        outcome = form["outcome"]["answers"]
+        self.assertTrue(outcome[0].startswith("The user answered some of your questions, then did not respond in time."))
+        self.assertEqual(outcome[1:3], ["q1: (no answer: the user did not respond in time)",
+                                        "q2: (no answer: the user did not respond in time)"])
+        self.assertIn("never treat silence as consent", outcome[3])
+        self.assertIn("outcome", askq.harness_answers(answered, "codex")["answers"])  # states are not a plain answer
+        plain = QuestionOutput(answered.questions, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", None, ["Lint"]),
+                                                    AnswerItem("q2", "x")], "answered")
+        self.assertEqual(set(askq.harness_answers(plain, "codex")["answers"]), {"q0", "q1", "q2"})
+
+    def test_codex_outcome_key_steps_aside_for_a_question_named_so(self) -> None:
+        out = askq.ask({"questions": [{"question": "A?", "id": "outcome"}, {"question": "B?", "id": "outcome_"}]})
+        done = QuestionOutput(out.questions, [AnswerItem("outcome", "x")], "declined")
+        form = askq.harness_answers(done, "codex")
+        self.assertEqual(set(form["answers"]), {"outcome", "outcome_", "outcome__"})
+        self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("outcome", "x")])
+
+    def test_claude_code_denies_states_and_says_a_follow_up_its_own_way(self) -> None:
+        answered, follow_up, timed_out, unavailable = self.states()
+        for output in (answered, follow_up, timed_out, unavailable):  # the follow-up carries a note on no answer
+            with self.subTest(status=output.status):
+                self.assertEqual(askq.harness_answers(output, "claude-code"),
+                                 {"behavior": "deny", "message": askq.result_text(output)})
+        output = QuestionOutput(follow_up.questions, follow_up.answers[:1], "follow_up")
+        form = askq.harness_answers(output, "claude-code")
+        self.assertEqual(form["behavior"], "allow")
+        self.assertEqual(form["updatedInput"]["answers"], {output.questions[0].question: "SQLite"})
+        self.assertIs(form["updatedInput"]["followUp"], True)
+        self.assertEqual(askq.collect_answers(output, form["updatedInput"], partial=True), output.answers)
+
+    def test_claude_code_dismissed_annotation_is_no_answer(self) -> None:
+        out = mixed()
+        form = {"answers": {"Database?": "SQLite"}, "annotations": {"Name?": {"unanswered": "dismissed"}}}
+        self.assertEqual(askq.collect_answers(out, form, partial=True), [AnswerItem("db", None, ["SQLite"])])
+
     def test_claude_code_writes_texts_and_labels_as_sent(self) -> None:
         output = self.outcomes(HOSTILE_CALL)[0]
         form = askq.harness_answers(output, "claude-code", HOSTILE_CALL)
@@ -2961,7 +3388,7 @@ class HarnessAnswerTests(unittest.TestCase):
         updated = form["updatedInput"]
         self.assertIs(updated["questions"], HOSTILE_CALL["questions"])
         first = HOSTILE_CALL["questions"][0]["question"]
-        self.assertEqual(updated["answers"][first], "Postgres, 16 (Recommended)")  # as sent, suffix and all
+        self.assertEqual(updated["answers"][first], '"Postgres, 16 (Recommended)"')  # as sent, suffix and all, quoted
         self.assertEqual(updated["answers"]["Which checks?"], '"Lint, strict", "Docs \\"API\\"", and a "changelog" check')
         self.assertEqual(updated["annotations"], {first: {"notes": "we run it, already"}, "Name?": {"notes": "for now"}})
 
@@ -2975,9 +3402,13 @@ class HarnessAnswerTests(unittest.TestCase):
         output = self.outcomes(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[2]  # declined after one answer
         self.assertEqual(askq.harness_answers(output, "opencode"), {"reject": True, "message": askq.result_text(output)})
         gemini = askq.harness_answers(output, "gemini")
-        self.assertEqual((gemini["answers"], gemini["status"]), ({"0": "PostgreSQL, note: we run it, already"}, "declined"))
+        dismissed = "(no answer: the user dismissed the questions)"
+        self.assertEqual((gemini["answers"], gemini["status"]),
+                         ({"0": "PostgreSQL, note: we run it, already", "1": dismissed, "2": dismissed}, "declined"))
         codex = askq.harness_answers(output, "codex")
-        self.assertEqual(codex["answers"], {"q0": {"answers": ["PostgreSQL", "user_note: we run it, already"]}})
+        self.assertEqual(codex["answers"]["q0"], {"answers": ["PostgreSQL", "user_note: we run it, already"]})
+        self.assertEqual(codex["answers"]["q1"], {"answers": [dismissed]})
+        self.assertEqual(codex["answers"]["outcome"]["answers"][1:2], [f"q1: {dismissed}"])
         self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "decline"})
         output.status = "timed_out"
         self.assertEqual(askq.harness_answers(output, "mcp"), {"action": "cancel"})
@@ -3040,6 +3471,38 @@ class NoteTests(unittest.TestCase):
 
 
 class ElicitationTests(unittest.TestCase):
+    def test_every_text_of_a_form_is_shown_as_the_terminal_shows_it(self) -> None:
+        evil = "a\x1b[2Jb\x00c \u202eedoc\u202c\x07"
+        call = {"questions": [
+            {"question": f"Q1 {evil}", "header": f"H {evil}", "purpose": f"P {evil}",
+             "options": [{"label": f"One {evil}", "description": f"D {evil}"}, f"Two {evil} (Recommended)"]},
+            {"question": f"Q2 {evil}", "multiSelect": True, "options": [{"label": f"M {evil}", "description": f"E {evil}"}, "N"]},
+            {"question": f"Q3 {evil}", "required": False}]}
+        output = askq.ask(call)
+        unsafe = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+        for version in (None, "2025-06-18"):
+            with self.subTest(version=version):
+                form = askq.to_elicitation(output, protocol_version=version)
+                shown = [form["message"]]
+                for prop in form["requestedSchema"]["properties"].values():
+                    shown += [prop.get("title", ""), prop.get("description", ""), *prop.get("enumNames", ())]
+                    shown += [choice["title"] for choice in prop.get("oneOf", []) + prop.get("items", {}).get("anyOf", [])]
+                self.assertTrue(all(text for text in shown[:1]))
+                self.assertEqual([text for text in shown if unsafe.search(text)], [])
+                self.assertTrue(any("\\x1b[2Jb\\x00c \\u202eedoc\\u202c" in text for text in shown[1:]), shown)
+                q0 = form["requestedSchema"]["properties"]["q0"]
+                picked = (q0.get("enum") or [choice["const"] for choice in q0["oneOf"]])[1]
+                content: Dict[str, Any] = {"q0": picked, "q2": ""}
+                if version is None:
+                    content["q1"] = [choice["const"] for choice in form["requestedSchema"]["properties"]["q1"]["items"]["anyOf"]][:1]
+                else:
+                    content["q1_1"] = True
+                answers = askq.from_elicitation(output, {"action": "accept", "content": content})[1]
+                assert answers is not None
+                self.assertEqual(answers[0].selected, [output.questions[0].options[1].label])  # the values read back raw
+                self.assertIn("\x1b", answers[0].selected[0])
+        self.assertEqual(askq.to_elicitation(output, message="hi\x1b]0;x\x07")["message"], "hi\\x1b]0;x\\x07")
+
     def test_form_shape(self) -> None:
         form = askq.to_elicitation(elicitation_questions())
         self.assertEqual(list(form), ["mode", "message", "requestedSchema"])
@@ -3126,7 +3589,7 @@ class ElicitationTests(unittest.TestCase):
             "name": "n", "db": "SQLite", "checks_1": True, "checks_2": False, "checks_other": "docs", "notes": ""}})
         self.assertEqual(action, "accept")
         self.assertEqual(answers, [AnswerItem("name", "n"), AnswerItem("db", None, ["SQLite"]),
-                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes"), AnswerItem("name.other")])
+                                   AnswerItem("checks", "docs", ["Tests"]), AnswerItem("notes", unanswered="skipped"), AnswerItem("name.other", unanswered="skipped")])
 
     def test_keys_as_typed_clients_send_them(self) -> None:
         output = askq.ask({"questions": [{"question": "DB?", "id": "db-choice", "options": ["A", "B"]},
@@ -3135,10 +3598,10 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(list(props), ["db-choice", "db_choice_other", "why.now"])
         for content, expected in (
             ({"db_choice": "A", "db_choice_other": None, "why_now": None},
-             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now")]),
+             [AnswerItem("db-choice", None, ["A"]), AnswerItem("why.now", unanswered="skipped")]),
             ({"db-choice": askq.CUSTOM_RESPONSE_LABEL, "db_choice_other": "C", "why_now": "because"},
              [AnswerItem("db-choice", "C"), AnswerItem("why.now", "because")]),
-            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now")]),
+            ({"db_choice": "B", "q0_other": None, "stray": ""}, [AnswerItem("db-choice", None, ["B"]), AnswerItem("why.now", unanswered="skipped")]),
         ):
             with self.subTest(content=content):
                 self.assertEqual(askq.from_elicitation(output, {"action": "accept", "content": content})[1], expected)
@@ -3163,7 +3626,7 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(action, "accept")
         self.assertEqual(answers, [
             AnswerItem("name", "askq"), AnswerItem("db", None, ["SQLite"]),
-            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes"), AnswerItem("name.other", None, ["Red"]),
+            AnswerItem("checks", None, ["Tests", "Lint"]), AnswerItem("notes", unanswered="skipped"), AnswerItem("name.other", None, ["Red"]),
         ])
 
     def test_round_trip_typed_text(self) -> None:
@@ -3293,7 +3756,7 @@ class PromptTests(unittest.TestCase):
         self.assertIn("  4. Personalize your response", screen)
         self.assertIn("Press Enter to skip", screen)
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["PostgreSQL"]),
-                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")])
+                                          AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")])
 
     def test_returns_a_new_output(self) -> None:
         questions = example_output()
@@ -3367,7 +3830,7 @@ class PromptTests(unittest.TestCase):
         output, screen = drive(mixed(), "\n\nn\n1\n1\n\n")
         self.assertEqual(screen.count("This question needs an answer."), 2)
         self.assertEqual(output.answers[0].answer, "n")
-        self.assertEqual(output.answers[3], AnswerItem("notes"))
+        self.assertEqual(output.answers[3], AnswerItem("notes", unanswered="skipped"))
 
     def test_blank_custom_text_on_required_asks_again(self) -> None:
         output, screen = drive(mixed(), "n\n3\n\n2\n1\n\n")
@@ -3419,6 +3882,18 @@ class PromptTests(unittest.TestCase):
             output = askq.prompt(askq.ask({"questions": ["Name?"]}))
         self.assertEqual(output.answers, [AnswerItem("q0", "x")])
         self.assertIn("Name?", err.getvalue())
+
+    def test_a_note_is_kept_at_the_end_of_input_and_on_a_skip(self) -> None:
+        def asked(typed: str) -> Any:
+            return askq._LinePrompt(askq._LineReader(io.StringIO(typed), None), io.StringIO()).ask(mixed().questions)
+
+        self.assertEqual(asked("n\nnote: ask the team\n"),
+                         ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
+        self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
+        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1], AnswerItem("notes", note="later"))  # a skip
+        self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
+        answers = asked("note: x\nme\n")[1]
+        self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
 
     def test_no_stdin_at_all_is_unavailable(self) -> None:
         with mock.patch.object(sys, "stdin", None):
@@ -3490,7 +3965,7 @@ class DialogKeyTests(unittest.TestCase):
     def test_single_choice_with_arrows(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + "13" + ENTER + ENTER + ENTER)
         self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["SQLite"]),
-                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2")]))
+                                                       AnswerItem("q1", None, ["Unit tests", "Lint"]), AnswerItem("q2", unanswered="skipped")]))
 
     def test_multi_choice_toggles(self) -> None:
         state = dialog(example_output(), "1" + " " + DOWN + " " + DOWN + " " + UP + " " + ENTER + TAB + ENTER)
@@ -3610,8 +4085,23 @@ class DialogKeyTests(unittest.TestCase):
         lines = askq._Painter(80, askq._Style(False, False)).paint(review).lines
         self.assertIn(' + Database: SQLite; note: "small"', lines)
         self.assertIn("Ctrl-N note", askq._Painter(80, askq._Style(False, False)).hints(dialog(example_output(), "")))
-        alone = dialog(example_output(), "\x0e" + "just a note" + ENTER + ESC)  # no answer: no note either
-        self.assertEqual(outcome(alone), ("declined", []))
+
+    def test_a_note_is_never_lost_and_never_answers(self) -> None:
+        skipped = dialog(example_output(), "11" + ENTER + "\x0e" + "later" + ENTER + ENTER)  # Name skipped, with a note
+        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later"))
+        plain = askq._Style(False, False)
+        review = askq._Painter(80, plain).paint(skipped).lines
+        self.assertIn('   Name: skipped; note: "later"', review)
+        skipped.feed([("enter", "")])
+        self.assertEqual(skipped.outcome()[1][2], AnswerItem("q2", note="later"))
+        self.assertIn('  Name: (skipped); note: "later"', skipped.summary(80))
+        alone = dialog(example_output(), "\x0e" + "ask ops" + ENTER + ESC)  # dismissed with a note only
+        self.assertEqual(alone.outcome(), ("declined", [AnswerItem("q0", note="ask ops")]))
+        self.assertIn('  Database: (not answered); note: "ask ops"', alone.summary(80))
+        required = dialog(example_output(), "\x0e" + "ask ops" + ENTER + TAB + TAB + TAB)
+        self.assertIn(' ! Database: needs an answer; note: "ask ops"', askq._Painter(80, plain).paint(required).lines)
+        required.feed([("enter", "")])  # a note alone does not answer a required question
+        self.assertEqual((required.status, required.tab, required.notice), (None, 0, "This question needs an answer."))
 
     def test_a_hint_never_breaks_between_its_key_and_its_word(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + "typed")  # the multi-choice question, typing
@@ -3660,6 +4150,156 @@ class DialogKeyTests(unittest.TestCase):
         self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
 
 
+class DialogLongListTests(unittest.TestCase):
+    """Home/End, PgUp/PgDn, wrapping, row numbers of two digits, and the filter."""
+
+    MANY: ClassVar[Dict[str, Any]] = {"questions": [{"question": "Which region?", "options": [
+        {"label": f"Region {n}", "description": "Europe" if n % 3 == 0 else "Asia"} for n in range(1, 13)]}]}
+
+    def keyed(self, questions: Any, *keys: Any, clock: Optional[List[float]] = None) -> Any:
+        output = questions if isinstance(questions, QuestionOutput) else askq.ask(questions)
+        state = askq._Dialog(output.questions)
+        if clock is not None:
+            state.clock = lambda: clock[0]
+        for key in keys:
+            if isinstance(key, float):
+                assert clock is not None
+                clock[0] += key  # time passes between keys
+            else:
+                state.feed(askq._parse_keys(key, final=True)[0])
+        return state
+
+    def test_page_and_end_keys_move_in_the_rows_and_up_and_down_wrap(self) -> None:
+        state = self.keyed(self.MANY, "\x1b[F")  # End: the last row, the one for typing
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, "\x1b[F", HOME, "\x1b[1~")  # typing row: Home moves the caret; then ...
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, UP)  # Up on the first row: the last
+        self.assertEqual(state.entries[0].row, 12)
+        state = self.keyed(self.MANY, UP, DOWN)  # Down on the last (the row for typing): the first
+        self.assertEqual(state.entries[0].row, 0)
+        state = self.keyed(self.MANY, "\x1b[6~")
+        self.assertEqual(state.entries[0].row, state.page)
+        state.feed([("pgdn", "")] * 9 + [("pgup", "")])
+        self.assertEqual(state.entries[0].row, 12 - state.page)
+        state.feed([("home", "")])
+        self.assertEqual(state.entries[0].row, 0)
+        self.assertEqual(askq._parse_keys("\x1b[5~\x1b[6~\x1a", final=True)[0], [("pgup", ""), ("pgdn", ""), ("ctrl-z", "")])
+
+    def test_digits_make_one_row_number_on_a_long_list(self) -> None:
+        clock = [100.0]
+        state = self.keyed(self.MANY, "1", 0.3, "2", clock=clock)
+        self.assertEqual((state.entries[0].row, state.entries[0].picked, state.status), (11, [], None))
+        self.assertEqual(state.notice, "Row 12: Enter or Space picks it.")
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 12"])]))
+        state = self.keyed(self.MANY, "1", 1.5, "2", clock=clock)  # too slow: two numbers
+        self.assertEqual(state.entries[0].row, 1)
+        state = self.keyed(self.MANY, "4", 0.2, "7", clock=clock)  # no row 47: 7 on its own
+        self.assertEqual(state.entries[0].row, 6)
+        state = self.keyed(self.MANY, "0", clock=clock)
+        self.assertEqual((state.entries[0].row, state.notice), (0, "There is no row 0."))
+        many = askq.ask({"questions": [{"question": "Which?", "multiSelect": True,
+                                        "options": [f"R{n}" for n in range(1, 12)]}]})
+        state = self.keyed(many, "1", 0.1, "1", " ", "3", " ", ENTER, clock=clock)
+        self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["R3", "R11"])])
+        few = self.keyed(example_output(), "2")  # nine rows or fewer: a digit acts at once
+        self.assertEqual((few.tab, few.entries[0].picked), (1, ["SQLite"]))
+
+    def test_a_filter_narrows_the_rows_on_a_long_list(self) -> None:
+        state = self.keyed(self.MANY, "/", "europe")
+        self.assertEqual(state.shown_rows(), [2, 5, 8, 11])
+        self.assertEqual(state.entries[0].row, 2)
+        lines = askq._Painter(60, askq._Style(False, False)).paint(state).lines
+        self.assertIn(" Filter: europe", lines)
+        self.assertFalse(any("Region 2" in line for line in lines))
+        self.assertIn("Esc end filter", lines[-1] + lines[-2])
+        state.feed([("down", ""), ("down", ""), ("up", "")])
+        self.assertEqual(state.entries[0].row, 5)
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", None, ["Region 6"])]))
+        state = self.keyed(self.MANY, "\x1b[F", UP, "/", "eu")  # each new text: its first row highlighted
+        self.assertEqual(state.entries[0].row, 2)
+        state = self.keyed(self.MANY, "/", "REGION 1", ESC)  # Esc ends the filter, and dismisses nothing
+        self.assertEqual((state.filter, state.status, len(state.shown_rows())), (None, None, 13))
+        state = self.keyed(self.MANY, "/", "x", "\x7f")  # an empty filter ends it
+        self.assertIsNone(state.filter)
+        state = self.keyed(self.MANY, "/", "zzz", ENTER)
+        self.assertEqual((state.shown_rows(), state.status), ([], None))
+        self.assertIn(" No row holds that text.", askq._Painter(60, askq._Style(False, False)).paint(state).lines)
+        self.assertEqual(self.keyed(self.MANY, "/", "\x03").status, "declined")
+        few = self.keyed(example_output(), "/")  # nine options or fewer: "/" is typed
+        self.assertEqual((few.filter, few.entries[0].text), (None, "/"))
+
+    def test_the_review_scrolls(self) -> None:
+        questions = askq.ask({"questions": [{"question": f"Question {n}?", "header": f"H{n}"} for n in range(8)]})
+        typed = "".join(f"answer {n}" + ENTER for n in range(8))
+        state = dialog(questions, typed)
+        self.assertEqual(state.tab, state.review_tab)
+        plain = askq._Style(False, False)
+        seen = set()
+        for _ in range(12):
+            frame = askq._Painter(30, plain).paint(state)
+            lines, _, state.view = frame.cut(7, state.view)
+            state.page = frame.page
+            seen.update(line for line in lines if "answer " in line)
+            self.assertEqual(len(lines), 7)
+            state.feed([("down", "")])
+        self.assertEqual(seen, {f' + H{n}: "answer {n}"' for n in range(8)})
+        state.feed([("pgup", "")] * 5)
+        self.assertEqual(state.view, 0)
+
+    def test_a_long_question_can_be_read_in_full(self) -> None:
+        words = " ".join(f"w{n}" for n in range(400))
+        output = askq.ask({"questions": [{"question": words, "purpose": "why " * 50, "options": ["A", "B"]}]})
+        state = askq._Dialog(output.questions)
+        plain = askq._Style(False, False)
+        seen: List[str] = []
+        lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
+        self.assertTrue(any("1. A" in line for line in lines), lines)  # the highlighted row first
+        self.assertIn(" ^ more (PgUp)", lines)
+        for _ in range(80):
+            state.feed([("pgup", "")])
+            frame = askq._Painter(40, plain).paint(state)
+            lines, _, state.view = frame.cut(10, state.view)
+            state.page = frame.page
+            seen += lines
+        self.assertTrue(all(f"w{n}" in " ".join(seen).split() for n in range(400)))
+        self.assertIn(" v more (PgDn)", lines)
+        state.feed([("pgdn", "")] * 80)
+        lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
+        self.assertTrue(any("1. A" in line for line in lines), lines)
+
+    def test_every_height_from_six_keeps_the_row_the_tabs_and_how_to_dismiss(self) -> None:
+        states = [dialog(payload, typed) for payload in dialog_payloads()
+                  for typed in ("", DOWN * 7, "\x1b[F", "\x0eabc", "/line", TAB + "x" * 50, SHIFT_TAB + ENTER)]
+        for state in states:
+            for width in (20, 40, 80, 200):
+                for height in range(6, 30):
+                    frame = askq._Painter(width - 1, askq._Style(False, True)).paint(state)
+                    lines, caret, _ = frame.cut(height - 1)  # the screen keeps its last line free
+                    with self.subTest(width=width, height=height, tab=state.tab, lines=lines):
+                        focus = frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)]
+                        self.assertIn(focus, lines)
+                        if frame.caret and frame.caret[0] - frame.focus <= frame.page:  # the row's label too, if both fit
+                            self.assertIn(frame.lines[frame.focus], lines)
+                        self.assertIn(frame.lines[frame.tab_line], lines)
+                        self.assertIn("dismiss", lines[-1])
+                        if caret is None:
+                            self.assertIsNone(frame.caret)
+
+    def test_optional_questions_say_how_to_skip(self) -> None:
+        plain = askq._Painter(80, askq._Style(False, False))
+        optional = askq.ask({"questions": [{"question": "Tone?", "options": ["A", "B"], "required": False}, "Why?"]})
+        self.assertIn("Tab skip", plain.hints(askq._Dialog(optional.questions)))
+        self.assertIn("Tab next", plain.hints(askq._Dialog(example_output().questions)))
+        state = dialog(optional, TAB)
+        self.assertEqual(state.answer(0), AnswerItem("q0"))  # skipped, as the hint said
+        name = dialog(example_output(), "11" + ENTER)
+        self.assertIn("Enter skip", plain.hints(name))
+        self.assertIn("Enter confirm", plain.hints(dialog(example_output(), "11" + ENTER + "x")))
+
+
 class DialogDrawingTests(unittest.TestCase):
     PLAIN = askq._Style(False, False)
 
@@ -3673,9 +4313,10 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertIn("          More room", lines)
         self.assertIn("   ( ) 2. Narrow", lines)
         self.assertIn("   ( ) 3. Personalize your response", lines)
-        self.assertIn("          \u2502 +--+", lines)  # under its highlighted row
+        self.assertIn("          | +--+", lines)  # under its highlighted row
+        self.assertIn("          \u2502 +--+", askq._Painter(60, askq._Style(False, True)).paint(dialog(questions, "")).lines)
         state = dialog(questions, DOWN)  # the preview follows the highlight
-        self.assertNotIn("          \u2502 +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
+        self.assertNotIn("          | +--+", askq._Painter(60, self.PLAIN).paint(state).lines)
 
     def test_tabs_mark_answered_questions(self) -> None:
         state = dialog(example_output(), ENTER)
@@ -3727,20 +4368,20 @@ class DialogDrawingTests(unittest.TestCase):
     def test_a_frame_taller_than_the_screen_keeps_the_highlight_in_view(self) -> None:
         questions = askq.ask({"questions": [{"question": "Many?", "options": [f"Option {n}" for n in range(30)]}]})
         state = dialog(questions, DOWN * 25)
-        lines, _ = askq._Painter(80, self.PLAIN).paint(state).cut(10)
+        lines = askq._Painter(80, self.PLAIN).paint(state).cut(10)[0]
         self.assertEqual(len(lines), 10)
         self.assertTrue(any("26. Option 25" in line for line in lines), lines)
 
     def test_a_short_screen_keeps_the_tabs_the_notice_and_the_question(self) -> None:
         plain = askq._Style(False, True)
         state = dialog(example_output(), SHIFT_TAB + ENTER)  # Submit with questions unanswered: a notice
-        lines, _ = askq._Painter(19, plain).paint(state).cut(9)
+        lines = askq._Painter(19, plain).paint(state).cut(9)[0]
         self.assertEqual(len(lines), 9)
         self.assertEqual(lines[0], "[  Database]")  # the line of the tab bar with the current tab
-        self.assertEqual(lines[-2:], [" This question needs", " an answer."])  # the notice whole
-        lines, _ = askq._Painter(39, plain).paint(state).cut(11)
+        self.assertEqual(lines[-2:], [" This question needs", " Esc dismiss"])  # a line of the notice, and of hints
+        lines = askq._Painter(39, plain).paint(state).cut(11)[0]
         self.assertIn(" Which database should the new service", lines)  # the question above its rows
-        review, _ = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)
+        review = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)[0]
         self.assertEqual(review[0], "[  Submit]")
         self.assertIn(" \u2714 Database: SQLite", review)
 
@@ -3756,6 +4397,58 @@ class DialogDrawingTests(unittest.TestCase):
         screen.erase()
         self.assertEqual(writer.getvalue(), f"\r\x1b[{screen.lines - 1}A\x1b[K\x1b[B\r\x1b[J\x1b[A".replace(
             "\x1b[0A", ""))
+
+    def test_a_resize_never_clears_what_is_above_the_dialog(self) -> None:
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        sizes = [(80, 24)]
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            state = dialog(example_output(), DOWN)
+            screen.draw(state)
+            widest = max(screen.widths)
+            self.assertGreater(widest, 40)
+            for size, in_place in (((120, 30), True), ((80, 10), True), ((40, 24), False), ((60, 24), True)):
+                writer.seek(0)
+                writer.truncate()
+                sizes[0] = size
+                above = screen.above
+                self.assertTrue(screen.resized())
+                screen.draw(state)
+                drawn = writer.getvalue()
+                with self.subTest(size=size):
+                    self.assertNotIn("\x1b[H", drawn)
+                    if in_place:  # no line was rewrapped: the frame is drawn over itself
+                        self.assertTrue(drawn.startswith("\r" + (f"\x1b[{above}A" if above else "")), drawn[:20])
+                    else:  # lines were rewrapped: the old ones stay, the new frame starts below them
+                        self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
+            self.assertFalse(screen.resized())
+
+    def test_a_terminal_that_is_not_utf8_gets_escapes_measured_as_drawn(self) -> None:
+        questions = askq.ask({"questions": [
+            {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
+             "options": [{"label": "Ünïcode 选项 " * 4, "description": "€ 😀", "preview": "中 " * 30}, "B"]},
+            {"question": "名前?"}]})
+        for encoding in ("latin-1", "ascii", "cp1252"):
+            for width in (20, 33, 80):
+                with self.subTest(encoding=encoding, width=width):
+                    buffer = io.BytesIO()
+                    writer = io.TextIOWrapper(buffer, encoding=encoding, errors="strict", write_through=True)
+                    screen = askq._Screen(writer)
+                    self.assertFalse(screen.style.unicode)
+                    with mock.patch.object(screen, "_size", lambda width=width: (width, 40)):
+                        screen.size = (width, 40)
+                        state = dialog(questions, "\x0e" + "注 note" + ENTER + "Ω typed")
+                        screen.draw(state)
+                        state.feed([("tab", ""), ("text", "名"), ("esc", "")])
+                        screen.finish(state)
+                    drawn = buffer.getvalue().decode(encoding)  # written strictly: nothing it cannot encode
+                    self.assertIn("\\u4e2d", drawn)
+                    if encoding != "ascii":
+                        self.assertIn("Café", drawn)
+                    plain = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", drawn)
+                    for line in re.split("[\r\n]", plain):
+                        self.assertLessEqual(askq._cells(line), max(width - 1, 20), line)
 
     def test_a_paste_keeps_its_line_breaks_as_line_breaks(self) -> None:
         state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
@@ -3774,7 +4467,7 @@ SGR = re.compile("\x1b\\[[0-9;]*m")
 DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", ""), ("end", ""), ("tab", ""),
                ("shift-tab", ""), ("enter", ""), ("backspace", ""), ("delete", ""), ("ctrl-u", ""), ("unknown", ""),
                ("ctrl-w", ""), ("ctrl-k", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""), ("alt", ""),
-               ("ctrl-n", ""), ("esc", ""),
+               ("ctrl-n", ""), ("esc", ""), ("pgup", ""), ("pgdn", ""), ("ctrl-z", ""), ("text", "/"),
                ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
                ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
 
@@ -3792,6 +4485,14 @@ def dialog_payloads() -> List[QuestionOutput]:
     return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile]
 
 
+# What a terminal sends for the keys people press: sequences, Alt keys (Esc
+# then the key), a pasted block, Ctrl-Z; the fuzz joins them and cuts the
+# bytes anywhere, as a slow link delivers them.
+FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTER, "\x1b[5~", "\x1b[6~", "\x1bOA",
+                  "\x1b[1;5C", "\x1b\x7f", "\x1bb", "\x1bf", "\x1bx", "\x7f", "\x17", "\x0b", "\x15", "\x01", "\x05",
+                  "\x0e", "\x1a", "/", " ", "1", "2", "9", "0", "y", "x", "中", "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
+
+
 class DialogFuzzTests(unittest.TestCase):
     """Random keys at random sizes: whatever a person does, the dialog neither raises nor overflows."""
 
@@ -3805,24 +4506,97 @@ class DialogFuzzTests(unittest.TestCase):
         for case in range(self.CASES):
             output = rng.choice(payloads)
             state = askq._Dialog(output.questions)
-            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5)
-            width, height = rng.randint(20, 200), rng.randint(5, 60)
+            clock = [0.0]
+            state.clock = lambda clock=clock: clock[0]
+            style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
+            width, height = rng.randint(20, 200), rng.randint(6, 60)
             for _ in range(rng.randint(1, 40)):
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
+                clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
+                if rng.random() < 0.1:  # a note opened, and abandoned or left with Esc
+                    state.feed([("ctrl-n", ""), ("text", "n")])
                 state.feed([key])
                 self.check_frame(state, style, width, height, case)
                 if state.status is not None:
                     break
             self.check_outcome(state, case)
 
+    def test_keys_cut_anywhere_are_the_same_keys(self) -> None:
+        import random
+
+        rng = random.Random(20261202)
+        for case in range(self.CASES):
+            typed = "".join(rng.choice(FUZZ_KEY_BYTES) for _ in range(rng.randint(1, 30)))
+            whole = askq._parse_keys(typed, final=True)[0]
+            keys, pending, at = [], "", 0
+            while at < len(typed):  # pieces, each read before the next arrives
+                step = rng.randint(1, 6)
+                pending += typed[at: at + step]
+                at += step
+                more, pending = askq._parse_keys(pending, final=False)
+                keys += more
+            keys += askq._parse_keys(pending, final=True)[0]
+            self.assertEqual(keys, whole, (case, typed))
+            self.assertNotIn(("esc", ""), keys, (case, typed))  # no Alt key or sequence, cut anywhere, is an Esc
+
+    def test_the_screen_through_stops_resizes_and_random_keys(self) -> None:
+        import random
+
+        rng = random.Random(20261203)
+        for case in range(max(self.CASES // 4, 1)):
+            self.screen_case(rng, case)
+
+    def screen_case(self, rng: Any, case: int) -> None:
+        """One dialog on a screen whose size changes, stopped by Ctrl-Z and continued from outside."""
+
+        class Terminal:
+            stop_wanted = continued = False
+            stops = 0
+
+            def suspend(self) -> None:
+                self.stops += 1
+                self.stop_wanted = False
+
+            def resume(self) -> None:
+                pass
+
+        state = askq._Dialog(rng.choice(dialog_payloads()).questions)
+        terminal, writer = Terminal(), io.StringIO()
+        screen = askq._Screen(writer)
+        sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
+        batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
+        delivered: List[List[Any]] = []
+
+        def read(wait: float) -> List[Any]:
+            if rng.random() < 0.2:
+                sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
+            if rng.random() < 0.1:
+                terminal.continued = True  # a SIGCONT after a stop the dialog never saw
+            delivered.append(batches.pop() if batches else [("ctrl-c", "")])
+            return delivered[-1]
+
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            screen.run(state, mock.Mock(read=read), None, None, terminal)  # type: ignore[arg-type]
+        self.assertIsNotNone(state.status, case)
+        self.assertNotIn("\x1b[H", writer.getvalue())
+        self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
+
     def check_frame(self, state: Any, style: Any, width: int, height: int, case: int) -> None:
-        lines, caret = askq._Painter(width, style).paint(state).cut(height)
+        frame = askq._Painter(width, style).paint(state)
+        lines, caret, _ = frame.cut(height, state.view)
         self.assertLessEqual(len(lines), max(height, 1), case)
         for line in lines:
             self.assertLessEqual(askq._cells(SGR.sub("", line)), width, (case, line))
             self.assertNotIn("\u202e", line)
+            if not style.unicode:
+                line.encode(style.encoding)
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
+        if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
+            self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
+            self.assertIn(frame.lines[frame.tab_line], lines, case)
+            self.assertIn("dismiss", SGR.sub("", lines[-1]), case)
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
@@ -3841,7 +4615,8 @@ class DialogFuzzTests(unittest.TestCase):
 class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
 
-    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss") -> Any:
+    def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss",
+              **popen: Any) -> Any:
         """The CLI's dialog on a pseudo-terminal: without colour, or with it
         on a terminal of ``size`` (columns, rows)."""
         import fcntl
@@ -3856,7 +4631,8 @@ class DialogTerminalTests(unittest.TestCase):
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
             del env["NO_COLOR"]
         self.before = termios.tcgetattr(slave)
-        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env)
+        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
+                             **popen)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
         def drain() -> None:
@@ -3918,7 +4694,7 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual(data["status"], "answered")
         self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]},
                                            {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-                                           {"id": "q2", "answer": None, "selected": None}])
+                                           {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.wait_for(b"askq: Answered")  # the summary left in the scrollback
         self.assertNotIn(b"\x1b[?1049h", self.screen)  # never the alternate screen
 
@@ -3937,6 +4713,35 @@ class DialogTerminalTests(unittest.TestCase):
         self.assertEqual((process.returncode, data["status"], data["answers"]),
                          (1, "timed_out", [{"id": "q0", "answer": "My own", "selected": None}]))
         self.assertTrue(data["result"].startswith("The user answered some of your questions, then did not respond"))
+
+    def until(self, condition: Any, what: str, seconds: float = 10) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            self.assertLess(time.monotonic(), deadline, what)
+            time.sleep(0.02)
+
+    @unittest.skipUnless(os.path.exists("/proc/self/stat"), "reads a process's state from /proc")
+    def test_ctrl_z_and_sigtstp_stop_the_job_and_fg_takes_raw_mode_back(self) -> None:
+        import signal
+
+        def stopped(process: Any) -> bool:
+            with open(f"/proc/{process.pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+
+        # A process group of its own, in this session, as a shell puts a job: one that stops.
+        process = self.start(preexec_fn=os.setpgrp)
+        for move, stop in ((DOWN, lambda: self.press("\x1a")), (UP, lambda: process.send_signal(signal.SIGTSTP))):
+            self.press(move)
+            stop()
+            self.until(lambda: stopped(process), "the dialog did not stop")
+            self.assertEqual(termios.tcgetattr(self.slave), self.before, "stopped with the terminal in raw mode")
+            drawn = len(self.screen)
+            process.send_signal(signal.SIGCONT)  # fg
+            self.until(lambda: not termios.tcgetattr(self.slave)[3] & termios.ECHO, "raw mode not taken back")
+            self.until(lambda drawn=drawn: b"Esc dismiss" in self.screen[drawn:], "not drawn again after the stop")
+        self.press(" ", TAB, "\x03")  # the keys act as before: Down, then Up
+        data = self.finish(process)
+        self.assertEqual(data["answers"], [{"id": "q0", "answer": None, "selected": ["PostgreSQL"]}])
 
     def test_sigterm_restores_the_terminal(self) -> None:
         import signal
@@ -3990,7 +4795,7 @@ class DialogTerminalTests(unittest.TestCase):
             with mock.patch.dict(os.environ, {"TERM": "xterm", "NO_COLOR": "1"}):
                 self.assertFalse(askq._Screen(writer).style.color)
         drawn = read_until(master, b"Esc dismiss").decode("utf-8")
-        self.assertIn("\x1b[H\r", drawn)  # drawn again from the top of the screen at the new width
+        self.assertNotIn("\x1b[H", drawn)  # never from the top of the screen, over what was above the dialog
         self.assertNotIn("\x1b[2J", drawn)  # without a clear screen, which some terminals keep in history
         lines = [line for line in drawn.split("\r\n") if line.strip()]
         visible = [askq._cells(re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", line)) for line in lines]
@@ -4284,6 +5089,25 @@ class WebRequestTests(unittest.TestCase):
         headers = {"Host": "localhost", "Content-Length": str(len(body)), "Authorization": f"Bearer {page.token}"}
         status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
         return status, json.loads(reply)
+
+    def test_a_note_alone_is_never_an_answer(self) -> None:
+        call = {"questions": [{"question": "Why?", "id": "why"}, {"question": "Which?", "id": "db", "options": ["A", "B"]},
+                              {"question": "Extra?", "id": "extra", "required": False}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        status, _, body = self.form_post(page, {"note:why": "not sure yet", "note:db": "ask Sam", "q:db": "A",
+                                                "note:extra": "later", "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (400, None))  # the required question with a note alone is refused at once
+        self.assertIn('<p class="error" id="problem-0">This question needs an answer.</p>', html)
+        self.assertNotIn('id="problem-1"', html)
+        self.assertNotIn('id="problem-2"', html)  # an optional question with a note alone is no problem
+        self.assertIn(">not sure yet</textarea>", html)  # the note stays where the person wrote it
+        ended = self.form_post(page, {"note:why": "not sure yet", "q:db": "A", "note:extra": "later",
+                                      "action": "confirm-dismiss"})[2].decode()
+        self.assertEqual(page.status, "declined")
+        self.assertIn("<li><bdi>Why?</bdi>: <bdi>(not answered)</bdi>; note: <bdi>&quot;not sure yet&quot;</bdi></li>", ended)
+        self.assertEqual(page.answers, [AnswerItem("why", note="not sure yet"), AnswerItem("db", None, ["A"]),
+                                        AnswerItem("extra", note="later")])  # kept as notes, never as answers
 
     def test_dismissing_takes_a_second_step_without_script(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -4612,7 +5436,7 @@ class WebPageTests(unittest.TestCase):
         output = self.outcome()
         self.assertEqual(output.status, "answered")
         self.assertEqual(output.answers, [AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", "and docs", ["Lint"]),
-                                          AnswerItem("q2", "billing"), AnswerItem("q3")])
+                                          AnswerItem("q2", "billing"), AnswerItem("q3", unanswered="skipped")])
 
     def test_text_in_the_custom_field_counts_when_nothing_else_is_picked(self) -> None:
         self.start()
@@ -4941,7 +5765,7 @@ class McpServerTests(unittest.TestCase):
         reply = self.receive()
         self.assertEqual(reply["result"]["structuredContent"]["answers"], [
             {"id": "q0", "answer": None, "selected": ["SQLite"]}, {"id": "q1", "answer": None, "selected": ["Unit tests", "Lint"]},
-            {"id": "q2", "answer": None, "selected": None}])
+            {"id": "q2", "answer": None, "selected": None, "unanswered": "skipped"}])
         self.end()
 
     def test_the_log_says_what_calls_will_get(self) -> None:
@@ -5080,6 +5904,8 @@ class McpServerTests(unittest.TestCase):
         first = self.request(3, "tools/call", params)["result"]
         self.assertEqual(first["resultType"], "input_required")
         self.assertEqual(first["inputRequests"], askq.input_request(askq.ask(self.CALL)))
+        self.assertIsInstance(first["requestState"], str)
+        params["requestState"] = first["requestState"]  # echoed, as the protocol asks of a retry
         retried = self.request(4, "tools/call", {**params, "inputResponses": {"ask_questions": {
             "action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})["result"]
         self.assertEqual((retried["resultType"], retried["isError"]), ("complete", False))
@@ -5088,6 +5914,9 @@ class McpServerTests(unittest.TestCase):
         self.assertEqual(declined["result"]["content"][0]["text"], askq.declined_text())
         without = self.request(6, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(False)})
         self.assertEqual(without["result"]["content"][0]["text"], askq.unavailable_text())
+        forged = self.request(7, "tools/call", {**params, "requestState": "e30." + "0" * 64,
+                                                "inputResponses": {"ask_questions": {"action": "decline"}}})
+        self.assertEqual(forged["error"]["code"], -32602)  # a state this server never issued
         self.end()
 
     def test_an_unsupported_version_in_the_envelope(self) -> None:
@@ -5119,6 +5948,338 @@ class McpServerTests(unittest.TestCase):
         asked = self.request(4, "tools/call", {"name": "ask_questions", "arguments": self.CALL, **self.meta(True)})
         self.assertEqual(schema_errors(asked["result"], new["InputRequiredResult"], new), [])
         self.end()
+
+
+class McpHttpClient:
+    """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
+
+    def __init__(self, port: int, token: Optional[str] = None) -> None:
+        self.port, self.token = port, token
+        self.session: Optional[str] = None
+
+    def headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        headers.update(extra or {})
+        return headers
+
+    def open(self, method: str, body: Any = None, headers: Optional[Dict[str, str]] = None) -> Any:
+        import http.client
+
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        connection.request(method, "/mcp", data, self.headers(headers))
+        return connection.getresponse()
+
+    def post(self, body: Any, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Any, Any]:
+        """A POST answered at once: its status, headers and JSON body (None when empty)."""
+        response = self.open("POST", body, headers)
+        data = response.read()
+        return response.status, response.headers, json.loads(data) if data.strip().startswith((b"{", b"[")) else data
+
+    def initialize(self, version: str = "2025-11-25", elicitation: bool = True) -> Dict[str, Any]:
+        status, headers, reply = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {"elicitation": {}} if elicitation else {},
+            "clientInfo": {"name": "plain", "version": "1"}}})
+        assert status == 200, (status, reply)
+        self.session = headers["Mcp-Session-Id"]
+        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})[0] == 202
+        return dict(reply)
+
+
+def next_event(response: Any) -> Optional[Dict[str, Any]]:
+    """The next message of an event stream, or None at its end; comments are skipped."""
+    data: List[bytes] = []
+    while True:
+        line = response.readline()
+        if not line:
+            return None
+        if line in (b"\n", b"\r\n") and data:
+            return dict(json.loads(b"".join(data)))
+        if line.startswith(b"data:"):
+            data.append(line[5:].strip())
+
+
+def call_message(call_id: Any, arguments: Any, **params: Any) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+            "params": {"name": "ask_questions", "arguments": arguments, **params}}
+
+
+def stateless_meta(elicitation: bool = True) -> Dict[str, Any]:
+    return {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads or sockets to serve HTTP")
+class McpHttpTests(unittest.TestCase):
+    """serve --http: MCP's Streamable HTTP transport at /mcp, on the page's HTTP core."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+
+    def serve(self, token: Optional[str] = None, key: Optional[bytes] = None, web: bool = False) -> McpHttpClient:
+        self.logged: List[str] = []
+        pages = askq._ServedPages("") if web else None
+        options = None if pages is None else askq._ServedWebOptions(pages, None)
+        mcp = askq._McpHttp(self.logged.append, options, token, askq._RequestSeal(key))
+        server = askq._HttpServer(askq._HttpCore(mcp, *([pages] if pages else [])), "127.0.0.1", 0)
+        if pages is not None:
+            pages.base = f"http://127.0.0.1:{server.port}"
+        self.addCleanup(mcp.close)
+        self.addCleanup(server.stop)
+        return McpHttpClient(server.port, token)
+
+    def test_sessions(self) -> None:
+        client = self.serve()
+        reply = client.initialize()
+        self.assertEqual(reply["result"]["protocolVersion"], "2025-11-25")
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})[2],
+                         {"jsonrpc": "2.0", "id": 1, "result": {}})
+        session = client.session
+        client.session = None
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})[0], 400)  # no session named
+        client.session = "not-a-session"
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 3, "method": "ping"})[0], 404)
+        self.assertEqual(client.post(b"not json")[0], 404)  # the session is looked up before the body is read
+        client.session = session
+        self.assertEqual(client.open("DELETE").status, 204)
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 4, "method": "ping"})[0], 404)  # it has ended
+        self.assertEqual(client.open("DELETE").status, 404)
+        client.session = None
+        self.assertEqual(client.open("DELETE").status, 400)
+        other = McpHttpClient(client.port)
+        other.initialize()
+        self.assertNotEqual(other.session, session)
+
+    def test_get_is_405_and_notifications_and_responses_are_202(self) -> None:
+        client = self.serve()
+        client.initialize()
+        self.assertEqual(client.open("GET").status, 405)
+        for message in ({"jsonrpc": "2.0", "method": "notifications/unknown"},
+                        {"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}):
+            status, _, body = client.post(message)
+            self.assertEqual((status, body), (202, b""))
+
+    def test_a_call_answered_through_the_form_on_an_event_stream(self) -> None:
+        answers = (({"result": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "billing"}}},
+                    'picked: "SQLite"'), ({"result": {"action": "decline"}}, askq.declined_text()),
+                   ({"result": {"action": "cancel"}}, askq.declined_text()),
+                   ({"error": {"code": -32603, "message": "no UI"}}, '(it said "no UI")'))
+        client = self.serve()
+        client.initialize()
+        for call_id, (answer, words) in enumerate(answers, 1):
+            with self.subTest(answer=answer):
+                stream = client.open("POST", call_message(call_id, self.CALL))
+                self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+                elicit = next_event(stream)
+                assert elicit is not None
+                self.assertEqual(elicit["params"], askq.to_elicitation(askq.ask(self.CALL)))
+                status, _, body = client.post({"jsonrpc": "2.0", "id": elicit["id"], **answer})
+                self.assertEqual((status, body), (202, b""))
+                reply = next_event(stream)
+                assert reply is not None
+                self.assertEqual(reply["id"], call_id)
+                self.assertIn(words, reply["result"]["content"][0]["text"])
+                self.assertIn("structuredContent", reply["result"])
+                self.assertIsNone(next_event(stream))  # the stream ends with the answer
+
+    def test_a_cancelled_call_ends_its_stream_without_an_answer(self) -> None:
+        client = self.serve()
+        client.initialize()
+        stream = client.open("POST", call_message("c", self.CALL))
+        elicit = next_event(stream)
+        assert elicit is not None
+        self.assertEqual(client.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                      "params": {"requestId": "c"}})[0], 202)
+        self.assertEqual(next_event(stream), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
+        self.assertIsNone(next_event(stream))
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})[0], 202)
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})[2]["id"], 9)
+
+    def test_calls_that_need_no_form_are_answered_as_json(self) -> None:
+        client = self.serve()
+        client.initialize(elicitation=False)
+        status, headers, reply = client.post(call_message(1, self.CALL))
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        self.assertEqual(reply["result"]["content"][0]["text"], askq.unavailable_text())
+        status, _, reply = client.post(call_message(2, {"questions": []}))
+        self.assertIs(reply["result"]["isError"], True)
+
+    def test_a_second_request_with_a_waiting_id_is_refused(self) -> None:
+        client = self.serve()
+        client.initialize()
+        stream = client.open("POST", call_message(5, self.CALL))
+        self.assertIsNotNone(next_event(stream))
+        status, _, reply = client.post({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        self.assertEqual((status, reply["error"]["code"]), (400, -32600))
+        stream.close()
+
+    def test_batches_under_2025_03_26_only(self) -> None:
+        pings = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/x"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        client = self.serve()
+        client.initialize("2025-03-26")
+        status, _, reply = client.post(pings)
+        self.assertEqual((status, [message["id"] for message in reply]), (200, [1, 2]))
+        self.assertEqual(client.post([])[2]["error"]["code"], -32600)
+        for version in ("2025-06-18", "2025-11-25"):
+            with self.subTest(version=version):
+                client = McpHttpClient(client.port)
+                client.initialize(version)
+                status, _, reply = client.post(pings)
+                self.assertEqual((status, reply["error"]["code"], reply["id"]), (400, -32600, None))
+        client.session = None
+        self.assertEqual(client.post([{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}])[0], 400)
+
+    def test_the_protocol_version_header(self) -> None:
+        client = self.serve()
+        client.initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        self.assertEqual(client.post(ping, {"MCP-Protocol-Version": "2025-11-25"})[0], 200)
+        for version in ("2099-01-01", "", "2025-11-25 "):
+            with self.subTest(version=version):
+                status, _, body = client.post(ping, {"MCP-Protocol-Version": version})
+                self.assertEqual(status, 400)
+                self.assertIn(b"not one of the versions askq speaks", body)
+
+    def test_foreign_origins_are_403(self) -> None:
+        client = self.serve()
+        client.initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for origin in ("http://evil.example", "null", f"http://127.0.0.1:{client.port + 1}", f"http://localhost:{client.port}"):
+            with self.subTest(origin=origin):
+                self.assertEqual(client.post(ping, {"Origin": origin})[0], 403)
+        self.assertEqual(client.post(ping, {"Origin": f"http://127.0.0.1:{client.port}"})[0], 200)
+
+    def test_a_token_is_required_when_given(self) -> None:
+        client = self.serve(token="right-token")
+        client.initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for given in ("Bearer wrong-token", "", "Basic right-token", "Bearer right-token2", "Bearer \u00e9"):
+            with self.subTest(given=given):
+                response = client.open("POST", ping, {"Authorization": given})
+                self.assertEqual((response.status, response.headers["WWW-Authenticate"]), (401, "Bearer"))
+        self.assertEqual(client.post(ping, {"Authorization": "bearer right-token"})[0], 200)
+        response = McpHttpClient(client.port).open("POST", ping)  # no header at all
+        self.assertEqual(response.status, 401)
+
+    def test_bad_bodies_are_refused_without_a_traceback(self) -> None:
+        client = self.serve()
+        client.initialize()
+        for body, code in ((b"not json", -32700), (b"[" * 200, -32700), (b"\xff\xfe", -32700), (b"5", -32600),
+                           (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600)):
+            with self.subTest(body=body):
+                status, _, reply = client.post(body)
+                self.assertEqual((status, reply["error"]["code"], reply["id"]), (400, code, None))
+        response = client.open("POST", b"x" * (askq.MAX_PAYLOAD_BYTES + 1))
+        self.assertEqual(response.status, 413)
+        self.assertEqual(self.logged, ["client plain speaks 2025-11-25 and draws forms: calls ask the person there"])
+
+    def test_stateless_requests_keep_nothing_and_carry_a_signed_state(self) -> None:
+        key = b"shared key"
+        first, second = self.serve(key=key), self.serve(key=key)
+        status, headers, reply = first.post({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": stateless_meta()})
+        self.assertEqual((status, "Mcp-Session-Id" in headers), (200, False))
+        self.assertIn("2026-07-28", reply["result"]["supportedVersions"])
+        asked = first.post(call_message(2, self.CALL, **stateless_meta()))[2]["result"]
+        self.assertEqual(asked["resultType"], "input_required")
+        state = asked["requestState"]
+        answers = {"ask_questions": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "x"}}}
+        retried = second.post(call_message(3, self.CALL, inputResponses=answers, requestState=state, **stateless_meta()))
+        self.assertIn('picked: "SQLite"', retried[2]["result"]["content"][0]["text"])
+        body, _, signature = state.partition(".")
+        other_call = {"questions": ["Something else?"]}
+        for bad, arguments in ((None, self.CALL), ("forged.0000", self.CALL), (body + "." + signature[::-1], self.CALL),
+                               (body[:-2] + "AA." + signature, self.CALL), (state, other_call), (5, self.CALL)):
+            with self.subTest(state=bad, arguments=arguments):
+                extra = {} if bad is None else {"requestState": bad}
+                status, _, reply = second.post(call_message(4, arguments, inputResponses=answers, **extra, **stateless_meta()))
+                self.assertEqual((status, reply["error"]["code"]), (200, -32602))
+                self.assertIn("'requestState'", reply["error"]["message"])
+        stranger = self.serve(key=b"another key")
+        reply = stranger.post(call_message(5, self.CALL, inputResponses=answers, requestState=state, **stateless_meta()))[2]
+        self.assertEqual(reply["error"]["code"], -32602)
+
+    def test_web_pages_are_served_beside_mcp(self) -> None:
+        client = self.serve(web=True)
+        client.initialize(elicitation=False)
+        client.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
+        with mock.patch.object(askq, "_open_browser", return_value=False):
+            stream = client.open("POST", call_message(2, {"questions": ["Name?"]}))
+            log = next_event(stream)
+        assert log is not None
+        url = log["params"]["data"].rpartition(" ")[2]
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{client.port}/?token="), url)
+        token = url.partition("token=")[2]
+        import http.client
+
+        page = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        page.request("GET", "/questions", headers={"Authorization": "Bearer wrong"})
+        self.assertEqual(page.getresponse().status, 403)
+        page = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        page.request("POST", "/answers", b'{"q0": "Ada"}', {"Authorization": f"Bearer {token}"})
+        self.assertEqual(page.getresponse().status, 200)
+        reply = next_event(stream)
+        assert reply is not None
+        self.assertEqual((reply["id"], reply["result"]["structuredContent"]["answers"][0]["answer"]), (2, "Ada"))
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+class McpHttpCommandTests(unittest.TestCase):
+    """python askq.py serve --http as a process: its log, its token, replicas that share a key."""
+
+    def start(self, *args: str, env: Optional[Dict[str, str]] = None) -> Tuple[Any, int, List[str]]:
+        process = spawn_askq(self, "serve", "--http", "--port", "0", *args, stderr=subprocess.PIPE,
+                             env=dict(os.environ, **(env or {})))
+        lines = [process.stderr.readline().decode()]
+        port = int(re.search(r":(\d+)/mcp", lines[0]).group(1))  # type: ignore[union-attr]
+        return process, port, lines
+
+    def test_a_token_is_made_off_loopback(self) -> None:
+        _, port, lines = self.start("--host", "0.0.0.0")
+        token = re.search(r"Bearer ([\w-]+)'", lines[0])
+        assert token is not None, lines
+        client = McpHttpClient(port)
+        self.assertEqual(client.open("POST", {"jsonrpc": "2.0", "id": 1, "method": "ping"}).status, 401)
+        client.token = token.group(1)
+        self.assertEqual(client.initialize()["result"]["protocolVersion"], "2025-11-25")
+
+    def test_loopback_needs_no_token_unless_given(self) -> None:
+        _, port, lines = self.start()
+        self.assertIn("(this machine only)", lines[0])
+        McpHttpClient(port).initialize()
+        _, port, lines = self.start("--token", "t0ken")
+        self.assertEqual(McpHttpClient(port).open("POST", {}).status, 401)
+        McpHttpClient(port, "t0ken").initialize()
+
+    def test_two_replicas_with_one_key_answer_each_others_retries(self) -> None:
+        call = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+        answers = {"ask_questions": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "x"}}}
+        replicas = [McpHttpClient(self.start("--state-key", "k1")[1]),
+                    McpHttpClient(self.start(env={"ASKQ_STATE_KEY": "k1"})[1])]
+        for turn in range(4):  # each call asked by one, its retry answered by the other
+            asker, answerer = replicas[turn % 2], replicas[1 - turn % 2]
+            asked = asker.post(call_message(turn, call, **stateless_meta()))[2]["result"]
+            retry = call_message(turn, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta())
+            reply = answerer.post(retry)[2]
+            self.assertIn('picked: "SQLite"', reply["result"]["content"][0]["text"], reply)
+            altered = dict(retry, params=dict(retry["params"], requestState=asked["requestState"] + "0"))
+            self.assertEqual(answerer.post(altered)[2]["error"]["code"], -32602)
+        stranger = McpHttpClient(self.start("--state-key", "k2")[1])
+        asked = replicas[0].post(call_message(9, call, **stateless_meta()))[2]["result"]
+        reply = stranger.post(call_message(9, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta()))
+        self.assertEqual(reply[2]["error"]["code"], -32602)
+
+    def test_a_port_in_use_is_one_line(self) -> None:
+        _, port, _ = self.start()
+        process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--http", "--port", str(port)],
+                                 capture_output=True, text=True, timeout=30, check=False)
+        self.assertEqual(process.returncode, 2)
+        self.assertEqual(process.stderr.strip().count("\n"), 0, process.stderr)
+        self.assertIn("the port is in use", process.stderr)
 
 
 # ===========================================================================
@@ -5614,14 +6775,19 @@ class SoakScriptTests(unittest.TestCase):
     """The servers under mixed and hostile input: a few hundred lines and a few dozen requests here,
     thousands with the scripts run by hand (python tools/soak_mcp.py, python tools/soak_web.py)."""
 
-    def run_script(self, name: str) -> str:
-        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick"], capture_output=True,
+    def run_script(self, name: str, *args: str) -> str:
+        process = subprocess.run([sys.executable, os.path.join(HERE, "tools", name), "--quick", *args], capture_output=True,
                                  text=True, timeout=300, check=False)
         self.assertEqual(process.returncode, 0, process.stdout[-3000:] + process.stderr[-2000:])
         return process.stdout
 
     def test_mcp_server(self) -> None:
         self.assertIn("violations: 0", self.run_script("soak_mcp.py"))
+
+    def test_mcp_server_over_http(self) -> None:
+        report = self.run_script("soak_mcp.py", "--http")
+        self.assertIn("violations: 0", report)
+        self.assertIn("hostile: foreign origin", report)
 
     def test_web_page(self) -> None:
         self.assertIn("soak_web: PASSED", self.run_script("soak_web.py"))
@@ -5757,6 +6923,120 @@ class McpBefore2SdkTests(unittest.TestCase):
     def test_a_declined_form(self) -> None:
         result = self.run_client(accept=False)[2]
         self.assertEqual(result.content[0].text, askq.declined_text())
+
+
+def serve_http(test: unittest.TestCase) -> str:
+    """python askq.py serve --http with a token, for a test; the URL of its /mcp."""
+    process = spawn_askq(test, "serve", "--http", "--port", "0", "--token", "sdk-token", stderr=subprocess.PIPE)
+    found = re.search(rb"(http://\S+/mcp)", process.stderr.readline())
+    assert found is not None, "serve --http said nowhere it listens"
+    return found.group(1).decode()
+
+
+HTTP_FORM_ANSWERS = {
+    "accept": ({"action": "accept", "content": {"q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB",
+                                                "q1": ["Lint", "Unit tests"], "q2": "billing"}}, '   typed: "MariaDB"'),
+    "decline": ({"action": "decline"}, askq.declined_text()),
+    "cancel": ({"action": "cancel"}, askq.declined_text()),
+}
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
+                     "the mcp SDK 2 is not installed (CI installs it in a venv)")
+class McpSdkHttpTests(unittest.TestCase):
+    """The mcp SDK's streamable HTTP client against python askq.py serve --http, in both eras."""
+
+    def run_client(self, url: str, mode: str, answer: Any) -> Any:
+        import asyncio
+
+        import httpx2
+        import mcp_types
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        asked: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            if answer is None:  # the form failed in the client
+                return mcp_types.ErrorData(code=-32603, message="the form could not be drawn")
+            return mcp_types.ElicitResult(**answer)
+
+        async def session() -> Any:
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer sdk-token"})
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode=mode, elicitation_callback=elicitation_callback) as client:
+                tools = await client.list_tools()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return tools, result, client.session.protocol_version
+
+        tools, result, version = asyncio.run(session())
+        self.assertEqual([tool.name for tool in tools.tools], ["ask_questions"])
+        self.assertEqual(len(asked), 1)
+        self.assertEqual(asked[0].message, askq.to_elicitation(example_output())["message"])
+        return result, version
+
+    def test_calls_answered_through_the_form(self) -> None:
+        url = serve_http(self)
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            for action, (answer, words) in HTTP_FORM_ANSWERS.items():
+                with self.subTest(mode=mode, action=action):
+                    result, version = self.run_client(url, mode, answer)
+                    self.assertEqual(version, era)
+                    self.assertFalse(result.is_error)
+                    self.assertIn(words, result.content[0].text)
+                    self.assertIn(result.structured_content["status"], ("answered", "declined"))
+
+    def test_a_failed_form(self) -> None:
+        result, version = self.run_client(serve_http(self), "legacy", None)
+        self.assertEqual(version, "2025-11-25")
+        self.assertIn('could not complete the form with your questions (it said "the form could not be drawn")',
+                      result.content[0].text)
+        self.assertEqual(result.structured_content["status"], "unavailable")
+
+
+@unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),
+                     "the mcp SDK before 2.0 is not installed (CI installs it in a second venv)")
+class McpBefore2SdkHttpTests(unittest.TestCase):
+    """The mcp SDK 1.12's streamable HTTP client (2025-06-18) against python askq.py serve --http."""
+
+    def run_client(self, url: str, answer: Any) -> Any:
+        import asyncio
+
+        from mcp import ClientSession, types
+        from mcp.client.streamable_http import streamablehttp_client
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            if answer is None:
+                return types.ErrorData(code=-32603, message="the form could not be drawn")
+            if answer["action"] != "accept":
+                return types.ElicitResult(**answer)
+            return types.ElicitResult(**legacy_answer(params.model_dump(by_alias=True), True))
+
+        async def session() -> Any:
+            headers = {"Authorization": "Bearer sdk-token"}
+            async with streamablehttp_client(url, headers=headers) as (read, write, _), \
+                    ClientSession(read, write, elicitation_callback=elicitation_callback) as client:
+                started = await client.initialize()
+                result = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                return started.protocolVersion, result
+
+        return asyncio.run(session())
+
+    def test_calls_answered_through_the_form(self) -> None:
+        url = serve_http(self)
+        for action, (answer, words) in HTTP_FORM_ANSWERS.items():
+            with self.subTest(action=action):
+                version, result = self.run_client(url, answer)
+                self.assertEqual(version, "2025-06-18")
+                self.assertFalse(result.isError)
+                if action == "accept":
+                    self.assertIn('   picked: "Unit tests", "Lint"', result.content[0].text)
+                else:
+                    self.assertEqual(result.content[0].text, words)
+        version, result = self.run_client(url, None)
+        self.assertIn("could not complete the form with your questions", result.content[0].text)
+        self.assertEqual(result.structuredContent["status"], "unavailable")
 
 
 @unittest.skipUnless(CAN_SPAWN and importable("fastmcp"), "fastmcp is not installed (CI installs it in a venv)")

@@ -4,6 +4,7 @@
     python tools/bench_askq.py --json          # the same figures as JSON
     python tools/bench_askq.py --against DIR   # also the askq.py in DIR, in the same rounds
     python tools/bench_askq.py --reader        # the tolerant reader on 1 MiB broken texts
+    python tools/bench_askq.py --transport     # a tools/call round trip: stdio against serve --http
 
 ``--against`` compares two versions fairly: give it a folder holding the
 askq.py to compare with (``git worktree add /tmp/old HEAD~3`` makes one), and
@@ -19,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import timeit
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional
@@ -349,10 +351,128 @@ def table(figures: Dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+# A tools/call round trip through a form, over stdio and over HTTP (serve
+# --http): the call, the form, the person's answer (given at once), the result.
+
+TRANSPORT_ROUNDS = 200
+ANSWER = {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "billing"}}
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "bench"}}}
+
+
+class StdioClient:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.exchange(INITIALIZE)
+
+    def exchange(self, message: Dict[str, Any]) -> Dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+        return dict(json.loads(self.process.stdout.readline()))
+
+    def call(self, call_id: int, arguments: Any) -> Dict[str, Any]:
+        form = self.exchange({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                              "params": {"name": "ask_questions", "arguments": arguments}})
+        return self.exchange({"jsonrpc": "2.0", "id": form["id"], "result": ANSWER})
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+class HttpClient:
+    def __init__(self) -> None:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), "serve", "--http", "--port",
+                                         str(self.port)], stderr=subprocess.DEVNULL)
+        self.session = ""
+        response = None
+        for _ in range(200):  # until the server listens
+            try:
+                response = self.post(INITIALIZE)
+                break
+            except OSError:
+                time.sleep(0.05)
+        if response is None:
+            raise SystemExit("bench_askq: serve --http did not start")
+        self.session = response.headers["Mcp-Session-Id"]
+        response.read()
+
+    def post(self, message: Dict[str, Any]) -> Any:
+        import http.client
+
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+        connection.request("POST", "/mcp", json.dumps(message).encode(), headers)
+        return connection.getresponse()
+
+    @staticmethod
+    def event(stream: Any) -> Dict[str, Any]:
+        data = b""
+        while True:
+            line = stream.readline()
+            if line.startswith(b"data:"):
+                data += line[5:]
+            elif not line.strip() and data:
+                return dict(json.loads(data))
+
+    def call(self, call_id: int, arguments: Any) -> Dict[str, Any]:
+        stream = self.post({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                            "params": {"name": "ask_questions", "arguments": arguments}})
+        form = self.event(stream)
+        self.post({"jsonrpc": "2.0", "id": form["id"], "result": ANSWER}).read()
+        result = self.event(stream)
+        stream.close()
+        return result
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def transport_table() -> str:
+    """The round trip's median and 90th percentile over each transport, the
+    two taking turns so that a slow spell touches both alike."""
+    with open(os.path.join(HERE, "example_args.json"), encoding="utf-8") as stream:
+        arguments = json.load(stream)
+    clients = {"stdio": StdioClient(), "http": HttpClient()}
+    seconds: Dict[str, List[float]] = {name: [] for name in clients}
+    try:
+        for call_id in range(1, TRANSPORT_ROUNDS + 1):
+            for name, client in clients.items():
+                started = timeit.default_timer()
+                result = client.call(call_id, arguments)
+                seconds[name].append(timeit.default_timer() - started)
+                assert "The user answered" in result["result"]["content"][0]["text"], result
+    finally:
+        for client in clients.values():
+            client.close()
+    rows = [f"tools/call through a form, answered at once ({TRANSPORT_ROUNDS} round trips each, taking turns):"]
+    for name, figures in seconds.items():
+        figures.sort()
+        rows.append(f"  {name:<6} median {1000 * statistics.median(figures):7.3f} ms,"
+                    f" p90 {1000 * figures[int(len(figures) * 0.9)]:7.3f} ms")
+    ratio = statistics.median(h / s for h, s in zip(seconds["http"], seconds["stdio"]))
+    rows.append(f"  http / stdio: {ratio:.2f} x (the median of the ratios)")
+    return "\n".join(rows)
+
+
 def main(argv: List[str]) -> int:
     against = argv[argv.index("--against") + 1] if "--against" in argv else None
     if "--reader" in argv:
         print(reader_table(against))
+        return 0
+    if "--transport" in argv:
+        print(transport_table())
         return 0
     figures = measure(against)
     print(json.dumps(figures, indent=2) if "--json" in argv else table(figures))

@@ -3,6 +3,7 @@
     python tools/soak_mcp.py                      # 10,000 mixed lines, fixed seed
     python tools/soak_mcp.py --quick              # a few hundred lines (for the test suite)
     python tools/soak_mcp.py --lines 50000 --seed 7 --askq path/to/askq.py [--json]
+    python tools/soak_mcp.py --http [--quick]    # the same mix over serve --http (see its section)
 
 It starts the server as a child process and sends it a deterministic mix of
 lines: every method of both protocol eras (the handshake versions 2024-11-05,
@@ -1203,7 +1204,8 @@ def retry_react(params: Message, policy: str) -> React:
             responses = {key: elicit_result(policy, form, soak.rng)}
         line.policy = policy
         rid = soak.next_rid()
-        data = encode(request(rid, "tools/call", {**params, "inputResponses": responses}))
+        state = {"requestState": result["requestState"]} if "requestState" in result else {}
+        data = encode(request(rid, "tools/call", {**params, "inputResponses": responses, **state}))
         return [Line(f"stateless retry: {policy}", data, ANSWER, rid, codes=(INVALID_PARAMS,),
                      check=retry_check(policy))]
     return react
@@ -1541,6 +1543,406 @@ def iter_queue(incoming: "queue.Queue[Optional[bytes]]") -> List[Optional[bytes]
 
 
 # ---------------------------------------------------------------------------
+# Over HTTP: python askq.py serve --http
+#
+# The same mix, one POST per message to /mcp, each unit in a session of its
+# own version (a unit that begins with initialize starts its own), a tenth of
+# the POSTs with a hostile header instead (another Origin, a wrong or missing
+# token, a missing or unknown session, an unknown protocol version, a body
+# over the bound or in chunks, two Hosts, a foreign Host), each answered by
+# the transport's rules; forms arrive on event streams and are answered by
+# the mix's policies; then 20 idle sockets are held open while a client
+# completes a call through a form, which must take under a second.
+
+HTTP_TOKEN = "soak-token"
+HTTP_MAX_BODY = 1024 * 1024  # askq's MAX_PAYLOAD_BYTES: a bigger body is 413
+HOSTILE = ("foreign origin", "wrong token", "no token", "no session", "unknown session", "wrong version",
+           "oversized body", "chunked body", "two hosts", "foreign host")
+HOSTILE_STATUS = {"foreign origin": 403, "wrong token": 401, "no token": 401, "no session": 400,
+                  "unknown session": 404, "wrong version": 400, "oversized body": 413, "chunked body": 411,
+                  "two hosts": 400, "foreign host": 403}
+HTTP_POLICIES = ("accept", "accept", "decline", "cancel", "garbage", "error", "cancel_call", "interleave")
+IDLE_SOCKETS = 20
+
+
+class HttpReply:
+    """A response read from a raw socket: status, headers, then a body or events."""
+
+    def __init__(self, sock: Any, stream: Any) -> None:
+        self.sock, self.stream = sock, stream
+        words = stream.readline().split(None, 2)
+        self.status = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+        self.headers: Dict[str, str] = {}
+        while True:
+            row = stream.readline()
+            if row in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = row.decode("latin-1").partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+
+    @property
+    def is_stream(self) -> bool:
+        return self.headers.get("content-type", "").startswith("text/event-stream")
+
+    def body(self) -> bytes:
+        try:
+            return bytes(self.stream.read(int(self.headers.get("content-length", "0"))))
+        finally:
+            self.close()
+
+    def event(self) -> Optional[Message]:
+        """The next message on an event stream (None at its end)."""
+        data: List[bytes] = []
+        while True:
+            row = self.stream.readline()
+            if not row:
+                return None
+            if row.strip() == b"" and data:
+                return strict_loads(b"".join(data))
+            if row.startswith(b"data:"):
+                data.append(row[5:].strip())
+
+    def close(self) -> None:
+        self.stream.close()
+        self.sock.close()
+
+
+def http_post(port: int, body: bytes, headers: Dict[str, str], hostile: Optional[str] = None) -> HttpReply:
+    import socket
+
+    rows = [f"{name}: {value}" for name, value in headers.items()]
+    payload = body
+    if hostile == "chunked body":
+        rows.append("Transfer-Encoding: chunked")
+        payload = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    elif hostile == "oversized body":
+        rows.append(f"Content-Length: {HTTP_MAX_BODY + 1 + len(body)}")
+        payload = body[:65536]  # the rest never comes: the server refuses before it reads
+    else:
+        rows.append(f"Content-Length: {len(body)}")
+    host = {"two hosts": "127.0.0.1\r\nHost: 127.0.0.1", "foreign host": "evil.example"}.get(hostile or "")
+    rows.insert(0, f"Host: {host or f'127.0.0.1:{port}'}")
+    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    try:
+        sock.sendall(("POST /mcp HTTP/1.1\r\n" + "\r\n".join(rows) + "\r\n\r\n").encode("latin-1") + payload)
+    except OSError:
+        pass  # refused before the body was read: the answer is still there to read
+    return HttpReply(sock, sock.makefile("rb"))
+
+
+class HttpSoak:
+    """Sends the mix over HTTP and judges each answer by the transport's rules."""
+
+    def __init__(self, port: int, child: Any, rng: random.Random, max_seconds: float) -> None:
+        self.port, self.child, self.rng = port, child, rng
+        self.sent = 0
+        self.ids = 0
+        self.started = time.monotonic()
+        self.deadline = self.started + max_seconds
+        self.sessions: Dict[Tuple[str, bool], str] = {}
+        self.counts: Dict[str, int] = {}
+        self.violations: List[Violation] = []
+        self.kinds: Dict[str, int] = {}
+        self.memory: List[Tuple[int, int]] = []
+        self.seconds: List[float] = []
+
+    def next_rid(self) -> str:
+        self.ids += 1
+        return f"soak-http-{self.ids}"
+
+    def count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def violate(self, kind: str, detail: str, category: str, sent: bytes, got: Any) -> None:
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        self.violations.append(Violation(kind, detail, category, excerpt(sent), excerpt(got)))
+
+    def headers(self, session: Optional[str], hostile: Optional[str] = None) -> Dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "Authorization": f"Bearer {HTTP_TOKEN}"}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        extra = {"foreign origin": {"Origin": "http://evil.example"}, "wrong token": {"Authorization": "Bearer nope"},
+                 "unknown session": {"Mcp-Session-Id": "no-such-session"},
+                 "wrong version": {"MCP-Protocol-Version": "2099-01-01"}}.get(hostile or "", {})
+        headers.update(extra)
+        if hostile == "no token":
+            del headers["Authorization"]
+        if hostile == "no session":
+            headers.pop("Mcp-Session-Id", None)
+        return headers
+
+    def session(self, version: str, with_forms: bool) -> str:
+        """A session of the version, made once (and again if the server ended it)."""
+        key = (version, with_forms)
+        if key not in self.sessions:
+            capabilities = {"elicitation": {}} if with_forms else {}
+            body = encode(request(self.next_rid(), "initialize", {
+                "protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "soak_mcp"}}))
+            reply = http_post(self.port, body.strip(), self.headers(None))
+            reply.body()
+            self.sessions[key] = reply.headers.get("mcp-session-id", "")
+        return self.sessions[key]
+
+    def run(self, unit: Unit) -> None:
+        stateless = unit.version == STATELESS
+        session = None if stateless else self.session(
+            unit.version if unit.version in HANDSHAKE_VERSIONS else LATEST, self.rng.random() < 0.5)
+        pending = list(unit.lines)
+        while pending and time.monotonic() < self.deadline:
+            line = pending.pop(0)
+            if b'"method": "initialize"' in line.data and line.expect == ANSWER and not stateless:
+                session = self.start_session(line) or session
+                continue
+            more, session = self.send(unit, line, session)
+            pending[:0] = more
+
+    def start_session(self, line: Line) -> Optional[str]:
+        started = time.monotonic()
+        reply = http_post(self.port, line.data.strip(), self.headers(None))
+        body = reply.body()
+        self.account(line, started)
+        if reply.status != 200:
+            self.violate("initialize over HTTP not answered 200", str(reply.status), line.category, line.data, body)
+        return reply.headers.get("mcp-session-id")
+
+    def account(self, line: Line, started: float) -> None:
+        self.sent += 1
+        self.seconds.append(time.monotonic() - started)
+        self.count(line.category)
+        if self.sent % MEMORY_EVERY == 0:
+            self.memory.append((self.sent, self.child.rss().get("VmRSS", 0)))
+
+    def hostile_for(self, line: Line, session: Optional[str]) -> Optional[str]:
+        if self.rng.random() >= 0.1:
+            return None
+        choices = [name for name in HOSTILE if name != "no session" or (session and self.plain_request(line))]
+        return self.rng.choice(choices)
+
+    @staticmethod
+    def plain_request(line: Line) -> bool:
+        """A message that needs its session: not an initialize, nor one of 2026-07-28."""
+        return b"initialize" not in line.data and META_VERSION.encode() not in line.data \
+            and b"server/discover" not in line.data
+
+    def send(self, unit: Unit, line: Line, session: Optional[str]) -> Tuple[List[Line], Optional[str]]:
+        """One message as one POST; the lines to send next (a retry), and the session from now on."""
+        body = line.data.rstrip(b"\r\n")
+        hostile = self.hostile_for(line, session)
+        started = time.monotonic()
+        try:
+            reply = http_post(self.port, body, self.headers(session, hostile), hostile)
+            if reply.status == 404 and hostile is None and session in self.sessions.values():
+                # The server's bound on sessions ended this one, the idlest: begin it again.
+                reply.close()
+                self.count("sessions ended by the server's bound, begun again")
+                key = next(key for key, known in self.sessions.items() if known == session)
+                del self.sessions[key]
+                session = self.session(*key)
+                reply = http_post(self.port, body, self.headers(session, hostile), hostile)
+            more = self.judge(unit, line, body, reply, hostile, session)
+        except (OSError, ValueError) as err:
+            self.violate("the connection failed", f"{type(err).__name__}: {err}", line.category, body, "")
+            more = []
+        self.account(line, started)
+        return more, session
+
+    def judge(self, unit: Unit, line: Line, body: bytes, reply: HttpReply, hostile: Optional[str],
+              session: Optional[str]) -> List[Line]:
+        if hostile is not None:
+            got = reply.body()
+            self.count(f"hostile: {hostile}")
+            wanted = HOSTILE_STATUS[hostile]
+            if hostile == "foreign host" and reply.status == 403 or reply.status == wanted:
+                if wanted == 401 and reply.headers.get("www-authenticate") != "Bearer":
+                    self.violate("401 without WWW-Authenticate: Bearer", hostile, line.category, body, got)
+                return []
+            self.violate(f"{hostile}: not {wanted}", str(reply.status), line.category, body, got)
+            return []
+        if len(body) > HTTP_MAX_BODY:
+            got = reply.body()
+            if reply.status != 413:
+                self.violate("a body over the bound is not 413", str(reply.status), line.category, body, got)
+            return []
+        if reply.is_stream:
+            return self.follow_stream(unit, line, body, reply, session)
+        got = reply.body()
+        return self.judge_json(line, body, reply.status, got)
+
+    def judge_json(self, line: Line, body: bytes, status: int, got: bytes) -> List[Line]:
+        try:
+            message = strict_loads(got) if got else None
+        except ValueError as err:
+            self.violate("a body that is not strict JSON", str(err), line.category, body, got)
+            return []
+        expect = line.expect
+        if expect == SILENT:
+            if status != 202 and not (status == 400 and isinstance(message, dict) and "error" in message):
+                self.violate("a notification or response not answered 202", str(status), line.category, body, got)
+            return []
+        if expect == BATCH:
+            if not (status == 200 and isinstance(message, list)) and not (status == 400 and isinstance(message, dict)
+                                                                           and error_of(message) == INVALID_REQUEST):
+                self.violate("a batch neither answered nor refused -32600", str(status), line.category, body, got)
+            return []
+        if not isinstance(message, dict) or ("result" not in message and "error" not in message):
+            self.violate("a request not answered with a JSON-RPC response", str(status), line.category, body, got)
+            return []
+        if error_of(message) == INTERNAL_ERROR:
+            self.violate("an internal error (-32603)", "", line.category, body, got)
+        if expect == ANSWER and message.get("id") != line.rid and not (status == 400 and message.get("id") is None):
+            self.violate("a response with the wrong id", str(message.get("id")), line.category, body, got)
+        if expect == NULL_ERROR and (status != 400 or message.get("id") is not None):
+            self.violate("an unreadable message not answered 400 with id null", str(status), line.category, body, got)
+        if expect == ANSWER and status != 200 and message.get("id") is not None:
+            self.violate("a request answered with a status other than 200", str(status), line.category, body, got)
+        if line.react is not None and "result" in message:
+            return line.react(self, line, message)  # type: ignore[arg-type]
+        return []
+
+    def follow_stream(self, unit: Unit, line: Line, body: bytes, reply: HttpReply, session: Optional[str]) -> List[Line]:
+        """A call's event stream: its form answered by a policy, then its result (or its end, cancelled)."""
+        self.count("event streams")
+        try:
+            cancelled = False
+            while True:
+                event = reply.event()
+                if event is None:
+                    if not cancelled:
+                        self.violate("an event stream ended without the call's answer", "", line.category, body, "")
+                    return []
+                if event.get("method") == "elicitation/create":
+                    cancelled = self.answer_form(event, line, session)
+                elif "method" not in event:
+                    if event.get("id") != line.rid:
+                        self.violate("a stream's response has the wrong id", str(event.get("id")), line.category, body, event)
+                    if error_of(event) == INTERNAL_ERROR:
+                        self.violate("an internal error (-32603)", "", line.category, body, event)
+                    return []
+        finally:
+            reply.close()
+
+    def answer_form(self, form: Message, call: Line, session: Optional[str]) -> bool:
+        """Answer a form by a policy; whether the call was cancelled instead."""
+        policy = self.rng.choice(HTTP_POLICIES)
+        self.count(f"form: {policy}")
+        if policy == "interleave":
+            reply = http_post(self.port, encode(request(self.next_rid(), "ping")).strip(), self.headers(session))
+            got = reply.body()
+            if reply.status != 200 or b'"result": {}' not in got:
+                self.violate("a ping while a form waits is not answered", str(reply.status), "form", b"ping", got)
+        if policy == "cancel_call":
+            message: Message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call.rid}}
+        elif policy == "error":
+            message = {"jsonrpc": "2.0", "id": form["id"], "error": {"code": -32000, "message": CLIENT_ERROR}}
+        else:
+            message = {"jsonrpc": "2.0", "id": form["id"], "result": elicit_result(policy, form.get("params"), self.rng)}
+        reply = http_post(self.port, encode(message).strip(), self.headers(session))
+        got = reply.body()
+        if reply.status != 202:
+            self.violate("the client's answer to a form is not 202", str(reply.status), "form", encode(message), got)
+        return policy == "cancel_call"
+
+
+def idle_sockets_check(run: HttpSoak) -> Dict[str, Any]:
+    """While IDLE_SOCKETS sockets are open and silent (and one trickles), a
+    client completes a call through a form: the time it takes."""
+    import socket
+
+    idle = [socket.create_connection(("127.0.0.1", run.port), timeout=TIMEOUT) for _ in range(IDLE_SOCKETS)]
+    idle[0].sendall(b"POST /mcp HTTP/1.1\r\nHo")  # and then nothing more
+    try:
+        started = time.monotonic()
+        session = run.session(LATEST, True)
+        call = encode(request("idle-call", "tools/call", {"name": TOOL, "arguments": {"questions": [QUESTIONS[0]]}}))
+        reply = http_post(run.port, call.strip(), run.headers(session))
+        form = reply.event() or {}
+        answer = {"jsonrpc": "2.0", "id": form.get("id"), "result": elicit_result("accept", form.get("params"), run.rng)}
+        http_post(run.port, encode(answer).strip(), run.headers(session)).body()
+        result = reply.event() or {}
+        reply.close()
+        seconds = time.monotonic() - started
+    finally:
+        for sock in idle:
+            sock.close()
+    answered = "The user answered" in text_of(result.get("result"))
+    if not answered or seconds >= 1.0:
+        run.violate("a client with 20 idle sockets open did not complete its call within a second",
+                    f"{seconds:.3f} s, answered: {answered}", "idle sockets", call, result)
+    return {"idle_sockets": IDLE_SOCKETS, "call_seconds": round(seconds, 3), "answered": answered}
+
+
+def soak_http(askq: str, python: str, seed: int, lines: int, max_seconds: float) -> int:
+    """The mix over HTTP; the exit status."""
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+    port = free_port()
+    child = Child([python, askq, "serve", "--http", "--port", str(port), "--token", HTTP_TOKEN], os.path.dirname(askq))
+    child.outgoing.put(None)  # nothing on stdin
+    wait_for_port(port)
+    run = HttpSoak(port, child, random.Random(seed + 1), max_seconds)
+    make = schedule(Gen(random.Random(seed)))
+    n = 0
+    while run.sent < lines and time.monotonic() < run.deadline:
+        run.run(make(n))
+        n += 1
+    idle = idle_sockets_check(run)
+    memory = child.rss()
+    child.proc.send_signal(__import__("signal").SIGINT)
+    status = child.finish(TIMEOUT)
+    if b"Traceback" in child.stderr:
+        at = child.stderr.index(b"Traceback")
+        run.violate("a traceback on stderr", "", "end", b"", bytes(child.stderr[at:at + 600]))
+    if status != 0:
+        run.violate("serve --http does not exit 0 on Ctrl-C", str(status), "end", b"", "")
+    print_http_summary(run, idle, memory, seed)
+    return 0 if not run.violations and run.sent >= lines else 1
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int) -> None:
+    import socket
+
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"soak_mcp: serve --http does not listen on port {port}")
+
+
+def print_http_summary(run: HttpSoak, idle: Dict[str, Any], memory: Dict[str, int], seed: int) -> None:
+    out = sys.stdout.write
+    seconds = time.monotonic() - run.started
+    times = sorted(run.seconds) or [0.0]
+    out(f"soak_mcp --http: {run.sent} POSTs (seed {seed}) in {seconds:.2f} s: median"
+        f" {1000 * times[len(times) // 2]:.3f} ms, p99 {1000 * times[int(len(times) * 0.99)]:.3f} ms per POST\n")
+    samples = ", ".join(f"{sent}: {rss}" for sent, rss in run.memory)
+    out(f"server VmRSS kB by POSTs sent: {samples or 'n/a'}; at the end {memory.get('VmRSS')},"
+        f" peak (VmHWM) {memory.get('VmHWM')}\n")
+    out(f"a call through a form with {idle['idle_sockets']} idle sockets open: {idle['call_seconds']} s"
+        f" (answered: {idle['answered']})\n")
+    hostile = {name: count for name, count in run.counts.items() if name.startswith(("hostile:", "form:", "event"))}
+    out("by kind: " + ", ".join(f"{name} {count}" for name, count in sorted(hostile.items())) + "\n")
+    out(f"\nviolations: {len(run.violations)}\n")
+    for kind, count in sorted(run.kinds.items(), key=lambda item: -item[1]):
+        out(f"{count:>7}  {kind}\n")
+    for number, violation in enumerate(run.violations[:20], 1):
+        out(f"{number:>3}. [{violation.category}] {violation.kind} ({violation.detail})\n"
+            f"     sent: {violation.sent}\n     got:  {violation.response}\n")
+
+
+# ---------------------------------------------------------------------------
 # Report
 
 
@@ -1619,9 +2021,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=20251125, help="the seed of the mix")
     parser.add_argument("--max-seconds", type=float, help="stop after this long (default 900; 120 with --quick)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--http", action="store_true", help="over HTTP: serve --http, one POST per message")
     args = parser.parse_args(argv)
     if not os.path.isfile(args.askq):
         parser.error(f"no such file: {args.askq}")
+    if args.http:
+        limit = args.max_seconds if args.max_seconds is not None else (120.0 if args.quick else 900.0)
+        return soak_http(os.path.abspath(args.askq), args.python, args.seed, 300 if args.quick else args.lines, limit)
     command = [args.python, os.path.abspath(args.askq), "serve"]
     child = Child(command, os.path.dirname(os.path.abspath(args.askq)))
     try:
