@@ -6171,8 +6171,9 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
-.countdown.soon { position: sticky; top: 0; background: var(--bg); color: var(--warn); font-weight: 600;
-                  padding: 0.3rem 0; margin: 0; }
+.countdown.soon { color: var(--warn); font-weight: 600; }
+.bar.stuck { position: sticky; top: 0; z-index: 1; background: var(--bg); border-block-end: 1px solid var(--line); }
+.bar p { margin: 0.4rem 0; }
 .buttons { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
@@ -6198,6 +6199,12 @@ _WEB_SCRIPT = """
   if (!form) { return; }
   var timeout = Number(form.dataset.timeout || 0) * 1000, deadline = Date.now() + timeout;
   var clock = document.getElementById("countdown"), offline = document.getElementById("offline");
+  var bar = document.getElementById("bar"), soon = false;
+  function lost(yes) {
+    // What the person must see wherever they are on the page stays in sight.
+    offline.hidden = !yes;
+    bar.className = soon || yes ? "bar stuck" : "bar";
+  }
   var last = 0, timer = null, over = false, expiry = null;
   function showEnd() {
     var field = document.createElement("input");
@@ -6209,9 +6216,9 @@ _WEB_SCRIPT = """
     data.set("action", "draft");
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
-      offline.hidden = true;
+      lost(false);
       if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
-    }, function () { offline.hidden = false; });
+    }, function () { over = false; lost(true); });
   }
   function restart() {
     // The server's wait restarted when it read the request: its end comes
@@ -6230,7 +6237,9 @@ _WEB_SCRIPT = """
     var seconds = String(left % 60);
     clock.textContent = left ? "Time left: " + Math.floor(left / 60) + ":" + (seconds.length < 2 ? "0" : "") +
       seconds + ". Typing or clicking here restarts it." : "Time ran out.";
-    clock.className = left < 60 ? "countdown soon" : "countdown";
+    soon = left < 60;
+    clock.className = soon ? "countdown soon" : "countdown";
+    lost(!offline.hidden);
   }
   if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
 })();
@@ -6431,9 +6440,9 @@ class _WebPage(_HttpHandlers):
             "<h1>Questions for you</h1>",
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
-            self._countdown_html(),
+            f"<div class=\"bar\" id=\"bar\">{self._countdown_html()}",
             ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
-             " Your entries are still on this page: keep it open, or copy them before you close it.</p>"),
+             " Your entries are still on this page: keep it open, or copy them before you close it.</p></div>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))

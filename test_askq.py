@@ -5222,8 +5222,8 @@ class WebRequestTests(unittest.TestCase):
         page = askq._WebPage(askq.ask(WEB_CALL).questions, timeout=600)
         html = self.get_form(page)
         self.assertIn('data-timeout="600"', html)
-        self.assertIn('<p class="countdown" id="countdown" role="timer">This page stops waiting after 10 min without'
-                      ' activity.</p>', html)
+        self.assertIn('<div class="bar" id="bar"><p class="countdown" id="countdown" role="timer">This page stops waiting'
+                      ' after 10 min without activity.</p><p class="error" id="offline" role="alert" hidden>', html)
         self.assertIn("deadline = Date.now() + timeout", html)  # a reply to the page's activity restarts it
         html = self.get_form(askq._WebPage(askq.ask(WEB_CALL).questions))
         self.assertNotIn("data-timeout", html)
