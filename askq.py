@@ -6473,7 +6473,7 @@ class _WebPage(_HttpHandlers):
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
-            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
+            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
             f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
             for index, reason in sorted(problems.items())
         )
@@ -6720,10 +6720,18 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
         said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
         shown = _isolated(_shown_answer(said))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
         row += f"; note: {_isolated(_quoted(answer.note))}"
     return row + "</li>"
+
+
+_WEB_NAME_CELLS = 80  # a question's text, where a list names it, is cut this short
+
+
+def _web_name(item: QuestionItem) -> str:
+    """How a list names a question: its header, else its text, cut short."""
+    return _clipped(" ".join((item.header or item.question).split()), _WEB_NAME_CELLS)
 
 
 def _isolated(text: str) -> str:
@@ -6734,7 +6742,7 @@ def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
     """What the person entered on one question, in full, for them to copy:
     the picks, then what they typed and their note, line breaks kept."""
     picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {picks}"
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {picks}"
     for name, text in (("Typed", answer.answer), ("Note", answer.note)):
         if text is not None and text.strip():
             row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"

@@ -5218,6 +5218,19 @@ class WebRequestTests(unittest.TestCase):
         self.assertNotIn('<details class="preview" open', html)
         self.assertIn("<h3>Title</h3><ul><li>a</li><li><code>b</code></li></ul>", html)
 
+    def test_lists_name_a_long_question_short(self) -> None:
+        call = {"questions": [{"question": "Why " + "word " * 300, "id": "why"},
+                              {"question": "Who?", "header": "H" * 200, "id": "who"}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        html = self.form_post(page, {"action": "submit"})[2].decode()
+        problems = html[html.index('id="problems"'):html.index("</div>", html.index('id="problems"'))]
+        names = re.findall(r'<a href="#answer-\d" dir="auto">([^<]*)</a>', problems)
+        self.assertEqual(len(names), 2)
+        for name in names:
+            self.assertLessEqual(len(name), 80)
+            self.assertTrue(name.endswith("\u2026"), name)
+        self.assertEqual(html.count(page.items[0].question), 1)  # in full only in its own box
+
     def test_with_a_timeout_the_page_counts_down(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions, timeout=600)
         html = self.get_form(page)
