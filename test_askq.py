@@ -5611,6 +5611,19 @@ class WebCommandTests(unittest.TestCase):
         self.assertEqual(process.returncode, 1)
         self.assertIn(b"warning: listening on 0.0.0.0: anyone on that network who has the URL can answer", process.stderr)
         self.assertEqual(json.loads(process.stdout)["status"], "timed_out")
+        import socket
+        from urllib.parse import urlsplit
+
+        shown = urlsplit(re.search(rb"answer the questions at (\S+)", process.stderr).group(1).decode()).hostname
+        self.assertNotEqual(shown, "0.0.0.0")
+        try:  # this machine's own way out, if it has one: a UDP connect sends nothing
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect(("198.51.100.7", 9))
+                own = probe.getsockname()[0]
+        except OSError:
+            own = "127.0.0.1"
+        if not own.startswith("127."):
+            self.assertEqual(shown, own)  # never loopback where another interface exists, whatever the hostname says
 
     def test_serve_web_for_a_client_without_elicitation(self) -> None:
         process = spawn_askq(self, "serve", "--web", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
