@@ -6227,6 +6227,7 @@ _WEB_SCRIPT = """
     clearTimeout(expiry);
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
+  form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
   ["input", "change", "click", "keydown"].forEach(function (kind) {
     document.addEventListener(kind, function () {
       if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
