@@ -6218,7 +6218,11 @@ _WEB_SCRIPT = """
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       lost(false);
       if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
-    }, function () { over = false; lost(true); });
+    }, function () {
+      over = false;
+      if (timeout && Date.now() > deadline) { offline.textContent = TIMED_OUT_OFFLINE; }
+      lost(true);
+    });
   }
   function restart() {
     // The server's wait restarted when it read the request: its end comes
@@ -6248,6 +6252,15 @@ _WEB_SCRIPT = """
 # While the person types or clicks, the script sends the form at most this
 # often: the server then knows the person is there, and what the page holds.
 _WEB_ACTIVE_MS = 3000
+# What the page says when it finds the server gone after its time ran out (a
+# sleeping phone's timers run late): never that anything was sent.
+_WEB_TIMED_OUT_OFFLINE = ("Time ran out, and the assistant stopped waiting. Your entries are still on this page:"
+                          " copy them before you close it.")
+
+
+def _web_script() -> str:
+    return (_WEB_SCRIPT.replace("ACTIVE_MS", str(_WEB_ACTIVE_MS))
+            .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
 
 
 class _WebPage(_HttpHandlers):
@@ -6459,7 +6472,7 @@ class _WebPage(_HttpHandlers):
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
-            f"</main><script nonce=\"{self.nonce}\">{_WEB_SCRIPT.replace('ACTIVE_MS', str(_WEB_ACTIVE_MS))}</script></body></html>"
+            f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
         return "".join(parts)
 
