@@ -3379,7 +3379,8 @@ class _OutcomeWords:
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
-        marker: "Optional[str]" = None, alone: "Optional[str]" = None, late: str = "The questions had already ended.",
+        marker: "Optional[str]" = None, alone: "Optional[str]" = None,
+        late: str = "The questions had already ended.",
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
@@ -3400,8 +3401,8 @@ _OUTCOME_WORDS = {
         "Go on with the task with these answers in mind.",
         "Answered",
         "Your answers were sent.",
-        late="Answers had already come from elsewhere (another window or device), and the first answers sent are"
-        " the ones that count.",
+        late="Answers had already come from elsewhere (another window or device), and the first"
+        " answers sent are the ones that count.",
     ),
     Outcome.DECLINED: _OutcomeWords(
         "The user answered some of your questions and dismissed the rest.",
@@ -3449,7 +3450,7 @@ _OUTCOME_WORDS = {
         "Asked for more questions",
         "Your request for more questions was sent, with what you had answered.",
         "(the user asked for more questions before deciding)",
-        late="More questions had already been asked for, here or elsewhere.",
+        late="The questions had already ended with a request for more questions.",
     ),
 }
 
@@ -3916,6 +3917,11 @@ class _McpForm(_HarnessForm):
             return {"action": "cancel"}
         keys_by_id = {item.id: keys for item, keys in zip(asked.items, _form_keys(asked.items))}
         content: Dict[str, Any] = {}
+        for item in asked.items:
+            answer = asked.answers.get(item.id)
+            state = next((s.label for s in _form_states(item) if answer and s.name == answer.unanswered), None)
+            if state is not None:
+                content[keys_by_id[item.id].value] = state
         for _, item, answer in asked.answered():
             keys = keys_by_id[item.id]
             if not item.question_type.is_choice:
@@ -4184,8 +4190,9 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if not item.question_type.is_choice:
         return {"type": "string", **field, **({} if item.required else {"default": ""})}
     rows = _question_rows(item)
-    labels = [row.label for row in rows]
-    titles = [row.label if row.option is None else _option_title(row.option) for row in rows]
+    states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
+    labels = [row.label for row in rows] + states
+    titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
     if legacy:  # a single choice: 2025-06-18 has no titled enums
         legacy_single: Dict[str, Any] = {"type": "string", **field, "enum": labels, "enumNames": titles}
         if item.recommended is not None:
@@ -4203,6 +4210,16 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if item.recommended is not None:
         single["default"] = item.recommended
     return single
+
+
+def _form_states(item: QuestionItem) -> "List[_StateWords]":
+    """The states a form offers as choices of their own: on a single choice
+    only (clients draw no good place for one elsewhere), each unless an
+    option has its label."""
+    if item.question_type is not QuestionType.SINGLE_CHOICE:
+        return []
+    offered = (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+    return [state for state in offered if _option_named(item.options or [], state.label) is None]
 
 
 def _option_title(option: QuestionOption) -> str:
@@ -4237,6 +4254,9 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
         raise _refused(index, item, "malformed", f": its companion text must be a string, not {_json_type(other)}.")
     if not item.question_type.is_choice:
         return AnswerItem(item.id, value)
+    state = next((state.name for state in _form_states(item) if state.label == value), None)
+    if state is not None:
+        return AnswerItem(item.id, other or None, unanswered=state)
     picked = (value or []) if multi else ([] if value is None else [value])
     ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
     custom = any(_names_custom_row(label) for label in picked) or bool(ticked and other)

@@ -3527,7 +3527,41 @@ class ElicitationTests(unittest.TestCase):
             {"const": "Postgres", "title": "Postgres"},
             {"const": "SQLite", "title": "SQLite - one file"},
             {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
+            {"const": "You decide", "title": "You decide"},
+            {"const": "Let's discuss", "title": "Let's discuss"},
         ])
+
+    def test_a_single_choice_offers_the_states_and_reads_them_back(self) -> None:
+        output = elicitation_questions()
+        for version in ("2025-06-18", "2025-11-25"):
+            with self.subTest(version=version):
+                form = askq.to_elicitation(output, protocol_version=version)["requestedSchema"]["properties"]
+                offered = sorted(key for key, field in form.items() if "You decide" in json.dumps(field))
+                self.assertEqual(offered, ["db", "name.other"])  # the single choices only
+                content = {"name": "n", "db": "Let's discuss", "checks": ["Tests"]}
+                if version == "2025-06-18":
+                    content = {"name": "n", "db": "You decide", "checks_1": True}
+                _, answers = askq.from_elicitation(output, {"action": "accept", "content": content})
+                self.assertIn(answers[1].unanswered, ("discuss", "you_decide"))
+                self.assertIsNone(answers[1].selected)
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.from_elicitation(output, {"action": "accept", "content": {
+                "name": "n", "db": "You decide", "db_other": "MySQL", "checks": ["Tests"]}})
+        self.assertEqual(caught.exception.reason, "two_answers")
+        same = askq.ask({"questions": [{"question": "Who?", "options": ["Me", "You decide"]}]})
+        labels = [c["const"] for c in askq.to_elicitation(same)["requestedSchema"]["properties"]["q0"]["oneOf"]]
+        self.assertEqual(labels, ["Me", "You decide", askq.CUSTOM_RESPONSE_LABEL, "Let's discuss"])  # the option wins
+        self.assertEqual(askq.from_elicitation(same, {"action": "accept", "content": {"q0": "You decide"}})[1],
+                         [AnswerItem("q0", None, ["You decide"])])
+
+    def test_the_mcp_harness_form_writes_a_state_as_its_choice(self) -> None:
+        output = elicitation_questions()
+        done = QuestionOutput(output.questions, askq.collect_answers(output, [
+            {"id": "name", "answer": "n"}, {"id": "db", "unanswered": "you_decide"}, {"id": "checks", "selected": ["Tests"]}]),
+            "answered")
+        form = askq.harness_answers(done, "mcp")
+        self.assertEqual(form["content"]["db"], "You decide")
+        self.assertEqual(askq.from_elicitation(done, form)[1], done.answers)
 
     def test_multi_choice_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
@@ -3574,9 +3608,10 @@ class ElicitationTests(unittest.TestCase):
         props = form["requestedSchema"]["properties"]
         self.assertEqual(list(props), ["name", "db", "db_other", "checks_1", "checks_2", "checks_other", "notes",
                                        "name.other", "name_other_other"])
-        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
         # The recommended option is the default, and its name carries the badge.
-        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL,
+                                                    "You decide", "Let's discuss"])
         self.assertEqual(props["db"]["default"], "Postgres")
         self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
         self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
