@@ -6475,8 +6475,9 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
-.countdown.soon { position: sticky; top: 0; background: var(--bg); color: var(--warn); font-weight: 600;
-                  padding: 0.3rem 0; margin: 0; }
+.countdown.soon { color: var(--warn); font-weight: 600; }
+.bar.stuck { position: sticky; top: 0; z-index: 1; background: var(--bg); border-block-end: 1px solid var(--line); }
+.bar p { margin: 0.4rem 0; }
 .buttons { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
@@ -6502,6 +6503,12 @@ _WEB_SCRIPT = """
   if (!form) { return; }
   var timeout = Number(form.dataset.timeout || 0) * 1000, deadline = Date.now() + timeout;
   var clock = document.getElementById("countdown"), offline = document.getElementById("offline");
+  var bar = document.getElementById("bar"), soon = false;
+  function lost(yes) {
+    // What the person must see wherever they are on the page stays in sight.
+    offline.hidden = !yes;
+    bar.className = soon || yes ? "bar stuck" : "bar";
+  }
   var last = 0, timer = null, over = false, expiry = null;
   function showEnd() {
     var field = document.createElement("input");
@@ -6513,9 +6520,13 @@ _WEB_SCRIPT = """
     data.set("action", "draft");
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
-      offline.hidden = true;
+      lost(false);
       if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
-    }, function () { offline.hidden = false; });
+    }, function () {
+      over = false;
+      if (timeout && Date.now() > deadline) { offline.textContent = TIMED_OUT_OFFLINE; }
+      lost(true);
+    });
   }
   function restart() {
     // The server's wait restarted when it read the request: its end comes
@@ -6524,6 +6535,7 @@ _WEB_SCRIPT = """
     clearTimeout(expiry);
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
+  form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
   ["input", "change", "click", "keydown"].forEach(function (kind) {
     document.addEventListener(kind, function () {
       if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
@@ -6534,7 +6546,9 @@ _WEB_SCRIPT = """
     var seconds = String(left % 60);
     clock.textContent = left ? "Time left: " + Math.floor(left / 60) + ":" + (seconds.length < 2 ? "0" : "") +
       seconds + ". Typing or clicking here restarts it." : "Time ran out.";
-    clock.className = left < 60 ? "countdown soon" : "countdown";
+    soon = left < 60;
+    clock.className = soon ? "countdown soon" : "countdown";
+    lost(!offline.hidden);
   }
   if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
 })();
@@ -6542,6 +6556,15 @@ _WEB_SCRIPT = """
 # While the person types or clicks, the script sends the form at most this
 # often: the server then knows the person is there, and what the page holds.
 _WEB_ACTIVE_MS = 3000
+# What the page says when it finds the server gone after its time ran out (a
+# sleeping phone's timers run late): never that anything was sent.
+_WEB_TIMED_OUT_OFFLINE = ("Time ran out, and the assistant stopped waiting. Your entries are still on this page:"
+                          " copy them before you close it.")
+
+
+def _web_script() -> str:
+    return (_WEB_SCRIPT.replace("ACTIVE_MS", str(_WEB_ACTIVE_MS))
+            .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
 
 
 class _WebPage(_HttpHandlers):
@@ -6735,9 +6758,9 @@ class _WebPage(_HttpHandlers):
             "<h1>Questions for you</h1>",
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
-            self._countdown_html(),
+            f"<div class=\"bar\" id=\"bar\">{self._countdown_html()}",
             ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
-             " Your entries are still on this page: keep it open, or copy them before you close it.</p>"),
+             " Your entries are still on this page: keep it open, or copy them before you close it.</p></div>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))
@@ -6753,7 +6776,7 @@ class _WebPage(_HttpHandlers):
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
-            f"</main><script nonce=\"{self.nonce}\">{_WEB_SCRIPT.replace('ACTIVE_MS', str(_WEB_ACTIVE_MS))}</script></body></html>"
+            f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
         return "".join(parts)
 
@@ -6768,7 +6791,7 @@ class _WebPage(_HttpHandlers):
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
-            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
+            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
             f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
             for index, reason in sorted(problems.items())
         )
@@ -7012,12 +7035,21 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
         parts = [_isolated(_visible(label)) for label in answer.selected or ()]
         parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
         shown = ", ".join(parts)
-    else:  # what the review says of a question without an answer
-        shown = _isolated(_shown_answer(None if answer is None else dataclasses.replace(answer, note=None)))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
+    else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
+        said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
+        shown = _isolated(_shown_answer(said))
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
         row += f"; note: {_isolated(_quoted(answer.note))}"
     return row + "</li>"
+
+
+_WEB_NAME_CELLS = 80  # a question's text, where a list names it, is cut this short
+
+
+def _web_name(item: QuestionItem) -> str:
+    """How a list names a question: its header, else its text, cut short."""
+    return _clipped(" ".join((item.header or item.question).split()), _WEB_NAME_CELLS)
 
 
 def _isolated(text: str) -> str:
@@ -7028,7 +7060,7 @@ def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
     """What the person entered on one question, in full, for them to copy:
     the picks, then what they typed and their note, line breaks kept."""
     picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {picks}"
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {picks}"
     for name, text in (("Typed", answer.answer), ("Note", answer.note)):
         if text is not None and text.strip():
             row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"

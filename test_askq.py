@@ -5495,6 +5495,25 @@ class WebRequestTests(unittest.TestCase):
         status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
         return status, json.loads(reply)
 
+    def test_a_note_alone_is_never_an_answer(self) -> None:
+        call = {"questions": [{"question": "Why?", "id": "why"}, {"question": "Which?", "id": "db", "options": ["A", "B"]},
+                              {"question": "Extra?", "id": "extra", "required": False}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        status, _, body = self.form_post(page, {"note:why": "not sure yet", "note:db": "ask Sam", "q:db": "A",
+                                                "note:extra": "later", "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (400, None))  # the required question with a note alone is refused at once
+        self.assertIn('<p class="error" id="problem-0">This question needs an answer.</p>', html)
+        self.assertNotIn('id="problem-1"', html)
+        self.assertNotIn('id="problem-2"', html)  # an optional question with a note alone is no problem
+        self.assertIn(">not sure yet</textarea>", html)  # the note stays where the person wrote it
+        ended = self.form_post(page, {"note:why": "not sure yet", "q:db": "A", "note:extra": "later",
+                                      "action": "confirm-dismiss"})[2].decode()
+        self.assertEqual(page.status, "declined")
+        self.assertIn("<li><bdi>Why?</bdi>: <bdi>(not answered)</bdi>; note: <bdi>&quot;not sure yet&quot;</bdi></li>", ended)
+        self.assertEqual(page.answers, [AnswerItem("why", note="not sure yet"), AnswerItem("db", None, ["A"]),
+                                        AnswerItem("extra", note="later")])  # kept as notes, never as answers
+
     def test_dismissing_takes_a_second_step_without_script(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", "Lint"], "text:q2": "bill\ting",
@@ -5604,12 +5623,25 @@ class WebRequestTests(unittest.TestCase):
         self.assertNotIn('<details class="preview" open', html)
         self.assertIn("<h3>Title</h3><ul><li>a</li><li><code>b</code></li></ul>", html)
 
+    def test_lists_name_a_long_question_short(self) -> None:
+        call = {"questions": [{"question": "Why " + "word " * 300, "id": "why"},
+                              {"question": "Who?", "header": "H" * 200, "id": "who"}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        html = self.form_post(page, {"action": "submit"})[2].decode()
+        problems = html[html.index('id="problems"'):html.index("</div>", html.index('id="problems"'))]
+        names = re.findall(r'<a href="#answer-\d" dir="auto">([^<]*)</a>', problems)
+        self.assertEqual(len(names), 2)
+        for name in names:
+            self.assertLessEqual(len(name), 80)
+            self.assertTrue(name.endswith("\u2026"), name)
+        self.assertEqual(html.count(page.items[0].question), 1)  # in full only in its own box
+
     def test_with_a_timeout_the_page_counts_down(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions, timeout=600)
         html = self.get_form(page)
         self.assertIn('data-timeout="600"', html)
-        self.assertIn('<p class="countdown" id="countdown" role="timer">This page stops waiting after 10 min without'
-                      ' activity.</p>', html)
+        self.assertIn('<div class="bar" id="bar"><p class="countdown" id="countdown" role="timer">This page stops waiting'
+                      ' after 10 min without activity.</p><p class="error" id="offline" role="alert" hidden>', html)
         self.assertIn("deadline = Date.now() + timeout", html)  # a reply to the page's activity restarts it
         html = self.get_form(askq._WebPage(askq.ask(WEB_CALL).questions))
         self.assertNotIn("data-timeout", html)
@@ -5984,6 +6016,19 @@ class WebCommandTests(unittest.TestCase):
         self.assertEqual(process.returncode, 1)
         self.assertIn(b"warning: listening on 0.0.0.0: anyone on that network who has the URL can answer", process.stderr)
         self.assertEqual(json.loads(process.stdout)["status"], "timed_out")
+        import socket
+        from urllib.parse import urlsplit
+
+        shown = urlsplit(re.search(rb"answer the questions at (\S+)", process.stderr).group(1).decode()).hostname
+        self.assertNotEqual(shown, "0.0.0.0")
+        try:  # this machine's own way out, if it has one: a UDP connect sends nothing
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect(("198.51.100.7", 9))
+                own = probe.getsockname()[0]
+        except OSError:
+            own = "127.0.0.1"
+        if not own.startswith("127."):
+            self.assertEqual(shown, own)  # never loopback where another interface exists, whatever the hostname says
 
     def test_serve_web_for_a_client_without_elicitation(self) -> None:
         process = spawn_askq(self, "serve", "--web", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
