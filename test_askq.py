@@ -6725,7 +6725,7 @@ class McpHttpCommandTests(unittest.TestCase):
     def test_with_web_the_page_is_on_the_same_port(self) -> None:
         import http.client
 
-        process, port, _ = self.start("--web", env={"BROWSER": "true"})
+        _, port, _ = self.start("--web", env={"BROWSER": "true"})
         client = McpHttpClient(port)
         client.initialize(elicitation=False)
         client.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
