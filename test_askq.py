@@ -5286,6 +5286,24 @@ class McpHttpCommandTests(unittest.TestCase):
         reply = stranger.post(call_message(9, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta()))
         self.assertEqual(reply[2]["error"]["code"], -32602)
 
+    def test_with_web_the_page_is_on_the_same_port(self) -> None:
+        import http.client
+
+        _, port, _ = self.start("--web", env={"BROWSER": "true"})
+        client = McpHttpClient(port)
+        client.initialize(elicitation=False)
+        client.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
+        stream = client.open("POST", call_message(2, {"questions": ["Name?"]}))
+        log = next_event(stream)
+        assert log is not None
+        url = log["params"]["data"].rpartition(" ")[2]
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{port}/?token="), url)
+        page = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        page.request("GET", url.partition(str(port))[2])
+        response = page.getresponse()
+        self.assertEqual((response.status, response.headers["Content-Type"]), (200, "text/html; charset=utf-8"))
+        self.assertIn(b"Name?", response.read())
+
     def test_ctrl_c_ends_it_with_exit_0(self) -> None:
         process, port, _ = self.start()
         McpHttpClient(port).initialize()
