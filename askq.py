@@ -6536,6 +6536,10 @@ _WEB_SCRIPT = """
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
   form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
+  form.addEventListener("keydown", function (event) {
+    var kind = event.target.type;
+    if (event.key === "Enter" && (kind === "radio" || kind === "checkbox")) { event.preventDefault(); }
+  });
   ["input", "change", "click", "keydown"].forEach(function (kind) {
     document.addEventListener(kind, function () {
       if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
@@ -6766,10 +6770,14 @@ class _WebPage(_HttpHandlers):
             parts.append(self._problems_html(problems))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
+        # Enter on a radio button or a check box clicks the first submit button
+        # that is not disabled (in Chromium): the next one, which sends nothing
+        # and brings the form back as it is.
         timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
         parts.append(f"<form class=\"questions\" method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
-                     "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
+                     "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>"
+                     "<button type=\"submit\" name=\"action\" value=\"back\" hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
         if confirm:
             parts.append(self._confirm_html())
         parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index)) for index, item in enumerate(self.items))

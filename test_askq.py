@@ -5367,6 +5367,10 @@ class WebRequestTests(unittest.TestCase):
         buttons = re.findall(r"<button[^>]*>", form)
         self.assertGreater(len(buttons), 2)
         self.assertIn('type="submit" disabled', buttons[0])  # the default button: implicit submission does nothing
+        # Enter on a radio button or check box clicks the first button that is not disabled: one that sends nothing.
+        self.assertIn('value="back" hidden', buttons[1])
+        self.assertIn('if (event.key === "Enter" && (kind === "radio" || kind === "checkbox")) { event.preventDefault(); }',
+                      html)
         self.assertNotIn("disabled", "".join(buttons[1:]))  # only the send and dismiss buttons send
         self.assertLess(form.index(buttons[0]), form.index("<fieldset"))
 
