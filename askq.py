@@ -2624,8 +2624,10 @@ def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = 
             value = entry[key]
             if isinstance(value, str):
                 value = value.strip()
+                if len(value) > MAX_TEXT or "\\n" in value:
+                    value = _mended(value, key)  # may leave it blank: then the next key
                 if value:
-                    return _mended(value, key) if len(value) > MAX_TEXT or "\\n" in value else value
+                    return value
             elif isinstance(value, list):  # two phrasings of one text: the first
                 value = _first_string(value, key)
                 if value is not None:
@@ -2666,7 +2668,7 @@ def _mended(text: str, key: str) -> str:
     meant its backslashes.  Text over MAX_TEXT is refused.
     """
     if "\\n" in text and "\n" not in text:
-        text = text.replace("\\n", "\n")
+        text = text.replace("\\n", "\n").strip()
     if len(text) > MAX_TEXT:
         raise QuestionError(
             f"its {key!r} is {len(text)} characters long (it starts"
