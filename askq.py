@@ -6274,8 +6274,10 @@ _WEB_SCRIPT = """
 })();
 """
 # While the person types or clicks, the script sends the form at most this
-# often: the server then knows the person is there, and what the page holds.
-_WEB_ACTIVE_MS = 3000
+# often: the server then knows the person is there, and what the page holds;
+# well within the grace period, so that a second device at work learns in
+# time that the answers are in.
+_WEB_ACTIVE_MS = 1000
 # What the page says when it finds the server gone after its time ran out (a
 # sleeping phone's timers run late): never that anything was sent.
 _WEB_TIMED_OUT_OFFLINE = ("Time ran out, and the assistant stopped waiting. Your entries are still on this page:"
@@ -6479,8 +6481,9 @@ class _WebPage(_HttpHandlers):
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
             f"<div class=\"bar\" id=\"bar\">{self._countdown_html()}",
-            ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
-             " Your entries are still on this page: keep it open, or copy them before you close it.</p></div>"),
+            ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The assistant's page stopped answering: the"
+             " connection was lost, or the questions ended elsewhere. Your entries are still on this page: keep it"
+             " open, or copy them before you close it.</p></div>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))
