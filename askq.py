@@ -61,8 +61,10 @@ The file, in the order of one call's life (each part under a banner of its own):
     Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
     HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
                         _HttpStream (an event stream)
-    Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers),
-                        _WebSession (waiting, ending, the grace period)
+    Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers and
+                        the form's actions), each kind's entry (_WEB_ENTRIES), a
+                        preview's Markdown (_markdown_html), _WebSession (waiting,
+                        ending, the grace period)
     MCP server          _McpServer: python askq.py serve; over HTTP (serve --http),
                         _McpHttp (the transport's rules), _McpSession, _Router
     Command line        main()
