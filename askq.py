@@ -2807,8 +2807,10 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
-    copy.default = None if copy.question_type.is_choice else _text_or_number(item.default)
-    copy.secret = item.secret is True
+    if item.default is not None and not copy.question_type.is_choice:  # most have none: the class's stands
+        copy.default = _text_or_number(item.default)
+    if item.secret is True:
+        copy.secret = True
     if copy.question_type is QuestionType.NUMBER:
         copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
         copy.unit = _field_text(item.unit, "unit")
