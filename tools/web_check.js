@@ -9,9 +9,12 @@
 // Each state comes from a real `python askq.py ask FILE --web` on 127.0.0.1:
 //   fresh, refused (sent empty), dismiss confirm, sent, timed out (the
 //   page's own countdown runs out and shows what was kept), 409 (a second
-//   browser context, a second device, sends after the first one).
+//   browser context, a second device, sends after the first one), the
+//   connection lost while the person types, and the dismiss confirm without
+//   script.
 // Beside axe, in every state: nothing scrolls sideways.  Once per width and
-// scheme: Enter in a one-line field sends nothing, a problem's link moves
+// scheme: Enter in a one-line field or on a check box or radio button (with
+// and without script) sends nothing, a problem's link moves
 // the focus to its question's first control, a timeout keeps the picks the
 // page held, and the 409 page shows the second device's entries, never the
 // first's.
@@ -134,6 +137,10 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   await new Promise((resolve) => setTimeout(resolve, 3500));
   if (drafts !== before + 1) { fail(`${label}: typing again sent ${drafts - before} drafts, not one`); }
   await page.evaluate(() => { document.getElementById("answer-3").value = ""; });
+  await page.focus("#answer-1");
+  await page.keyboard.press("Enter");  // on a check box, Enter clicks the first submit button that is not disabled
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  if (!(await page.$("form.questions")) || (await page.$("#problems"))) { fail(`${label}: Enter on a check box sent the form`); }
   await page.evaluate(() => {
     const field = document.querySelector("input.other");
     field.value = "";
@@ -147,7 +154,7 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   await fillRequired(page);
   await clickAndWait(page, 'button[value="dismiss"]');
   await axeCheck(page, "dismiss confirm", label, axeSource, results);
-  await clickAndWait(page, 'button[value="back"]');
+  await clickAndWait(page, '#confirm button[value="back"]');
   await clickAndWait(page, "button.send");
   await axeCheck(page, "sent", label, axeSource, results);
   const ended = await run.ended;
@@ -197,6 +204,48 @@ async function lateState(browser, file, width, scheme, label, axeSource, results
   await second.close();
 }
 
+async function lostState(browser, file, width, scheme, label, axeSource, results) {
+  // The machine that asked goes away while the person types: the page says so, in sight, and keeps every entry.
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  await page.goto(await run.url, {waitUntil: "load"});
+  run.child.kill("SIGKILL");
+  await run.ended;
+  await page.type("#answer-2", "typed after the connection was lost");
+  await page.waitForSelector("#offline:not([hidden])", {timeout: 10000});
+  await axeCheck(page, "connection lost", label, axeSource, results);
+  const inSight = await page.evaluate(() => {
+    const box = document.getElementById("offline").getBoundingClientRect();
+    return box.top >= 0 && box.bottom <= window.innerHeight && document.getElementById("answer-2").value.length > 0;
+  });
+  if (!inSight) { fail(`${label}: the lost connection is not said where the person is, or the entry went`); }
+  await page.close();
+}
+
+async function noScriptState(browser, file, width, scheme, label, axeSource, results) {
+  // Without script: dismissing still takes its second step, and keeps the picks.
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  await page.setJavaScriptEnabled(false);
+  await page.goto(await run.url, {waitUntil: "load"});
+  await page.click("#answer-1-1");
+  await page.focus("#answer-0");
+  await Promise.all([page.waitForNavigation({waitUntil: "load", timeout: 15000}), page.keyboard.press("Enter")]);
+  if ((await page.$("#problems")) || !(await page.$eval("#answer-1-1", (box) => box.checked))) {
+    fail(`${label}: without script, Enter on a radio button sent the form or lost an entry`);
+  }
+  await clickAndWait(page, 'button[value="dismiss"]');
+  await page.setJavaScriptEnabled(true);  // for axe only: the page's own script is not on it until it loads again
+  await axeCheck(page, "dismiss confirm, no script", label, axeSource, results);
+  await page.setJavaScriptEnabled(false);
+  await clickAndWait(page, 'button[value="confirm-dismiss"]');
+  const ended = await run.ended;
+  if (!ended.stdout.includes('"status": "declined"') || !ended.stdout.includes('"Lint"')) {
+    fail(`${label}: a dismissal without script ended ${ended.stdout}`);
+  }
+  await page.close();
+}
+
 async function main() {
   let puppeteer, axeSource;
   try {
@@ -227,6 +276,8 @@ async function main() {
         await formStates(browser, file, width, scheme, label, axeSource, results);
         await timedOutState(browser, file, width, scheme, label, axeSource, results);
         await lateState(browser, file, width, scheme, label, axeSource, results);
+        await lostState(browser, file, width, scheme, label, axeSource, results);
+        await noScriptState(browser, file, width, scheme, label, axeSource, results);
       }
     }
   } finally {
