@@ -4562,8 +4562,9 @@ def prompt(
     toggles, a review); elsewhere, or with ``plain=True`` (screen readers,
     logs), a numbered list answered line by line.  ``timeout`` is the idle
     time in seconds after which the outcome is "timed_out".  The status is
-    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out"
-    or "unavailable" (no input at all); answers given before the end are kept.
+    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out",
+    "follow_up" (the person asked for more questions first) or
+    "unavailable" (no input at all); answers given before the end are kept.
     """
     return _prompt(_question_list(questions), stdin, stdout, timeout, plain, None)
 

@@ -5157,6 +5157,7 @@ class DialogFuzzTests(unittest.TestCase):
             state.clock = lambda clock=clock: clock[0]
             style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
             width, height = rng.randint(20, 200), rng.randint(6, 60)
+            state.countdown = rng.choice([None, None, 7, 60])  # the timeout's last minute, drawn too
             for _ in range(rng.randint(1, 40)):
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
                 clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
@@ -5224,7 +5225,8 @@ class DialogFuzzTests(unittest.TestCase):
 
         with mock.patch.object(screen, "_size", lambda: sizes[0]):
             screen.size = sizes[0]
-            screen.run(state, mock.Mock(read=read), None, None, terminal)  # type: ignore[arg-type]
+            timeout = rng.choice([None, 30.0])  # counted down from the start: the countdown drawn each time
+            screen.run(state, mock.Mock(read=read), timeout, None, terminal)  # type: ignore[arg-type]
         self.assertIsNotNone(state.status, case)
         self.assertNotIn("\x1b[H", writer.getvalue())
         self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
