@@ -61,8 +61,10 @@ The file, in the order of one call's life (each part under a banner of its own):
     Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
     HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
                         _HttpStream (an event stream)
-    Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers),
-                        _WebSession (waiting, ending, the grace period)
+    Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers and
+                        the form's actions), each kind's entry (_WEB_ENTRIES), a
+                        preview's Markdown (_markdown_html), _WebSession (waiting,
+                        ending, the grace period)
     MCP server          _McpServer: python askq.py serve; over HTTP (serve --http),
                         _McpHttp (the transport's rules), _McpSession, _Router
     Command line        main()
@@ -6761,8 +6763,10 @@ _WEB_SCRIPT = """
 })();
 """
 # While the person types or clicks, the script sends the form at most this
-# often: the server then knows the person is there, and what the page holds.
-_WEB_ACTIVE_MS = 3000
+# often: the server then knows the person is there, and what the page holds;
+# well within the grace period, so that a second device at work learns in
+# time that the answers are in.
+_WEB_ACTIVE_MS = 1000
 # What the page says when it finds the server gone after its time ran out (a
 # sleeping phone's timers run late): never that anything was sent.
 _WEB_TIMED_OUT_OFFLINE = ("Time ran out, and the assistant stopped waiting. Your entries are still on this page:"
@@ -6966,8 +6970,9 @@ class _WebPage(_HttpHandlers):
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
             f"<div class=\"bar\" id=\"bar\">{self._countdown_html()}",
-            ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
-             " Your entries are still on this page: keep it open, or copy them before you close it.</p></div>"),
+            ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The assistant's page stopped answering: the"
+             " connection was lost, or the questions ended elsewhere. Your entries are still on this page: keep it"
+             " open, or copy them before you close it.</p></div>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))
