@@ -907,15 +907,15 @@ def _custom_text(text: "Optional[str]", custom_picked: bool, options_picked: boo
     return text if custom_picked or not options_picked else None
 
 
-def _shown_answer(answer: "Optional[AnswerItem]") -> str:
+def _shown_answer(answer: "Optional[AnswerItem]", secret: bool = False) -> str:
     """An answer as the person reads it back (the dialog's review and summary,
-    the page after sending): picks, then typed text in quotes, then the note;
-    safe to print, but not yet HTML-escaped."""
+    the page after sending): picks, then typed text in quotes (a secret's as
+    "(hidden)"), then the note; safe to print, but not yet HTML-escaped."""
     if answer is None:
         return "(not answered)"
     parts = [_visible(label) for label in answer.selected or ()]
     if answer.answer is not None:
-        parts.append(_quoted(answer.answer))
+        parts.append("(hidden)" if secret else _quoted(answer.answer))
     shown = ", ".join(parts) or "(skipped)"
     if answer.note is not None:
         shown += f"; note: {_quoted(answer.note)}"
@@ -4566,8 +4566,9 @@ def prompt(
     toggles, a review); elsewhere, or with ``plain=True`` (screen readers,
     logs), a numbered list answered line by line.  ``timeout`` is the idle
     time in seconds after which the outcome is "timed_out".  The status is
-    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out"
-    or "unavailable" (no input at all); answers given before the end are kept.
+    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out",
+    "follow_up" (the person asked for more questions first) or
+    "unavailable" (no input at all); answers given before the end are kept.
     """
     return _prompt(_question_list(questions), stdin, stdout, timeout, plain, None)
 
@@ -4658,6 +4659,9 @@ class _LinePrompt:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
+        except _MoreWanted:
+            self.say("You asked for more questions first; the answers so far are kept.")
+            return Outcome.FOLLOW_UP, answers + ([self.note] if self.note else [])
         except EOFError:
             answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
@@ -4691,7 +4695,10 @@ class _LinePrompt:
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
         self.note = None
         while True:
-            line = self.read_line(_CUE)
+            line = self.read_line(_CUE, item.secret)
+            if line == "?":
+                self.say(_line_words(item))
+                continue
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
                 self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
@@ -4707,13 +4714,23 @@ class _LinePrompt:
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
         if not line:
-            return _no_answer(item)
+            return self.confirmed_default(item)
+        if _option_named(item.options or (), line) is None:  # an option of the same name wins
+            state = _LINE_STATES.get(line.lower())
+            if state is not None:
+                return AnswerItem(item.id, unanswered=state)
+            if line.lower() == _LINE_MORE:
+                raise _MoreWanted
         if item.question_type.is_choice:
             return self.choice_answer(item, line)
-        problem = _number_problem(item, line) if item.question_type is _NUMBER else None
-        if problem is not None:
-            raise _Retry(f"That {problem[1]}.")
-        return AnswerItem(item.id, line)
+        return _checked_typed(item, line)
+
+    def confirmed_default(self, item: QuestionItem) -> AnswerItem:
+        """An empty line: the default its hint offers, else no answer."""
+        if item.default is not None and not item.question_type.is_choice:
+            self.say(f"Kept: {'(hidden)' if item.secret else _quoted(item.default)}.")
+            return _checked_typed(item, item.default)
+        return _no_answer(item)
 
     def choice_answer(self, item: QuestionItem, line: str) -> AnswerItem:
         """The answer a line gives a choice question; _Retry when it gives none."""
@@ -4742,18 +4759,20 @@ class _LinePrompt:
         its text comes on the next line."""
         if not typing:
             return AnswerItem(item.id, None, labels)
-        typed = self.read_line(_TEXT_CUE)
+        typed = self.read_line(_TEXT_CUE, item.secret)
         if not labels and not typed:
             return _no_answer(item)
         return AnswerItem(item.id, typed or None, labels or None)
 
-    def read_line(self, cue: str) -> str:
+    def read_line(self, cue: str, secret: bool = False) -> str:
         """The next line within MAX_TEXT, trimmed; a longer one is explained
-        and asked again."""
+        and asked again.  A secret is read without echo where the terminal allows."""
         while True:
             self.writer.write(cue)
             self.writer.flush()
-            line = self.reader.readline().strip()
+            line = self.reader.readline(secret).strip()
+            if secret and _is_terminal(self.reader.stream):
+                self.writer.write("\n")  # the Enter that was not echoed
             if len(line) <= MAX_TEXT:
                 return line
             self.say(f"That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.")
@@ -4765,14 +4784,80 @@ def _input_hint(item: QuestionItem) -> str:
         hint = f"Enter one or more numbers (like 1,3){typed}."
     elif item.question_type is QuestionType.SINGLE_CHOICE:
         hint = f"Enter a number{typed}."
+    elif item.question_type is QuestionType.NUMBER:
+        hint = f"{_number_words(item)}."
     elif item.placeholder:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
         hint = "Type your answer."
-    return hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
+    if item.secret:
+        hint += " It is not shown as you type."
+    if item.default is not None and not item.question_type.is_choice:
+        hint += f" Press Enter to keep {'the hidden default' if item.secret else _quoted(item.default)}."
+    elif not item.required:
+        hint += " Press Enter to skip."
+    states = " or ".join(_quoted(word) for word in _LINE_STATE_WORDS)
+    return hint + f" (note: ... adds a note; {states} instead of an answer; ? lists every word.)"
 
 
 _LINE_NOTE = "note:"
+_LINE_MORE = "more"
+# The words that say a state instead of an answer: the state's label, and its name.
+_LINE_STATES = {
+    word: state.name for state in (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+    for word in (state.label.lower(), state.name.replace("_", " "))
+}
+_LINE_STATE_WORDS = (_YOU_DECIDE.replace("_", " "), _DISCUSS)
+
+
+class _MoreWanted(Exception):
+    """The person asked for more questions before answering the rest."""
+
+
+def _line_words(item: QuestionItem) -> str:
+    """What ``?`` shows: every word the prompt takes besides an answer."""
+    words = [
+        f"{_quoted(_YOU_DECIDE.replace('_', ' '))}: leave this one to the assistant;",
+        f"{_quoted(_DISCUSS)}: talk this one over with the assistant before deciding;",
+        f"{_quoted(_LINE_NOTE + ' ...')}: a note on the answer you give next;",
+        f"{_quoted(_LINE_MORE)}: stop here and ask the assistant for more questions first (the answers so far are kept);",
+        "an empty line: " + ("keep the default;" if item.default is not None and not item.question_type.is_choice
+                             else "skip the question;" if not item.required else "nothing (it needs an answer);"),
+    ]
+    if item.question_type.is_choice:
+        words.insert(0, "a row number, or an option's name: pick it;")
+    return "You can type: " + " ".join(words)
+
+
+def _number_words(item: QuestionItem) -> str:
+    """What a number question takes, as a request to the person: "Type one
+    number from 1 to 64 GB in steps of 0.5"."""
+    return _visible("Type " + _number_range(item).replace("it takes ", "", 1))
+
+
+def _typed_refusal(item: QuestionItem, text: str) -> "Optional[AnswerError]":
+    """Why collect_answers() refuses typed text as this question's answer, or None."""
+    try:
+        collect_answers([item], [AnswerItem(item.id, text)], partial=True)
+    except AnswerError as err:
+        return err
+    return None
+
+
+def _refusal_words(item: QuestionItem, err: AnswerError, text: str) -> str:
+    """A refusal of typed text in the person's words."""
+    problem = _number_problem(item, text) if item.question_type is _NUMBER else None
+    if problem is not None:
+        return _visible(f"That {problem[1]}.")
+    return _PERSON_WORDS.get(err.reason, "That answer cannot be taken. Check it and type it again.")
+
+
+def _checked_typed(item: QuestionItem, text: str) -> AnswerItem:
+    """Typed text as the answer; _Retry, in the person's words, when refused."""
+    err = _typed_refusal(item, text)
+    if err is not None:
+        raise _Retry(_refusal_words(item, err, text))
+    return AnswerItem(item.id, text)
 
 
 def _line_width(writer: Any) -> int:
@@ -4806,12 +4891,33 @@ class _LineReader:
         self.fd = _fileno(stream) if timeout is not None or cancel is not None else None
         self.pending = b""
 
-    def readline(self) -> str:
-        """The next line, without its line break; EOFError at the end of input."""
+    def readline(self, secret: bool = False) -> str:
+        """The next line, without its line break; EOFError at the end of input.
+        A secret from a terminal is read with its echo off, as getpass does."""
+        fd = self.fd if self.fd is not None else _fileno(self.stream)
+        if secret and fd is not None and _is_terminal(self.stream):
+            return self._unechoed(fd)
         if self.fd is not None:
             return self._line_from_fd(self.fd)
         if self.stream is sys.stdin and _is_terminal(self.stream):
             return _replaced_escapes(_edited_line())
+        return self._stream_line()
+
+    def _unechoed(self, fd: int) -> str:
+        try:
+            import termios
+        except ImportError:
+            return self._stream_line()
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSADRAIN, quiet)
+        try:
+            return self._line_from_fd(fd) if self.fd is not None else self._stream_line()
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+    def _stream_line(self) -> str:
         line = self.stream.readline()
         if not line:
             raise EOFError
@@ -4891,6 +4997,13 @@ def _edited_line() -> str:
 
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
+# One key for each state a person can give instead of an answer: control
+# keys, so that they act on a line being typed as on a row.
+_STATE_KEYS = {"ctrl-y": _YOU_DECIDE, "ctrl-t": _DISCUSS}
+_STATE_HINTS = {"ctrl-y": "Ctrl-Y", "ctrl-t": "Ctrl-T"}
+_FOLLOW_UP_KEY = "m"  # on the review, where nothing is typed
+# The timeout's last seconds are counted down on the screen.
+_COUNTDOWN_SECONDS = 60
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
 # Digits typed within this many seconds of each other make one row number.
 _NUMBER_WAIT = 1.0
@@ -4928,9 +5041,13 @@ class _Entry:
     """What the person did on one question: the highlighted ``row``, the
     options ``picked`` (one at most on a single-choice question), whether the
     row for typing is the single choice (``custom``), the ``text`` typed and
-    its ``caret``, and whether an optional question was ``skipped``."""
+    its ``caret``, and whether an optional question was ``skipped``; the
+    ``state`` given instead of an answer, whether ``text`` is still the
+    question's default, unconfirmed (``prefilled``), and the ``problem``
+    with the text the person last confirmed."""
 
-    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "row", "skipped", "text")
+    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "skipped", "state",
+                 "text")
 
     def __init__(self) -> None:
         self.row = 0
@@ -4941,6 +5058,9 @@ class _Entry:
         self.skipped = False
         self.note = ""  # the person's note on the answer, and where its caret is
         self.note_caret = 0
+        self.state: Optional[str] = None
+        self.prefilled = False
+        self.problem = ""
 
 
 class _Dialog:
@@ -4960,7 +5080,11 @@ class _Dialog:
         self.status: Optional[Outcome] = None
         self.page = 5  # rows, or lines, that PgUp and PgDn move by: the screen sets it
         self.clock: Callable[[], float] = time.monotonic
+        self.countdown: Optional[int] = None  # seconds left before the timeout, in its last minute
         self.tab = 0
+        for item, entry in zip(items, self.entries):
+            if item.default is not None and not item.question_type.is_choice:
+                entry.text, entry.caret, entry.prefilled = item.default, len(item.default), True
 
     @property
     def tab(self) -> int:
@@ -5011,11 +5135,15 @@ class _Dialog:
         """What question ``index`` shows as its answer: AnswerItem(id) for a
         skip, None for nothing yet."""
         item, entry = self.items[index], self.entries[index]
-        text = entry.text.strip() or None
+        note = entry.note.strip() or None
+        if entry.state is not None:
+            return AnswerItem(item.id, note=note, unanswered=entry.state)
+        text = None if entry.prefilled else entry.text.strip() or None
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        note = entry.note.strip() or None
+        if typed is not None and _typed_refusal(item, typed) is not None:
+            typed = None  # what cannot be an answer is not kept as one
         if typed is not None or picked:
             return AnswerItem(item.id, typed, picked or None, note=note)
         if entry.skipped:  # a skip keeps its note
@@ -5023,7 +5151,10 @@ class _Dialog:
         return AnswerItem(item.id, note=note) if note else None  # a note alone answers nothing
 
     def has_answer(self, index: int) -> bool:
-        return _gives_answer(self.answer(index))
+        """Whether a question is settled: answered, or left to the assistant or to discuss."""
+        answer = self.answer(index)
+        return _gives_answer(answer) or answer is not None and answer.unanswered is not None and \
+            _STATES[answer.unanswered].settles
 
     def answers(self) -> "List[AnswerItem]":
         """The answers the dialog ends with: once submitted, every question
@@ -5055,9 +5186,13 @@ class _Dialog:
 
     def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
         """An answer as the review and the summary show it: a note on a
-        question left unanswered is shown with it, not as a skip."""
+        question left unanswered is shown with it, not as a skip; a secret's
+        typed text is hidden."""
+        if answer is not None and answer.unanswered in (_YOU_DECIDE, _DISCUSS):
+            note = f"; note: {_quoted(answer.note)}" if answer.note is not None else ""
+            return f"({_STATES[answer.unanswered].label}){note}"
         if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
-            return _shown_answer(answer)
+            return _shown_answer(answer, self.items[index].secret)
         return f"(not answered); note: {_quoted(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
@@ -5080,6 +5215,8 @@ class _Dialog:
             self.filter = None
         elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
+        elif name in _STATE_KEYS and self.tab != self.review_tab:
+            self._set_state(_STATE_KEYS[name])
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
             self.noting, self.filter = not self.noting, None
         elif name in ("tab", "shift-tab"):
@@ -5088,7 +5225,7 @@ class _Dialog:
                 self._skip_if_optional()
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
-            self._review_key(name)
+            self._review_key(name, text)
         elif self.filter is not None and not self.noting:
             if name in _FILTER_KEYS:
                 _FILTER_KEYS[name](self, name, text)
@@ -5119,10 +5256,24 @@ class _Dialog:
         tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
         self.tab = (self.tab + step) % tabs
 
-    def _review_key(self, name: str) -> None:
-        """The review: Enter submits, Left goes back, the others scroll it."""
+    def _set_state(self, state: str) -> None:
+        """Leave the question to the assistant, or to discuss, in place of
+        any answer, and go on; the same key again takes it back."""
+        entry = self.entry
+        self.noting, self.filter = False, None
+        if entry.state == state:
+            entry.state = None
+            return
+        entry.state, entry.picked, entry.custom, entry.skipped = state, [], False, False
+        self._confirm()
+
+    def _review_key(self, name: str, text: str) -> None:
+        """The review: Enter submits, M asks for more questions first, Left
+        goes back, the others scroll it."""
         scroll = {"up": -1, "down": 1, "pgup": -self.page, "pgdn": self.page, "home": -self.view, "end": 1 << 20}
-        if name == "enter":
+        if name == "text" and text.lower() == _FOLLOW_UP_KEY:
+            self.status = Outcome.FOLLOW_UP
+        elif name == "enter":
             self._submit()
         elif name == "left":
             self._move_tab(-1)
@@ -5203,6 +5354,12 @@ class _Dialog:
     def _enter(self) -> None:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
+        entry.prefilled = False  # Enter on the default takes it
+        text = entry.text.strip()
+        refusal = _typed_refusal(item, text) if row.takes_text and text else None
+        entry.problem = "" if refusal is None else _refusal_words(item, refusal, text)
+        if refusal is not None:
+            return
         if item.question_type is QuestionType.SINGLE_CHOICE:
             if not row.takes_text:
                 self._pick(row.label)
@@ -5213,8 +5370,10 @@ class _Dialog:
     def _pick(self, label: str) -> None:
         self.entry.picked = [label]
         self.entry.custom = False
+        self.entry.state = None
 
     def _toggle(self, label: str) -> None:
+        self.entry.state = None
         chosen = set(self.entry.picked) ^ {label}
         self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
 
@@ -5292,10 +5451,13 @@ class _Dialog:
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
 
     def _set_line(self, line: str, caret: int) -> None:
+        entry = self.entry
         if self.noting:
-            self.entry.note, self.entry.note_caret = line, caret
-        else:
-            self.entry.text, self.entry.caret = line, caret
+            entry.note, entry.note_caret = line, caret
+            return
+        if line != entry.text:  # an edit is the person's own answer, to be checked again
+            entry.prefilled, entry.problem, entry.state = False, "", None
+        entry.text, entry.caret = line, caret
 
     @_EDIT_KEYS.on("text", "paste")
     def _insert(self, name: str, text: str) -> None:
@@ -5385,6 +5547,7 @@ class _Style:
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
+        self.secret = "\u2022" if unicode else "*"  # one for each character of a secret being typed
 
     def encoded(self, text: str) -> str:
         """Text as the terminal's encoding can show it: escaped where it cannot."""
@@ -5506,7 +5669,9 @@ class _Painter:
             self._question(dialog)
         self._add("")
         foot = len(self.frame.lines)
-        if dialog.notice:  # first: a short screen keeps only the foot's first line
+        if dialog.countdown is not None:  # first: a short screen keeps only the foot's first line
+            self._wrapped(f"Time runs out in {dialog.countdown} s: press any key to wait longer.", " ", " ", "yellow")
+        if dialog.notice:
             self._wrapped(dialog.notice, " ", " ", "yellow")
         self.frame.notice = len(self.frame.lines) - foot
         keys = self.hints(dialog).split(self.style.dot)
@@ -5531,7 +5696,8 @@ class _Painter:
     def hints(self, dialog: _Dialog) -> str:
         """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", "\u2191\u2193 scroll", "Shift-Tab back", "Esc dismiss"]
+            keys = ["Enter submit", f"{_FOLLOW_UP_KEY.upper()} ask me more first", "\u2191\u2193 scroll",
+                    "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
         elif dialog.filter is not None:
@@ -5557,6 +5723,7 @@ class _Painter:
             keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
         if len(item.options or ()) > 9 and not dialog.editing():
             keys.append("/ filter")
+        keys += [f"{_STATE_HINTS[key]} {_STATES[state].label.lower()}" for key, state in _STATE_KEYS.items()]
         return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
@@ -5602,10 +5769,13 @@ class _Painter:
             self._wrapped(self.style.text(item.purpose), " ", " ", "dim")
         if not item.required:
             self._add(" (optional)", "dim")
+        if item.question_type is QuestionType.NUMBER:
+            self._wrapped(self.style.encoded(_number_words(item)), " ", " ", "dim")
         self._add("")
         if not item.question_type.is_choice:
             self.frame.focus = len(self.frame.lines)
-            self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
+            self._line_editor(dialog, " > ", item.placeholder, not dialog.noting, item.secret)
+            self._state_and_problem(dialog)
             self._note(dialog)
             return
         if dialog.filter is not None:
@@ -5615,7 +5785,18 @@ class _Painter:
             self._row(dialog, number, rows[number])
         if not dialog.shown_rows():
             self._add(" No row holds that text.", "dim")
+        self._state_and_problem(dialog)
         self._note(dialog)
+
+    def _state_and_problem(self, dialog: _Dialog) -> None:
+        """Under the entry: the state given instead of an answer, and why
+        the text last confirmed was refused."""
+        entry = dialog.entry
+        if entry.state is not None:
+            key = next(_STATE_HINTS[key] for key, state in _STATE_KEYS.items() if state == entry.state)
+            self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
+        if entry.problem:
+            self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
 
     def _note(self, dialog: _Dialog) -> None:
         if dialog.noting:
@@ -5629,7 +5810,7 @@ class _Painter:
         multi = item.question_type is QuestionType.MULTI_CHOICE
         here = entry.row == number
         if row.takes_text:
-            on = bool(entry.text.strip()) and (multi or entry.custom)
+            on = bool(entry.text.strip()) and (multi or entry.custom) and entry.state is None
         else:
             on = row.label in entry.picked and not entry.custom
         if multi:
@@ -5640,7 +5821,8 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting)
+            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting,
+                              item.secret)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
@@ -5652,21 +5834,29 @@ class _Painter:
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
                 self._add(self.style.clipped(hang + self.style.bar + self.style.text(line), self.width), "cyan")
 
-    def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
+    def _line_editor(
+        self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool, masked: bool = False,
+    ) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
-        caret in view; on a narrow terminal the lead takes lines of its own."""
+        caret in view; on a narrow terminal the lead takes lines of its own.
+        A ``masked`` line (a secret's answer) shows a dot for each character."""
         line, at = dialog.line() if active else (dialog.entry.text, dialog.entry.caret)
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = self.style.text(line.replace("\n", self.style.newline))
-        caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
+        if masked:
+            text, caret = self.style.secret * len(line), at
+        else:
+            text = self.style.text(line.replace("\n", self.style.newline))
+            caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
             self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
-            self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
+            default = dialog.entry.prefilled and not (active and dialog.noting)  # not yet taken: drawn faint
+            look = ("dim",) if default else ("bold",) if active else ()
+            self._add(lead + _cut_cells(text, start, room), *look)
         if active:
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
@@ -5679,7 +5869,8 @@ class _Painter:
             answer = dialog.answer(index)
             note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                self._wrapped(self.style.encoded(f"{name}: {_shown_answer(answer)}"), f" {self.style.done} ", "   ", "green")
+                shown = dialog.shown(index, answer)
+                self._wrapped(self.style.encoded(f"{name}: {shown}"), f" {self.style.done} ", "   ", "green")
             elif item.required:
                 self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
@@ -5698,7 +5889,7 @@ _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
-    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z", "\x19": "ctrl-y", "\x14": "ctrl-t",
 }
 # Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
 _ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
@@ -5993,6 +6184,8 @@ class _Screen:
             if wait <= 0:
                 dialog.status = Outcome.TIMED_OUT
                 break
+            if deadline is not None:
+                self._count_down(dialog, deadline - time.monotonic())
             pressed = keys.read(wait)
             for key in pressed:
                 if key[0] == "ctrl-z" and terminal is not None:
@@ -6006,6 +6199,14 @@ class _Screen:
                     self.draw(dialog)
                 continue
             deadline = None if timeout is None else time.monotonic() + timeout
+            dialog.countdown = None
+            self.draw(dialog)
+
+    def _count_down(self, dialog: _Dialog, left: float) -> None:
+        """In the timeout's last minute, the seconds left, drawn as they change."""
+        seconds = math.ceil(left) if left <= _COUNTDOWN_SECONDS else None
+        if seconds != dialog.countdown:
+            dialog.countdown = seconds
             self.draw(dialog)
 
     def _stopped(self, terminal: "_RawTerminal") -> None:

@@ -4171,7 +4171,7 @@ class PromptTests(unittest.TestCase):
     def test_a_note_line_goes_with_the_answer(self) -> None:
         output, screen = drive(example_output(), "note: we run it already\n2\n1\n\n")
         self.assertEqual(output.answers[0], AnswerItem("q0", None, ["SQLite"], note="we run it already"))
-        self.assertIn("(note: ... adds a note.)", screen)
+        self.assertIn("(note: ... adds a note;", screen)
         self.assertIn("Noted. Now your answer.", screen)
 
     def test_label_picks_by_the_naming_rule(self) -> None:
@@ -4284,6 +4284,121 @@ class PromptTests(unittest.TestCase):
         with mock.patch.object(sys, "stdin", None):
             output = askq.prompt(mixed(), stdout=io.StringIO())
         self.assertEqual((output.status, output.answers), ("unavailable", []))
+
+
+NUMBER_CHECK = "not_a_number" in askq.ANSWER_ERROR_REASONS  # collect_answers() checks numbers
+
+
+def number_question(**extra: Any) -> QuestionOutput:
+    return askq.ask({"questions": [dict({"question": "Memory per node?", "kind": "number", "min": 1, "max": 64,
+                                         "step": 0.5, "unit": "GB"}, **extra)]})
+
+
+def secret_question(**extra: Any) -> QuestionOutput:
+    return askq.ask({"questions": [dict({"question": "API token?", "isSecret": True}, **extra)]})
+
+
+def refusing_bad(reason: str = "malformed") -> Any:
+    """collect_answers(), refusing the typed text "bad" for ``reason``, as a check it grows would."""
+    real = askq.collect_answers
+
+    def check(questions: Any, raw: Any, partial: bool = False) -> Any:
+        if isinstance(raw, list) and any(isinstance(a, AnswerItem) and a.answer == "bad" for a in raw):
+            raise askq.AnswerError("refused", 0, reason, "q0")
+        return real(questions, raw, partial)
+    return mock.patch.object(askq, "collect_answers", check)
+
+
+class LinePromptStateTests(unittest.TestCase):
+    """The words for the states, follow-up questions, numbers, defaults and secrets."""
+
+    def test_you_decide_and_discuss_in_any_case_on_required_questions(self) -> None:
+        output, screen = drive(example_output(), "You Decide\nDISCUSS\nlet's discuss\n")
+        self.assertEqual((output.status, output.answers), ("answered", [
+            AnswerItem("q0", unanswered="you_decide"), AnswerItem("q1", unanswered="discuss"),
+            AnswerItem("q2", unanswered="discuss")]))
+        self.assertIn('"you decide" or "discuss" instead of an answer', screen)
+
+    def test_an_option_of_that_name_is_picked(self) -> None:
+        output, _ = drive(askq.ask({"questions": [{"question": "How?", "options": ["Discuss", "Vote"]}]}), "discuss\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", None, ["Discuss"])])
+
+    def test_more_asks_for_follow_up_questions_keeping_the_answers(self) -> None:
+        output, screen = drive(example_output(), "2\nnote: later\nMore\n")
+        self.assertEqual((output.status, output.answers), ("follow_up", [
+            AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", note="later")]))
+        self.assertIn("You asked for more questions first", screen)
+        self.assertIn("the user asked for more questions", askq.result_text(output).lower())
+
+    def test_question_mark_lists_the_words(self) -> None:
+        output, screen = drive(example_output(), "?\n1\n1\n?\n\n")
+        self.assertEqual(output.status, "answered")
+        listed = " ".join(screen.split())
+        for words in ('"you decide": leave this one to the assistant', '"discuss"', '"note: ..."', '"more"',
+                      "a row number, or an option's name", "an empty line: skip the question",
+                      "an empty line: nothing (it needs an answer)"):
+            self.assertIn(words, listed)
+
+    def test_a_number_question_shows_its_range_and_refuses_what_is_out_of_it(self) -> None:
+        _, screen = drive(number_question(), "")
+        self.assertIn("Type one number from 1 to 64 GB in steps of 0.5.", screen)
+        self.assertIn("Type one number of at least 0.", drive(askq.ask({"questions": [
+            {"question": "N?", "kind": "number", "min": 0}]}), "")[1])
+        if not NUMBER_CHECK:
+            self.skipTest("collect_answers() does not check numbers yet")
+        output, screen = drive(number_question(), "lots\n100\n8 GB\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "8 GB")])
+        self.assertIn("That is not a number: it takes one number from 1 to 64 GB", screen)
+        self.assertIn("That is out of range: it takes", screen)
+
+    def test_any_refusal_of_typed_text_is_explained_and_asked_again(self) -> None:
+        with refusing_bad():
+            output, screen = drive(askq.ask({"questions": ["Name?"]}), "bad\ngood\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "good")])
+        self.assertIn("This answer could not be read.", screen)
+
+    def test_a_default_is_kept_only_by_an_empty_line(self) -> None:
+        questions = askq.ask({"questions": [{"question": "Name?", "defaultValue": "billing", "required": False}]})
+        output, screen = drive(questions, "\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "billing")])
+        self.assertIn('Press Enter to keep "billing".', screen)
+        self.assertEqual(drive(questions, "other\n")[0].answers, [AnswerItem("q0", "other")])
+        output, _ = drive(questions, "")  # the input ended: the default is no answer
+        self.assertEqual((output.status, output.answers), ("unavailable", []))
+
+    def test_a_secret_is_never_printed_back(self) -> None:
+        output, screen = drive(secret_question(defaultValue="old-token"), "hunter2\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "hunter2")])
+        self.assertNotIn("hunter2", screen)
+        self.assertNotIn("old-token", screen)
+        self.assertIn("It is not shown as you type.", screen)
+        output, screen = drive(secret_question(defaultValue="old-token"), "\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "old-token")])
+        self.assertNotIn("old-token", screen)
+
+    @unittest.skipUnless(pty is not None, "needs the pty module")
+    def test_a_secret_is_read_with_the_echo_off_and_the_mode_restored_on_every_way_out(self) -> None:
+        for typed, status in ((b"s3cret\n", "answered"), (b"\x04", "declined")):  # Ctrl-D: the end of input
+            with self.subTest(status=status):
+                self.secret_on_a_terminal(typed, status)
+
+    def secret_on_a_terminal(self, typed: bytes, status: str) -> None:
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        before = termios.tcgetattr(slave)
+        echoes: List[int] = []
+        real = termios.tcsetattr
+
+        def record(fd: int, when: int, mode: Any) -> None:
+            echoes.append(mode[3] & termios.ECHO)
+            real(fd, when, mode)
+        os.write(master, typed)
+        with open(os.dup(slave), encoding="utf-8") as stdin, mock.patch.object(termios, "tcsetattr", record):
+            output = askq.prompt(secret_question(), stdin=stdin, stdout=io.StringIO(), plain=True)
+        self.assertEqual(output.status, status)
+        self.assertEqual(echoes[0], 0)  # read with the echo off
+        self.assertEqual(termios.tcgetattr(slave), before)
 
 
 # ===========================================================================
@@ -4533,6 +4648,114 @@ class DialogKeyTests(unittest.TestCase):
         state = dialog(example_output(), DOWN + " " + DOWN + "own" + UP + UP + " " + TAB + ESC)
         # Picking an option after typing makes the option the answer; the text stays on its row.
         self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
+
+
+CTRL_Y, CTRL_T = "\x19", "\x14"
+
+
+def frame_text(state: Any, width: int = 80) -> str:
+    return "\n".join(askq._Painter(width, askq._Style(False, True)).paint(state).lines)
+
+
+class DialogStateTests(unittest.TestCase):
+    """You decide, discuss, more questions first, the countdown, numbers, defaults and secrets."""
+
+    def test_you_decide_and_discuss_are_one_key_each_on_every_question(self) -> None:
+        state = dialog(example_output(), CTRL_Y + CTRL_T + "ab" + CTRL_T + ENTER)
+        self.assertEqual(outcome(state), ("answered", [
+            AnswerItem("q0", unanswered="you_decide"), AnswerItem("q1", unanswered="discuss"),
+            AnswerItem("q2", unanswered="discuss")]))  # on a line being typed too, the text set aside
+
+    def test_the_same_key_takes_it_back_and_an_answer_replaces_it(self) -> None:
+        state = dialog(example_output(), CTRL_Y + SHIFT_TAB + CTRL_Y)
+        self.assertEqual((state.tab, state.answer(0)), (0, None))
+        state = dialog(example_output(), CTRL_Y + SHIFT_TAB + "2")
+        self.assertEqual(state.answer(0), AnswerItem("q0", None, ["SQLite"]))
+        state = dialog(example_output(), "ab" + CTRL_T + SHIFT_TAB + "c")
+        self.assertEqual(state.answer(0), AnswerItem("q0", "abc"))
+
+    def test_hints_review_and_summary_show_the_states(self) -> None:
+        state = dialog(example_output(), "")
+        self.assertIn("Ctrl-Y you decide \u00b7 Ctrl-T let's discuss", frame_text(state, 200))
+        state = dialog(example_output(), CTRL_Y + CTRL_T + CTRL_T)
+        text = frame_text(state)
+        self.assertIn("Database: (You decide)", text)
+        self.assertIn("Checks: (Let's discuss)", text)
+        self.assertIn("M ask me more first", text)
+        self.assertIn("Let's discuss (Ctrl-T again takes it back)", frame_text(dialog(example_output(), DOWN + CTRL_T
+                                                                                     + SHIFT_TAB)))
+        state.feed([("enter", "")])
+        self.assertIn("  Checks: (Let's discuss)", state.summary(80))
+
+    def test_the_review_asks_for_more_questions_keeping_the_answers(self) -> None:
+        state = dialog(example_output(), "1" + CTRL_T + TAB + "M")
+        self.assertEqual(outcome(state), ("follow_up", [
+            AnswerItem("q0", None, ["PostgreSQL"]), AnswerItem("q1", unanswered="discuss"),
+            AnswerItem("q2", unanswered="skipped")]))
+        self.assertIn("Asked for more questions", state.summary(80)[0])
+        self.assertIsNone(dialog(example_output(), "m").status)  # on a question, m is typed
+
+    def test_the_last_minute_is_counted_down_and_a_key_waits_again(self) -> None:
+        state, writer = dialog(example_output(), ""), io.StringIO()
+        screen = askq._Screen(writer)
+        screen._count_down(state, 61.0)
+        self.assertIsNone(state.countdown)
+        screen._count_down(state, 42.3)
+        self.assertEqual(state.countdown, 43)
+        self.assertIn("Time runs out in 43 s: press any key to wait longer.", writer.getvalue())
+        lines, _, _ = askq._Painter(80, askq._Style(False, True)).paint(state).cut(6)
+        self.assertIn("Time runs out in 43 s", "\n".join(lines))  # a short screen keeps it
+        batches = [[("down", "")], [("ctrl-c", "")]]
+        seen: List[Optional[int]] = []
+
+        def read(wait: float) -> List[Any]:
+            seen.append(state.countdown)
+            return batches.pop(0)
+        state = dialog(example_output(), "")
+        askq._Screen(io.StringIO()).run(state, mock.Mock(read=read), 30, None, None)  # type: ignore[arg-type]
+        self.assertEqual(seen, [30, 30])  # counted from the start, and again from the key
+        self.assertEqual(state.status, "declined")
+
+    def test_a_number_entry_shows_its_range_and_refuses_beside_the_entry(self) -> None:
+        self.assertIn(" Type one number from 1 to 64 GB in steps of 0.5", frame_text(dialog(number_question(), "")))
+        state = dialog(number_question(), "100" + ENTER)
+        self.assertIsNone(state.status)
+        self.assertEqual(state.answer(0), None)  # what is refused is not kept, nor dismissed with
+        self.assertIn("> 100\n That is out of range: it takes one number from 1 to 64 GB", frame_text(state))
+        state.feed([("backspace", "")])
+        self.assertNotIn("out of range", frame_text(state))
+        state.feed([("text", "lots"), ("enter", "")])
+        self.assertIn("That is not a number: it takes", frame_text(state))
+        state = dialog(number_question(), "8,5 gb" + ENTER)
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "8,5 gb")]))
+        with refusing_bad():  # any refusal of typed text is shown, in the person's words
+            state = dialog(askq.ask({"questions": ["Name?"]}), "bad" + ENTER)
+            self.assertIn("> bad\n This answer could not be read.", frame_text(state))
+
+    def test_a_default_prefills_the_entry_and_answers_only_when_confirmed(self) -> None:
+        questions = number_question(defaultValue=8)
+        self.assertIn(" > 8", frame_text(dialog(questions, "")))
+        self.assertEqual(outcome(dialog(questions, ESC)), ("declined", []))
+        self.assertEqual(dialog(questions, "").answers(), [])  # nor on a timeout
+        self.assertEqual(outcome(dialog(questions, ENTER)), ("answered", [AnswerItem("q0", "8")]))
+        self.assertEqual(outcome(dialog(questions, "\x7f16" + ESC)), ("declined", [AnswerItem("q0", "16")]))
+        optional = askq.ask({"questions": [{"question": "Name?", "default": "svc", "required": False}, "Other?"]})
+        self.assertEqual(outcome(dialog(optional, TAB + "x" + ENTER + ENTER))[1][0], AnswerItem("q0", unanswered="skipped"))
+
+    def test_a_secret_shows_dots_and_is_hidden_in_the_review_and_summary(self) -> None:
+        questions = askq.ask({"questions": [{"question": "API token?", "isSecret": True}, "Name?"]})
+        state = dialog(questions, "hunter2")
+        self.assertIn(" > \u2022\u2022\u2022\u2022\u2022\u2022\u2022", frame_text(state))
+        self.assertIn(" > *******", "\n".join(askq._Painter(80, askq._Style(False, False)).paint(state).lines))
+        state.feed([("enter", ""), ("text", "x"), ("tab", "")])
+        self.assertIn("API token?: (hidden)", frame_text(state))
+        self.assertNotIn("hunter2", frame_text(state))
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state)[1][0], AnswerItem("q0", "hunter2"))
+        self.assertNotIn("hunter2", "\n".join(state.summary(80)))
+        self.assertIn("(hidden)", "\n".join(state.summary(80)))
+        custom = askq.ask({"questions": [{"question": "Key?", "options": ["Keep"], "isSecret": True}]})
+        self.assertNotIn("abc", frame_text(dialog(custom, "abc")))
 
 
 class DialogLongListTests(unittest.TestCase):
@@ -4793,11 +5016,14 @@ class DialogDrawingTests(unittest.TestCase):
             screen.draw(state)
             widest = max(screen.widths)
             self.assertGreater(widest, 40)
-            for size, in_place in (((120, 30), True), ((80, 10), True), ((40, 24), False), ((60, 24), True)):
+            kinds = set()
+            for size in ((120, 30), (80, 10), (40, 24), (60, 24), (80, 24)):
                 writer.seek(0)
                 writer.truncate()
                 sizes[0] = size
                 above = screen.above
+                in_place = max(screen.widths) < size[0]
+                kinds.add(in_place)
                 self.assertTrue(screen.resized())
                 screen.draw(state)
                 drawn = writer.getvalue()
@@ -4808,6 +5034,7 @@ class DialogDrawingTests(unittest.TestCase):
                     else:  # lines were rewrapped: the old ones stay, the new frame starts below them
                         self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
             self.assertFalse(screen.resized())
+            self.assertEqual(kinds, {True, False})  # both ways were seen
 
     def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
         writer = io.StringIO()
@@ -4881,7 +5108,8 @@ DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", "
                ("ctrl-w", ""), ("ctrl-k", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""), ("alt", ""),
                ("ctrl-n", ""), ("esc", ""), ("pgup", ""), ("pgdn", ""), ("ctrl-z", ""), ("text", "/"),
                ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
-               ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
+               ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300), ("ctrl-y", ""),
+               ("ctrl-t", ""), ("text", "m"), ("text", "-"), ("text", "."), ("text", "e"), ("paste", "1e3")]
 
 
 def dialog_payloads() -> List[QuestionOutput]:
@@ -4894,7 +5122,13 @@ def dialog_payloads() -> List[QuestionOutput]:
                       "preview": "line\n" * 20 + word} for n in range(12)]},
         {"question": "Pick?", "options": ["A", "B (Recommended)", "中文选项 " * 10], "placeholder": "hint " * 40},
         {"question": "Why?", "required": False, "placeholder": word}]})
-    return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile]
+    typed = askq.ask({"questions": [
+        {"question": "Memory?", "kind": "number", "min": -1.5, "max": 64, "step": 0.5, "unit": "G\u202eB",
+         "defaultValue": 8},
+        {"question": "Token?", "isSecret": True, "defaultValue": "old \x1b[2J" + word},
+        {"question": "Key?", "options": ["Keep", "Rotate"], "isSecret": True, "required": False},
+        {"question": "Count?", "kind": "integer", "required": False}]})
+    return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile, typed]
 
 
 # What a terminal sends for the keys people press: sequences, Alt keys (Esc
@@ -4902,7 +5136,8 @@ def dialog_payloads() -> List[QuestionOutput]:
 # bytes anywhere, as a slow link delivers them.
 FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTER, "\x1b[5~", "\x1b[6~", "\x1bOA",
                   "\x1b[1;5C", "\x1b\x7f", "\x1bb", "\x1bf", "\x1bx", "\x7f", "\x17", "\x0b", "\x15", "\x01", "\x05",
-                  "\x0e", "\x1a", "/", " ", "1", "2", "9", "0", "y", "x", "中", "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
+                  "\x0e", "\x1a", "\x19", "\x14", "/", " ", "1", "2", "9", "0", "y", "x", "m", "中",
+                  "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
 
 
 class DialogFuzzTests(unittest.TestCase):
@@ -4922,6 +5157,7 @@ class DialogFuzzTests(unittest.TestCase):
             state.clock = lambda clock=clock: clock[0]
             style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
             width, height = rng.randint(20, 200), rng.randint(6, 60)
+            state.countdown = rng.choice([None, None, 7, 60])  # the timeout's last minute, drawn too
             for _ in range(rng.randint(1, 40)):
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
                 clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
@@ -4989,7 +5225,8 @@ class DialogFuzzTests(unittest.TestCase):
 
         with mock.patch.object(screen, "_size", lambda: sizes[0]):
             screen.size = sizes[0]
-            screen.run(state, mock.Mock(read=read), None, None, terminal)  # type: ignore[arg-type]
+            timeout = rng.choice([None, 30.0])  # counted down from the start: the countdown drawn each time
+            screen.run(state, mock.Mock(read=read), timeout, None, terminal)  # type: ignore[arg-type]
         self.assertIsNotNone(state.status, case)
         self.assertNotIn("\x1b[H", writer.getvalue())
         self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
