@@ -6306,6 +6306,33 @@ class McpHttpTests(unittest.TestCase):
         self.addCleanup(server.stop)
         return McpHttpClient(server.port, token)
 
+    def test_a_secret_sent_by_url_is_a_page_beside_mcp_and_its_stream_says_when_it_is_done(self) -> None:
+        pages = askq._ServedPages("")
+        mcp = askq._McpHttp(lambda line: None, None, None, askq._RequestSeal(), askq._PageBoard(askq._ServedWebOptions(pages, None)))
+        server = askq._HttpServer(askq._HttpCore(mcp, pages), "127.0.0.1", 0)
+        pages.base = f"http://127.0.0.1:{server.port}"
+        self.addCleanup(mcp.close)
+        self.addCleanup(server.stop)
+        client = McpHttpClient(server.port)
+        status, headers, _ = client.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"url": {}}}}})
+        self.assertEqual(status, 200)
+        client.session = headers["Mcp-Session-Id"]
+        stream = client.open("POST", call_message(9, SECRET_CALL))
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        asked = next_event(stream)
+        assert asked is not None
+        self.assertEqual(asked["params"]["mode"], "url")
+        self.assertTrue(asked["params"]["url"].startswith(f"{pages.base}/?token="))  # where the client reached /mcp
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})[0], 202)
+        answer_page(asked["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
+        done, result = next_event(stream), next_event(stream)
+        assert done is not None and result is not None
+        self.assertEqual(done, {"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                                "params": {"elicitationId": asked["id"]}})
+        self.assertEqual(result["id"], 9)
+        self.assertIn(json.dumps(SECRET)[1:-1], result["result"]["content"][0]["text"])
+
     def test_sessions(self) -> None:
         client = self.serve()
         reply = client.initialize()
@@ -7268,6 +7295,99 @@ class McpSdkHttpTests(unittest.TestCase):
         self.assertIn('could not complete the form with your questions (it said "the form could not be drawn")',
                       result.content[0].text)
         self.assertEqual(result.structured_content["status"], "unavailable")
+
+
+def answer_page_as_a_person(url: str, picks: Dict[str, str]) -> str:
+    """Open a page as a browser does and send its form with these entries; the page shown after."""
+    import urllib.parse
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        page = response.read().decode()
+    found = re.search(r'<form class="questions" method="post" action="([^"]+)"', page)
+    assert found is not None, "the page holds no form"
+    for name in picks:
+        assert f'name="{name}"' in page, f"the page has no field {name}"
+    target = urllib.parse.urljoin(url, found.group(1).replace("&amp;", "&"))
+    body = urllib.parse.urlencode({**picks, "action": "submit"}).encode()
+    with urllib.request.urlopen(urllib.request.Request(target, data=body, method="POST"), timeout=10) as response:
+        return str(response.read().decode())
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
+                     "the mcp SDK 2 is not installed (CI installs it in a venv)")
+class McpSdkUrlModeTests(unittest.TestCase):
+    """The mcp SDK's client, which opens pages by URL, with a secret question: the page
+    opened and answered by a person, under 2025-11-25 and 2026-07-28, over stdio and HTTP."""
+
+    SECRET = "tok-9f8e-s3cr3t-Zq7"
+
+    def run_client(self, mode: str, url: Optional[str] = None) -> Any:
+        import asyncio
+        import threading
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        asked: List[Any] = []
+        notes: List[Any] = []
+        people: List[threading.Thread] = []
+        seen: List[str] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            person = threading.Thread(target=lambda: seen.append(answer_page_as_a_person(
+                params.url, {"q:q0": "us-east-1", "text:q1": self.SECRET})))
+            person.start()  # the client has opened the page; the person answers it in their own time
+            people.append(person)
+            return mcp_types.ElicitResult(action="accept")
+
+        async def message_handler(message: Any) -> None:
+            notes.append(message)
+
+        async def session() -> Any:
+            if url is None:
+                server: Any = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            else:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                server = streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": "Bearer sdk-token"}))
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback,
+                              message_handler=message_handler) as client:
+                result = await client.call_tool("ask_questions", SECRET_CALL)
+                return result, client.session.protocol_version if url else client.session._negotiated_version
+
+        result, version = asyncio.run(session())
+        for person in people:
+            person.join(10)
+        return result, version, asked, notes, seen
+
+    def check_round(self, mode: str, era: str, url: Optional[str]) -> None:
+        result, version, asked, notes, seen = self.run_client(mode, url)
+        self.assertEqual(version, era)
+        self.assertEqual([params.mode for params in asked], ["url"])
+        text = result.content[0].text
+        self.assertTrue(text.startswith("The user answered your questions."), text)
+        self.assertIn(f'typed: "{self.SECRET}"', text)
+        self.assertIn('picked: "us-east-1"', text)
+        self.assertNotIn(self.SECRET, repr(asked) + repr(notes))
+        self.assertEqual(len(seen), 1)
+        if era == "2025-11-25":  # the server says when the page is done, naming the request that sent the client there
+            done = [note for note in notes if getattr(note, "method", None) == "notifications/elicitation/complete"]
+            self.assertEqual([note.params.elicitation_id for note in done], [asked[0].elicitation_id])
+
+    def test_a_secret_on_the_page_by_url_over_stdio(self) -> None:
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                self.check_round(mode, era, None)
+
+    def test_a_secret_on_the_page_by_url_over_http(self) -> None:
+        url = serve_http(self)
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                self.check_round(mode, era, url)
 
 
 @unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),
