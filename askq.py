@@ -59,13 +59,15 @@ The file, in the order of one call's life (each part under a banner of its own):
     Elicitation         to_elicitation(), from_elicitation(), input_request()
     Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
-    HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse
+    HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
+                        _HttpStream (an event stream)
     Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers),
                         _WebSession (waiting, ending, the grace period)
     In-chat view        the MCP Apps document (_view_document()), the page's form
                         drawn for it, and the app-only tool that checks what the
                         person did there (_view_tool_result())
-    MCP server          _McpServer: python askq.py serve
+    MCP server          _McpServer: python askq.py serve; over HTTP (serve --http),
+                        _McpHttp (the transport's rules), _McpSession, _Router
     Command line        main()
 """
 
@@ -235,7 +237,7 @@ class AnswerError(QuestionError):
 
 ANSWER_ERROR_REASONS = (
     "required", "unknown_option", "unknown_question", "ambiguous_question", "two_answers",
-    "custom_without_text", "custom_not_allowed", "malformed",
+    "custom_without_text", "custom_not_allowed", "malformed", "not_a_number", "out_of_range",
 )
 
 
@@ -324,7 +326,7 @@ class QuestionOption(_Record):
         return data
 
 
-@dataclass(repr=False, eq=False)
+@dataclass(init=False, repr=False, eq=False)
 class QuestionItem(_Record):
     """One question, as the model sent it or as askq normalized it.
 
@@ -359,6 +361,33 @@ class QuestionItem(_Record):
     unit: Optional[str] = None
     default: Optional[str] = None
     secret: bool = False
+
+    def __init__(
+        self, question: str, header: "Optional[str]" = None, options: "Optional[List[QuestionOption]]" = None,
+        multi_select: bool = False, purpose: "Optional[str]" = None, required: bool = True,
+        question_type: QuestionType = QuestionType.TEXT, id: str = "", recommended: "Optional[str]" = None,
+        placeholder: "Optional[str]" = None, allow_custom: bool = True, minimum: "Optional[float]" = None,
+        maximum: "Optional[float]" = None, step: "Optional[float]" = None, unit: "Optional[str]" = None,
+        default: "Optional[str]" = None, secret: bool = False,
+    ) -> None:
+        # Written out so that the fields of typed entries, which most
+        # questions leave at their defaults, cost a question nothing then:
+        # an attribute never set reads as the class's default.
+        self.question = question
+        self.header = header
+        self.options = options
+        self.multi_select = multi_select
+        self.purpose = purpose
+        self.required = required
+        self.question_type = question_type
+        self.id = id
+        self.recommended = recommended
+        self.placeholder = placeholder
+        self.allow_custom = allow_custom
+        if minimum is not None or maximum is not None or step is not None or unit is not None:
+            self.minimum, self.maximum, self.step, self.unit = minimum, maximum, step, unit
+        if default is not None or secret:
+            self.default, self.secret = default, secret
 
     @classmethod
     def text(cls, question: str) -> "QuestionItem":
@@ -1993,6 +2022,95 @@ def _markup_options(raw: str) -> Any:
     return value
 
 
+# Markup leaked into a string field: a model that writes its calls as
+# markup closes a field with a tag of its own and goes on with the next
+# parameter, which the harness kept as part of the field's text:
+# 'Commit it?</question>\n<parameter name="choices">["Commit", "Skip"]'.
+# Names and prefixes are bounded, so that each '<' costs a bounded look.
+_LEAK_NAME = r"(?:[\w.-]{1,32}:)?[\w.-]{1,64}"
+_LEAK_PARAMETER_SOURCE = r"<(?:[\w.-]{1,32}:)?parameter\s{1,8}name\s{0,8}=\s{0,8}[\"']([^\"'<>]{1,64})[\"']\s{0,8}>"
+_LEAK_CLOSING_SOURCE = r"</" + _LEAK_NAME + r"\s{0,8}>"
+_LEAK_PARAMETER_END_SOURCE = r"</(?:[\w.-]{1,32}:)?parameter\s{0,8}>"
+
+
+def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
+    """A copy of an entry with leaked markup taken out of its string fields:
+    each such field ends at the closing tag before the first leaked
+    <parameter name="K">, and each leaked parameter gives key K its value
+    where the entry has no usable K.  None when no field holds a leak."""
+    repaired: Optional[Dict[Any, Any]] = None
+    leaked: List[Tuple[str, Any]] = []
+    for key, value in entry.items():
+        if isinstance(value, str) and "<" in value:
+            found = _leak_in(value)
+            if found is not None:
+                repaired = dict(entry) if repaired is None else repaired
+                repaired[key], parameters = found
+                leaked.extend(parameters)
+    if repaired is None:
+        return None
+    for key, value in leaked:
+        present = repaired.get(key)
+        if present is None or isinstance(present, str) and not present.strip():
+            repaired[key] = value
+    return repaired
+
+
+def _leak_in(text: str) -> "Optional[Tuple[str, List[Tuple[str, Any]]]]":
+    """The text before the leak and the leaked (key, value) pairs, in order;
+    None when the text holds no closing tag followed by a leaked parameter."""
+    tags = list(_pattern(_LEAK_PARAMETER_SOURCE).finditer(text))
+    for at, tag in enumerate(tags):
+        head = _without_closing_tag(text[: tag.start()])
+        if head is not None:
+            break
+    else:
+        return None
+    parameters = []
+    for place, tag in enumerate(tags[at:], at):
+        end = tags[place + 1].start() if place + 1 < len(tags) else len(text)
+        raw = text[tag.end(): end]
+        closed = _pattern(_LEAK_PARAMETER_END_SOURCE).search(raw)
+        raw = raw if closed is None else raw[: closed.start()]
+        value = _leaked_value(_without_closing_tags(raw))
+        if value is not None:
+            parameters.append((tag.group(1).strip(), value))
+    return head, parameters
+
+
+def _without_closing_tag(head: str) -> "Optional[str]":
+    """Text that ends (before whitespace) in a closing tag, without it; None
+    when it does not end in one."""
+    head = head.rstrip()
+    start = head.rfind("</")
+    if start < 0 or _pattern(_LEAK_CLOSING_SOURCE).fullmatch(head, start) is None:
+        return None
+    return head[:start].rstrip()
+
+
+def _without_closing_tags(raw: str) -> str:
+    """A leaked value without the closing tags the model ended it with
+    ('["A", "B"]</invoke>')."""
+    text = raw.strip()
+    while text.endswith(">"):
+        shorter = _without_closing_tag(text)
+        if shorter is None:
+            break
+        text = shorter
+    return text
+
+
+def _leaked_value(text: str) -> Any:
+    """A leaked parameter's value: JSON when it reads as JSON, through the
+    repairs; else the text.  None when blank."""
+    if not text:
+        return None
+    try:
+        return _parse_json(text, "a leaked parameter", _REPAIRS)
+    except QuestionError:
+        return text
+
+
 # ---------------------------------------------------------------------------
 # Decoding: the questions
 #
@@ -2145,7 +2263,9 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
                 question = _field_text(entry, "question")
                 if question is None:
                     raise _missing_question(index)
-                return QuestionItem(question)
+                if "<" not in question:
+                    return QuestionItem(question)
+                fields = {"question": question}  # read for leaked markup below
             entry = fields
         if not isinstance(entry, dict):
             raise QuestionError(
@@ -2156,9 +2276,27 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         question = _first_text(entry, _QUESTION_KEYS)
         if question is None:
             raise _missing_question(index)
-        return _decode_fields(question, entry)
+        item = _decode_fields(question, entry)
+        # Leaked markup shows in the question text, or, where the question
+        # stands under another key ("title"), leaves it without the options
+        # it leaked into a field beside it: only then are the fields read again.
+        if "<" in question or item.options is None and "question" not in entry and _holds_markup(entry):
+            repaired = _leak_repaired(entry)
+            if repaired is not None:
+                question = _first_text(repaired, _QUESTION_KEYS)
+                if question is None:
+                    raise _missing_question(index)
+                item = _decode_fields(question, repaired)
+        return item
     except QuestionError as err:
         raise err.placed(index, question) from None
+
+
+def _holds_markup(entry: "Dict[Any, Any]") -> bool:
+    for value in entry.values():
+        if value.__class__ is str and "<" in value:
+            return True
+    return False
 
 
 def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
@@ -2222,14 +2360,16 @@ def _decode_multi_select(entry: "Dict[Any, Any]") -> bool:
 
 def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
     """The fields few calls send: a kind word, a default, no custom row, a
-    secret, a number's bounds.  Normalization keeps the default that fits
-    the kind: the recommendation of a choice, the start of a typed entry."""
+    secret, a number's bounds.  A default names the recommendation of a
+    choice (normalization drops it from other kinds), and is the start of
+    the entry of any other question."""
     kind = _first_usable(entry, _KIND_KEYS, _kind)
     _apply_kind(item, kind)
     default = _first_usable(entry, _DEFAULT_KEYS, _text_or_number)
     if default is not None and item.recommended is None:
         item.recommended = default
-    item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
+    if not (item.options or item.question_type.is_choice):
+        item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
     allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
     if allow_custom is False:
         item.allow_custom = False
@@ -2666,7 +2806,7 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
-    copy.default = _text_or_number(item.default)
+    copy.default = None if copy.question_type.is_choice else _text_or_number(item.default)
     copy.secret = item.secret is True
     if copy.question_type is QuestionType.NUMBER:
         copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
@@ -2742,8 +2882,6 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
-    elif item.default is not None:  # on a choice it named the recommendation, read already
-        item.default = None
 
 
 def _derived_kind(
@@ -2782,6 +2920,7 @@ def _normalize_choices(
         raise err.placed(index, item.question) from None
     if not options and (dropped_other or item.question_type is QuestionType.SINGLE_CHOICE and declared is QuestionType.TEXT):
         item.question_type = QuestionType.TEXT
+        item.multi_select = False
         return
     if not options:
         raise QuestionError(
@@ -3205,6 +3344,8 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
     _check_typed(index, item, texts, given.custom)
+    if texts and item.question_type is _NUMBER:
+        _check_number(index, item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
@@ -3258,6 +3399,67 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
             f" takes only its options ({options}), not typed text: pick one of them.",
         )
 
+
+
+_NUMBER = QuestionType.NUMBER
+
+
+def _check_number(index: int, item: QuestionItem, text: str) -> None:
+    problem = _number_problem(item, text)
+    if problem is not None:
+        reason, words = problem
+        raise _refused(index, item, reason, f": {_quoted(text)} {words}.")
+
+
+def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]":
+    """What is wrong with the text typed for a number question, as
+    (reason, words), or None when it is one number within the question's
+    bounds.  The person's decimal comma is a point, and the question's
+    unit typed after the number is no part of it."""
+    value = _typed_value(item, text)
+    if value is None:
+        return "not_a_number", f"is not a number: {_number_range(item)}"
+    low, high, step = item.minimum, item.maximum, item.step
+    if low is not None and value < low or high is not None and value > high:
+        return "out_of_range", f"is out of range: {_number_range(item)}"
+    if step is not None:
+        steps = (value - (low or 0)) / step
+        if not math.isfinite(steps) or abs(steps - round(steps)) > 1e-9 * max(1.0, abs(steps)):
+            return "out_of_range", f"is between the steps: {_number_range(item)}"
+    return None
+
+
+def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
+    """The number a person typed for a number question, or None."""
+    number = text.strip()
+    unit = item.unit
+    if unit and number.lower().endswith(unit.lower()):
+        number = number[: len(number) - len(unit)].rstrip()
+    if number.count(",") == 1 and "." not in number:
+        number = number.replace(",", ".")
+    return _typed_number(number)
+
+
+def _number_range(item: QuestionItem) -> str:
+    """The numbers a number question takes, in words."""
+    unit = f" {item.unit}" if item.unit else ""
+    low, high = item.minimum, item.maximum
+    if low is not None and high is not None:
+        span = f" from {_shown_number(low)} to {_shown_number(high)}{unit}"
+    elif low is not None:
+        span = f" of at least {_shown_number(low)}{unit}"
+    elif high is not None:
+        span = f" of at most {_shown_number(high)}{unit}"
+    else:
+        span = f" (in {item.unit})" if item.unit else ""
+    steps = f" in steps of {_shown_number(item.step)}" if item.step is not None else ""
+    return f"it takes one number{span}{steps}"
+
+
+def _shown_number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
 
 
 def _options_named_by(item: QuestionItem, text: str) -> "Optional[List[_Pick]]":
@@ -3481,9 +3683,20 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
     lines = []
     for number, item in enumerate(output.questions, 1):
         lines.append(f"{number}. {_quoted(item.question)}")
-        lines.extend(_answer_lines(by_id.get(item.id), status))
+        answer = by_id.get(item.id)
+        if item.unit is not None and answer is not None and answer.answer is not None:
+            answer = _with_unit(answer, item.unit)
+        lines.extend(_answer_lines(answer, status))
     head, tail = _result_ends(status, checked)
     return "\n".join([head, *lines, tail])
+
+
+def _with_unit(answer: AnswerItem, unit: str) -> AnswerItem:
+    """A number's answer as typed, with its unit after it unless typed so."""
+    typed = answer.answer or ""
+    if typed.lower().endswith(unit.lower()):
+        return answer
+    return dataclasses.replace(answer, answer=f"{typed} {unit}")
 
 
 def declined_text() -> str:
@@ -3920,6 +4133,11 @@ class _McpForm(_HarnessForm):
             return {"action": "cancel"}
         keys_by_id = {item.id: keys for item, keys in zip(asked.items, _form_keys(asked.items))}
         content: Dict[str, Any] = {}
+        for item in asked.items:
+            answer = asked.answers.get(item.id)
+            state = next((s.label for s in _form_states(item) if answer and s.name == answer.unanswered), None)
+            if state is not None:
+                content[keys_by_id[item.id].value] = state
         for _, item, answer in asked.answered():
             keys = keys_by_id[item.id]
             if not item.question_type.is_choice:
@@ -4030,6 +4248,7 @@ def to_elicitation(
         ['q0', 'q0_other']
     """
     items = _question_list(questions)
+    _refuse_secrets(items)
     legacy = protocol_version == _FIRST_WITH_FORMS
     properties: Dict[str, Any] = {}
     for item, keys in zip(items, _form_keys(items)):
@@ -4182,14 +4401,42 @@ def input_request(
     return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message)}}
 
 
+# What a call that holds a secret question gets instead of a form.
+_SECRET_NOT_IN_FORM = (
+    "Nobody was asked: this call holds a secret question (an answer that must not be shown back), and"
+    " askq will not put a secret into a form, which MCP forbids, and no page is available here to ask it"
+    " on. Do not assume any answers: ask the user to give the secret another way, or go on without it."
+)
+
+
+def _holds_secret(items: "Sequence[QuestionItem]") -> bool:
+    return any(item.secret for item in items)
+
+
+def _refuse_secrets(items: "List[QuestionItem]") -> None:
+    """MCP forbids asking for secrets in a form: a secret question is
+    refused here, whoever builds the form."""
+    for index, item in enumerate(items):
+        if item.secret:
+            raise _refused(
+                index, item, "malformed",
+                " is a secret question, and MCP forbids asking for secrets in a form: ask it on a page"
+                " (prompt_web) or in a terminal instead.",
+            )
+
+
 def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     described = item.question if item.purpose is None else f"{item.question}\n{item.purpose}"
     field: Dict[str, Any] = {"title": item.header or item.question, "description": described}
+    if item.question_type is QuestionType.NUMBER:
+        return _number_property(item, field, legacy)
     if not item.question_type.is_choice:
-        return {"type": "string", **field, **({} if item.required else {"default": ""})}
+        default = "" if item.default is None and not item.required else item.default
+        return {"type": "string", **field, **({} if default is None else {"default": default})}
     rows = _question_rows(item)
-    labels = [row.label for row in rows]
-    titles = [row.label if row.option is None else _option_title(row.option) for row in rows]
+    states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
+    labels = [row.label for row in rows] + states
+    titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
     if legacy:  # a single choice: 2025-06-18 has no titled enums
         legacy_single: Dict[str, Any] = {"type": "string", **field, "enum": labels, "enumNames": titles}
         if item.recommended is not None:
@@ -4207,6 +4454,37 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     if item.recommended is not None:
         single["default"] = item.recommended
     return single
+
+
+def _form_states(item: QuestionItem) -> "List[_StateWords]":
+    """The states a form offers as choices of their own: on a single choice
+    only (clients draw no good place for one elsewhere), each unless an
+    option has its label."""
+    if item.question_type is not QuestionType.SINGLE_CHOICE:
+        return []
+    offered = (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+    return [state for state in offered if _option_named(item.options or [], state.label) is None]
+
+
+def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) -> "Dict[str, Any]":
+    """A number question as a form's number property: "integer" when its
+    step and bounds are whole, with its bounds; its unit in the title, its
+    step in the description; its default where the version has one."""
+    bounds = {"minimum": item.minimum, "maximum": item.maximum}
+    whole = item.step is not None and all(
+        value is None or float(value).is_integer() for value in (item.step, item.minimum, item.maximum))
+    title = f"{field['title']} ({item.unit})" if item.unit else field["title"]
+    words = _number_range(item)
+    prop: Dict[str, Any] = {"type": "integer" if whole else "number", "title": title,
+                            "description": f"{field['description']}\n{words[0].upper()}{words[1:]}."}
+    for name, value in bounds.items():
+        if value is not None:
+            prop[name] = int(value) if whole else value
+    if item.default is not None and not legacy and _number_problem(item, item.default) is None:
+        number = _typed_value(item, item.default)
+        assert number is not None  # it passed the check
+        prop["default"] = int(number) if whole else number
+    return prop
 
 
 def _option_title(option: QuestionOption) -> str:
@@ -4232,6 +4510,8 @@ def _is_form_value(value: Any, multi: bool) -> bool:
 def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", keys: _FormKeys) -> AnswerItem:
     """One question's form values as an answer, for collect_answers() to check."""
     value = content.get(keys.value)
+    if item.question_type is QuestionType.NUMBER and _number_text(value) is not None:
+        value = _number_text(value)  # a number property's value, checked as typed text
     other = content.get(keys.other) if keys.other else None
     multi = item.question_type is QuestionType.MULTI_CHOICE
     if not _is_form_value(value, multi):
@@ -4241,6 +4521,9 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
         raise _refused(index, item, "malformed", f": its companion text must be a string, not {_json_type(other)}.")
     if not item.question_type.is_choice:
         return AnswerItem(item.id, value)
+    state = next((state.name for state in _form_states(item) if state.label == value), None)
+    if state is not None:
+        return AnswerItem(item.id, other or None, unanswered=state)
     picked = (value or []) if multi else ([] if value is None else [value])
     ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
     custom = any(_names_custom_row(label) for label in picked) or bool(ticked and other)
@@ -4358,6 +4641,11 @@ class _LinePrompt:
         self.reader = reader
         self.writer = writer
         self.note: Optional[AnswerItem] = None  # a note written for the question being asked
+        self.width = _line_width(writer)
+
+    def say(self, text: str, first: str = "  ", rest: str = "  ") -> None:
+        """Write text wrapped to the terminal's width, with a hanging indent."""
+        self.writer.write("\n".join(_wrap(text, self.width, first, rest)) + "\n")
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
         """Ask each question in turn; the outcome and the answers given."""
@@ -4374,24 +4662,26 @@ class _LinePrompt:
         except KeyboardInterrupt:
             return Outcome.DECLINED, answers + ([self.note] if self.note else [])
         except _TimedOut:
-            self.writer.write("\n  No answer in time.\n")
+            self.writer.write("\n")
+            self.say("No answer in time.")
             return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
         return Outcome.ANSWERED, answers
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
         tag = f"[{_visible(item.header)}] " if item.header else ""
-        lines = ["", f"{tag}{_visible(item.question)}  ({number} of {count})"]
+        self.writer.write("\n")
+        self.say(f"{tag}{_visible(item.question)}  ({number} of {count})", "", "  ")
         if item.purpose:
-            lines.append(f"  Why: {_visible(item.purpose)}")
+            self.say(_visible(item.purpose), "  Why: ", "       ")
         for place, row in enumerate(_question_rows(item), 1):
             option = row.option
             badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
             about = f" - {_visible(option.description)}" if option and option.description else ""
-            lines.append(f"  {place}. {_visible(row.label)}{badge}{about}")
-            if option and option.preview:
-                lines.extend("       " + _visible(line) for line in option.preview.splitlines())
-        lines.append(_input_hint(item))
-        self.writer.write("\n".join(lines) + "\n")
+            lead = f"  {place}. "
+            self.say(f"{_visible(row.label)}{badge}{about}", lead, " " * len(lead))
+            for line in option.preview.splitlines() if option and option.preview else ():
+                self.say(_visible(line), "       ", "       ")
+        self.say(_input_hint(item))
 
     def answer(self, item: QuestionItem) -> AnswerItem:
         """Read lines until one answers the question; explain and ask again
@@ -4402,12 +4692,12 @@ class _LinePrompt:
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
                 self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
-                self.writer.write("  Noted. Now your answer.\n" if note else "  No note.\n")
+                self.say("Noted. Now your answer." if note else "No note.")
                 continue
             try:
                 answer = self.line_answer(item, line)
             except _Retry as retry:
-                self.writer.write(f"  {retry}\n")
+                self.say(str(retry))
                 continue
             answer.note, self.note = self.note.note if self.note else None, None  # a skip keeps it too
             return answer
@@ -4417,6 +4707,9 @@ class _LinePrompt:
             return _no_answer(item)
         if item.question_type.is_choice:
             return self.choice_answer(item, line)
+        problem = _number_problem(item, line) if item.question_type is _NUMBER else None
+        if problem is not None:
+            raise _Retry(f"That {problem[1]}.")
         return AnswerItem(item.id, line)
 
     def choice_answer(self, item: QuestionItem, line: str) -> AnswerItem:
@@ -4460,7 +4753,7 @@ class _LinePrompt:
             line = self.reader.readline().strip()
             if len(line) <= MAX_TEXT:
                 return line
-            self.writer.write(f"  That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.\n")
+            self.say(f"That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.")
 
 
 def _input_hint(item: QuestionItem) -> str:
@@ -4473,16 +4766,25 @@ def _input_hint(item: QuestionItem) -> str:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
         hint = "Type your answer."
-    return "  " + hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
+    return hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
 
 
 _LINE_NOTE = "note:"
 
 
+def _line_width(writer: Any) -> int:
+    """The width the line prompt wraps to: the terminal's, else 80."""
+    try:
+        columns = os.get_terminal_size(writer.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+    return max(columns, _MIN_WIDTH) if columns else 80  # a terminal that does not know says 0
+
+
 def _no_answer(item: QuestionItem) -> AnswerItem:
     if item.required:
         raise _Retry(_NEEDS_ANSWER)
-    return AnswerItem(item.id)
+    return AnswerItem(item.id, unanswered=_SKIPPED)
 
 
 class _LineReader:
@@ -4713,8 +5015,9 @@ class _Dialog:
         note = entry.note.strip() or None
         if typed is not None or picked:
             return AnswerItem(item.id, typed, picked or None, note=note)
-        # A skip keeps its note; a note alone is kept too, and answers nothing.
-        return AnswerItem(item.id, note=note) if entry.skipped or note else None
+        if entry.skipped:  # a skip keeps its note
+            return AnswerItem(item.id, note=note, unanswered=_SKIPPED)
+        return AnswerItem(item.id, note=note) if note else None  # a note alone answers nothing
 
     def has_answer(self, index: int) -> bool:
         return _gives_answer(self.answer(index))
@@ -4727,7 +5030,7 @@ class _Dialog:
         for index, item in enumerate(self.items):
             answer = self.answer(index)
             if answer is None and self.status is Outcome.ANSWERED:
-                answer = AnswerItem(item.id)
+                answer = AnswerItem(item.id, unanswered=_SKIPPED)
             if answer is not None:
                 answers.append(answer)
         return answers
@@ -5632,9 +5935,9 @@ class _Screen:
         self.lines = 0  # how many lines the last frame has
         self.widths: List[int] = []  # the cells each of its lines takes
         self.size = self._size()
-        encoding = (getattr(writer, "encoding", None) or "ascii").lower().replace("-", "")
+        encoding = str(getattr(writer, "encoding", None) or "ascii")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
-        self.style = _Style(color, encoding in ("utf8", "utf16", "utf32"), encoding)
+        self.style = _Style(color, encoding.lower().replace("-", "") in ("utf8", "utf16", "utf32"), encoding)
 
     def _size(self) -> "Tuple[int, int]":
         try:
@@ -6175,8 +6478,9 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
-.countdown.soon { position: sticky; top: 0; background: var(--bg); color: var(--warn); font-weight: 600;
-                  padding: 0.3rem 0; margin: 0; }
+.countdown.soon { color: var(--warn); font-weight: 600; }
+.bar.stuck { position: sticky; top: 0; z-index: 1; background: var(--bg); border-block-end: 1px solid var(--line); }
+.bar p { margin: 0.4rem 0; }
 .buttons { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
@@ -6202,6 +6506,12 @@ _WEB_SCRIPT = """
   if (!form) { return; }
   var timeout = Number(form.dataset.timeout || 0) * 1000, deadline = Date.now() + timeout;
   var clock = document.getElementById("countdown"), offline = document.getElementById("offline");
+  var bar = document.getElementById("bar"), soon = false;
+  function lost(yes) {
+    // What the person must see wherever they are on the page stays in sight.
+    offline.hidden = !yes;
+    bar.className = soon || yes ? "bar stuck" : "bar";
+  }
   var last = 0, timer = null, over = false, expiry = null;
   function showEnd() {
     var field = document.createElement("input");
@@ -6213,9 +6523,13 @@ _WEB_SCRIPT = """
     data.set("action", "draft");
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
-      offline.hidden = true;
+      lost(false);
       if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
-    }, function () { offline.hidden = false; });
+    }, function () {
+      over = false;
+      if (timeout && Date.now() > deadline) { offline.textContent = TIMED_OUT_OFFLINE; }
+      lost(true);
+    });
   }
   function restart() {
     // The server's wait restarted when it read the request: its end comes
@@ -6224,6 +6538,7 @@ _WEB_SCRIPT = """
     clearTimeout(expiry);
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
+  form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
   ["input", "change", "click", "keydown"].forEach(function (kind) {
     document.addEventListener(kind, function () {
       if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
@@ -6234,7 +6549,9 @@ _WEB_SCRIPT = """
     var seconds = String(left % 60);
     clock.textContent = left ? "Time left: " + Math.floor(left / 60) + ":" + (seconds.length < 2 ? "0" : "") +
       seconds + ". Typing or clicking here restarts it." : "Time ran out.";
-    clock.className = left < 60 ? "countdown soon" : "countdown";
+    soon = left < 60;
+    clock.className = soon ? "countdown soon" : "countdown";
+    lost(!offline.hidden);
   }
   if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
 })();
@@ -6242,6 +6559,15 @@ _WEB_SCRIPT = """
 # While the person types or clicks, the script sends the form at most this
 # often: the server then knows the person is there, and what the page holds.
 _WEB_ACTIVE_MS = 3000
+# What the page says when it finds the server gone after its time ran out (a
+# sleeping phone's timers run late): never that anything was sent.
+_WEB_TIMED_OUT_OFFLINE = ("Time ran out, and the assistant stopped waiting. Your entries are still on this page:"
+                          " copy them before you close it.")
+
+
+def _web_script() -> str:
+    return (_WEB_SCRIPT.replace("ACTIVE_MS", str(_WEB_ACTIVE_MS))
+            .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
 
 
 class _WebPage(_HttpHandlers):
@@ -6435,9 +6761,9 @@ class _WebPage(_HttpHandlers):
             "<h1>Questions for you</h1>",
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
-            self._countdown_html(),
+            f"<div class=\"bar\" id=\"bar\">{self._countdown_html()}",
             ("<p class=\"error\" id=\"offline\" role=\"alert\" hidden>The connection to the assistant was lost."
-             " Your entries are still on this page: keep it open, or copy them before you close it.</p>"),
+             " Your entries are still on this page: keep it open, or copy them before you close it.</p></div>"),
         ]
         if problems:
             parts.append(self._problems_html(problems))
@@ -6453,7 +6779,7 @@ class _WebPage(_HttpHandlers):
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
-            f"</main><script nonce=\"{self.nonce}\">{_WEB_SCRIPT.replace('ACTIVE_MS', str(_WEB_ACTIVE_MS))}</script></body></html>"
+            f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
         return "".join(parts)
 
@@ -6468,7 +6794,7 @@ class _WebPage(_HttpHandlers):
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
-            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(self.items[index].header or self.items[index].question)}"
+            f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
             f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
             for index, reason in sorted(problems.items())
         )
@@ -6712,12 +7038,21 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
         parts = [_isolated(_visible(label)) for label in answer.selected or ()]
         parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
         shown = ", ".join(parts)
-    else:  # what the review says of a question without an answer
-        shown = _isolated(_shown_answer(None if answer is None else dataclasses.replace(answer, note=None)))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {shown}"
+    else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
+        said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
+        shown = _isolated(_shown_answer(said))
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
         row += f"; note: {_isolated(_quoted(answer.note))}"
     return row + "</li>"
+
+
+_WEB_NAME_CELLS = 80  # a question's text, where a list names it, is cut this short
+
+
+def _web_name(item: QuestionItem) -> str:
+    """How a list names a question: its header, else its text, cut short."""
+    return _clipped(" ".join((item.header or item.question).split()), _WEB_NAME_CELLS)
 
 
 def _isolated(text: str) -> str:
@@ -6728,7 +7063,7 @@ def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
     """What the person entered on one question, in full, for them to copy:
     the picks, then what they typed and their note, line breaks kept."""
     picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
-    row = f"<li><bdi>{_html_escaped(item.header or item.question)}</bdi>: {picks}"
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {picks}"
     for name, text in (("Typed", answer.answer), ("Note", answer.note)):
         if text is not None and text.strip():
             row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"
@@ -7300,12 +7635,6 @@ _UNSUPPORTED_VERSION = -32022
 _RESOURCE_NOT_FOUND = -32002
 _FIRST_WITH_URLS = "2025-11-25"  # the first protocol version with URL-mode elicitation
 _URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
-_NO_PAGE_TEXT = (
-    "Nobody was asked: your call holds a secret question (its answer must not be shown), which askq never"
-    " puts into a form, and no page is available to ask it on (the user's client opens no pages by URL, and"
-    " askq was not started with --web). Do not assume an answer; tell the user what you need, and that"
-    " they can give it another way."
-)
 _PAGE_GONE_TEXT = (
     "No answers came back: the page your questions were sent to is no longer open here (the server restarted,"
     " or another server got this retry). Do not assume any answers; call again to ask anew."
@@ -7657,7 +7986,7 @@ class _McpServer:
             if "page" in sealed:
                 return self._from_page_response(request_id, output, sealed["page"], params["inputResponses"], context)
             return self._from_input_responses(output, params["inputResponses"], context)
-        secret = any(item.secret for item in output.questions)
+        secret = _holds_secret(output.questions)
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret)
         if context.stateless:
@@ -7684,7 +8013,7 @@ class _McpServer:
             self._ask_on_page(request_id, output, context)
             return None
         nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
-        return _tool_result(_NO_PAGE_TEXT if secret else unavailable_text(), nobody, context)
+        return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
 
     def _ask_by_url(
         self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext,
@@ -8060,6 +8389,12 @@ class _Router:
         if exchange is not None:
             exchange.answered(key)
 
+    def end_all(self) -> None:
+        """The session ended: every stream still waiting ends with it."""
+        for exchange in set(self.requests.values()):
+            exchange.messages.put(None)
+        self.requests.clear()
+
     def leave(self, exchange: _Exchange) -> None:
         """A stream that ended, or whose client left: nothing more goes to it."""
         for table in (self.requests, self.asked):
@@ -8130,6 +8465,7 @@ class _McpSession:
     def close(self) -> None:
         with self.lock:
             self.server.close()
+            self.router.end_all()
 
 
 def _is_request(message: Any) -> bool:
@@ -8253,8 +8589,9 @@ class _McpHttp(_HttpHandlers):
 
         name = secrets.token_urlsafe(24)
         with self.lock:
-            if len(self.sessions) >= _MCP_MAX_SESSIONS:
-                idle = min(self.sessions, key=lambda known: self.sessions[known].used)
+            if len(self.sessions) >= _MCP_MAX_SESSIONS:  # the idlest goes, one with a call waiting last
+                idle = min(self.sessions, key=lambda known: (bool(self.sessions[known].router.requests),
+                                                             self.sessions[known].used))
                 self.sessions.pop(idle).close()
             self.sessions[name] = session
         return name

@@ -5,6 +5,7 @@ import doctest
 import inspect
 import io
 import json
+import math
 import os
 import random
 import re
@@ -133,10 +134,14 @@ FUZZ_KEYS = sorted(set(
     + (askq._REQUIRED_KEY, askq._ID_KEY, askq._RECOMMENDED_KEY, askq._OPTION_DESCRIPTION_KEY)
     + (askq._PLACEHOLDER_KEY, askq._OPTION_PREVIEW_KEY) + askq._KIND_KEYS + askq._DEFAULT_KEYS
     + askq._ALLOW_CUSTOM_KEYS + askq._OPTION_MARK_KEYS + askq._IGNORED_OPTION_KEYS
-    + ("questions", "answers", "metadata", "", "Question", "opts")
+    + askq._TYPED_DEFAULT_KEYS + askq._SECRET_KEYS + askq._MINIMUM_KEYS + askq._MAXIMUM_KEYS
+    + (askq._STEP_KEY, askq._MESSAGE_KEY) + askq._UNIT_KEYS
+    + ("questions", "answers", "metadata", "", "Question", "opts", "background")
 ))
 FUZZ_WORDS = sorted(askq._KIND_WORDS) + ["multiple", "single", "yes", "NO", "1", "0", "true", "dropdown"]
 FUZZ_CHARS = "aZ 9_-,.?\"\\/{}[]:\n\t\r\x00\x1b\x7f\x85\u200b\u202e\u2066\u05d0\u4e2d\U0001f600\ud800"
+FUZZ_NUMBERS = ["5", "-2.5", "1e3", "+0.5", "1,5", "10 GB", "", "x", "1e999", "0x10", "٣"]
+FUZZ_TAG_PREFIXES = ["", "ns:", "ant" + "ml:"]
 
 
 class Fuzzer:
@@ -162,6 +167,10 @@ class Fuzzer:
             return json.dumps(self.value(2))
         if roll < 0.56:  # options as plain text, and line breaks escaped twice
             return rng.choice(["A, B", "- A\n* B\n1. C", "A | B; C", "one\\ntwo", "x\\ny\nz", "1.5 GB\n2) B"])
+        if roll < 0.6:  # numbers as typed, bounds as strings
+            return rng.choice(FUZZ_NUMBERS)
+        if roll < 0.66:
+            return rng.choice(["Q?", "", "A < B", "x</y>"]) + self.leak()
         return "".join(rng.choice(FUZZ_CHARS) for _ in range(rng.randrange(12)))
 
     def value(self, depth: int = 4) -> Any:
@@ -182,6 +191,22 @@ class Fuzzer:
             return [self.value(depth - 1) for _ in range(rng.randrange(6))]
         return {self.key(): self.value(depth - 1) for _ in range(rng.randrange(6))}
 
+    def leak(self, depth: int = 2) -> str:
+        """Tool-call markup as models leak it into a string: a closing tag,
+        then parameters, each maybe closed, nested, doubled, or cut off."""
+        rng = self.rng
+        prefix = rng.choice(FUZZ_TAG_PREFIXES)
+        parts = [f"</{prefix}{rng.choice(['question', 'parameter', 'context', 'x'])}>", rng.choice(["", "\n", " \n\t"])]
+        for _ in range(rng.randrange(1, 4)):
+            name = rng.choice(["choices", "options", "header", "multiSelect", "type", "min", "questions"] + FUZZ_KEYS)
+            quote = rng.choice(['"', "'"])
+            value = self.leak(depth - 1) if depth and rng.random() < 0.2 else rng.choice(
+                [json.dumps(self.value(2)), self.text(), '["A", "B"]', "A, B", "true", "7"])
+            parts.append(f"<{prefix}parameter name={quote}{name}{quote}>{value}")
+            parts.append(rng.choice(["", f"</{prefix}parameter>", f"</{name}>", "\n"]))
+        text = "".join(parts) * rng.choice([1, 1, 1, 2])
+        return text[: rng.randrange(len(text) + 1)] if rng.random() < 0.3 else text
+
     def key(self) -> Any:
         return self.rng.choice(FUZZ_KEYS) if self.rng.random() < 0.9 else self.rng.choice([1, None, 2.5])
 
@@ -196,7 +221,7 @@ class Fuzzer:
 
     def mutate(self, payload: Any) -> Any:
         rng = self.rng
-        operation = rng.choice(["drop", "retype", "duplicate", "double", "truncate", "insert"])
+        operation = rng.choice(["drop", "retype", "duplicate", "double", "truncate", "insert", "leak"])
         if operation == "double":
             return json.dumps(payload, allow_nan=True)
         if operation == "truncate" and isinstance(payload, str):
@@ -214,6 +239,10 @@ class Fuzzer:
             container[key] = container[key][: rng.randrange(len(container[key]) + 1)]
         elif operation == "insert" and isinstance(container, dict):
             container[rng.choice(FUZZ_KEYS)] = self.value(2)
+        elif operation == "leak" and isinstance(container[key], str):
+            text = container[key]
+            at = rng.randrange(len(text) + 1)
+            container[key] = text[:at] + self.leak() + text[at:] * (rng.random() < 0.3)
         else:
             container[key] = json.dumps(container[key], allow_nan=True)
         return payload
@@ -287,6 +316,7 @@ class Fuzzer:
         ]
 
 
+LEAK_EXAMPLE = 'Commit it?</question>\n<parameter name="choices">["Commit", "Skip"]</parameter>'
 VALID_PAYLOADS: List[Dict[str, Any]] = [
     json.loads(askq._BUILTIN_EXAMPLE_ARGS),
     {"questions": [{"id": "lang", "question": "Which language?", "type": "SingleChoice",
@@ -299,6 +329,15 @@ VALID_PAYLOADS: List[Dict[str, Any]] = [
                    {"text": "Where?", "follow_up": "North, South", "context": "Line 1\\nLine 2"},
                    {"question": "Style?", "options": [{"option": "A", "preview": "# A\\n\\nbody"}, {"name": "B"}]},
                    {"question": "Name?", "placeholder": "e.g. billing"}]},
+    {"title": "Cluster", "questions": [
+        {"question": "Memory per node?", "kind": "number", "min": 1, "max": 64, "step": 0.5, "unit": "GB",
+         "defaultValue": 8, "description": "Billed by memory."},
+        {"question": "Replicas?", "type": "integer", "minimum": "1", "maximum": "9"},
+        {"question": "API token?", "isSecret": True, "defaultValue": "none"},
+        {"header": "Region", "question": "Where?", "message": "Latency.", "type": "multi_choice",
+         "choices": [{"id": "eu", "label": "EU (我主张)"}, {"id": "us", "label": "US", "recommended": True}]}]},
+    {"questions": [{"question": LEAK_EXAMPLE},
+                   {"title": "Ship it?", "context": "CI is green.</context>\n<parameter name=\"options\">[\"Ship\", \"Wait\"]"}]},
 ]
 
 
@@ -318,6 +357,15 @@ def check_invariants(test: unittest.TestCase, output: QuestionOutput) -> None:
         if item.recommended is not None:
             test.assertIs(item.question_type, QuestionType.SINGLE_CHOICE)
             test.assertEqual(item.recommended, labels(item)[0])
+        bounds = (item.minimum, item.maximum, item.step)
+        if item.question_type is QuestionType.NUMBER:
+            test.assertTrue(item.minimum is None or item.maximum is None or item.minimum <= item.maximum, bounds)
+            test.assertTrue(item.step is None or item.step > 0, bounds)
+            test.assertTrue(all(b is None or math.isfinite(b) for b in bounds), bounds)
+        else:
+            test.assertEqual((*bounds, item.unit), (None, None, None, None))
+        if item.question_type.is_choice:
+            test.assertIsNone(item.default)
     data = output.to_dict()
     test.assertEqual(json.loads(json.dumps(data)), data)
 
@@ -2107,6 +2155,110 @@ class MarkupTests(unittest.TestCase):
 
 
 
+P = "ant" + "ml:"  # a namespace prefix, as one model family writes its tags
+LEAK = 'Commit it?</question>\n<parameter name="choices">["Commit", "Skip"]'
+
+
+class LeakedMarkupTests(unittest.TestCase):
+    """Tool-call markup a model leaked into a string field, read as the parameters it meant."""
+
+    def test_leak_in_the_question_text(self) -> None:
+        item = one(question(question=LEAK))
+        self.assertEqual((item.question, labels(item)), ("Commit it?", ["Commit", "Skip"]))
+
+    def test_forms_of_the_tags(self) -> None:
+        for text in (
+            "Commit it?</question>\n<parameter name=\"options\">[\"Commit\", \"Skip\"]</parameter>",
+            f"Commit it?</{P}parameter>\n<{P}parameter name=\"options\">[\"Commit\", \"Skip\"]</{P}parameter>\n</{P}invoke>",
+            "Commit it?</parameter> <parameter name='choices'>Commit, Skip",
+            "Commit it?</question>\n\n<parameter name=\"choices\">\n- Commit\n- Skip\n",
+            "Commit it?</ns:question>\t<ns:parameter name=\"choices\">[\"Commit\", \"Skip\"</invoke>",
+        ):
+            with self.subTest(text=text):
+                item = one(question(question=text))
+                self.assertEqual((item.question, labels(item)), ("Commit it?", ["Commit", "Skip"]))
+
+    def test_leak_in_a_background_field_while_the_question_stands_in_title(self) -> None:
+        for key in ("context", "description", "background", "details"):
+            with self.subTest(key=key):
+                entry = {"title": "Ship the release?", key: f"CI is green.</{key}>\n<parameter name=\"options\">[\"Ship\", \"Wait\"]"}
+                item = one({"questions": [entry]})
+                self.assertEqual((item.question, labels(item)), ("Ship the release?", ["Ship", "Wait"]))
+                if key in ("context", "description"):
+                    self.assertEqual(item.purpose, "CI is green.")
+
+    def test_every_parameter_is_read_and_values_are_json_when_they_read_so(self) -> None:
+        text = ("Which checks?</question>\n<parameter name=\"header\">Checks</parameter>\n"
+                "<parameter name=\"multiSelect\">true</parameter>\n<parameter name=\"options\">"
+                "[{\"label\": \"Lint\", \"description\": \"ruff\"}, {\"label\": \"Tests\"}]</parameter>")
+        item = one(question(question=text))
+        self.assertEqual((item.question, item.header, item.question_type, labels(item)),
+                         ("Which checks?", "Checks", QuestionType.MULTI_CHOICE, ["Lint", "Tests"]))
+        self.assertEqual(item.options[0].description if item.options else None, "ruff")
+
+    def test_the_entrys_own_keys_win(self) -> None:
+        item = one({"questions": [{"question": LEAK.replace("choices", "header") + ", Skip", "header": "Git"}]})
+        self.assertEqual((item.question, item.header), ("Commit it?", "Git"))
+        item = one({"questions": [{"question": LEAK, "choices": ["Push", "Stash"]}]})
+        self.assertEqual((item.question, labels(item)), ("Commit it?", ["Push", "Stash"]))
+        # A key the entry has only as a blank or null takes the leaked value.
+        item = one({"questions": [{"question": LEAK, "choices": None, "header": " "}]})
+        self.assertEqual(labels(item), ["Commit", "Skip"])
+
+    def test_doubled_and_nested(self) -> None:
+        doubled = LEAK + '\n<parameter name="choices">["Later", "Never"]'
+        self.assertEqual(labels(one(question(question=doubled))), ["Commit", "Skip"])  # the first wins
+        two_fields = {"question": LEAK, "purpose": 'Why.</purpose>\n<parameter name="header">Git'}
+        item = one({"questions": [two_fields]})
+        self.assertEqual((item.question, item.purpose, item.header, labels(item)), ("Commit it?", "Why.", "Git", ["Commit", "Skip"]))
+        nested = 'Commit it?</question>\n<parameter name="header">Git</header>\n<parameter name="choices">["Commit", "Skip"]'
+        item = one(question(question=nested))
+        self.assertEqual((item.question, item.header, labels(item)), ("Commit it?", "Git", ["Commit", "Skip"]))
+        twice = LEAK.replace("Commit it?", LEAK.replace("choices", "purpose"))
+        item = one(question(question=twice))
+        self.assertEqual(item.question, "Commit it?")
+        self.assertNotIn("<", item.purpose or "")
+
+    def test_inside_json_strings(self) -> None:
+        call = json.dumps({"questions": [{"question": LEAK}]})
+        self.assertEqual(labels(one(call)), ["Commit", "Skip"])
+        self.assertEqual(labels(one(json.dumps(call))), ["Commit", "Skip"])  # encoded twice
+        self.assertEqual(labels(one({"questions": json.dumps([LEAK])})), ["Commit", "Skip"])  # a string entry
+        self.assertEqual(labels(one({"questions": [json.dumps({"question": LEAK})]})), ["Commit", "Skip"])
+        self.assertEqual(labels(one(call.replace("<", "\\u003c"))), ["Commit", "Skip"])
+
+    def test_cut_at_every_point(self) -> None:
+        full = LEAK + "</parameter>"
+        tag_end = full.index("[")
+        for cut in range(len(full) + 1):
+            text = full[:cut]
+            with self.subTest(cut=cut):
+                try:
+                    item = one(question(question=text or "?"))
+                except QuestionError:
+                    continue
+                if cut >= tag_end:  # the leaked parameter's tag is whole: the question is mended
+                    self.assertEqual(item.question, "Commit it?")
+                    self.assertNotIn("<", " ".join(labels(item)))
+                elif cut:
+                    self.assertEqual(item.question, text.strip())  # no whole pattern: untouched
+
+    def test_text_without_the_pattern_is_untouched(self) -> None:
+        for text in ("Is a < b?", "Keep </b> as typed?", "Use <parameter name=\"x\">?",
+                     "Close</question>then<parameter name=\"choices\">[\"A\", \"B\"]",
+                     "<parameter name=\"choices\">[\"A\", \"B\"]", "Is </>\n<parameter name=\"choices\">[\"A\"] ok?",
+                     "Tag</" + "q" * 80 + ">\n<parameter name=\"choices\">[\"A\", \"B\"]"):
+            with self.subTest(text=text):
+                item = one(question(question=text, purpose=text))
+                self.assertEqual((item.question, item.purpose, item.options), (text, text, None))
+
+    def test_the_caller_s_entry_is_left_alone(self) -> None:
+        payload = {"questions": [{"question": LEAK, "context": "x</context>\n<parameter name=\"header\">H"}]}
+        before = copy.deepcopy(payload)
+        one(payload)
+        self.assertEqual(payload, before)
+
+
 class FenceTests(unittest.TestCase):
     def test_fences(self) -> None:
         cases = {
@@ -2590,6 +2742,14 @@ class NormalizationTests(RefusalCase):
         self.assertEqual(again.to_dict(), first.to_dict())
 
 
+class ChoiceLeftWithoutOptionsTests(unittest.TestCase):
+    def test_a_multi_choice_whose_options_all_went_is_free_text_throughout(self) -> None:
+        for options in (["Personalize your response"], ["Other", "something else"]):
+            with self.subTest(options=options):
+                item = one(question(options=options, selectionMode="multiple"))
+                self.assertEqual((item.question_type, item.multi_select, item.options), (QuestionType.TEXT, False, None))
+
+
 class NoMutationTests(unittest.TestCase):
     def test_payload_objects_unchanged(self) -> None:
         payload = {
@@ -2720,6 +2880,79 @@ class CollectAnswersTests(unittest.TestCase):
         self.assertEqual(answers[2], AnswerItem("checks", "only docs", None))
 
 
+def number_output() -> QuestionOutput:
+    return askq.ask({"questions": [{"id": "n", "question": "How much memory?", "kind": "number",
+                                    "min": 1, "max": 64, "step": 0.5, "unit": "GB"}]})
+
+
+class NumberAnswerTests(unittest.TestCase):
+    """A number question takes one number within its bounds, kept as typed."""
+
+    def answer(self, typed: str, output: Optional[QuestionOutput] = None) -> Optional[str]:
+        return askq.collect_answers(output or number_output(), {"n": typed})[0].answer
+
+    def refused(self, typed: str, output: Optional[QuestionOutput] = None) -> askq.AnswerError:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(output or number_output(), {"n": typed})
+        self.assertEqual(caught.exception.question_id, "n")
+        return caught.exception
+
+    def test_numbers_are_kept_as_typed(self) -> None:
+        for typed, kept in (("8", "8"), (" 8 ", "8"), ("+8.5", "+8.5"), ("1e1", "1e1"), ("64.0", "64.0"),
+                            (".5e1", ".5e1"), ("2,5", "2,5"), ("8 GB", "8 GB"), ("8gb", "8gb"), ("1", "1")):
+            with self.subTest(typed=typed):
+                self.assertEqual(self.answer(typed), kept)
+
+    def test_what_is_not_one_number(self) -> None:
+        for typed in ("many", "8 MB", "1,000.5", "1.2.3", "0x10", "٣", "8 8", "1e400", "nan", "inf", "--1", "GB", "1_0"):
+            with self.subTest(typed=typed):
+                err = self.refused(typed)
+                self.assertEqual(err.reason, "not_a_number")
+                self.assertIn(f"{json.dumps(typed, ensure_ascii=False)} is not a number: it takes one number from 1 to 64 GB in steps of 0.5.",
+                              str(err))
+
+    def test_out_of_range_says_the_range(self) -> None:
+        for typed in ("0.5", "64.5", "-3", "8.25", "1e3"):
+            with self.subTest(typed=typed):
+                err = self.refused(typed)
+                self.assertEqual(err.reason, "out_of_range")
+                self.assertIn("from 1 to 64 GB in steps of 0.5", str(err))
+
+    def test_each_bound_alone(self) -> None:
+        low = askq.ask({"questions": [{"id": "n", "question": "Port?", "type": "integer", "min": 1024}]})
+        self.assertEqual(self.answer("8080", low), "8080")
+        self.assertIn("it takes one number of at least 1024 in steps of 1.", str(self.refused("80", low)))
+        self.assertIn("in steps of 1", str(self.refused("1024.5", low)))
+        high = askq.ask({"questions": [{"id": "n", "question": "Ratio?", "kind": "number", "max": 1.0}]})
+        self.assertEqual(self.answer("0,25", high), "0,25")
+        self.assertIn("it takes one number of at most 1.", str(self.refused("1.5", high)))
+        free = askq.ask({"questions": [{"id": "n", "question": "Weight?", "kind": "number", "unit": "kg"}]})
+        self.assertEqual(self.answer("-1e6 kg", free), "-1e6 kg")
+        self.assertIn("it takes one number (in kg).", str(self.refused("heavy", free)))
+
+    def test_steps_count_from_the_minimum(self) -> None:
+        output = askq.ask({"questions": [{"id": "n", "question": "Size?", "kind": "number", "min": 0.1, "step": 0.2}]})
+        for typed in ("0.1", "0.3", "0.7", "100.1"):
+            with self.subTest(typed=typed):
+                self.assertEqual(self.answer(typed, output), typed)
+        self.assertEqual(self.refused("0.2", output).reason, "out_of_range")
+
+    def test_free_text_and_choices_are_not_checked_as_numbers(self) -> None:
+        output = askq.ask({"questions": [{"id": "n", "question": "Why?"}]})
+        self.assertEqual(self.answer("many", output), "many")
+
+    def test_the_result_writes_the_number_as_typed_with_its_unit(self) -> None:
+        output = number_output()
+        for typed, shown in (("8", '"8 GB"'), ("8 GB", '"8 GB"'), ("8gb", '"8gb"')):
+            with self.subTest(typed=typed):
+                done = QuestionOutput(output.questions, askq.collect_answers(output, {"n": typed}), "answered")
+                self.assertIn(f"   typed: {shown}", askq.result_text(done))
+        self.assertEqual(askq.collect_answers(output, {"n": "8"})[0].answer, "8")  # the answer itself is as typed
+        plain = askq.ask({"questions": [{"id": "n", "question": "Count?", "type": "integer"}]})
+        done = QuestionOutput(plain.questions, askq.collect_answers(plain, {"n": "3"}), "answered")
+        self.assertIn('   typed: "3"\n', askq.result_text(done))
+
+
 class AnswerErrorReasonTests(unittest.TestCase):
     """Every refusal says why in one word and names its question, so a UI can word it for the person."""
 
@@ -2739,6 +2972,8 @@ class AnswerErrorReasonTests(unittest.TestCase):
             (closed, {"q0": "something else"}, "custom_not_allowed", "q0"),
             (output, 42, "malformed", None),
             (output, [{"id": "q0", "answer": 5}], "malformed", "q0"),
+            (number_output(), {"n": "many"}, "not_a_number", "n"),
+            (number_output(), {"n": "99"}, "out_of_range", "n"),
         ]
         self.assertEqual({reason for *_, reason, _ in cases}, set(askq.ANSWER_ERROR_REASONS))
         for questions, raw, reason, question_id in cases:
@@ -3527,7 +3762,41 @@ class ElicitationTests(unittest.TestCase):
             {"const": "Postgres", "title": "Postgres"},
             {"const": "SQLite", "title": "SQLite - one file"},
             {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
+            {"const": "You decide", "title": "You decide"},
+            {"const": "Let's discuss", "title": "Let's discuss"},
         ])
+
+    def test_a_single_choice_offers_the_states_and_reads_them_back(self) -> None:
+        output = elicitation_questions()
+        for version in ("2025-06-18", "2025-11-25"):
+            with self.subTest(version=version):
+                form = askq.to_elicitation(output, protocol_version=version)["requestedSchema"]["properties"]
+                offered = sorted(key for key, field in form.items() if "You decide" in json.dumps(field))
+                self.assertEqual(offered, ["db", "name.other"])  # the single choices only
+                content = {"name": "n", "db": "Let's discuss", "checks": ["Tests"]}
+                if version == "2025-06-18":
+                    content = {"name": "n", "db": "You decide", "checks_1": True}
+                _, answers = askq.from_elicitation(output, {"action": "accept", "content": content})
+                self.assertIn(answers[1].unanswered, ("discuss", "you_decide"))
+                self.assertIsNone(answers[1].selected)
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.from_elicitation(output, {"action": "accept", "content": {
+                "name": "n", "db": "You decide", "db_other": "MySQL", "checks": ["Tests"]}})
+        self.assertEqual(caught.exception.reason, "two_answers")
+        same = askq.ask({"questions": [{"question": "Who?", "options": ["Me", "You decide"]}]})
+        labels = [c["const"] for c in askq.to_elicitation(same)["requestedSchema"]["properties"]["q0"]["oneOf"]]
+        self.assertEqual(labels, ["Me", "You decide", askq.CUSTOM_RESPONSE_LABEL, "Let's discuss"])  # the option wins
+        self.assertEqual(askq.from_elicitation(same, {"action": "accept", "content": {"q0": "You decide"}})[1],
+                         [AnswerItem("q0", None, ["You decide"])])
+
+    def test_the_mcp_harness_form_writes_a_state_as_its_choice(self) -> None:
+        output = elicitation_questions()
+        done = QuestionOutput(output.questions, askq.collect_answers(output, [
+            {"id": "name", "answer": "n"}, {"id": "db", "unanswered": "you_decide"}, {"id": "checks", "selected": ["Tests"]}]),
+            "answered")
+        form = askq.harness_answers(done, "mcp")
+        self.assertEqual(form["content"]["db"], "You decide")
+        self.assertEqual(askq.from_elicitation(done, form)[1], done.answers)
 
     def test_multi_choice_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
@@ -3574,9 +3843,10 @@ class ElicitationTests(unittest.TestCase):
         props = form["requestedSchema"]["properties"]
         self.assertEqual(list(props), ["name", "db", "db_other", "checks_1", "checks_2", "checks_other", "notes",
                                        "name.other", "name_other_other"])
-        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
         # The recommended option is the default, and its name carries the badge.
-        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL])
+        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL,
+                                                    "You decide", "Let's discuss"])
         self.assertEqual(props["db"]["default"], "Postgres")
         self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
         self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
@@ -3719,6 +3989,84 @@ class ElicitationTests(unittest.TestCase):
         self.assertIn("this one (a Python object) has none", str(caught.exception))
 
 
+class NumberAndSecretFormTests(unittest.TestCase):
+    """Number questions as number properties; secrets never in a form."""
+
+    def form(self, call: Any, version: Optional[str] = None) -> Dict[str, Any]:
+        return askq.to_elicitation(askq.ask(call), protocol_version=version)["requestedSchema"]["properties"]
+
+    def test_a_number_question_is_a_number_property_with_its_bounds(self) -> None:
+        call = {"questions": [{"question": "Memory?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+                               "unit": "GB", "defaultValue": "8"}]}
+        for version in (None, "2025-11-25", "2026-07-28"):
+            with self.subTest(version=version):
+                prop = self.form(call, version)["q0"]
+                self.assertEqual((prop["type"], prop["minimum"], prop["maximum"], prop["default"], prop["title"]),
+                                 ("number", 1, 64, 8, "Memory? (GB)"))
+                self.assertIn("from 1 to 64 GB in steps of 0.5", prop["description"])
+        # 2025-06-18's number schema has no default.
+        self.assertNotIn("default", self.form(call, "2025-06-18")["q0"])
+        self.assertEqual(self.form(call, "2025-06-18")["q0"]["type"], "number")
+
+    def test_integer_when_step_and_bounds_are_whole(self) -> None:
+        for fields, kind in (({"type": "integer"}, "integer"), ({"kind": "number", "step": 2, "min": 0.0, "max": 10}, "integer"),
+                             ({"kind": "number", "step": 1, "min": 0.5}, "number"), ({"kind": "number"}, "number"),
+                             ({"kind": "number", "step": 0.25}, "number")):
+            with self.subTest(fields=fields):
+                prop = self.form({"questions": [{"question": "How many?", **fields}]})["q0"]
+                self.assertEqual(prop["type"], kind)
+                if kind == "integer" and "minimum" in prop:
+                    self.assertIsInstance(prop["minimum"], int)
+
+    def test_a_default_that_does_not_fit_is_left_out(self) -> None:
+        for default in ("lots", "99", "8.25"):
+            with self.subTest(default=default):
+                call = {"questions": [{"question": "N?", "kind": "number", "min": 1, "max": 64, "step": 0.5,
+                                       "defaultValue": default}]}
+                self.assertNotIn("default", self.form(call)["q0"])
+
+    def test_a_text_questions_default_is_the_propertys_default(self) -> None:
+        self.assertEqual(self.form({"questions": [{"question": "Name?", "defaultValue": "billing"}]})["q0"]["default"], "billing")
+        self.assertNotIn("default", self.form({"questions": ["Name?"]})["q0"])  # required, no default
+        self.assertEqual(self.form({"questions": [{"question": "Name?", "required": False}]})["q0"]["default"], "")
+
+    def test_a_number_comes_back_as_a_number_and_is_checked(self) -> None:
+        output = askq.ask({"questions": [{"question": "Memory?", "kind": "number", "min": 1, "max": 64, "step": 0.5}]})
+        for value, answer in ((8, "8"), (8.5, "8.5"), ("8", "8")):
+            with self.subTest(value=value):
+                _, answers = askq.from_elicitation(output, {"action": "accept", "content": {"q0": value}})
+                self.assertEqual(answers, [AnswerItem("q0", answer)])
+        for value, reason in ((80, "out_of_range"), (True, "malformed"), ([8], "malformed"), (float("nan"), "malformed")):
+            with self.subTest(value=value):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.from_elicitation(output, {"action": "accept", "content": {"q0": value}})
+                self.assertEqual(caught.exception.reason, reason)
+
+    def test_a_secret_question_is_never_put_into_a_form(self) -> None:
+        output = askq.ask({"questions": ["Name?", {"question": "API token?", "isSecret": True}]})
+        for make in (askq.to_elicitation, askq.input_request):
+            with self.subTest(make=make.__name__):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    make(output)
+                self.assertIn("questions[1] (\"API token?\") is a secret question", str(caught.exception))
+
+    def test_serve_answers_a_secret_call_in_words_of_its_own(self) -> None:
+        written = io.BytesIO()
+        server = askq._McpServer(written, lambda line: None)
+        server.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}}}}).encode())
+        server.receive(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "ask_questions", "arguments": {"questions": [{"question": "API token?", "isSecret": True}]}}}).encode())
+        replies = [json.loads(line) for line in written.getvalue().splitlines()]
+        self.assertNotIn("elicitation/create", [reply.get("method") for reply in replies])
+        result = replies[-1]["result"]
+        self.assertFalse(result["isError"])
+        text = result["content"][0]["text"]
+        self.assertIn("askq will not put a secret into a form", text)
+        self.assertNotEqual(text, askq.unavailable_text())
+        self.assertEqual(result["structuredContent"]["status"], "unavailable")
+
+
 # ===========================================================================
 # Prompts: the line prompt
 
@@ -3736,6 +4084,31 @@ class PromptTests(unittest.TestCase):
             process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", path, "--plain"],
                                      input=b"caf\xe9 ok\n", capture_output=True, check=False, timeout=30)
             self.assertEqual(json.loads(process.stdout.decode("utf-8"))["answers"][0]["answer"], "caf\ufffd ok")
+
+    def test_every_line_is_wrapped_to_the_terminals_width(self) -> None:
+        class Terminal(io.StringIO):
+            def fileno(self) -> int:
+                return 2
+
+        for columns, width in ((40, 40), (20, 20), (5, 20), (0, 80)):
+            with self.subTest(columns=columns), \
+                    mock.patch.object(askq.os, "get_terminal_size", return_value=os.terminal_size((columns, 24))):
+                screen = Terminal()
+                askq.prompt(example_output(), stdin=io.StringIO("9\nnote: a note that is long enough to wrap\n2\n1\n\n"),
+                            stdout=screen)
+                lines = screen.getvalue().replace("> ", "\n").splitlines()
+                self.assertTrue(all(len(line) <= width for line in lines), [ln for ln in lines if len(ln) > width])
+                text = " ".join(line.strip() for line in lines)
+                for words in ("There is no row 9", "Noted. Now your answer.", "PostgreSQL (Recommended)"):
+                    self.assertIn(words, text)
+        _, screen = drive(example_output(), "1\n1\n\n")  # no terminal: 80
+        self.assertTrue(all(len(line) <= 80 for line in screen.splitlines()))
+
+    def test_a_number_question_asks_again_until_the_line_is_a_number_in_range(self) -> None:
+        output, screen = drive(number_output(), "lots\n99\n8 GB\n")
+        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("n", "8 GB")]))
+        self.assertIn("That is not a number: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
+        self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
 
     def test_a_line_longer_than_max_text_is_refused_and_asked_again(self) -> None:
         long = "x" * (askq.MAX_TEXT + 1)
@@ -3890,10 +4263,15 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(asked("n\nnote: ask the team\n"),
                          ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
         self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
-        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1], AnswerItem("notes", note="later"))  # a skip
+        self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1],
+                         AnswerItem("notes", note="later", unanswered="skipped"))  # a skip keeps it
         self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
         answers = asked("note: x\nme\n")[1]
         self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
+        output, _ = drive(mixed(), "n\nnote: ask the team\n")  # and so it comes out of prompt()
+        self.assertEqual((output.status, output.answers),
+                         ("declined", [AnswerItem("name", "n"), AnswerItem("db", note="ask the team")]))
+        self.assertIn('"ask the team"', askq.result_text(output))
 
     def test_no_stdin_at_all_is_unavailable(self) -> None:
         with mock.patch.object(sys, "stdin", None):
@@ -4088,15 +4466,15 @@ class DialogKeyTests(unittest.TestCase):
 
     def test_a_note_is_never_lost_and_never_answers(self) -> None:
         skipped = dialog(example_output(), "11" + ENTER + "\x0e" + "later" + ENTER + ENTER)  # Name skipped, with a note
-        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later"))
+        self.assertEqual(skipped.answer(2), AnswerItem("q2", note="later", unanswered="skipped"))
         plain = askq._Style(False, False)
         review = askq._Painter(80, plain).paint(skipped).lines
         self.assertIn('   Name: skipped; note: "later"', review)
         skipped.feed([("enter", "")])
-        self.assertEqual(skipped.outcome()[1][2], AnswerItem("q2", note="later"))
+        self.assertEqual(outcome(skipped)[1][2], AnswerItem("q2", note="later", unanswered="skipped"))
         self.assertIn('  Name: (skipped); note: "later"', skipped.summary(80))
         alone = dialog(example_output(), "\x0e" + "ask ops" + ENTER + ESC)  # dismissed with a note only
-        self.assertEqual(alone.outcome(), ("declined", [AnswerItem("q0", note="ask ops")]))
+        self.assertEqual(outcome(alone), ("declined", [AnswerItem("q0", note="ask ops")]))
         self.assertIn('  Database: (not answered); note: "ask ops"', alone.summary(80))
         required = dialog(example_output(), "\x0e" + "ask ops" + ENTER + TAB + TAB + TAB)
         self.assertIn(' ! Database: needs an answer; note: "ask ops"', askq._Painter(80, plain).paint(required).lines)
@@ -4294,7 +4672,7 @@ class DialogLongListTests(unittest.TestCase):
         self.assertIn("Tab skip", plain.hints(askq._Dialog(optional.questions)))
         self.assertIn("Tab next", plain.hints(askq._Dialog(example_output().questions)))
         state = dialog(optional, TAB)
-        self.assertEqual(state.answer(0), AnswerItem("q0"))  # skipped, as the hint said
+        self.assertEqual(state.answer(0), AnswerItem("q0", unanswered="skipped"))  # as the hint said
         name = dialog(example_output(), "11" + ENTER)
         self.assertIn("Enter skip", plain.hints(name))
         self.assertIn("Enter confirm", plain.hints(dialog(example_output(), "11" + ENTER + "x")))
@@ -4424,12 +4802,39 @@ class DialogDrawingTests(unittest.TestCase):
                         self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
             self.assertFalse(screen.resized())
 
+    def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
+        writer = io.StringIO()
+        screen = askq._Screen(writer)
+        terminal = mock.Mock(stop_wanted=True, continued=False)
+        sizes = [(80, 24)]
+        with mock.patch.object(screen, "_size", lambda: sizes[0]):
+            screen.size = sizes[0]
+            state = dialog(example_output(), "")
+            screen.draw(state)
+            self.assertGreater(screen.above, 0)
+            writer.seek(0)
+            writer.truncate()
+            sizes[0] = (50, 20)  # resized while stopped
+            above = screen.above
+            screen._stopped(terminal)
+            terminal.suspend.assert_called_once_with()
+            erased = writer.getvalue()
+            self.assertEqual(erased, f"\r\x1b[{above}A\x1b[K\x1b[B\r\x1b[J\x1b[A")  # the frame taken off first
+            screen.draw(state)
+            self.assertEqual(screen.size, (50, 20))
+            drawn = writer.getvalue()[len(erased):]
+            self.assertTrue(drawn.startswith("\r") and not re.match(r"\r\x1b\[\d+A", drawn), drawn[:20])
+            terminal.stop_wanted, terminal.continued = False, True  # a SIGCONT after a stop it never saw
+            screen._stopped(terminal)
+            terminal.resume.assert_called_once_with()
+            self.assertEqual((screen.above, terminal.continued), (0, False))
+
     def test_a_terminal_that_is_not_utf8_gets_escapes_measured_as_drawn(self) -> None:
         questions = askq.ask({"questions": [
             {"question": "Café 中文 " * 6 + "\U0001f600", "header": "中文中文中文中文中文",
              "options": [{"label": "Ünïcode 选项 " * 4, "description": "€ 😀", "preview": "中 " * 30}, "B"]},
             {"question": "名前?"}]})
-        for encoding in ("latin-1", "ascii", "cp1252"):
+        for encoding in ("latin-1", "ascii", "cp1252", "ISO-8859-1", "KOI8-R"):
             for width in (20, 33, 80):
                 with self.subTest(encoding=encoding, width=width):
                     buffer = io.BytesIO()
@@ -4444,7 +4849,7 @@ class DialogDrawingTests(unittest.TestCase):
                         screen.finish(state)
                     drawn = buffer.getvalue().decode(encoding)  # written strictly: nothing it cannot encode
                     self.assertIn("\\u4e2d", drawn)
-                    if encoding != "ascii":
+                    if encoding not in ("ascii", "KOI8-R"):  # é is in the encoding: drawn as itself
                         self.assertIn("Café", drawn)
                     plain = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", drawn)
                     for line in re.split("[\r\n]", plain):
@@ -5090,6 +5495,25 @@ class WebRequestTests(unittest.TestCase):
         status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
         return status, json.loads(reply)
 
+    def test_a_note_alone_is_never_an_answer(self) -> None:
+        call = {"questions": [{"question": "Why?", "id": "why"}, {"question": "Which?", "id": "db", "options": ["A", "B"]},
+                              {"question": "Extra?", "id": "extra", "required": False}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        status, _, body = self.form_post(page, {"note:why": "not sure yet", "note:db": "ask Sam", "q:db": "A",
+                                                "note:extra": "later", "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (400, None))  # the required question with a note alone is refused at once
+        self.assertIn('<p class="error" id="problem-0">This question needs an answer.</p>', html)
+        self.assertNotIn('id="problem-1"', html)
+        self.assertNotIn('id="problem-2"', html)  # an optional question with a note alone is no problem
+        self.assertIn(">not sure yet</textarea>", html)  # the note stays where the person wrote it
+        ended = self.form_post(page, {"note:why": "not sure yet", "q:db": "A", "note:extra": "later",
+                                      "action": "confirm-dismiss"})[2].decode()
+        self.assertEqual(page.status, "declined")
+        self.assertIn("<li><bdi>Why?</bdi>: <bdi>(not answered)</bdi>; note: <bdi>&quot;not sure yet&quot;</bdi></li>", ended)
+        self.assertEqual(page.answers, [AnswerItem("why", note="not sure yet"), AnswerItem("db", None, ["A"]),
+                                        AnswerItem("extra", note="later")])  # kept as notes, never as answers
+
     def test_dismissing_takes_a_second_step_without_script(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": ["Unit tests", "Lint"], "text:q2": "bill\ting",
@@ -5199,12 +5623,25 @@ class WebRequestTests(unittest.TestCase):
         self.assertNotIn('<details class="preview" open', html)
         self.assertIn("<h3>Title</h3><ul><li>a</li><li><code>b</code></li></ul>", html)
 
+    def test_lists_name_a_long_question_short(self) -> None:
+        call = {"questions": [{"question": "Why " + "word " * 300, "id": "why"},
+                              {"question": "Who?", "header": "H" * 200, "id": "who"}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        html = self.form_post(page, {"action": "submit"})[2].decode()
+        problems = html[html.index('id="problems"'):html.index("</div>", html.index('id="problems"'))]
+        names = re.findall(r'<a href="#answer-\d" dir="auto">([^<]*)</a>', problems)
+        self.assertEqual(len(names), 2)
+        for name in names:
+            self.assertLessEqual(len(name), 80)
+            self.assertTrue(name.endswith("\u2026"), name)
+        self.assertEqual(html.count(page.items[0].question), 1)  # in full only in its own box
+
     def test_with_a_timeout_the_page_counts_down(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions, timeout=600)
         html = self.get_form(page)
         self.assertIn('data-timeout="600"', html)
-        self.assertIn('<p class="countdown" id="countdown" role="timer">This page stops waiting after 10 min without'
-                      ' activity.</p>', html)
+        self.assertIn('<div class="bar" id="bar"><p class="countdown" id="countdown" role="timer">This page stops waiting'
+                      ' after 10 min without activity.</p><p class="error" id="offline" role="alert" hidden>', html)
         self.assertIn("deadline = Date.now() + timeout", html)  # a reply to the page's activity restarts it
         html = self.get_form(askq._WebPage(askq.ask(WEB_CALL).questions))
         self.assertNotIn("data-timeout", html)
@@ -5579,6 +6016,19 @@ class WebCommandTests(unittest.TestCase):
         self.assertEqual(process.returncode, 1)
         self.assertIn(b"warning: listening on 0.0.0.0: anyone on that network who has the URL can answer", process.stderr)
         self.assertEqual(json.loads(process.stdout)["status"], "timed_out")
+        import socket
+        from urllib.parse import urlsplit
+
+        shown = urlsplit(re.search(rb"answer the questions at (\S+)", process.stderr).group(1).decode()).hostname
+        self.assertNotEqual(shown, "0.0.0.0")
+        try:  # this machine's own way out, if it has one: a UDP connect sends nothing
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect(("198.51.100.7", 9))
+                own = probe.getsockname()[0]
+        except OSError:
+            own = "127.0.0.1"
+        if not own.startswith("127."):
+            self.assertEqual(shown, own)  # never loopback where another interface exists, whatever the hostname says
 
     def test_serve_web_for_a_client_without_elicitation(self) -> None:
         process = spawn_askq(self, "serve", "--web", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -6182,7 +6632,7 @@ class McpUrlModeTests(unittest.TestCase):
         for capabilities in ({}, {"elicitation": {"form": {}}}, McpWire.APPS):
             with self.subTest(capabilities=capabilities):
                 result = McpWire(self, capabilities).call(SECRET_CALL)[0]["result"]
-                self.assertEqual(result["content"][0]["text"], askq._NO_PAGE_TEXT)
+                self.assertEqual(result["content"][0]["text"], askq._SECRET_NOT_IN_FORM)
                 self.assertEqual(result["structuredContent"]["status"], "unavailable")
                 self.assertNotIn("_meta", result)  # never into the view either
 
@@ -6295,6 +6745,8 @@ class McpHttpTests(unittest.TestCase):
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
 
     def serve(self, token: Optional[str] = None, key: Optional[bytes] = None, web: bool = False) -> McpHttpClient:
+        import threading
+
         self.logged: List[str] = []
         pages = askq._ServedPages("") if web else None
         options = None if pages is None else askq._ServedWebOptions(pages, None)
@@ -6303,7 +6755,8 @@ class McpHttpTests(unittest.TestCase):
         if pages is not None:
             pages.base = f"http://127.0.0.1:{server.port}"
         self.addCleanup(mcp.close)
-        self.addCleanup(server.stop)
+        # Stopping waits out the listener's poll: in the background, so tests need not.
+        self.addCleanup(lambda: threading.Thread(target=server.stop, daemon=True).start())
         return McpHttpClient(server.port, token)
 
     def test_a_secret_sent_by_url_is_a_page_beside_mcp_and_its_stream_says_when_it_is_done(self) -> None:
@@ -6354,6 +6807,21 @@ class McpHttpTests(unittest.TestCase):
         other = McpHttpClient(client.port)
         other.initialize()
         self.assertNotEqual(other.session, session)
+
+    def test_past_the_bound_the_idlest_session_ends_and_one_with_a_call_waiting_last(self) -> None:
+        client = self.serve()
+        with mock.patch.object(askq, "_MCP_MAX_SESSIONS", 2):
+            client.initialize()
+            waiting = client.open("POST", call_message(1, self.CALL))
+            self.assertIsNotNone(next_event(waiting))
+            others = [McpHttpClient(client.port) for _ in range(3)]
+            for other in others:
+                other.initialize()
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            self.assertEqual(client.post(ping)[0], 200)  # kept: its call waits for the person
+            self.assertEqual([other.post(ping)[0] for other in others], [404, 404, 200])
+        self.assertEqual(client.open("DELETE").status, 204)
+        self.assertIsNone(next_event(waiting))  # a session's streams end with it
 
     def test_get_is_405_and_notifications_and_responses_are_202(self) -> None:
         client = self.serve()
@@ -6574,6 +7042,31 @@ class McpHttpCommandTests(unittest.TestCase):
         asked = replicas[0].post(call_message(9, call, **stateless_meta()))[2]["result"]
         reply = stranger.post(call_message(9, call, inputResponses=answers, requestState=asked["requestState"], **stateless_meta()))
         self.assertEqual(reply[2]["error"]["code"], -32602)
+
+    def test_with_web_the_page_is_on_the_same_port(self) -> None:
+        import http.client
+
+        _, port, _ = self.start("--web", env={"BROWSER": "true"})
+        client = McpHttpClient(port)
+        client.initialize(elicitation=False)
+        client.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
+        stream = client.open("POST", call_message(2, {"questions": ["Name?"]}))
+        log = next_event(stream)
+        assert log is not None
+        url = log["params"]["data"].rpartition(" ")[2]
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{port}/?token="), url)
+        page = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        page.request("GET", url.partition(str(port))[2])
+        response = page.getresponse()
+        self.assertEqual((response.status, response.headers["Content-Type"]), (200, "text/html; charset=utf-8"))
+        self.assertIn(b"Name?", response.read())
+
+    def test_ctrl_c_ends_it_with_exit_0(self) -> None:
+        process, port, _ = self.start()
+        McpHttpClient(port).initialize()
+        process.send_signal(signal.SIGINT)
+        self.assertEqual(process.wait(timeout=10), 0)
+        self.assertNotIn(b"Traceback", process.stderr.read())
 
     def test_a_port_in_use_is_one_line(self) -> None:
         _, port, _ = self.start()

@@ -410,7 +410,7 @@ DISMISSED = re.compile(r"dismiss|declin", re.IGNORECASE)
 TIMED = re.compile(r"in time|timed? ?out|time ran out|did not respond|no response|away", re.IGNORECASE)
 NOBODY = re.compile(r"nobody|no one|could not be asked|no interactive user|unavailable", re.IGNORECASE)
 SKIPPED = re.compile(r"skip", re.IGNORECASE)
-LEFT = re.compile(r"left (this |it |these )?(up )?to you|you decide|up to you|your choice|choose", re.IGNORECASE)
+LEFT = re.compile(r"left (this |it |these )?(up )?to you|you decide|up to you", re.IGNORECASE)
 DISCUSS = re.compile(r"discuss|talk (it|this) over", re.IGNORECASE)
 MORE = re.compile(r"more questions|further questions|follow-up questions|ask (them|me) more", re.IGNORECASE)
 
@@ -878,13 +878,17 @@ class ClaudeCode(Runtime):
         command = [self.python, os.path.abspath(__file__), "--claude-child", os.path.join(self.where, "claude-work"),
                    ",".join(case.name for case in cases)]
         with open(os.path.join(self.where, "claude.log"), "w") as log:
-            done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
-                                  timeout=120 + 60 * len(cases), check=False)
-        lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+            try:
+                done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
+                                      timeout=120 + 60 * len(cases), check=False)
+                printed, ended = done.stdout, f"the SDK process ended (exit {done.returncode})"
+            except subprocess.TimeoutExpired as err:
+                printed, ended = str(err.stdout or ""), "the SDK process was stopped: it ran past its time"
+        lines = [json.loads(line) for line in printed.splitlines() if line.startswith("{")]
         by_case = {line["case"]: line for line in lines}
         runs = []
         for case in cases:
-            line = by_case.get(case.name, {"error": f"the SDK process ended (exit {done.returncode}); see claude.log"})
+            line = by_case.get(case.name, {"error": f"{ended}; see claude.log"})
             script = stand_in.scripts[case.name]
             _wait(script, 5 if "form" in line else 0)
             runs.append(Run(case.name, line.get("form"), script.received, error=line.get("error")))
@@ -1041,6 +1045,9 @@ def print_report(reports: List[Dict[str, Any]], unexpressed: Dict[str, str]) -> 
         if report["skipped"]:
             print(f"  skipped: {report['skipped']}")
             continue
+        if report.get("broken"):
+            print(f"  FAILED: {report['broken']}")
+            continue
         for run in report["runs"]:
             case = CASES_BY_NAME[run["case"]]
             print(f"[{case.name}] {case.did}: {verdict(run)}")
@@ -1063,7 +1070,8 @@ def print_matrix(reports: List[Dict[str, Any]], unexpressed: Dict[str, str]) -> 
         cells = []
         for report in reports:
             run = next((r for r in report["runs"] if r["case"] == case.name), None)
-            cells.append("skipped" if report["skipped"] else "n/a" if case.name in unexpressed
+            cells.append("skipped" if report["skipped"] else "FAILED" if report.get("broken")
+                         else "n/a" if case.name in unexpressed
                          else verdict(run) if run else "-")
         print(" | ".join([case.name.ljust(17)] + [cell.ljust(11) for cell in cells]))
 
@@ -1071,8 +1079,9 @@ def print_matrix(reports: List[Dict[str, Any]], unexpressed: Dict[str, str]) -> 
 def summary(reports: List[Dict[str, Any]]) -> Tuple[int, int, int]:
     runs = [run for report in reports for run in report["runs"]]
     failed = sum(1 for run in runs if run["failures"])
+    broken = sum(1 for report in reports if report.get("broken"))
     skipped = sum(len(CASES) for report in reports if report["skipped"])
-    return len(runs) - failed, failed, skipped
+    return len(runs) - failed, failed + broken, skipped
 
 
 def isolation() -> Optional[List[str]]:
@@ -1137,7 +1146,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 def run_everything(keys: List[str], where: str, no_isolate: bool) -> List[Dict[str, Any]]:
     """Install each runtime (the registries are reached here), then run them
     all with loopback as the only network where the machine allows it."""
-    reports, ready = [], []
+    reports: List[Dict[str, Any]] = []
+    ready: List[str] = []
     for key in keys:
         runtime = RUNTIMES[key]()
         try:
@@ -1152,10 +1162,15 @@ def run_everything(keys: List[str], where: str, no_isolate: bool) -> List[Dict[s
         out = os.path.join(where, "reports.json")
         command = (prefix or []) + [sys.executable, os.path.abspath(__file__), "--run", where, "--only", ",".join(ready),
                                     "--report", out]
-        done = subprocess.run(command, timeout=3600, check=False)
-        if done.returncode != 0 or not os.path.exists(out):
-            reports += [{"runtime": key, "name": RUNTIMES[key]().name, "version": "", "runs": [],
-                         "skipped": f"the run ended with exit {done.returncode} before reporting"} for key in ready]
+        if os.path.exists(out):
+            os.remove(out)
+        try:
+            ended = f"exit {subprocess.run(command, timeout=3600, check=False).returncode}"
+        except subprocess.TimeoutExpired:
+            ended = "no end within an hour"
+        if not os.path.exists(out):
+            reports += [{"runtime": key, "name": RUNTIMES[key]().name, "version": "", "runs": [], "skipped": None,
+                         "broken": f"the check's run ended ({ended}) before reporting"} for key in ready]
         else:
             with open(out, encoding="utf-8") as file:
                 reports += json.load(file)

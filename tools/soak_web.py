@@ -222,7 +222,7 @@ ALLOWED = tuple((m, p) for p, methods in ROUTES.items() for m in methods)
 TOKEN_SAFE = tuple(combo for combo in ALLOWED if combo[1] != "/dismiss")  # a valid token here never ends the page
 REFUSED_FORMS = (b"", b"q:q1=Unit+tests", b"q:q1=Lint&text:q2=soak", b"%%%&&==&", b"=&=&=", b"q:q9=x&q:q1",
                  b"\xff\xfe\x00q:q1=Lint", b"a=" + b"%zz" * 200, b"text:q2=" + b"b" * 3000, b"q:q1=&other:q1=",
-                 b"action=nonsense&q:q1=Lint")
+                 b"action=nonsense&q:q1=Lint", b"note:q0=a+note+alone&q:q1=Lint&text:q2=soak")
 # Forms that ask for a step that sends nothing: the script's draft, the first
 # step of a dismissal, and the way back from it.  Each is 200 and the page waits on.
 WAITING_FORMS = (b"action=draft&q:q1=Lint&note:q0=n", b"action=draft", b"action=dismiss&q:q0=SQLite",

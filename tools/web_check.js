@@ -9,7 +9,9 @@
 // Each state comes from a real `python askq.py ask FILE --web` on 127.0.0.1:
 //   fresh, refused (sent empty), dismiss confirm, sent, timed out (the
 //   page's own countdown runs out and shows what was kept), 409 (a second
-//   browser context, a second device, sends after the first one).
+//   browser context, a second device, sends after the first one), the
+//   connection lost while the person types, and the dismiss confirm without
+//   script.
 // Beside axe, in every state: nothing scrolls sideways.  Once per width and
 // scheme: Enter in a one-line field sends nothing, a problem's link moves
 // the focus to its question's first control, a timeout keeps the picks the
@@ -197,6 +199,43 @@ async function lateState(browser, file, width, scheme, label, axeSource, results
   await second.close();
 }
 
+async function lostState(browser, file, width, scheme, label, axeSource, results) {
+  // The machine that asked goes away while the person types: the page says so, in sight, and keeps every entry.
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  await page.goto(await run.url, {waitUntil: "load"});
+  run.child.kill("SIGKILL");
+  await run.ended;
+  await page.type("#answer-2", "typed after the connection was lost");
+  await page.waitForSelector("#offline:not([hidden])", {timeout: 10000});
+  await axeCheck(page, "connection lost", label, axeSource, results);
+  const inSight = await page.evaluate(() => {
+    const box = document.getElementById("offline").getBoundingClientRect();
+    return box.top >= 0 && box.bottom <= window.innerHeight && document.getElementById("answer-2").value.length > 0;
+  });
+  if (!inSight) { fail(`${label}: the lost connection is not said where the person is, or the entry went`); }
+  await page.close();
+}
+
+async function noScriptState(browser, file, width, scheme, label, axeSource, results) {
+  // Without script: dismissing still takes its second step, and keeps the picks.
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  await page.setJavaScriptEnabled(false);
+  await page.goto(await run.url, {waitUntil: "load"});
+  await page.click("#answer-1-1");
+  await clickAndWait(page, 'button[value="dismiss"]');
+  await page.setJavaScriptEnabled(true);  // for axe only: the page's own script is not on it until it loads again
+  await axeCheck(page, "dismiss confirm, no script", label, axeSource, results);
+  await page.setJavaScriptEnabled(false);
+  await clickAndWait(page, 'button[value="confirm-dismiss"]');
+  const ended = await run.ended;
+  if (!ended.stdout.includes('"status": "declined"') || !ended.stdout.includes('"Lint"')) {
+    fail(`${label}: a dismissal without script ended ${ended.stdout}`);
+  }
+  await page.close();
+}
+
 async function main() {
   let puppeteer, axeSource;
   try {
@@ -227,6 +266,8 @@ async function main() {
         await formStates(browser, file, width, scheme, label, axeSource, results);
         await timedOutState(browser, file, width, scheme, label, axeSource, results);
         await lateState(browser, file, width, scheme, label, axeSource, results);
+        await lostState(browser, file, width, scheme, label, axeSource, results);
+        await noScriptState(browser, file, width, scheme, label, axeSource, results);
       }
     }
   } finally {
