@@ -22,7 +22,8 @@
 //
 // The page by URL: a call holding a secret question, from the SDK 1.x under
 // 2025-11-25 and the client 2.x under 2026-07-28, over stdio and HTTP, each with a
-// URL handler that opens the page in the browser and answers it as a person; and
+// URL handler that opens the page in the browser and answers it as a person (and the
+// mcp SDK's Python client likewise, in the Python that MCP_PYTHON names); and
 // under `serve --web`, a client that opens URLs and draws no forms.  The secret must
 // appear in the model's result and in nothing else the client or the logs saw.
 //
@@ -497,6 +498,57 @@ async function urlRound(label, connect, expectComplete, call = SECRET_CALL) {
   }
 }
 
+// The mcp SDK's own client (tools/apps_check_client.py, in the Python that MCP_PYTHON
+// names), whose URL handler tells this script the URL; the page is opened and answered
+// in the browser, and the client told that it was opened.
+async function pythonUrlRound(label, mode, kind) {
+  let server = null;
+  if (kind === "http") server = await startHttp();
+  const client = spawn(process.env.MCP_PYTHON, [path.join(ROOT, "tools", "apps_check_client.py"), mode,
+    server ? server.url : "stdio", ASKQ, TOKEN], { stdio: ["pipe", "pipe", "pipe"] });
+  let log = "";
+  client.stderr.on("data", (chunk) => { log += chunk; });
+  const lines = [];
+  let buffered = "";
+  client.stdout.on("data", (chunk) => {
+    buffered += chunk;
+    for (let at = buffered.indexOf("\n"); at >= 0; at = buffered.indexOf("\n")) {
+      lines.push(JSON.parse(buffered.slice(0, at)));
+      buffered = buffered.slice(at + 1);
+    }
+  });
+  try {
+    const asked = await until(async () => lines.find((line) => line.asked), 20);
+    if (!asked) throw new Error(`the client asked nothing: ${log}`);
+    const params = asked.asked;
+    const page = await browser.newPage();
+    await page.goto(params.url);
+    client.stdin.write("opened\n");
+    await page.click(pick("q0", "us-east-1"));
+    await page.type('[name="text:q1"]', SECRET);
+    await Promise.all([page.waitForNavigation(), page.click('button[value="submit"]')]);
+    await page.close();
+    const done = await until(async () => lines.find((line) => line.text !== undefined), 20);
+    if (!done) throw new Error(`the call did not end: ${log}`);
+    const era = mode === "legacy" ? "2025-11-25" : "2026-07-28";
+    check(`${label}: the page was sent by URL under ${era} and answered in the browser; the model read the answers`,
+      params.mode === "url" && done.version === era && done.text.includes(`typed: "${SECRET}"`) &&
+      done.text.includes('picked: "us-east-1"'), JSON.stringify({ params, done }));
+    if (mode === "legacy") {
+      check(`${label}: the server said the page was done`, done.notes.some((note) =>
+        note.method === "notifications/elicitation/complete" && note.params.elicitationId === params.elicitationId),
+      JSON.stringify(done.notes));
+    }
+    const elsewhere = JSON.stringify(params) + JSON.stringify(done.notes) + log + (server ? server.log() : "");
+    check(`${label}: the secret is in the model's result and in nothing else the client or the log saw`,
+      !elsewhere.includes(SECRET) && !params.requestedSchema);
+    console.log(`model read (${label}): ${JSON.stringify(done.text.split("\n").slice(0, 6).join(" | "))}`);
+  } finally {
+    client.kill();
+    if (server) server.child.kill();
+  }
+}
+
 // --- the run ------------------------------------------------------------------
 
 let browser;
@@ -533,6 +585,16 @@ async function main() {
       rounds.push([sdk, () => urlRound(sdk, () => connectSdk1(kind, urls), true)]);
       rounds.push([client2, () => urlRound(client2, () => connectClient2(kind, urls), false)]);
       rounds.push([web, () => urlRound(web, () => connectSdk1(kind, { elicitation: { url: {} } }, ["--web"]), true, EXAMPLE)]);
+    }
+    if (process.env.MCP_PYTHON) {
+      for (const kind of ["stdio", "http"]) {
+        for (const mode of ["legacy", "auto"]) {
+          const label = `URL mode, the mcp SDK (Python) over ${kind}, ${mode}`;
+          rounds.push([label, () => pythonUrlRound(label, mode, kind)]);
+        }
+      }
+    } else {
+      console.log("skipped: URL mode with the mcp SDK (Python): MCP_PYTHON names no Python that has it");
     }
     for (const [label, round] of rounds) {
       try {
