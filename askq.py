@@ -7366,7 +7366,8 @@ _VIEW_SCRIPT = """
     return data;
   }
   function act(action) {
-    if (busy || !call) { return; }
+    if (busy) { return; }
+    if (!call) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
     busy = true;
     say("Sending\\u2026");
     request("tools/call", {name: TOOL, arguments: {call: call, action: action, form: fields()}}).then(function (result) {
@@ -7454,8 +7455,8 @@ def _view_document() -> str:
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>Questions for you</title><style>{style}</style></head><body><main id=\"view\" aria-live=\"polite\">"
         "<p class=\"note\">Waiting for the questions\u2026</p></main>"
-        "<template id=\"elsewhere\"><p class=\"note\">These questions were asked outside this view (in a form, or on"
-        " a page); the assistant has what came back.</p></template>"
+        "<template id=\"elsewhere\"><p class=\"note\">Nothing to answer here: these questions were asked another way"
+        " (in a form, or on a page), or the assistant's call could not be shown.</p></template>"
         f"<script>{script}</script></body></html>"
     )
 

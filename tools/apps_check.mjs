@@ -435,6 +435,38 @@ async function hostileRound(client, host, where, width, theme) {
     !host.consoleErrors.some((error) => /Content Security Policy/.test(error)), host.consoleErrors.join(" | "));
 }
 
+// A host that draws forms and views keeps forms; its view has nothing to answer.
+async function formsRound(kind) {
+  const where = `${kind}, a host with forms and views`;
+  const mcp = await connectSdk1(kind, { extensions: APPS, elicitation: { form: {} } });
+  const { ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/dist/esm/types.js");
+  const forms = [];
+  mcp.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    forms.push(request.params);
+    return { action: "accept", content: { q0: "SQLite", q1: ["Lint"], q2: "billing" } };
+  });
+  const host = new Host(browser, bundle);
+  try {
+    const { result, html } = await callForView(mcp.client, EXAMPLE);
+    const wanted = resultText(EXAMPLE, [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Lint"] },
+      { id: "q2", answer: "billing" }], "answered");
+    check(`${where}: the call is asked in the client's form, and the model reads its answers`,
+      forms.length === 1 && forms[0].requestedSchema && result.content[0].text === wanted, result.content[0].text);
+    await host.open(mcp.client, 1280, "light");
+    await host.page.evaluate((view, given, done, context) => window.startView(view, given, done, context),
+      html, EXAMPLE, result, host.context);
+    const frame = await until(async () => host.page.frames().find((one) => one !== host.page.mainFrame()));
+    const said = await until(() => frame.evaluate(() => document.body.innerText.includes("Nothing to answer here"))
+      .catch(() => false), 10);  // the frame's first document gives way to the view's
+    check(`${where}: the view says there is nothing to answer, and sends nothing`,
+      Boolean(said) && host.messages.length === 0 && host.requests.length === 0);
+    console.log(`model read (${where}): ${JSON.stringify(result.content[0].text.split("\n").slice(0, 4).join(" | "))}`);
+  } finally {
+    if (host.page) await host.close();
+    await mcp.close();
+  }
+}
+
 // --- the page by URL ----------------------------------------------------------
 
 // The URL handler of a client: opens the page in the browser and answers it as a person.
@@ -577,6 +609,7 @@ async function main() {
         }
       }
     }
+    for (const kind of ["stdio", "http"]) rounds.push([`forms over ${kind}`, () => formsRound(kind)]);
     const urls = { elicitation: { form: {}, url: {} } };
     for (const kind of ["stdio", "http"]) {
       const sdk = `URL mode, @modelcontextprotocol/sdk over ${kind}, 2025-11-25`;
