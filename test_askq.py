@@ -6477,6 +6477,14 @@ class McpViewTests(unittest.TestCase):
                 self.assertEqual([tool["name"] for tool in tools], ["ask_questions"])
                 self.assertNotIn("_meta", tools[0])
 
+    def test_the_handshake_offers_resources_and_the_log_says_what_calls_get(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        reply = wire.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": McpWire.APPS})
+        self.assertEqual(reply[0]["result"]["capabilities"], {"tools": {}, "logging": {}, "resources": {}})
+        self.assertIn("draws no forms but MCP Apps views: calls show the questions in the conversation", wire.logs[-1])
+        with_web = McpWire(self, McpWire.URLS, web=askq._WebOptions())
+        self.assertIn("draws no forms but opens pages by URL: calls send it the web page", with_web.logs[0])
+
     def test_the_document_makes_no_request_and_allows_only_its_own_style_and_script(self) -> None:
         import base64
         import hashlib
@@ -6627,6 +6635,25 @@ class McpUrlModeTests(unittest.TestCase):
         request = wire.call(SECRET_CALL)[0]
         wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
         self.assertEqual((wire.server.by_url, wire.server.pages), ({}, {}))
+
+    def test_pages_no_retry_took_are_ended_beyond_a_bound(self) -> None:
+        ended: List[int] = []
+
+        class Page:
+            def __init__(self, number: int) -> None:
+                self.number = number
+
+            def end(self) -> None:
+                ended.append(self.number)
+
+        board = askq._PageBoard()
+        board.most = 2
+        keys = [board.add(Page(number)) for number in range(3)]
+        self.assertEqual(ended, [0])
+        self.assertIsNone(board.take(keys[0]))
+        self.assertEqual(board.take(keys[2]).number, 2)
+        self.assertIsNone(board.take(keys[2]))  # a page is taken once
+        self.assertIsNone(board.take(["not", "a", "key"]))
 
     def test_a_secret_with_no_page_to_offer_is_said_so(self) -> None:
         for capabilities in ({}, {"elicitation": {"form": {}}}, McpWire.APPS):
