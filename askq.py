@@ -2627,8 +2627,10 @@ def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = 
             value = entry[key]
             if isinstance(value, str):
                 value = value.strip()
+                if len(value) > MAX_TEXT or "\\n" in value:
+                    value = _mended(value, key)  # may leave it blank: then the next key
                 if value:
-                    return _mended(value, key) if len(value) > MAX_TEXT or "\\n" in value else value
+                    return value
             elif isinstance(value, list):  # two phrasings of one text: the first
                 value = _first_string(value, key)
                 if value is not None:
@@ -2669,7 +2671,7 @@ def _mended(text: str, key: str) -> str:
     meant its backslashes.  Text over MAX_TEXT is refused.
     """
     if "\\n" in text and "\n" not in text:
-        text = text.replace("\\n", "\n")
+        text = text.replace("\\n", "\n").strip()
     if len(text) > MAX_TEXT:
         raise QuestionError(
             f"its {key!r} is {len(text)} characters long (it starts"
@@ -6539,6 +6541,10 @@ _WEB_SCRIPT = """
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
   form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
+  form.addEventListener("keydown", function (event) {
+    var kind = event.target.type;
+    if (event.key === "Enter" && (kind === "radio" || kind === "checkbox")) { event.preventDefault(); }
+  });
   ["input", "change", "click", "keydown"].forEach(function (kind) {
     document.addEventListener(kind, function () {
       if (!timer && !over) { timer = setTimeout(send, Math.max(0, last + ACTIVE_MS - Date.now())); }
@@ -6769,10 +6775,14 @@ class _WebPage(_HttpHandlers):
             parts.append(self._problems_html(problems))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
+        # Enter on a radio button or a check box clicks the first submit button
+        # that is not disabled (in Chromium): the next one, which sends nothing
+        # and brings the form back as it is.
         timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
         parts.append(f"<form class=\"questions\" method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
-                     "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
+                     "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>"
+                     "<button type=\"submit\" name=\"action\" value=\"back\" hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
         if confirm:
             parts.append(self._confirm_html())
         parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index)) for index, item in enumerate(self.items))

@@ -2403,7 +2403,7 @@ class BoundsTests(RefusalCase):
         self.assertLess(len(str(error)), 400)
         self.assertRefused({"questions": ["q?", {"prompt": long}]}, "questions[1]: its 'prompt' is")
         # The bound applies after line breaks escaped twice are repaired.
-        self.assertEqual(len(one(question(purpose="x" * (askq.MAX_TEXT - 1) + "\\n")).purpose or ""), askq.MAX_TEXT)
+        self.assertEqual(len(one(question(purpose="x" * (askq.MAX_TEXT - 2) + "\\nx")).purpose or ""), askq.MAX_TEXT)
         with self.assertRaises(QuestionError) as caught:
             askq.validate_and_normalize(QuestionInput([QuestionItem("a?"), QuestionItem("b?", options=[QuestionOption("A", long)])]))
         self.assertEqual(caught.exception.index, 1)
@@ -2740,6 +2740,13 @@ class NormalizationTests(RefusalCase):
         first = askq.ask(askq.tool_description()["exampleArgs"])
         again = askq.ask(first.to_dict())
         self.assertEqual(again.to_dict(), first.to_dict())
+
+
+class MendedTextTrimTests(unittest.TestCase):
+    def test_text_is_trimmed_once_its_escaped_line_breaks_are_mended(self) -> None:
+        item = one(question(question="Which?\\n", header="\\n", purpose="Why\\n\\n", options=["A", "B\\n", " \\n"]))
+        self.assertEqual((item.question, item.header, item.purpose, labels(item)), ("Which?", None, "Why", ["A", "B"]))
+        self.assertEqual(one({"questions": [{"question": "\\n", "prompt": "Next?"}]}).question, "Next?")
 
 
 class ChoiceLeftWithoutOptionsTests(unittest.TestCase):
@@ -5367,6 +5374,10 @@ class WebRequestTests(unittest.TestCase):
         buttons = re.findall(r"<button[^>]*>", form)
         self.assertGreater(len(buttons), 2)
         self.assertIn('type="submit" disabled', buttons[0])  # the default button: implicit submission does nothing
+        # Enter on a radio button or check box clicks the first button that is not disabled: one that sends nothing.
+        self.assertIn('value="back" hidden', buttons[1])
+        self.assertIn('if (event.key === "Enter" && (kind === "radio" || kind === "checkbox")) { event.preventDefault(); }',
+                      html)
         self.assertNotIn("disabled", "".join(buttons[1:]))  # only the send and dismiss buttons send
         self.assertLess(form.index(buttons[0]), form.index("<fieldset"))
 

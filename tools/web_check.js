@@ -13,7 +13,8 @@
 //   connection lost while the person types, and the dismiss confirm without
 //   script.
 // Beside axe, in every state: nothing scrolls sideways.  Once per width and
-// scheme: Enter in a one-line field sends nothing, a problem's link moves
+// scheme: Enter in a one-line field or on a check box or radio button (with
+// and without script) sends nothing, a problem's link moves
 // the focus to its question's first control, a timeout keeps the picks the
 // page held, and the 409 page shows the second device's entries, never the
 // first's.
@@ -136,6 +137,10 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   await new Promise((resolve) => setTimeout(resolve, 3500));
   if (drafts !== before + 1) { fail(`${label}: typing again sent ${drafts - before} drafts, not one`); }
   await page.evaluate(() => { document.getElementById("answer-3").value = ""; });
+  await page.focus("#answer-1");
+  await page.keyboard.press("Enter");  // on a check box, Enter clicks the first submit button that is not disabled
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  if (!(await page.$("form.questions")) || (await page.$("#problems"))) { fail(`${label}: Enter on a check box sent the form`); }
   await page.evaluate(() => {
     const field = document.querySelector("input.other");
     field.value = "";
@@ -149,7 +154,7 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   await fillRequired(page);
   await clickAndWait(page, 'button[value="dismiss"]');
   await axeCheck(page, "dismiss confirm", label, axeSource, results);
-  await clickAndWait(page, 'button[value="back"]');
+  await clickAndWait(page, '#confirm button[value="back"]');
   await clickAndWait(page, "button.send");
   await axeCheck(page, "sent", label, axeSource, results);
   const ended = await run.ended;
@@ -224,6 +229,11 @@ async function noScriptState(browser, file, width, scheme, label, axeSource, res
   await page.setJavaScriptEnabled(false);
   await page.goto(await run.url, {waitUntil: "load"});
   await page.click("#answer-1-1");
+  await page.focus("#answer-0");
+  await Promise.all([page.waitForNavigation({waitUntil: "load", timeout: 15000}), page.keyboard.press("Enter")]);
+  if ((await page.$("#problems")) || !(await page.$eval("#answer-1-1", (box) => box.checked))) {
+    fail(`${label}: without script, Enter on a radio button sent the form or lost an entry`);
+  }
   await clickAndWait(page, 'button[value="dismiss"]');
   await page.setJavaScriptEnabled(true);  // for axe only: the page's own script is not on it until it loads again
   await axeCheck(page, "dismiss confirm, no script", label, axeSource, results);
