@@ -1,7 +1,7 @@
 // The in-chat view and the page by URL, with the official clients and the MCP Apps
 // SDK's own host side, in a real browser.
 //
-//     node tools/apps_check.mjs --modules DIR [--askq askq.py]
+//     node tools/apps_check.mjs --modules DIR [--askq askq.py] [--shots DIR]
 //
 // DIR holds node_modules with @modelcontextprotocol/ext-apps, @modelcontextprotocol/sdk
 // (1.x), @modelcontextprotocol/client (2.x), puppeteer-core and esbuild; the browser is
@@ -27,7 +27,8 @@
 // under `serve --web`, a client that opens URLs and draws no forms.  The secret must
 // appear in the model's result and in nothing else the client or the logs saw.
 //
-// Prints one line per check and the view's size and time to first render.
+// Prints one line per check and the view's size and time to first render; --shots DIR
+// saves a screenshot of the host with the view, drawn and refused, at each width and theme.
 // Exit status: 0 when every check passed, 1 when any failed, 2 when it could not run.
 
 import fs from "node:fs";
@@ -46,6 +47,7 @@ const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const MODULES = path.resolve(option("--modules", ""), "node_modules");
 const ASKQ = option("--askq", path.join(ROOT, "askq.py"));
 const PYTHON = process.env.PYTHON || "python3";
+const SHOTS = option("--shots", "");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const APPS = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 const TOKEN = "apps-check-token";
@@ -301,6 +303,7 @@ const CASES = {
     async act(frame, host) {
       await frame.click('button[data-action="submit"]');
       await frame.waitForSelector("#problems", { timeout: 10000 });
+      if (SHOTS) await host.page.screenshot({ path: path.join(SHOTS, `refused-${Date.now()}.png`), fullPage: true });
       const shown = await frame.$$eval(".error[id^=problem-]", (nodes) => nodes.map((node) => node.textContent));
       check("the refused submission shows each problem beside its question, in the person's words",
         shown.length === 2 && shown.every((words) => words === "This question needs an answer."), JSON.stringify(shown));
@@ -339,20 +342,25 @@ async function looks(frame, theme, width, label, styles) {
     sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     background: getComputedStyle(document.body).backgroundColor,
     font: getComputedStyle(document.body).fontFamily,
+    color: getComputedStyle(document.body).color,
     theme: document.documentElement.dataset.theme,
     height: Math.ceil(document.body.getBoundingClientRect().height),
   }));
   check(`${label}: nothing scrolls sideways at ${width} px`, seen.sideways <= 0, `${seen.sideways} px`);
-  const wanted = styles ? "rgb(1, 2, 3)" : theme === "dark" ? "rgb(13, 17, 23)" : "rgb(255, 255, 255)";
+  const wanted = styles ? "rgb(250, 249, 245)" : theme === "dark" ? "rgb(13, 17, 23)" : "rgb(255, 255, 255)";
   check(`${label}: the host's ${theme} theme`, seen.theme === theme && seen.background === wanted,
     `${seen.theme} ${seen.background}`);
-  if (styles) check(`${label}: the host's font`, seen.font.includes("Host Test Sans"), seen.font);
+  if (styles) {
+    check(`${label}: the host's font and text colour`, seen.font.includes("Host Test Sans") && seen.color === "rgb(20, 20, 19)",
+      `${seen.font} ${seen.color}`);
+  }
   return seen;
 }
 
 async function viewRound(kind, width, theme) {
   const styles = theme === "light" && width > 500
-    ? { variables: { "--color-background-primary": "rgb(1, 2, 3)", "--font-sans": "\"Host Test Sans\", sans-serif" } } : null;
+    ? { variables: { "--color-background-primary": "rgb(250, 249, 245)", "--color-text-primary": "rgb(20, 20, 19)",
+      "--font-sans": "\"Host Test Sans\", sans-serif" } } : null;
   const where = `${kind}, ${width} px, ${theme}${styles ? " with host styles" : ""}`;
   const mcp = await connectSdk1(kind, { extensions: APPS });
   try {
@@ -391,6 +399,7 @@ async function viewCase(client, host, where, name, spec, width, theme, styles) {
   const frame = await host.show(html, EXAMPLE, result);
   if (name === Object.keys(CASES)[0]) {
     const seen = await looks(frame, theme, width, `${where}: the example`, styles);
+    if (SHOTS) await host.page.screenshot({ path: path.join(SHOTS, `${where.replace(/[^a-z0-9]+/g, "-")}.png`), fullPage: true });
     const framed = await host.page.$eval("iframe", (node) => node.getBoundingClientRect().height);
     check(`${where}: the frame is fitted to the view's reported size`,
       Math.abs(framed - seen.height) <= 2 && (await host.page.evaluate(() => window.sizes.length)) > 0,
