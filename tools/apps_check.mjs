@@ -27,6 +27,10 @@
 // under `serve --web`, a client that opens URLs and draws no forms.  The secret must
 // appear in the model's result and in nothing else the client or the logs saw.
 //
+// Beside them, the two other ways: a host with forms and views keeps the form (its view
+// has nothing to answer), and under `serve --web` a client with neither gets the page
+// the server opens and logs to it, answered there.
+//
 // Prints one line per check and the view's size and time to first render; --shots DIR
 // saves a screenshot of the host with the view, drawn and refused, at each width and theme.
 // Exit status: 0 when every check passed, 1 when any failed, 2 when it could not run.
@@ -590,6 +594,31 @@ async function pythonUrlRound(label, mode, kind) {
   }
 }
 
+// A client with neither forms, views nor URL mode, under serve --web: the server opens
+// the page itself and logs where it is; the person answers it there.
+async function openedPageRound(kind) {
+  const label = `the page opened by the server (serve --web), @modelcontextprotocol/sdk with no forms over ${kind}`;
+  const mcp = await connectSdk1(kind, {}, ["--web"]);
+  try {
+    const calling = mcp.client.callTool({ name: "ask_questions", arguments: EXAMPLE });
+    const logged = await until(async () => mcp.seen.notifications.find((note) => note.method === "notifications/message"));
+    if (!logged) throw new Error("the server logged no page to the client");
+    const url = /(http:\/\/\S+)/.exec(logged.params.data)[1];
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.click(pick("q0", "SQLite"));
+    await page.click(pick("q1", "Lint"));
+    await Promise.all([page.waitForNavigation(), page.click('button[value="submit"]')]);
+    await page.close();
+    const result = await calling;
+    const wanted = resultText(EXAMPLE, [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Lint"] }], "answered");
+    check(`${label}: the model read what the person sent from the page`, result.content[0].text === wanted, result.content[0].text);
+    console.log(`model read (${label}): ${JSON.stringify(result.content[0].text.split("\n").slice(0, 4).join(" | "))}`);
+  } finally {
+    await mcp.close();
+  }
+}
+
 // --- the run ------------------------------------------------------------------
 
 let browser;
@@ -619,6 +648,7 @@ async function main() {
       }
     }
     for (const kind of ["stdio", "http"]) rounds.push([`forms over ${kind}`, () => formsRound(kind)]);
+    for (const kind of ["stdio", "http"]) rounds.push([`the page opened by the server over ${kind}`, () => openedPageRound(kind)]);
     const urls = { elicitation: { form: {}, url: {} } };
     for (const kind of ["stdio", "http"]) {
       const sdk = `URL mode, @modelcontextprotocol/sdk over ${kind}, 2025-11-25`;
