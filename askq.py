@@ -7721,13 +7721,13 @@ class _WaitingPage(NamedTuple):
     elicitation: "Optional[str]" = None  # the URL-mode request that sent the client there, told when it is done
 
 
-class _PageByUrl(NamedTuple):
+class _PageByUrl:
     """A page the client was asked to open (URL mode), until it answers."""
 
-    call_id: Any
-    output: QuestionOutput
-    session: Any
-    context: _RequestContext
+    __slots__ = ("call_id", "context", "output", "session")
+
+    def __init__(self, call_id: Any, output: QuestionOutput, session: Any, context: _RequestContext) -> None:
+        self.call_id, self.output, self.session, self.context = call_id, output, session, context
 
 
 class _PageBoard:
