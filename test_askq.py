@@ -6524,7 +6524,7 @@ class McpServerTests(unittest.TestCase):
         self.assertIn("the message is longer than", reply["error"]["message"])
         self.send({"id": 5, "method": "ping"})  # no jsonrpc member
         self.assertEqual(self.receive()["error"]["code"], -32600)
-        reply = self.request(6, "resources/list")
+        reply = self.request(6, "prompts/list")
         self.assertEqual((reply["id"], reply["error"]["code"]), (6, -32601))
         self.send({"jsonrpc": "2.0", "method": "notifications/unknown"})  # no answer to a notification
         self.send(b"\n")  # a blank line neither
@@ -6629,6 +6629,327 @@ class McpServerTests(unittest.TestCase):
         self.end()
 
 
+class McpWire:
+    """An _McpServer in this process, spoken to message by message; what it writes, parsed."""
+
+    APPS: ClassVar[Dict[str, Any]] = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    URLS: ClassVar[Dict[str, Any]] = {"elicitation": {"url": {}}}
+
+    def __init__(self, test: unittest.TestCase, capabilities: Dict[str, Any], web: Any = None,
+                 version: str = "2025-11-25") -> None:
+        self.lines: List[Dict[str, Any]] = []
+        self.logs: List[str] = []
+        self.server = askq._McpServer(self, self.logs.append, web)
+        test.addCleanup(self.server.close)
+        self.version = version
+        if version != "2026-07-28":
+            self.server.handle({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "wire", "version": "1"}}})
+        self.meta = {"io.modelcontextprotocol/protocolVersion": version,
+                     "io.modelcontextprotocol/clientCapabilities": capabilities}
+        self.lines.clear()
+
+    def write(self, data: bytes) -> None:
+        self.lines.append(json.loads(data))
+
+    def flush(self) -> None:
+        pass
+
+    def request(self, request_id: Any, method: str, params: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        params = dict(params or {})
+        if self.version == "2026-07-28":
+            params["_meta"] = self.meta
+        self.server.handle({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        written, self.lines = self.lines, []
+        return written
+
+    def call(self, arguments: Any, name: str = "ask_questions", **extra: Any) -> List[Dict[str, Any]]:
+        return self.request(1, "tools/call", {"name": name, "arguments": arguments, **extra})
+
+    def respond(self, request_id: Any, result: Any) -> List[Dict[str, Any]]:
+        self.server.handle({"jsonrpc": "2.0", "id": request_id, **result})
+        written, self.lines = self.lines, []
+        return written
+
+    def wait_for_pages(self) -> List[Dict[str, Any]]:
+        """What the server writes once its waiting pages are done."""
+        import time
+
+        deadline = time.monotonic() + 10
+        while self.server.pages and time.monotonic() < deadline:
+            self.server.check_pages()
+            time.sleep(0.02)
+        written, self.lines = self.lines, []
+        return written
+
+
+def answer_page(url: str, answers: Any, path: str = "/answers") -> Dict[str, Any]:
+    """A person's answers to a page, through its JSON interface."""
+    import urllib.request
+
+    request = urllib.request.Request(url.replace("/?", f"{path}?"), data=json.dumps(answers).encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return dict(json.loads(response.read()))
+
+
+SECRET_CALL = {"questions": [{"question": "Which region?", "options": ["eu-west-1", "us-east-1"]},
+                             {"question": "The deploy token?", "isSecret": True}]}
+SECRET = "tok-\u202e-s3cr3t-9f8e"
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads")
+class McpViewTests(unittest.TestCase):
+    """The in-chat view: the tool's resource, the call answered at once, the app-only tool."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+
+    def test_a_client_with_the_extension_is_shown_the_view_and_its_tool(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        tools = wire.request(1, "tools/list")[0]["result"]["tools"]
+        self.assertEqual([tool["name"] for tool in tools], ["ask_questions", "ask_questions_view"])
+        self.assertEqual(tools[0]["_meta"], {"ui": {"resourceUri": "ui://askq/questions"}})
+        self.assertEqual(tools[1]["_meta"]["ui"]["visibility"], ["app"])
+        listed = wire.request(2, "resources/list")[0]["result"]["resources"]
+        self.assertEqual([(entry["uri"], entry["mimeType"]) for entry in listed], [("ui://askq/questions", "text/html;profile=mcp-app")])
+        content = wire.request(3, "resources/read", {"uri": "ui://askq/questions"})[0]["result"]["contents"][0]
+        self.assertEqual(content["mimeType"], "text/html;profile=mcp-app")
+        self.assertEqual(content["text"], askq._view_document())
+        refused = wire.request(4, "resources/read", {"uri": "ui://askq/other"})[0]["error"]
+        self.assertEqual(refused["code"], -32002)
+        for capabilities in ({}, {"extensions": {"io.modelcontextprotocol/ui": {}}},
+                             {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": "text/html;profile=mcp-app"}}},
+                             {"extensions": ["io.modelcontextprotocol/ui"]}):
+            with self.subTest(capabilities=capabilities):
+                plain = McpWire(self, capabilities)
+                tools = plain.request(1, "tools/list")[0]["result"]["tools"]
+                self.assertEqual([tool["name"] for tool in tools], ["ask_questions"])
+                self.assertNotIn("_meta", tools[0])
+
+    def test_the_handshake_offers_resources_and_the_log_says_what_calls_get(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        reply = wire.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": McpWire.APPS})
+        self.assertEqual(reply[0]["result"]["capabilities"], {"tools": {}, "logging": {}, "resources": {}})
+        self.assertIn("draws no forms but MCP Apps views: calls show the questions in the conversation", wire.logs[-1])
+        with_web = McpWire(self, McpWire.URLS, web=askq._WebOptions())
+        self.assertIn("draws no forms but opens pages by URL: calls send it the web page", with_web.logs[0])
+
+    def test_the_document_makes_no_request_and_allows_only_its_own_style_and_script(self) -> None:
+        import base64
+        import hashlib
+
+        document = askq._view_document()
+        policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', document)
+        assert policy is not None
+        self.assertIn("default-src 'none'", policy.group(1))
+        self.assertIn("connect-src 'none'", policy.group(1))
+        self.assertNotIn("unsafe", policy.group(1))
+        for tag in ("style", "script"):
+            body = re.search(rf"<{tag}>(.*?)</{tag}>", document, re.DOTALL)
+            assert body is not None
+            digest = base64.b64encode(hashlib.sha256(body.group(1).encode()).digest()).decode()
+            self.assertIn(f"{tag}-src 'sha256-{digest}'", policy.group(1))
+        self.assertNotRegex(document, r"(?i)(src|href)=|https?:|@import|url\(|@font-face")
+        self.assertNotIn("prefers-color-scheme", document)  # the host's theme decides
+        self.assertIn(":root[data-theme=dark] { color-scheme: dark; --fg: #e6edf3;", document)
+        for said in ("ui/initialize", "ui/notifications/initialized", "ui/notifications/size-changed", "ui/message",
+                     '"ask_questions_view"', '"2026-01-26"', "host-context-changed"):
+            self.assertIn(said, document)
+
+    def test_a_call_from_a_host_without_forms_is_answered_at_once_with_the_form_for_the_view(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        result = wire.call(self.CALL)[0]["result"]
+        self.assertEqual(result["content"][0]["text"], askq._VIEW_CALL_TEXT)
+        self.assertIn("the user's next message", result["content"][0]["text"].lower())
+        self.assertIn("End your turn now", result["content"][0]["text"])
+        self.assertEqual(result["structuredContent"], askq.ask(self.CALL).to_dict())
+        self.assertNotIn("status", result["structuredContent"])
+        html = result["_meta"]["askq/view"]["html"]
+        items = askq.ask(self.CALL).questions
+        self.assertIn(askq._web_fieldset(0, items[0], {}, None)[: -len("</fieldset>")], html)  # the page's own rows
+        self.assertEqual(html.count("<fieldset"), len(items))
+        self.assertEqual(html.count('value="you_decide"'), len(items))
+        self.assertIn('data-action="follow_up"', html)
+        stateless = McpWire(self, McpWire.APPS, version="2026-07-28")
+        result = stateless.call(self.CALL)[0]["result"]
+        self.assertEqual((result["resultType"], result["content"][0]["text"]), ("complete", askq._VIEW_CALL_TEXT))
+        self.assertEqual(set(result["_meta"]), {"askq/view", "io.modelcontextprotocol/serverInfo"})
+
+    def test_a_client_with_forms_and_the_extension_keeps_forms(self) -> None:
+        wire = McpWire(self, {**McpWire.APPS, "elicitation": {"form": {}}})
+        self.assertEqual(wire.call(self.CALL)[0]["method"], "elicitation/create")
+
+    def view(self, wire: McpWire, action: str, form: Dict[str, List[str]], call: Any = None) -> Dict[str, Any]:
+        reply = wire.call({"call": call or self.CALL, "action": action, "form": form}, name="ask_questions_view")
+        return dict(reply[0]["result"])
+
+    def test_what_the_person_did_comes_back_as_the_result_text_of_its_outcome(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        output = askq.ask(self.CALL)
+        form = {"q:q0": [askq.CUSTOM_RESPONSE_LABEL], "other:q0": ["MariaDB\r\n10"], "q:q1": ["Lint", "Unit tests"],
+                "text:q2": ["billing"], "note:q1": ["run them \u202e twice"]}
+        answers = askq.collect_answers(output, [askq.AnswerItem("q0", "MariaDB\n10", [askq.CUSTOM_RESPONSE_LABEL]),
+                                                askq.AnswerItem("q1", None, ["Lint", "Unit tests"], note="run them \u202e twice"),
+                                                askq.AnswerItem("q2", "billing")])
+        done = self.view(wire, "submit", form)
+        self.assertIs(done["isError"], False)
+        expected = askq.result_text(askq.QuestionOutput(output.questions, answers, "answered"))
+        self.assertEqual(done["structuredContent"]["message"], expected)
+        self.assertEqual(done["content"][0]["text"], expected)
+        self.assertIn("run them \\u202e twice", done["structuredContent"]["html"])
+        states = {"q:q0": ["SQLite"], "state:q0": ["you_decide"], "state:q1": ["discuss"], "note:q1": ["first this"],
+                  "text:q2": ["billing"]}
+        given = [askq.AnswerItem("q0", unanswered="you_decide"), askq.AnswerItem("q1", note="first this", unanswered="discuss"),
+                 askq.AnswerItem("q2", "billing")]
+        self.assertEqual(self.view(wire, "submit", states)["structuredContent"]["message"],
+                         askq.result_text(askq.QuestionOutput(output.questions, askq.collect_answers(output, given), "answered")))
+        for action, status in (("dismiss", "declined"), ("follow_up", "follow_up")):
+            with self.subTest(action=action):
+                partial = askq.collect_answers(output, [askq.AnswerItem("q2", "billing")], partial=True)
+                said = self.view(wire, action, {"text:q2": ["billing"], "q:q0": ["Oracle"]})["structuredContent"]
+                self.assertEqual(said["message"], askq.result_text(askq.QuestionOutput(output.questions, partial, status)))
+                self.assertEqual(said["status"], status)
+        nothing = self.view(wire, "dismiss", {})["structuredContent"]["message"]
+        self.assertEqual(nothing, askq.declined_text())
+
+    def test_a_refused_submission_shows_every_problem_in_the_persons_words_and_sends_nothing(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        refused = self.view(wire, "submit", {"q:q0": [askq.CUSTOM_RESPONSE_LABEL], "note:q1": ["only a note"]})
+        view = refused["structuredContent"]
+        self.assertNotIn("message", view)
+        self.assertIs(refused["isError"], False)
+        self.assertIn(askq._PERSON_WORDS["custom_without_text"], view["html"])
+        self.assertIn(askq._PERSON_WORDS["required"], view["html"])
+        # every problem at once: the custom row without text, and the required question with a note alone
+        self.assertEqual(re.findall(r'class="error" id="problem-(\d)"', view["html"]), ["0", "1"])
+        self.assertIn("only a note</textarea>", view["html"])  # the entries stay in place
+        self.assertNotIn("is not one of its options", view["html"])  # never the words meant for the model
+
+    def test_bad_requests_of_the_view_tool_are_tool_errors(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        for arguments in (None, [], {"call": self.CALL, "action": "submit"}, {"call": self.CALL, "action": "eval", "form": {}},
+                          {"call": self.CALL, "action": "submit", "form": {"q:q0": "SQLite"}},
+                          {"call": self.CALL, "action": "submit", "form": {"q:q0": [1]}},
+                          {"call": {"questions": []}, "action": "submit", "form": {}}):
+            with self.subTest(arguments=arguments):
+                result = wire.call(arguments, name="ask_questions_view")[0]["result"]
+                self.assertIs(result["isError"], True)
+                self.assertNotIn("structuredContent", result)
+
+    def test_model_text_reaches_the_view_escaped(self) -> None:
+        hostile = {"questions": [{"question": "<script>alert(1)</script> evil \u202eedoc\u202c", "header": "<b>x</b>",
+                                  "options": [{"label": "<img src=x onerror=alert(2)>", "preview": "<svg onload=alert(3)>"},
+                                              "\" onmouseover=\"alert(4)"]}]}
+        html = askq._view_call_result(askq.ask(hostile), None)["_meta"]["askq/view"]["html"]
+        self.assertNotRegex(html, r"<(script|img|svg|b>)")
+        self.assertIn("evil \\u202eedoc\\u202c", html)
+        self.assertNotIn("\u202e", html)
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads or sockets")
+class McpUrlModeTests(unittest.TestCase):
+    """Secrets and the page sent by URL: never in a form, asked where the client opens the page."""
+
+    def test_a_secret_goes_to_the_page_by_url_and_nowhere_else(self) -> None:
+        for capabilities in ({**McpWire.URLS}, {"elicitation": {"form": {}, "url": {}}}, {**McpWire.URLS, **McpWire.APPS}):
+            with self.subTest(capabilities=capabilities):
+                wire = McpWire(self, capabilities)
+                asked = wire.call(SECRET_CALL)
+                self.assertEqual(len(asked), 1)
+                request = asked[0]
+                self.assertEqual((request["method"], request["params"]["mode"]), ("elicitation/create", "url"))
+                self.assertEqual(request["params"]["elicitationId"], request["id"])
+                self.assertNotIn("requestedSchema", request["params"])
+                url = request["params"]["url"]
+                self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/\?token=")
+                self.assertEqual(wire.respond(request["id"], {"result": {"action": "accept"}}), [])
+                answer_page(url, {"q0": "us-east-1", "q1": SECRET})
+                done = wire.wait_for_pages()
+                self.assertEqual([message.get("method") for message in done], ["notifications/elicitation/complete", None])
+                self.assertEqual(done[0]["params"], {"elicitationId": request["id"]})
+                result = done[1]["result"]
+                self.assertIn(json.dumps(SECRET)[1:-1], result["content"][0]["text"])
+                self.assertNotIn(SECRET, json.dumps(request) + "".join(wire.logs))
+
+    def test_declined_failed_and_cancelled_pages_by_url(self) -> None:
+        wire = McpWire(self, McpWire.URLS)
+        for response, words in (({"result": {"action": "decline"}}, askq.declined_text()),
+                                ({"result": {"action": "cancel"}}, askq.declined_text()),
+                                ({"error": {"code": -1, "message": "no browser"}}, 'it said "no browser"')):
+            with self.subTest(response=response):
+                request = wire.call(SECRET_CALL)[0]
+                reply = wire.respond(request["id"], response)
+                self.assertIn(words, reply[0]["result"]["content"][0]["text"])
+                self.assertEqual(wire.server.pages, {})
+        request = wire.call(SECRET_CALL)[0]
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        self.assertEqual((wire.server.by_url, wire.server.pages), ({}, {}))
+
+    def test_pages_no_retry_took_are_ended_beyond_a_bound(self) -> None:
+        ended: List[int] = []
+
+        class Page:
+            def __init__(self, number: int) -> None:
+                self.number = number
+
+            def end(self) -> None:
+                ended.append(self.number)
+
+        board = askq._PageBoard()
+        board.most = 2
+        keys = [board.add(Page(number)) for number in range(3)]
+        self.assertEqual(ended, [0])
+        self.assertIsNone(board.take(keys[0]))
+        self.assertEqual(board.take(keys[2]).number, 2)
+        self.assertIsNone(board.take(keys[2]))  # a page is taken once
+        self.assertIsNone(board.take(["not", "a", "key"]))
+
+    def test_a_secret_with_no_page_to_offer_is_said_so(self) -> None:
+        for capabilities in ({}, {"elicitation": {"form": {}}}, McpWire.APPS):
+            with self.subTest(capabilities=capabilities):
+                result = McpWire(self, capabilities).call(SECRET_CALL)[0]["result"]
+                self.assertEqual(result["content"][0]["text"], askq._SECRET_NOT_IN_FORM)
+                self.assertEqual(result["structuredContent"]["status"], "unavailable")
+                self.assertNotIn("_meta", result)  # never into the view either
+
+    def test_a_secret_without_url_mode_is_asked_on_the_page_with_web(self) -> None:
+        wire = McpWire(self, {"elicitation": {"form": {}}}, web=askq._WebOptions())
+        with mock.patch.object(askq, "_open_browser", return_value=False):
+            said = wire.call(SECRET_CALL)
+        self.assertEqual([message["method"] for message in said], ["notifications/message"])  # where the page is
+        self.assertEqual(len(wire.server.pages), 1)
+
+    def test_with_web_every_client_that_opens_urls_and_draws_no_forms_gets_the_page_by_url(self) -> None:
+        wire = McpWire(self, McpWire.URLS, web=askq._WebOptions())
+        request = wire.call(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[0]
+        self.assertEqual(request["params"]["mode"], "url")
+        without = McpWire(self, McpWire.URLS)  # no --web: a call without a secret is not sent anywhere
+        self.assertEqual(without.call(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[0]["result"]["content"][0]["text"],
+                         askq.unavailable_text())
+
+    def test_under_2026_07_28_the_page_is_an_input_request_and_the_retry_waits_for_it(self) -> None:
+        wire = McpWire(self, McpWire.URLS, version="2026-07-28")
+        first = wire.call(SECRET_CALL)[0]["result"]
+        self.assertEqual(first["resultType"], "input_required")
+        asked = first["inputRequests"]["ask_questions"]
+        self.assertEqual((asked["method"], asked["params"]["mode"]), ("elicitation/create", "url"))
+        self.assertNotIn("elicitationId", asked["params"])
+        url = asked["params"]["url"]
+        retry = {"inputResponses": {"ask_questions": {"action": "accept"}}, "requestState": first["requestState"]}
+        self.assertEqual(wire.call(SECRET_CALL, **retry), [])  # answered when the page is done
+        answer_page(url, {"q0": "eu-west-1", "q1": SECRET})
+        done = wire.wait_for_pages()
+        self.assertEqual(done[0]["result"]["resultType"], "complete")
+        self.assertIn(json.dumps(SECRET)[1:-1], done[0]["result"]["content"][0]["text"])
+        again = wire.call(SECRET_CALL, **retry)[0]["result"]  # the page was taken: a second retry finds none
+        self.assertEqual(again["content"][0]["text"], askq._PAGE_GONE_TEXT)
+        forged = wire.call(SECRET_CALL, inputResponses={"ask_questions": {"action": "accept"}}, requestState="x.y")[0]
+        self.assertEqual(forged["error"]["code"], -32602)
+        declined = wire.call(SECRET_CALL)[0]["result"]
+        reply = wire.call(SECRET_CALL, inputResponses={"ask_questions": {"action": "decline"}},
+                          requestState=declined["requestState"])[0]["result"]
+        self.assertEqual(reply["content"][0]["text"], askq.declined_text())
+
+
 class McpHttpClient:
     """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
 
@@ -6712,6 +7033,33 @@ class McpHttpTests(unittest.TestCase):
         # Stopping waits out the listener's poll: in the background, so tests need not.
         self.addCleanup(lambda: threading.Thread(target=server.stop, daemon=True).start())
         return McpHttpClient(server.port, token)
+
+    def test_a_secret_sent_by_url_is_a_page_beside_mcp_and_its_stream_says_when_it_is_done(self) -> None:
+        pages = askq._ServedPages("")
+        mcp = askq._McpHttp(lambda line: None, None, None, askq._RequestSeal(), askq._PageBoard(askq._ServedWebOptions(pages, None)))
+        server = askq._HttpServer(askq._HttpCore(mcp, pages), "127.0.0.1", 0)
+        pages.base = f"http://127.0.0.1:{server.port}"
+        self.addCleanup(mcp.close)
+        self.addCleanup(server.stop)
+        client = McpHttpClient(server.port)
+        status, headers, _ = client.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"url": {}}}}})
+        self.assertEqual(status, 200)
+        client.session = headers["Mcp-Session-Id"]
+        stream = client.open("POST", call_message(9, SECRET_CALL))
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        asked = next_event(stream)
+        assert asked is not None
+        self.assertEqual(asked["params"]["mode"], "url")
+        self.assertTrue(asked["params"]["url"].startswith(f"{pages.base}/?token="))  # where the client reached /mcp
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})[0], 202)
+        answer_page(asked["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
+        done, result = next_event(stream), next_event(stream)
+        assert done is not None and result is not None
+        self.assertEqual(done, {"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                                "params": {"elicitationId": asked["id"]}})
+        self.assertEqual(result["id"], 9)
+        self.assertIn(json.dumps(SECRET)[1:-1], result["result"]["content"][0]["text"])
 
     def test_sessions(self) -> None:
         client = self.serve()
@@ -7715,6 +8063,99 @@ class McpSdkHttpTests(unittest.TestCase):
         self.assertIn('could not complete the form with your questions (it said "the form could not be drawn")',
                       result.content[0].text)
         self.assertEqual(result.structured_content["status"], "unavailable")
+
+
+def answer_page_as_a_person(url: str, picks: Dict[str, str]) -> str:
+    """Open a page as a browser does and send its form with these entries; the page shown after."""
+    import urllib.parse
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        page = response.read().decode()
+    found = re.search(r'<form class="questions" method="post" action="([^"]+)"', page)
+    assert found is not None, "the page holds no form"
+    for name in picks:
+        assert f'name="{name}"' in page, f"the page has no field {name}"
+    target = urllib.parse.urljoin(url, found.group(1).replace("&amp;", "&"))
+    body = urllib.parse.urlencode({**picks, "action": "submit"}).encode()
+    with urllib.request.urlopen(urllib.request.Request(target, data=body, method="POST"), timeout=10) as response:
+        return str(response.read().decode())
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
+                     "the mcp SDK 2 is not installed (CI installs it in a venv)")
+class McpSdkUrlModeTests(unittest.TestCase):
+    """The mcp SDK's client, which opens pages by URL, with a secret question: the page
+    opened and answered by a person, under 2025-11-25 and 2026-07-28, over stdio and HTTP."""
+
+    SECRET = "tok-9f8e-s3cr3t-Zq7"
+
+    def run_client(self, mode: str, url: Optional[str] = None) -> Any:
+        import asyncio
+        import threading
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        asked: List[Any] = []
+        notes: List[Any] = []
+        people: List[threading.Thread] = []
+        seen: List[str] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            person = threading.Thread(target=lambda: seen.append(answer_page_as_a_person(
+                params.url, {"q:q0": "us-east-1", "text:q1": self.SECRET})))
+            person.start()  # the client has opened the page; the person answers it in their own time
+            people.append(person)
+            return mcp_types.ElicitResult(action="accept")
+
+        async def message_handler(message: Any) -> None:
+            notes.append(message)
+
+        async def session() -> Any:
+            if url is None:
+                server: Any = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            else:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                server = streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": "Bearer sdk-token"}))
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback,
+                              message_handler=message_handler) as client:
+                result = await client.call_tool("ask_questions", SECRET_CALL)
+                return result, client.session.protocol_version if url else client.session._negotiated_version
+
+        result, version = asyncio.run(session())
+        for person in people:
+            person.join(10)
+        return result, version, asked, notes, seen
+
+    def check_round(self, mode: str, era: str, url: Optional[str]) -> None:
+        result, version, asked, notes, seen = self.run_client(mode, url)
+        self.assertEqual(version, era)
+        self.assertEqual([params.mode for params in asked], ["url"])
+        text = result.content[0].text
+        self.assertTrue(text.startswith("The user answered your questions."), text)
+        self.assertIn(f'typed: "{self.SECRET}"', text)
+        self.assertIn('picked: "us-east-1"', text)
+        self.assertNotIn(self.SECRET, repr(asked) + repr(notes))
+        self.assertEqual(len(seen), 1)
+        if era == "2025-11-25":  # the server says when the page is done, naming the request that sent the client there
+            done = [note for note in notes if getattr(note, "method", None) == "notifications/elicitation/complete"]
+            self.assertEqual([note.params.elicitation_id for note in done], [asked[0].elicitation_id])
+
+    def test_a_secret_on_the_page_by_url_over_stdio(self) -> None:
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                self.check_round(mode, era, None)
+
+    def test_a_secret_on_the_page_by_url_over_http(self) -> None:
+        url = serve_http(self)
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                self.check_round(mode, era, url)
 
 
 @unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),
