@@ -6682,7 +6682,11 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .md code { font: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 0 0.15rem; }
 .md pre { border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
 .md pre code { background: none; border: 0; padding: 0; }
-input[type=text], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
+.states { display: flex; flex-wrap: wrap; align-items: center; column-gap: 1.2rem; margin-top: 0.3rem; }
+.states .desc { flex-basis: 100%; font-size: 0.9rem; }
+span.number { display: flex; align-items: center; gap: 0.5rem; }
+input.number { max-width: 12rem; }
+input[type=text], input[type=number], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
 .countdown.soon { color: var(--warn); font-weight: 600; }
@@ -6707,6 +6711,20 @@ _WEB_SCRIPT = """
       if (row && field.value.trim()) { row.checked = true; }
     });
   });
+  // You decide and Let's discuss: one at a time, and instead of the answer,
+  // whose controls rest (and are not sent) while either is ticked.
+  function settle(fieldset) {
+    var left = fieldset.querySelector("input.state:checked") !== null;
+    fieldset.querySelectorAll(".entry input, .entry textarea").forEach(function (control) { control.disabled = left; });
+  }
+  document.querySelectorAll("input.state").forEach(function (box) {
+    var fieldset = box.closest("fieldset");
+    box.addEventListener("change", function () {
+      fieldset.querySelectorAll("input.state").forEach(function (other) { if (other !== box && box.checked) { other.checked = false; } });
+      settle(fieldset);
+    });
+    settle(fieldset);
+  });
   var first = document.getElementById("problems") || document.getElementById("confirm");
   if (first) { first.focus(); }
   var form = document.querySelector("form.questions");
@@ -6723,11 +6741,14 @@ _WEB_SCRIPT = """
   function showEnd() {
     var field = document.createElement("input");
     field.type = "hidden"; field.name = "action"; field.value = "draft";
+    form.querySelectorAll("input[type=password]").forEach(function (secret) { secret.disabled = true; });
     form.appendChild(field); form.submit();
   }
   function send() {
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
+    // A secret goes only with a button the person presses, never as they type.
+    form.querySelectorAll("input[type=password]").forEach(function (secret) { data.delete(secret.name); });
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       lost(false);
@@ -6853,7 +6874,7 @@ class _WebPage(_HttpHandlers):
         if request.method == "GET":
             if request.path == "/":
                 return _HttpResponse.html(200, self.ended_html(seen_later=True))
-            return _HttpResponse.json(200, self.outcome().to_dict())
+            return _HttpResponse.json(200, self.shown_outcome())
         if request.path == "/":
             return _HttpResponse.html(409, self.late_html(_form_answers(self.items, request.form)))
         status = self.status or Outcome.DECLINED
@@ -6862,13 +6883,17 @@ class _WebPage(_HttpHandlers):
 
     def _own_entries(self, request: _HttpRequest) -> Any:
         """What a late request carried, as it sent it: its answers read as the
-        JSON interface reads them, else its body as text."""
+        JSON interface reads them, else its body as text.  Where a question
+        is secret, only what can be read, with the secret hidden."""
+        secret = any(item.secret for item in self.items)
         try:
             carried = self._carried_answers(request)
+            if secret:
+                carried = collect_answers(self.items, carried, partial=True)
         except QuestionError:
-            return request.body.decode("utf-8", "replace")
+            return _HIDDEN if secret else request.body.decode("utf-8", "replace")
         if isinstance(carried, list):
-            return [entry.to_dict() if isinstance(entry, AnswerItem) else entry for entry in carried]
+            return _hidden_secrets(self.items, [entry.to_dict() if isinstance(entry, AnswerItem) else entry for entry in carried])
         return carried
 
     @routes.on(("GET", "/"))
@@ -6886,12 +6911,23 @@ class _WebPage(_HttpHandlers):
     @actions.on("submit")
     def _send(self, form: "Dict[str, List[str]]") -> _HttpResponse:
         """Answered, or refused with every problem shown and every entry kept."""
+        return self._end_with_form(Outcome.ANSWERED, form, partial=False)
+
+    @actions.on("follow-up")
+    def _ask_for_more(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """Ask me more first: what was answered goes with it, checked as
+        partial, refused as a submission is."""
+        return self._end_with_form(Outcome.FOLLOW_UP, form, partial=True)
+
+    def _end_with_form(self, status: Outcome, form: "Dict[str, List[str]]", partial: bool) -> _HttpResponse:
+        problems = _form_problems(self.items, form, partial)
         try:
-            answers = collect_answers(self.items, _form_answers(self.items, form))
+            answers = collect_answers(self.items, _form_answers(self.items, form, sent=not partial), partial)
         except AnswerError as err:
-            problems = _form_problems(self.items, form) or {err.index or 0: err.reason}
+            problems = problems or {err.index or 0: err.reason}
+        if problems:
             return _HttpResponse.html(400, self.form_html(problems))
-        self.end(Outcome.ANSWERED, answers)
+        self.end(status, answers)
         return _HttpResponse.html(200, self.ended_html())
 
     @actions.on("dismiss")
@@ -6925,20 +6961,35 @@ class _WebPage(_HttpHandlers):
         except QuestionError as err:  # an AnswerError, or a body that cannot be read
             return _HttpResponse.json(400, {"error": str(err)})
         self.end(Outcome.ANSWERED, answers)
-        return _HttpResponse.json(200, self.outcome().to_dict())
+        return _HttpResponse.json(200, self.shown_outcome())
 
     @routes.on(("POST", "/dismiss"))
     def _post_dismiss(self, request: _HttpRequest) -> _HttpResponse:
         """Declined, keeping the answers the request carries (checked as
         partial), else those of the person's last form."""
+        return self._end_with_request(Outcome.DECLINED, request)
+
+    @routes.on(("POST", "/follow-up"))
+    def _post_follow_up(self, request: _HttpRequest) -> _HttpResponse:
+        """Ask me more first, as /dismiss takes its answers."""
+        return self._end_with_request(Outcome.FOLLOW_UP, request)
+
+    def _end_with_request(self, status: Outcome, request: _HttpRequest) -> _HttpResponse:
         answers = self.kept_answers()
         if request.body.strip():
             try:
                 answers = collect_answers(self.items, self._carried_answers(request), partial=True)
             except QuestionError as err:
                 return _HttpResponse.json(400, {"error": str(err)})
-        self.end(Outcome.DECLINED, answers)
-        return _HttpResponse.json(200, self.outcome().to_dict())
+        self.end(status, answers)
+        return _HttpResponse.json(200, self.shown_outcome())
+
+    def shown_outcome(self) -> "Dict[str, Any]":
+        """The outcome as the page's server sends it back: a secret answer as
+        "(hidden)", which reaches the outcome itself unchanged."""
+        data = self.outcome().to_dict()
+        data["answers"] = _hidden_secrets(self.items, data.get("answers") or [])
+        return data
 
     def _carried_answers(self, request: _HttpRequest) -> Any:
         """The answers a JSON-interface request carries: its body as JSON when
@@ -6954,7 +7005,7 @@ class _WebPage(_HttpHandlers):
                 form = parse_qs(request.body.decode("utf-8", "replace"), keep_blank_values=True, strict_parsing=True)
             except ValueError:
                 raise err from None
-            return _form_answers(self.items, form)
+            return _form_answers(self.items, form, sent=True)
 
     def _head(self) -> str:
         return (
@@ -6969,6 +7020,11 @@ class _WebPage(_HttpHandlers):
         page's words; on the way to a dismissal, the step that confirms it."""
         problems = problems or {}
         token = _html_escaped(self.token)
+        # A secret is never written back into the page; once the page no
+        # longer holds it, neither does the form kept for a dismissal.
+        retype = {item.id for item in self.items if item.secret and _secret_typed(item, self.last_form)}
+        self.last_form = {key: value for key, value in self.last_form.items()
+                          if key.partition(":")[2] not in retype or key.startswith(("note:", "q:", "state:"))}
         parts = [
             self._head(),
             "<h1>Questions for you</h1>",
@@ -6987,15 +7043,17 @@ class _WebPage(_HttpHandlers):
         # that is not disabled (in Chromium): the next one, which sends nothing
         # and brings the form back as it is.
         timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
-        parts.append(f"<form class=\"questions\" method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
+        parts.append(f"<form class=\"questions\" novalidate method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
                      "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>"
                      "<button type=\"submit\" name=\"action\" value=\"back\" hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
         if confirm:
             parts.append(self._confirm_html())
-        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index)) for index, item in enumerate(self.items))
+        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index), item.id in retype)
+                     for index, item in enumerate(self.items))
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
+            f"<button type=\"submit\" name=\"action\" value=\"follow-up\">{_WEB_FOLLOW_UP}</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
             f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
@@ -7013,7 +7071,7 @@ class _WebPage(_HttpHandlers):
         first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
             f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
-            f"</a>: {_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</li>"
+            f"</a>: {_person_words(self.items[index], reason)}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
@@ -7039,7 +7097,8 @@ class _WebPage(_HttpHandlers):
         status = self.status or Outcome.DECLINED
         words = _OUTCOME_WORDS[status]
         if not self.answers:
-            said = "Nothing was sent: no question had an answer."
+            said = ("Nothing was sent: no question had an answer." if status is not Outcome.FOLLOW_UP
+                    else "Your request for more questions was sent; no question had an answer yet.")
         elif seen_later and status is Outcome.ANSWERED:
             said = "These answers were sent, from this page or from another window or device."
         else:
@@ -7081,6 +7140,16 @@ def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") 
     return kept
 
 
+_HIDDEN = "(hidden)"  # a secret, wherever the page would show it or send it back
+
+
+def _hidden_secrets(items: "List[QuestionItem]", answers: "List[Any]") -> "List[Any]":
+    """Answer objects with a secret question's typed text as "(hidden)"."""
+    secret = {item.id for item in items if item.secret}
+    return [dict(entry, answer=_HIDDEN) if isinstance(entry, dict) and entry.get("id") in secret
+            and entry.get("answer") is not None else entry for entry in answers]
+
+
 def _answers_as_sent(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "Optional[List[AnswerItem]]":
     """The answers checked as a submission is checked, or None when refused."""
     try:
@@ -7095,20 +7164,28 @@ def _duration(seconds: float) -> str:
     return " ".join(part for part in (f"{minutes} min" if minutes else "", f"{rest} s" if rest or not minutes else "") if part)
 
 
-def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "List[AnswerItem]":
+def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sent: bool = False) -> "List[AnswerItem]":
     """The form's fields as answers, for collect_answers() to check; a
-    question left empty has none, so that a dismissal does not report it skipped."""
+    question left empty has none, so that a dismissal does not report it
+    skipped.  A question's default, still in its field untouched, is an
+    answer only when the person sends the answers (``sent``), and never
+    beside "you decide" or "discuss"."""
     answers = []
     for item in items:
         picked = form.get(f"q:{item.id}", [])
+        states = form.get(f"state:{item.id}", [])
+        state = states[0] if len(states) == 1 else None  # two at once is the page's own problem
         if item.question_type.is_choice:
             custom = any(_names_custom_row(label) for label in picked)
             typed = _custom_text(_form_text(form, f"other:{item.id}"), custom, bool(picked))
         else:
             typed = _form_text(form, f"text:{item.id}")
+            if item.default is not None and typed.strip() == item.default.strip() and (state or not sent):
+                typed = ""
         note = _form_text(form, f"note:{item.id}").strip() or None
-        if picked or (typed or "").strip() or note:
-            answers.append(AnswerItem(item.id, typed, picked or None, note=note))
+        if picked or (typed or "").strip() or note or state:
+            answers.append(AnswerItem(item.id, typed if (typed or "").strip() else None, picked or None, note=note,
+                                      unanswered=state))
     return answers
 
 
@@ -7118,15 +7195,21 @@ def _form_text(form: "Dict[str, List[str]]", key: str) -> str:
     return (form.get(key) or [""])[0].replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[int, str]":
-    """Every question's problem at once, by its index: the reason of its refusal."""
-    given = {answer.id: answer for answer in _form_answers(items, form)}
+def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]", partial: bool = False) -> "Dict[int, str]":
+    """Every question's problem at once, by its index: the reason of its
+    refusal, or the page's own where the page knows better."""
+    given = {answer.id: answer for answer in _form_answers(items, form, sent=not partial)}
     problems = {}
     for index, item in enumerate(items):
-        try:
-            collect_answers([item], [given.get(item.id) or AnswerItem(item.id)])
-        except AnswerError as err:
-            problems[index] = err.reason
+        states = form.get(f"state:{item.id}", [])
+        answer = given.get(item.id)
+        if len(states) > 1:
+            problems[index] = "two_states"
+        elif answer is not None or not partial:
+            try:
+                collect_answers([item], [answer or AnswerItem(item.id)], partial=partial)
+            except AnswerError as err:
+                problems[index] = "state_and_answer" if states and err.reason == "two_answers" else err.reason
     return problems
 
 
@@ -7139,7 +7222,9 @@ def _html_escaped(text: str) -> str:
     return html.escape(_visible(text.expandtabs(4) if "\t" in text else text))
 
 
-# What a refused answer means to the person at the form, by the refusal's reason.
+# What a refused answer means to the person at the form, by the refusal's
+# reason (and the page's own reasons: two states ticked, a state beside an
+# answer); {range} is what a number question takes, in words.
 _PERSON_WORDS = {
     "required": "This question needs an answer.",
     "custom_without_text": "Type your own answer in the field, or pick one of the options.",
@@ -7149,7 +7234,18 @@ _PERSON_WORDS = {
     "unknown_question": "This answer belongs to no question on the page. Reload the page and try again.",
     "ambiguous_question": "This answer could not be matched to its question. Reload the page and try again.",
     "malformed": "This answer could not be read. Check it and send it again.",
+    "not_a_number": "Type a number here, in digits: {range}.",
+    "out_of_range": "That number is not one this question takes: {range}.",
+    "two_states": f"Tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or \u201c{_STATES[_DISCUSS].label}\u201d, not both.",
+    "state_and_answer": (f"Answer it, or tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or"
+                         f" \u201c{_STATES[_DISCUSS].label}\u201d, not both: clear your answer, or untick the box."),
 }
+
+
+def _person_words(item: QuestionItem, reason: str) -> str:
+    """A problem in the page's words, for the person; escaped for HTML."""
+    words = _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
+    return _html_escaped(words.format(range=_number_range(item)) if "{" in words else words)
 
 
 def _control_id(index: int, row: int = 0) -> str:
@@ -7164,22 +7260,40 @@ class _WebEntry:
 
     __slots__ = ("form", "index", "item", "tie")
 
-    def __init__(self, index: int, item: QuestionItem, form: "Dict[str, List[str]]", has_problem: bool) -> None:
+    def __init__(
+        self, index: int, item: QuestionItem, form: "Dict[str, List[str]]", has_problem: bool, retype: bool = False,
+    ) -> None:
         self.index, self.item, self.form = index, item, form
-        self.tie = f" aria-invalid=\"true\" aria-describedby=\"problem-{index}\"" if has_problem else ""
+        said = " ".join(([f"problem-{index}"] if has_problem else []) + ([f"retype-{index}"] if retype else []))
+        self.tie = (" aria-invalid=\"true\"" if has_problem else "") + (f" aria-describedby=\"{said}\"" if said else "")
 
     def value(self, field: str) -> str:
-        """A field of this question in the last form, escaped for HTML."""
+        """A field of this question in the last form, escaped for HTML; the
+        typed field of a fresh page holds the question's default."""
         from html import escape
 
-        return escape((self.form.get(f"{field}:{self.item.id}") or [""])[0])
+        values = self.form.get(f"{field}:{self.item.id}")
+        if values is None and field == "text" and not self.item.secret:
+            return escape(self.item.default or "")
+        return escape((values or [""])[0])
+
+    def typed_field(self, field: str, attributes: str) -> str:
+        """A one-line field for typing: masked, and never refilled, for a secret."""
+        from html import escape
+
+        name = escape(f"{field}:{self.item.id}")
+        if self.item.secret:
+            return f"<input type=\"password\" autocomplete=\"off\" name=\"{name}\" value=\"\"{attributes}{self.tie}>"
+        return f"<input name=\"{name}\" value=\"{self.value(field)}\"{attributes}{self.tie}>"
 
 
 # How each kind of question takes its answer on the page; a kind not here is typed.
 _WEB_ENTRIES = _Registry()
 
 
-def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]") -> str:
+def _web_fieldset(
+    index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]", retype: bool = False,
+) -> str:
     from html import escape
 
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
@@ -7190,9 +7304,13 @@ def _web_fieldset(index: int, item: QuestionItem, form: "Dict[str, List[str]]", 
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
     if reason is not None:
-        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_PERSON_WORDS.get(reason, _PERSON_WORDS['malformed'])}</p>")
-    entry = _WebEntry(index, item, form, reason is not None)
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason)}</p>")
+    if retype:
+        parts.append(f"<p class=\"error\" id=\"retype-{index}\">{_WEB_RETYPE}</p>")
+    entry = _WebEntry(index, item, form, reason is not None, retype)
+    parts.append("<div class=\"entry\">")
     parts.extend(_WEB_ENTRIES.get(item.question_type, _web_typed)(entry))
+    parts.append(f"</div>{_web_states(entry)}")
     note = entry.value("note")
     parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
                  f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
@@ -7206,6 +7324,9 @@ def _web_typed(entry: _WebEntry) -> "List[str]":
 
     item = entry.item
     placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
+    if item.secret:
+        return [entry.typed_field("text", f" class=\"typed\" id=\"{_control_id(entry.index)}\" dir=\"auto\""
+                                  f" aria-label=\"Your answer (hidden as you type)\"{placeholder}")]
     return [(f"<textarea id=\"{_control_id(entry.index)}\" name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\""
              f" aria-label=\"Your answer\"{placeholder}{entry.tie}>{entry.value('text')}</textarea>")]
 
@@ -7228,6 +7349,60 @@ def _web_choices(entry: _WebEntry) -> "List[str]":
     return rows
 
 
+@_WEB_ENTRIES.on(QuestionType.NUMBER)
+def _web_number(entry: _WebEntry) -> "List[str]":
+    """One number, with the keyboard for it, its bounds, and its unit beside it."""
+    item = entry.item
+    unit = _html_escaped(item.unit or "")
+    attributes = f" id=\"{_control_id(entry.index)}\" class=\"number\"{_web_input_mode(item)}"
+    if not item.secret:
+        bounds = (("min", item.minimum), ("max", item.maximum), ("step", item.step))
+        attributes = " type=\"number\"" + attributes + "".join(
+            f" {name}=\"{_shown_number(value)}\"" for name, value in bounds if value is not None)
+        attributes += "" if item.step is not None else " step=\"any\""
+    label = f"Your answer in {unit}" if unit else "Your answer"
+    field = entry.typed_field("text", f"{attributes} aria-label=\"{label}\"")
+    beside = f" <span class=\"unit\" dir=\"auto\">{unit}</span>" if unit else ""
+    return [f"<span class=\"number\">{field}{beside}</span>"]
+
+
+def _web_input_mode(item: QuestionItem) -> str:
+    """The keyboard a phone shows: digits alone for whole numbers, with a
+    decimal point for others; none where a number may be negative, since
+    both of those keyboards lack the minus sign on some phones."""
+    if item.minimum is None or item.minimum < 0:
+        return ""
+    whole = all(value is None or float(value).is_integer() for value in (item.minimum, item.step)) and item.step is not None
+    return f" inputmode=\"{'numeric' if whole else 'decimal'}\""
+
+
+def _web_states(entry: _WebEntry) -> str:
+    """You decide and Let's discuss, instead of an answer: a check box each,
+    so that neither needs script; the script keeps them exclusive, with each
+    other and with the answer."""
+    from html import escape
+
+    item, index = entry.item, entry.index
+    ticked = entry.form.get(f"state:{item.id}", [])
+    boxes = "".join(
+        f"<label class=\"option\"><input class=\"state\" type=\"checkbox\" id=\"state-{index}-{state.name}\""
+        f" name=\"{escape('state:' + item.id)}\" value=\"{state.name}\"{' checked' if state.name in ticked else ''}>"
+        f"<span class=\"text\">{state.label}</span></label>"
+        for state in (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+    )
+    return (f"<div class=\"states\" role=\"group\" aria-labelledby=\"states-{index}\">"
+            f"<span class=\"desc\" id=\"states-{index}\">Or, instead of answering:</span>{boxes}</div>")
+
+
+def _secret_typed(item: QuestionItem, form: "Dict[str, List[str]]") -> bool:
+    """Whether the form holds text typed for a secret question."""
+    return any((form.get(f"{field}:{item.id}") or [""])[0].strip() for field in ("text", "other"))
+
+
+_WEB_FOLLOW_UP = "Ask me more first"  # the button: the outcome follow_up
+_WEB_RETYPE = "What you typed here is secret, so it is not shown again: type it again."
+
+
 def _web_option(item: QuestionItem, row: _Row, control: str) -> str:
     option = row.option
     assert option is not None, "called for an option's row only"
@@ -7244,9 +7419,10 @@ def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
 
     label = escape(CUSTOM_RESPONSE_LABEL)
     hint = _html_escaped(entry.item.placeholder or "Your own answer")
+    kind = "" if entry.item.secret else " type=\"text\""
     return (f"<label class=\"option\">{control}<span class=\"text\">{label}</span></label>"
-            f"<input class=\"other\" type=\"text\" name=\"{escape('other:' + entry.item.id)}\" value=\"{entry.value('other')}\""
-            f" dir=\"auto\" placeholder=\"{hint}\" data-row=\"{_control_id(entry.index, number)}\" aria-label=\"{label}\"{entry.tie}>")
+            + entry.typed_field("other", f" class=\"other\"{kind} dir=\"auto\" placeholder=\"{hint}\""
+                                f" data-row=\"{_control_id(entry.index, number)}\" aria-label=\"{label}\""))
 
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
@@ -7254,8 +7430,10 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     Hebrew question never reorders an English answer or note."""
     if answer is not None and _gives_answer(answer):
         parts = [_isolated(_visible(label)) for label in answer.selected or ()]
-        parts += [] if answer.answer is None else [_isolated(_quoted(answer.answer))]
+        parts += [] if answer.answer is None else [_isolated(_HIDDEN if item.secret else _quoted(answer.answer))]
         shown = ", ".join(parts)
+    elif answer is not None and answer.unanswered in _STATES and _STATES[answer.unanswered].settles:
+        shown = _isolated(f"({_STATES[answer.unanswered].label})")
     else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
         said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
         shown = _isolated(_shown_answer(said))
@@ -7280,9 +7458,12 @@ def _isolated(text: str) -> str:
 def _entered_row(item: QuestionItem, answer: AnswerItem) -> str:
     """What the person entered on one question, in full, for them to copy:
     the picks, then what they typed and their note, line breaks kept."""
-    picks = ", ".join(_isolated(label) for label in answer.selected or () if not _names_custom_row(label))
-    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {picks}"
-    for name, text in (("Typed", answer.answer), ("Note", answer.note)):
+    picks = [_isolated(label) for label in answer.selected or () if not _names_custom_row(label)]
+    if answer.unanswered in _STATES and answer.unanswered != _SKIPPED:
+        picks.append(_isolated(f"({_STATES[answer.unanswered].label})"))
+    typed = _HIDDEN if item.secret and answer.answer is not None else answer.answer
+    row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {', '.join(picks)}"
+    for name, text in (("Typed", typed), ("Note", answer.note)):
         if text is not None and text.strip():
             row += f"<div class=\"typed\">{name}: <div dir=\"auto\">{_html_escaped(text)}</div></div>"
     return row + "</li>"

@@ -5569,6 +5569,16 @@ def page_request(page: Any, method: str, target: str, headers: Any, read: Any) -
     return response.status, response.headers["Content-Type"], response.body
 
 
+# You decide, discuss and ask me more first; number and secret entries.
+WEB_STATE_CALL = {"questions": [
+    {"question": "Which database?", "id": "db", "options": ["SQLite", "PostgreSQL"]},
+    {"question": "Why?", "id": "why"},
+    {"question": "How much memory?", "id": "ram", "type": "number", "minimum": 1, "maximum": 64, "step": 1,
+     "unit": "GB", "default": "8"},
+    {"question": "The API token?", "id": "token", "secret": True, "required": False},
+]}
+
+
 class WebRequestTests(unittest.TestCase):
     """The page's requests as plain functions: what runs where there are no sockets."""
 
@@ -5716,6 +5726,178 @@ class WebRequestTests(unittest.TestCase):
         self.assertTrue(page.expire_if_idle(5))
         self.assertEqual(page.status, "timed_out")  # what the person had on the page is kept, not only what they sent
         self.assertEqual(page.answers, [AnswerItem("q0", None, ["SQLite"], note="for now"), AnswerItem("q2", "bill")])
+
+    def state_page(self) -> Any:
+        return askq._WebPage(askq.ask(WEB_STATE_CALL).questions)
+
+    def test_you_decide_and_discuss_are_on_every_question_and_answer_it(self) -> None:
+        page = self.state_page()
+        html = self.get_form(page)
+        for index, item in enumerate(page.items):
+            for state in ("you_decide", "discuss"):
+                self.assertIn(f'<input class="state" type="checkbox" id="state-{index}-{state}" name="state:{item.id}"'
+                              f' value="{state}">', html)
+        self.assertIn(f"<span class=\"text\">{askq._STATES['you_decide'].label}</span>", html)
+        self.assertIn(f"<span class=\"text\">{askq._STATES['discuss'].label}</span>", html)
+        status, _, body = self.form_post(page, {"state:db": "you_decide", "state:why": "discuss", "note:why": "call me",
+                                                "text:ram": "8", "action": "submit"})
+        self.assertEqual((status, page.status), (200, "answered"))  # both required questions are settled
+        self.assertEqual(page.answers, [AnswerItem("db", unanswered="you_decide"),
+                                        AnswerItem("why", note="call me", unanswered="discuss"),
+                                        AnswerItem("ram", "8"), AnswerItem("token", unanswered="skipped")])
+        sent = body.decode()
+        self.assertIn("<li><bdi>Which database?</bdi>: <bdi>(You decide)</bdi></li>", sent)
+        self.assertIn("<li><bdi>Why?</bdi>: <bdi>(Let&#x27;s discuss)</bdi>; note: <bdi>&quot;call me&quot;</bdi></li>", sent)
+        self.assertIn("<li><bdi>The API token?</bdi>: <bdi>(skipped)</bdi></li>", sent)
+
+    def test_a_state_is_instead_of_an_answer_and_one_at_a_time(self) -> None:
+        page = self.state_page()
+        status, _, body = self.form_post(page, {"state:db": ["you_decide", "discuss"], "text:ram": "8",
+                                                "text:why": "because", "state:why": "discuss", "action": "submit"})
+        html = body.decode()
+        self.assertEqual((status, page.status), (400, None))
+        self.assertIn('<p class="error" id="problem-0">Tick \u201cYou decide\u201d or \u201cLet&#x27;s discuss\u201d,'
+                      ' not both.</p>', html)
+        self.assertIn('<p class="error" id="problem-1">Answer it, or tick', html)
+        self.assertNotIn('id="problem-2"', html)  # the untouched default goes with a Send: no problem
+        self.assertIn('value="discuss" checked>', html)  # what the person ticked stays ticked
+        # The script keeps them exclusive, with each other and with the answer, whose controls then rest.
+        self.assertIn('fieldset.querySelectorAll(".entry input, .entry textarea")', html)
+        # The untouched default beside a state is no answer, also without script.
+        status, _, _ = self.form_post(self.state_page(), {"state:db": "discuss", "state:why": "discuss",
+                                                          "state:ram": "you_decide", "text:ram": "8", "action": "submit"})
+        self.assertEqual(status, 200)
+
+    def test_ask_me_more_first_ends_with_follow_up_keeping_what_was_answered(self) -> None:
+        page = self.state_page()
+        html = self.get_form(page)
+        self.assertIn('<button type="submit" name="action" value="follow-up">Ask me more first</button>', html)
+        status, _, body = self.form_post(page, {"text:ram": "80", "q:db": "SQLite", "action": "follow-up"})
+        self.assertEqual((status, page.status), (400, None))  # what it sends is checked, as partial
+        self.assertIn("That number is not one this question takes: it takes one number from 1 to 64 GB in steps of 1.",
+                      body.decode())
+        self.assertNotIn("This question needs an answer.", body.decode())  # partial: nothing else is asked for
+        status, _, body = self.form_post(page, {"text:ram": "8", "q:db": "SQLite", "note:why": "later",
+                                                "action": "follow-up"})
+        self.assertEqual((status, page.status), (200, "follow_up"))
+        # The untouched default is not an answer the person gave: only Send makes it one.
+        self.assertEqual(page.answers, [AnswerItem("db", None, ["SQLite"]), AnswerItem("why", note="later")])
+        words = askq._OUTCOME_WORDS[askq.Outcome.FOLLOW_UP]
+        self.assertIn(f"<h1>{words.ended}</h1><p>{words.sent} You can close this page.</p>", body.decode())
+        page = self.state_page()
+        self.form_post(page, {"action": "follow-up"})
+        self.assertEqual((page.status, page.answers), ("follow_up", []))
+
+    def test_the_json_interface_takes_states_and_follow_up(self) -> None:
+        page = self.state_page()
+        status, reply = self.json_post(page, "/answers", [{"id": "db", "unanswered": "you_decide"},
+                                                          {"id": "why", "unanswered": "discuss"}, {"id": "ram", "answer": "2"}])
+        self.assertEqual((status, reply["status"]), (200, "answered"))
+        self.assertEqual([answer.get("unanswered") for answer in reply["answers"]], ["you_decide", "discuss", None, "skipped"])
+        status, reply = self.json_post(self.state_page(), "/answers", [{"id": "db", "unanswered": "later"}])
+        self.assertEqual(status, 400)
+        self.assertIn("'unanswered' must be one of", reply["error"])
+        page = self.state_page()
+        status, reply = self.json_post(page, "/follow-up", {"db": "PostgreSQL"})
+        self.assertEqual((status, reply["status"], page.status), (200, "follow_up", "follow_up"))
+        self.assertEqual(page.answers, [AnswerItem("db", None, ["PostgreSQL"])])
+        page = self.state_page()
+        self.assertEqual(self.json_post(page, "/follow-up", {"ram": "65"})[0], 400)  # refused, and nothing changed
+        self.assertIsNone(page.status)
+        self.form_post(page, {"q:db": "SQLite", "action": "draft"})
+        headers = {"Host": "localhost", "Content-Length": "0", "Authorization": f"Bearer {page.token}"}
+        status = page_request(page, "POST", "/follow-up", headers, io.BytesIO().read)[0]  # no answers: the last form's
+        self.assertEqual((status, page.status, page.answers), (200, "follow_up", [AnswerItem("db", None, ["SQLite"])]))
+
+    def test_a_number_entry(self) -> None:
+        page = self.state_page()
+        html = self.get_form(page)
+        self.assertIn('<span class="number"><input name="text:ram" value="8" type="number" id="answer-2" class="number"'
+                      ' inputmode="numeric" min="1" max="64" step="1" aria-label="Your answer in GB">'
+                      ' <span class="unit" dir="auto">GB</span></span>', html)
+        self.assertIn("<form class=\"questions\" novalidate", html)  # the page's own words, and every button always sends
+        for bounds, mode in (({"minimum": 0, "step": 0.5}, ' inputmode="decimal"'), ({"minimum": 0}, ' inputmode="decimal"'),
+                             ({"minimum": 0, "step": 2}, ' inputmode="numeric"'), ({"minimum": -5, "step": 1}, ""),
+                             ({}, "")):
+            with self.subTest(bounds=bounds):
+                item = askq.ask({"questions": [{"question": "N?", "type": "number", **bounds}]}).questions[0]
+                self.assertEqual(askq._web_input_mode(item), mode)
+        item = askq.ask({"questions": [{"question": "N?", "type": "number"}]}).questions[0]
+        self.assertIn(' step="any"', askq._web_number(askq._WebEntry(0, item, {}, False))[0])
+        for typed, words in (("lots", "Type a number here, in digits: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("0", ("That number is not one this question takes: it takes one number from 1 to 64 GB"
+                                    " in steps of 1.")),
+                             ("2.5", "That number is not one this question takes")):
+            with self.subTest(typed=typed):
+                page = self.state_page()
+                status, _, body = self.form_post(page, {"text:ram": typed, "action": "submit"})
+                self.assertEqual(status, 400)
+                self.assertIn(f'<p class="error" id="problem-2">{words}', body.decode())
+                self.assertIn(f"</a>: {words}", body.decode())
+                self.assertIn(f'value="{typed}"', body.decode())  # kept where the person typed it
+
+    def test_a_default_starts_the_entry_and_is_never_an_answer_unless_sent(self) -> None:
+        call = {"questions": [{"question": "Name?", "id": "name", "default": "billing", "required": False},
+                              {"question": "Port?", "id": "port", "type": "number", "default": "8080", "required": False}]}
+        page = askq._WebPage(askq.ask(call).questions)
+        html = self.get_form(page)
+        self.assertIn('aria-label="Your answer">billing</textarea>', html)
+        self.assertIn('name="text:port" value="8080"', html)
+        self.form_post(page, {"text:name": "billing", "text:port": "8080", "action": "draft"})
+        page.last_seen = time.monotonic() - 10
+        self.assertTrue(page.expire_if_idle(5))
+        self.assertEqual((page.status, page.answers), ("timed_out", []))  # the defaults, untouched, were not kept
+        page = askq._WebPage(askq.ask(call).questions)
+        self.form_post(page, {"text:name": "billing-api", "text:port": "8080", "action": "confirm-dismiss"})
+        self.assertEqual(page.answers, [AnswerItem("name", "billing-api")])  # what the person typed is kept
+        page = askq._WebPage(askq.ask(call).questions)
+        self.form_post(page, {"text:name": "billing", "text:port": "8080", "action": "submit"})
+        self.assertEqual(page.answers, [AnswerItem("name", "billing"), AnswerItem("port", "8080")])
+        page = askq._WebPage(askq.ask(call).questions)
+        self.form_post(page, {"text:name": "", "action": "draft"})
+        self.assertIn('aria-label="Your answer"></textarea>', self.get_form(page))  # cleared stays cleared
+
+    def test_a_secret_is_masked_never_shown_back_and_reaches_the_outcome(self) -> None:
+        page = self.state_page()
+        html = self.get_form(page)
+        self.assertIn('<input type="password" autocomplete="off" name="text:token" value="" class="typed" id="answer-3"', html)
+        self.assertIn('form.querySelectorAll("input[type=password]").forEach(function (secret) { data.delete(secret.name); });',
+                      html)  # drafts leave it out
+        status, _, body = self.form_post(page, {"text:token": "s3cr3t-value", "note:token": "the staging one",
+                                                "action": "submit"})
+        refused = body.decode()
+        self.assertEqual(status, 400)
+        self.assertNotIn("s3cr3t", refused)
+        self.assertIn(f'<p class="error" id="retype-3">{askq._WEB_RETYPE}</p>', refused)
+        self.assertIn('aria-describedby="retype-3"', refused)
+        self.assertIn(">the staging one</textarea>", refused)  # the note is no secret
+        self.form_post(page, {"text:token": "", "note:token": "the staging one", "action": "dismiss"})
+        self.assertIn("<li><bdi>The API token?</bdi>: <bdi>(not answered)</bdi>; note:", page.form_html(confirm=True))
+        self.form_post(page, {"text:token": "", "note:token": "the staging one", "action": "confirm-dismiss"})
+        self.assertEqual(page.answers, [AnswerItem("token", note="the staging one")])  # gone from the page, not kept
+        page = self.state_page()
+        status, _, body = self.form_post(page, {"q:db": "SQLite", "text:why": "x", "text:ram": "8",
+                                                "text:token": "s3cr3t-value", "action": "submit"})
+        self.assertEqual((status, page.answers[3]), (200, AnswerItem("token", "s3cr3t-value")))  # unchanged in the outcome
+        self.assertNotIn("s3cr3t", body.decode())
+        self.assertIn("<li><bdi>The API token?</bdi>: <bdi>(hidden)</bdi></li>", body.decode())
+        late = self.form_post(page, {"text:token": "an0ther", "q:db": "PostgreSQL", "action": "submit"})
+        self.assertEqual(late[0], 409)
+        self.assertNotIn("an0ther", late[2].decode())
+        self.assertIn("Typed: <div dir=\"auto\">(hidden)</div>", late[2].decode())
+        status, reply = self.json_post(page, "/answers", {"token": "an0ther"})
+        self.assertEqual((status, reply["yours"]), (409, [{"id": "token", "answer": "(hidden)", "selected": None}]))
+        ended = page_request(page, "GET", f"/questions?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)
+        self.assertNotIn(b"s3cr3t", ended[2])
+        page = self.state_page()
+        status, reply = self.json_post(page, "/answers", {"db": "SQLite", "why": "x", "ram": "8", "token": "s3cr3t-value"})
+        self.assertEqual((status, reply["answers"][3]["answer"], page.answers[3].answer), (200, "(hidden)", "s3cr3t-value"))
+
+    def test_a_secret_choice_types_its_own_answer_masked(self) -> None:
+        page = askq._WebPage(askq.ask({"questions": [{"question": "Key?", "id": "k", "secret": True,
+                                                      "options": ["From the vault"]}]}).questions)
+        self.assertIn('<input type="password" autocomplete="off" name="other:k" value="" class="other" dir="auto"',
+                      self.get_form(page))
 
     def test_dismiss_keeps_the_answers_it_carries(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -6003,7 +6185,7 @@ class WebRequestTests(unittest.TestCase):
         self.assertEqual(core.respond("POST", "/extra", {"Host": "evil.com"}, io.BytesIO().read).status, 403)
         self.assertEqual(core.respond("GET", "/questions", {"Host": "localhost"}, io.BytesIO().read).status, 403)  # the page's token
         self.assertEqual(set(page.routes), {("GET", "/"), ("POST", "/"), ("GET", "/questions"),
-                                            ("POST", "/answers"), ("POST", "/dismiss")})
+                                            ("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up")})
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
@@ -6073,7 +6255,8 @@ class WebPageTests(unittest.TestCase):
             self.assertIn(text, page)
         self.assertEqual(page.count('value="Personalize your response"'), 2)
         self.assertEqual(page.count('type="radio"'), 3)
-        self.assertEqual(page.count('type="checkbox"'), 3)
+        self.assertEqual(page.count('type="checkbox" id="answer-'), 3)
+        self.assertEqual(page.count('class="state" type="checkbox"'), 2 * 4)  # you decide and discuss, on each question
         self.assertEqual(page.count("<textarea"), 2 + 4)  # two answers, and a note on each question
         self.assertNotIn(" checked", page)  # the recommended option is not chosen for the person
         self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
