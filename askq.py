@@ -7882,40 +7882,15 @@ def _view_tool() -> "Dict[str, Any]":
     }
 
 
-def _view_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "List[AnswerItem]":
-    """The form's fields as answers, as the page reads them, and the state
-    the person gave a question instead (which stands in for its answer)."""
-    given = {answer.id: answer for answer in _form_answers(items, form)}
-    for item in items:
-        state = _form_text(form, f"state:{item.id}")
-        if state in (_YOU_DECIDE, _DISCUSS):
-            note = given[item.id].note if item.id in given else None
-            given[item.id] = AnswerItem(item.id, note=note, unanswered=state)
-    return [given[item.id] for item in items if item.id in given]
-
-
-def _view_problems(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "Dict[int, str]":
-    """Every question's problem at once, by its index."""
-    given = {answer.id: answer for answer in answers}
-    problems = {}
-    for index, item in enumerate(items):
-        try:
-            collect_answers([item], [given.get(item.id) or AnswerItem(item.id)])
-        except AnswerError as err:
-            problems[index] = err.reason
-    return problems
-
-
 def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]") -> str:
-    """The questions as the page draws them, every entry in place and every
-    problem beside its question, with the states and the view's buttons."""
+    """The questions as the page draws them (the states of each among its
+    entries), every entry in place and every problem beside its question,
+    with the view's buttons."""
     parts = ["<h1>Questions for you</h1>"]
     if problems:
         parts.append(_WebPage(items)._problems_html(problems))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
-    for index, item in enumerate(items):
-        fieldset = _web_fieldset(index, item, form, problems.get(index))
-        parts.append(fieldset[: -len("</fieldset>")] + _view_states(item, form) + "</fieldset>")
+    parts.extend(_web_fieldset(index, item, form, problems.get(index)) for index, item in enumerate(items))
     parts.append(
         "<p class=\"error\" id=\"said\" role=\"status\" hidden></p>"
         "<div class=\"buttons\" id=\"buttons\"><button class=\"send\" type=\"button\" data-action=\"submit\">Send answers</button>"
@@ -7926,18 +7901,6 @@ def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", proble
         "<button class=\"send\" type=\"button\" data-action=\"dismiss\">Yes, dismiss</button>"
         "<button type=\"button\" data-show=\"buttons\">No, go back to the questions</button></div></section></form>")
     return "".join(parts)
-
-
-def _view_states(item: QuestionItem, form: "Dict[str, List[str]]") -> str:
-    """What the person can say instead of answering, one click each."""
-    from html import escape
-
-    chosen = _form_text(form, f"state:{item.id}")
-    rows = "".join(
-        f"<label><input type=\"radio\" name=\"{escape('state:' + item.id)}\" value=\"{name}\""
-        f"{' checked' if name == chosen else ''}> {_STATES[name].label}</label>"
-        for name in (_YOU_DECIDE, _DISCUSS))
-    return f"<div class=\"states\" role=\"group\" aria-label=\"Instead of answering\">{rows}</div>"
 
 
 def _view_sent(outcome: QuestionOutput) -> str:
@@ -7955,22 +7918,21 @@ _VIEW_ACTIONS = _Registry()
 
 @_VIEW_ACTIONS.on("submit")
 def _view_submit(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
-    answers = _view_answers(items, form)
     try:
-        checked = collect_answers(items, answers)
+        checked = collect_answers(items, _form_answers(items, form, sent=True))
     except AnswerError as err:
-        return {"html": _view_form(items, form, _view_problems(items, answers) or {err.index or 0: err.reason})}
+        return {"html": _view_form(items, form, _form_problems(items, form) or {err.index or 0: err.reason})}
     return _view_message(QuestionOutput(items, checked, Outcome.ANSWERED))
 
 
 @_VIEW_ACTIONS.on("dismiss")
 def _view_dismiss(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
-    return _view_message(QuestionOutput(items, _readable_answers(items, _view_answers(items, form)), Outcome.DECLINED))
+    return _view_message(QuestionOutput(items, _readable_answers(items, _form_answers(items, form)), Outcome.DECLINED))
 
 
 @_VIEW_ACTIONS.on("follow_up")
 def _view_follow_up(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
-    return _view_message(QuestionOutput(items, _readable_answers(items, _view_answers(items, form)), Outcome.FOLLOW_UP))
+    return _view_message(QuestionOutput(items, _readable_answers(items, _form_answers(items, form)), Outcome.FOLLOW_UP))
 
 
 def _view_message(outcome: QuestionOutput) -> "Dict[str, str]":

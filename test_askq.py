@@ -6979,12 +6979,14 @@ class McpViewTests(unittest.TestCase):
         self.assertEqual(done["structuredContent"]["message"], expected)
         self.assertEqual(done["content"][0]["text"], expected)
         self.assertIn("run them \\u202e twice", done["structuredContent"]["html"])
-        states = {"q:q0": ["SQLite"], "state:q0": ["you_decide"], "state:q1": ["discuss"], "note:q1": ["first this"],
-                  "text:q2": ["billing"]}
+        states = {"state:q0": ["you_decide"], "state:q1": ["discuss"], "note:q1": ["first this"], "text:q2": ["billing"]}
         given = [askq.AnswerItem("q0", unanswered="you_decide"), askq.AnswerItem("q1", note="first this", unanswered="discuss"),
                  askq.AnswerItem("q2", "billing")]
         self.assertEqual(self.view(wire, "submit", states)["structuredContent"]["message"],
                          askq.result_text(askq.QuestionOutput(output.questions, askq.collect_answers(output, given), "answered")))
+        both = self.view(wire, "submit", {**states, "q:q0": ["SQLite"]})["structuredContent"]  # as the page: one or the other
+        self.assertNotIn("message", both)
+        self.assertIn("Answer it, or tick", both["html"])
         for action, status in (("dismiss", "declined"), ("follow_up", "follow_up")):
             with self.subTest(action=action):
                 partial = askq.collect_answers(output, [askq.AnswerItem("q2", "billing")], partial=True)
