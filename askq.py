@@ -9256,13 +9256,25 @@ def _port(text: str) -> int:
 
 
 def _run_check(args: Any) -> int:
-    try:
-        output = ask(_read_input(args.file))
-    except QuestionError as err:  # the model's message, for a person: which file
-        name = "<stdin>" if args.file == "-" else args.file
-        raise QuestionError(f"{name}: {err}", err.index) from None
-    _write_json(output.to_dict())
+    _write_json(_read_call(args.file).to_dict())
     return 0
+
+
+def _read_call(path: str) -> QuestionOutput:
+    """The call in a file (or "-", standard input), as ask() reads it; a
+    refusal says which file, once, and that the file is not JSON when it
+    is not, whatever a lenient reading made of it."""
+    data = _read_input(path)
+    try:
+        return ask(data)
+    except QuestionError as err:
+        name = "<stdin>" if path == "-" else path
+        try:
+            json.loads(data)
+        except ValueError as strict:
+            where = f" (line {strict.lineno}, column {strict.colno})" if isinstance(strict, json.JSONDecodeError) else ""
+            raise QuestionError(f"{name} is not valid JSON{where}. Read as leniently as a model's call: {err}", err.index) from None
+        raise QuestionError(f"{name}: {err}", err.index) from None
 
 
 def _run_schema(args: Any) -> int:
@@ -9271,7 +9283,7 @@ def _run_schema(args: Any) -> int:
 
 
 def _run_ask(args: Any) -> int:
-    output = ask(_read_input(args.file))
+    output = _read_call(args.file)
     # With the call on stdin, the answers must come from the terminal itself.
     terminal = _open_terminal() if args.file == "-" else None
     source = terminal if args.file == "-" else _replacing(sys.stdin)
@@ -9403,7 +9415,7 @@ def _warn_if_exposed(host: str) -> None:
 
 
 def _run_answer(args: Any) -> int:
-    output = ask(_read_input(args.file))
+    output = _read_call(args.file)
     spec = args.answers
     text = spec.encode() if spec.lstrip()[:1] in ("{", "[") else _read_input(spec)
     output.answers = collect_answers(output, _parse_json(text, "--answers"))

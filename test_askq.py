@@ -7560,9 +7560,22 @@ class CheckCommandTests(unittest.TestCase):
         self.assertIn("is a choice question but has no 'options'", err)
 
     def test_check_missing_file(self) -> None:
-        status, out, err = run_main(["check", os.path.join(HERE, "no-such-file.json")])
+        path = os.path.join(HERE, "no-such-file.json")
+        status, out, err = run_main(["check", path])
         self.assertEqual((status, out), (2, ""))
-        self.assertIn("no-such-file.json", err)
+        self.assertEqual(err, f"Cannot read {path}: No such file or directory.\n")  # the name once
+
+    def test_a_file_that_is_not_json_is_said_to_be_so(self) -> None:
+        path = write_temp(self, '{"questions": [')
+        for command in (["check", path], ["ask", path, "--plain"]):
+            with self.subTest(command=command[0]):
+                status, out, err = run_main(command, stdin="")
+                self.assertEqual((status, out), (2, ""))
+                self.assertEqual(err, f"{path} is not valid JSON (line 1, column 16). Read as leniently as a model's"
+                                      " call: No questions provided. Ask at least one question.\n")
+        empty = write_temp(self, "[]")
+        status, _, err = run_main(["ask", empty, "--plain"], stdin="")
+        self.assertEqual((status, err), (2, f"{empty}: No questions provided. Ask at least one question.\n"))  # ask names it too
 
     def test_schema(self) -> None:
         status, out, _ = run_main(["schema"])
@@ -7620,9 +7633,10 @@ class AskCommandTests(unittest.TestCase):
         self.assertEqual((status, json.loads(out)["answers"][0]["answer"]), (0, "me"))
 
     def test_bad_call(self) -> None:
-        status, out, err = run_main(["ask", write_temp(self, '{"questions": []}')])
+        path = write_temp(self, '{"questions": []}')
+        status, out, err = run_main(["ask", path])
         self.assertEqual((status, out), (2, ""))
-        self.assertEqual(err, "No questions provided. Ask at least one question.\n")
+        self.assertEqual(err, f"{path}: No questions provided. Ask at least one question.\n")
 
     @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
     def test_real_process_fed_on_stdin(self) -> None:
