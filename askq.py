@@ -6478,6 +6478,7 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .md pre code { background: none; border: 0; padding: 0; }
 .states { display: flex; flex-wrap: wrap; align-items: center; column-gap: 1.2rem; margin-top: 0.3rem; }
 .states .desc { flex-basis: 100%; font-size: 0.9rem; }
+.entry.resting { opacity: 0.45; }
 span.number { display: flex; align-items: center; gap: 0.5rem; }
 input.number { max-width: 12rem; }
 input[type=text], input[type=number], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
@@ -6510,6 +6511,7 @@ _WEB_SCRIPT = """
   function settle(fieldset) {
     var left = fieldset.querySelector("input.state:checked") !== null;
     fieldset.querySelectorAll(".entry input, .entry textarea").forEach(function (control) { control.disabled = left; });
+    fieldset.querySelector(".entry").className = left ? "entry resting" : "entry";
   }
   document.querySelectorAll("input.state").forEach(function (box) {
     var fieldset = box.closest("fieldset");
