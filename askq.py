@@ -6478,7 +6478,8 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .md pre code { background: none; border: 0; padding: 0; }
 .states { display: flex; flex-wrap: wrap; align-items: center; column-gap: 1.2rem; margin-top: 0.3rem; }
 .states .desc { flex-basis: 100%; font-size: 0.9rem; }
-.entry.resting { opacity: 0.45; }
+.entry.resting :disabled { opacity: 0.45; }
+.entry.resting .text, .entry.resting summary { color: var(--muted); }
 span.number { display: flex; align-items: center; gap: 0.5rem; }
 input.number { max-width: 12rem; }
 input[type=text], input[type=number], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
