@@ -7224,7 +7224,10 @@ def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
-    Hebrew question never reorders an English answer or note."""
+    Hebrew question never reorders an English answer or note; a number
+    with its unit, as the model reads it."""
+    if item.unit is not None and answer is not None and answer.answer is not None:
+        answer = _with_unit(answer, item.unit)
     if answer is not None and _gives_answer(answer):
         parts = [_isolated(_visible(label)) for label in answer.selected or ()]
         parts += [] if answer.answer is None else [_isolated(_HIDDEN if item.secret else _quoted(answer.answer))]
