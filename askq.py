@@ -65,6 +65,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         the form's actions), each kind's entry (_WEB_ENTRIES), a
                         preview's Markdown (_markdown_html), _WebSession (waiting,
                         ending, the grace period)
+    In-chat view        the MCP Apps document (_view_document()), the page's form
+                        drawn for it, and the app-only tool that checks what the
+                        person did there (_view_tool_result())
     MCP server          _McpServer: python askq.py serve; over HTTP (serve --http),
                         _McpHttp (the transport's rules), _McpSession, _Router
     Command line        main()
@@ -907,15 +910,15 @@ def _custom_text(text: "Optional[str]", custom_picked: bool, options_picked: boo
     return text if custom_picked or not options_picked else None
 
 
-def _shown_answer(answer: "Optional[AnswerItem]") -> str:
+def _shown_answer(answer: "Optional[AnswerItem]", secret: bool = False) -> str:
     """An answer as the person reads it back (the dialog's review and summary,
-    the page after sending): picks, then typed text in quotes, then the note;
-    safe to print, but not yet HTML-escaped."""
+    the page after sending): picks, then typed text in quotes (a secret's as
+    "(hidden)"), then the note; safe to print, but not yet HTML-escaped."""
     if answer is None:
         return "(not answered)"
     parts = [_visible(label) for label in answer.selected or ()]
     if answer.answer is not None:
-        parts.append(_quoted(answer.answer))
+        parts.append("(hidden)" if secret else _quoted(answer.answer))
     shown = ", ".join(parts) or "(skipped)"
     if answer.note is not None:
         shown += f"; note: {_quoted(answer.note)}"
@@ -2807,8 +2810,10 @@ def _coerced_copy(item: QuestionItem) -> QuestionItem:
         _field_text(item.placeholder, "placeholder"),
         item.allow_custom is not False,
     )
-    copy.default = None if copy.question_type.is_choice else _text_or_number(item.default)
-    copy.secret = item.secret is True
+    if item.default is not None and not copy.question_type.is_choice:  # most have none: the class's stands
+        copy.default = _text_or_number(item.default)
+    if item.secret is True:
+        copy.secret = True
     if copy.question_type is QuestionType.NUMBER:
         copy.minimum, copy.maximum, copy.step = _settled_bounds(_bound(item.minimum), _bound(item.maximum), _bound(item.step))
         copy.unit = _field_text(item.unit, "unit")
@@ -4564,8 +4569,9 @@ def prompt(
     toggles, a review); elsewhere, or with ``plain=True`` (screen readers,
     logs), a numbered list answered line by line.  ``timeout`` is the idle
     time in seconds after which the outcome is "timed_out".  The status is
-    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out"
-    or "unavailable" (no input at all); answers given before the end are kept.
+    "answered", "declined" (Esc, Ctrl-C, input ending midway), "timed_out",
+    "follow_up" (the person asked for more questions first) or
+    "unavailable" (no input at all); answers given before the end are kept.
     """
     return _prompt(_question_list(questions), stdin, stdout, timeout, plain, None)
 
@@ -4656,6 +4662,9 @@ class _LinePrompt:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
+        except _MoreWanted:
+            self.say("You asked for more questions first; the answers so far are kept.")
+            return Outcome.FOLLOW_UP, answers + ([self.note] if self.note else [])
         except EOFError:
             answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
@@ -4689,7 +4698,10 @@ class _LinePrompt:
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
         self.note = None
         while True:
-            line = self.read_line(_CUE)
+            line = self.read_line(_CUE, item.secret)
+            if line == "?":
+                self.say(_line_words(item))
+                continue
             if line.lower().startswith(_LINE_NOTE):
                 note = line[len(_LINE_NOTE):].strip() or None
                 self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
@@ -4705,13 +4717,23 @@ class _LinePrompt:
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
         if not line:
-            return _no_answer(item)
+            return self.confirmed_default(item)
+        if _option_named(item.options or (), line) is None:  # an option of the same name wins
+            state = _LINE_STATES.get(line.lower())
+            if state is not None:
+                return AnswerItem(item.id, unanswered=state)
+            if line.lower() == _LINE_MORE:
+                raise _MoreWanted
         if item.question_type.is_choice:
             return self.choice_answer(item, line)
-        problem = _number_problem(item, line) if item.question_type is _NUMBER else None
-        if problem is not None:
-            raise _Retry(f"That {problem[1]}.")
-        return AnswerItem(item.id, line)
+        return _checked_typed(item, line)
+
+    def confirmed_default(self, item: QuestionItem) -> AnswerItem:
+        """An empty line: the default its hint offers, else no answer."""
+        if item.default is not None and not item.question_type.is_choice:
+            self.say(f"Kept: {'(hidden)' if item.secret else _quoted(item.default)}.")
+            return _checked_typed(item, item.default)
+        return _no_answer(item)
 
     def choice_answer(self, item: QuestionItem, line: str) -> AnswerItem:
         """The answer a line gives a choice question; _Retry when it gives none."""
@@ -4740,18 +4762,20 @@ class _LinePrompt:
         its text comes on the next line."""
         if not typing:
             return AnswerItem(item.id, None, labels)
-        typed = self.read_line(_TEXT_CUE)
+        typed = self.read_line(_TEXT_CUE, item.secret)
         if not labels and not typed:
             return _no_answer(item)
         return AnswerItem(item.id, typed or None, labels or None)
 
-    def read_line(self, cue: str) -> str:
+    def read_line(self, cue: str, secret: bool = False) -> str:
         """The next line within MAX_TEXT, trimmed; a longer one is explained
-        and asked again."""
+        and asked again.  A secret is read without echo where the terminal allows."""
         while True:
             self.writer.write(cue)
             self.writer.flush()
-            line = self.reader.readline().strip()
+            line = self.reader.readline(secret).strip()
+            if secret and _is_terminal(self.reader.stream):
+                self.writer.write("\n")  # the Enter that was not echoed
             if len(line) <= MAX_TEXT:
                 return line
             self.say(f"That line is {len(line)} characters long; an answer holds at most {MAX_TEXT}.")
@@ -4763,14 +4787,80 @@ def _input_hint(item: QuestionItem) -> str:
         hint = f"Enter one or more numbers (like 1,3){typed}."
     elif item.question_type is QuestionType.SINGLE_CHOICE:
         hint = f"Enter a number{typed}."
+    elif item.question_type is QuestionType.NUMBER:
+        hint = f"{_number_words(item)}."
     elif item.placeholder:
         hint = f"Type your answer (for example: {_visible(item.placeholder)})."
     else:
         hint = "Type your answer."
-    return hint + ("" if item.required else " Press Enter to skip.") + " (note: ... adds a note.)"
+    if item.secret:
+        hint += " It is not shown as you type."
+    if item.default is not None and not item.question_type.is_choice:
+        hint += f" Press Enter to keep {'the hidden default' if item.secret else _quoted(item.default)}."
+    elif not item.required:
+        hint += " Press Enter to skip."
+    states = " or ".join(_quoted(word) for word in _LINE_STATE_WORDS)
+    return hint + f" (note: ... adds a note; {states} instead of an answer; ? lists every word.)"
 
 
 _LINE_NOTE = "note:"
+_LINE_MORE = "more"
+# The words that say a state instead of an answer: the state's label, and its name.
+_LINE_STATES = {
+    word: state.name for state in (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+    for word in (state.label.lower(), state.name.replace("_", " "))
+}
+_LINE_STATE_WORDS = (_YOU_DECIDE.replace("_", " "), _DISCUSS)
+
+
+class _MoreWanted(Exception):
+    """The person asked for more questions before answering the rest."""
+
+
+def _line_words(item: QuestionItem) -> str:
+    """What ``?`` shows: every word the prompt takes besides an answer."""
+    words = [
+        f"{_quoted(_YOU_DECIDE.replace('_', ' '))}: leave this one to the assistant;",
+        f"{_quoted(_DISCUSS)}: talk this one over with the assistant before deciding;",
+        f"{_quoted(_LINE_NOTE + ' ...')}: a note on the answer you give next;",
+        f"{_quoted(_LINE_MORE)}: stop here and ask the assistant for more questions first (the answers so far are kept);",
+        "an empty line: " + ("keep the default;" if item.default is not None and not item.question_type.is_choice
+                             else "skip the question;" if not item.required else "nothing (it needs an answer);"),
+    ]
+    if item.question_type.is_choice:
+        words.insert(0, "a row number, or an option's name: pick it;")
+    return "You can type: " + " ".join(words)
+
+
+def _number_words(item: QuestionItem) -> str:
+    """What a number question takes, as a request to the person: "Type one
+    number from 1 to 64 GB in steps of 0.5"."""
+    return _visible("Type " + _number_range(item).replace("it takes ", "", 1))
+
+
+def _typed_refusal(item: QuestionItem, text: str) -> "Optional[AnswerError]":
+    """Why collect_answers() refuses typed text as this question's answer, or None."""
+    try:
+        collect_answers([item], [AnswerItem(item.id, text)], partial=True)
+    except AnswerError as err:
+        return err
+    return None
+
+
+def _refusal_words(item: QuestionItem, err: AnswerError, text: str) -> str:
+    """A refusal of typed text in the person's words."""
+    problem = _number_problem(item, text) if item.question_type is _NUMBER else None
+    if problem is not None:
+        return _visible(f"That {problem[1]}.")
+    return _PERSON_WORDS.get(err.reason, "That answer cannot be taken. Check it and type it again.")
+
+
+def _checked_typed(item: QuestionItem, text: str) -> AnswerItem:
+    """Typed text as the answer; _Retry, in the person's words, when refused."""
+    err = _typed_refusal(item, text)
+    if err is not None:
+        raise _Retry(_refusal_words(item, err, text))
+    return AnswerItem(item.id, text)
 
 
 def _line_width(writer: Any) -> int:
@@ -4804,12 +4894,33 @@ class _LineReader:
         self.fd = _fileno(stream) if timeout is not None or cancel is not None else None
         self.pending = b""
 
-    def readline(self) -> str:
-        """The next line, without its line break; EOFError at the end of input."""
+    def readline(self, secret: bool = False) -> str:
+        """The next line, without its line break; EOFError at the end of input.
+        A secret from a terminal is read with its echo off, as getpass does."""
+        fd = self.fd if self.fd is not None else _fileno(self.stream)
+        if secret and fd is not None and _is_terminal(self.stream):
+            return self._unechoed(fd)
         if self.fd is not None:
             return self._line_from_fd(self.fd)
         if self.stream is sys.stdin and _is_terminal(self.stream):
             return _replaced_escapes(_edited_line())
+        return self._stream_line()
+
+    def _unechoed(self, fd: int) -> str:
+        try:
+            import termios
+        except ImportError:
+            return self._stream_line()
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSADRAIN, quiet)
+        try:
+            return self._line_from_fd(fd) if self.fd is not None else self._stream_line()
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+    def _stream_line(self) -> str:
         line = self.stream.readline()
         if not line:
             raise EOFError
@@ -4889,6 +5000,13 @@ def _edited_line() -> str:
 
 _Key = Tuple[str, str]
 _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
+# One key for each state a person can give instead of an answer: control
+# keys, so that they act on a line being typed as on a row.
+_STATE_KEYS = {"ctrl-y": _YOU_DECIDE, "ctrl-t": _DISCUSS}
+_STATE_HINTS = {"ctrl-y": "Ctrl-Y", "ctrl-t": "Ctrl-T"}
+_FOLLOW_UP_KEY = "m"  # on the review, where nothing is typed
+# The timeout's last seconds are counted down on the screen.
+_COUNTDOWN_SECONDS = 60
 _PICK_HINT = "Pick one of the options with the arrow keys and Enter."
 # Digits typed within this many seconds of each other make one row number.
 _NUMBER_WAIT = 1.0
@@ -4926,9 +5044,13 @@ class _Entry:
     """What the person did on one question: the highlighted ``row``, the
     options ``picked`` (one at most on a single-choice question), whether the
     row for typing is the single choice (``custom``), the ``text`` typed and
-    its ``caret``, and whether an optional question was ``skipped``."""
+    its ``caret``, and whether an optional question was ``skipped``; the
+    ``state`` given instead of an answer, whether ``text`` is still the
+    question's default, unconfirmed (``prefilled``), and the ``problem``
+    with the text the person last confirmed."""
 
-    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "row", "skipped", "text")
+    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "skipped", "state",
+                 "text")
 
     def __init__(self) -> None:
         self.row = 0
@@ -4939,6 +5061,9 @@ class _Entry:
         self.skipped = False
         self.note = ""  # the person's note on the answer, and where its caret is
         self.note_caret = 0
+        self.state: Optional[str] = None
+        self.prefilled = False
+        self.problem = ""
 
 
 class _Dialog:
@@ -4958,7 +5083,11 @@ class _Dialog:
         self.status: Optional[Outcome] = None
         self.page = 5  # rows, or lines, that PgUp and PgDn move by: the screen sets it
         self.clock: Callable[[], float] = time.monotonic
+        self.countdown: Optional[int] = None  # seconds left before the timeout, in its last minute
         self.tab = 0
+        for item, entry in zip(items, self.entries):
+            if item.default is not None and not item.question_type.is_choice:
+                entry.text, entry.caret, entry.prefilled = item.default, len(item.default), True
 
     @property
     def tab(self) -> int:
@@ -5009,11 +5138,15 @@ class _Dialog:
         """What question ``index`` shows as its answer: AnswerItem(id) for a
         skip, None for nothing yet."""
         item, entry = self.items[index], self.entries[index]
-        text = entry.text.strip() or None
+        note = entry.note.strip() or None
+        if entry.state is not None:
+            return AnswerItem(item.id, note=note, unanswered=entry.state)
+        text = None if entry.prefilled else entry.text.strip() or None
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
-        note = entry.note.strip() or None
+        if typed is not None and _typed_refusal(item, typed) is not None:
+            typed = None  # what cannot be an answer is not kept as one
         if typed is not None or picked:
             return AnswerItem(item.id, typed, picked or None, note=note)
         if entry.skipped:  # a skip keeps its note
@@ -5021,7 +5154,10 @@ class _Dialog:
         return AnswerItem(item.id, note=note) if note else None  # a note alone answers nothing
 
     def has_answer(self, index: int) -> bool:
-        return _gives_answer(self.answer(index))
+        """Whether a question is settled: answered, or left to the assistant or to discuss."""
+        answer = self.answer(index)
+        return _gives_answer(answer) or answer is not None and answer.unanswered is not None and \
+            _STATES[answer.unanswered].settles
 
     def answers(self) -> "List[AnswerItem]":
         """The answers the dialog ends with: once submitted, every question
@@ -5053,9 +5189,13 @@ class _Dialog:
 
     def shown(self, index: int, answer: "Optional[AnswerItem]") -> str:
         """An answer as the review and the summary show it: a note on a
-        question left unanswered is shown with it, not as a skip."""
+        question left unanswered is shown with it, not as a skip; a secret's
+        typed text is hidden."""
+        if answer is not None and answer.unanswered in (_YOU_DECIDE, _DISCUSS):
+            note = f"; note: {_quoted(answer.note)}" if answer.note is not None else ""
+            return f"({_STATES[answer.unanswered].label}){note}"
         if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
-            return _shown_answer(answer)
+            return _shown_answer(answer, self.items[index].secret)
         return f"(not answered); note: {_quoted(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
@@ -5078,6 +5218,8 @@ class _Dialog:
             self.filter = None
         elif name in _DISMISS_KEYS:
             self.status = Outcome.DECLINED
+        elif name in _STATE_KEYS and self.tab != self.review_tab:
+            self._set_state(_STATE_KEYS[name])
         elif name == "ctrl-n" and self.tab != self.review_tab or self.noting and name == "enter":
             self.noting, self.filter = not self.noting, None
         elif name in ("tab", "shift-tab"):
@@ -5086,7 +5228,7 @@ class _Dialog:
                 self._skip_if_optional()
             self._move_tab(1 if name == "tab" else -1)
         elif self.tab == self.review_tab:
-            self._review_key(name)
+            self._review_key(name, text)
         elif self.filter is not None and not self.noting:
             if name in _FILTER_KEYS:
                 _FILTER_KEYS[name](self, name, text)
@@ -5117,10 +5259,24 @@ class _Dialog:
         tabs = len(self.items) + (1 if self.review_tab >= 0 else 0)
         self.tab = (self.tab + step) % tabs
 
-    def _review_key(self, name: str) -> None:
-        """The review: Enter submits, Left goes back, the others scroll it."""
+    def _set_state(self, state: str) -> None:
+        """Leave the question to the assistant, or to discuss, in place of
+        any answer, and go on; the same key again takes it back."""
+        entry = self.entry
+        self.noting, self.filter = False, None
+        if entry.state == state:
+            entry.state = None
+            return
+        entry.state, entry.picked, entry.custom, entry.skipped = state, [], False, False
+        self._confirm()
+
+    def _review_key(self, name: str, text: str) -> None:
+        """The review: Enter submits, M asks for more questions first, Left
+        goes back, the others scroll it."""
         scroll = {"up": -1, "down": 1, "pgup": -self.page, "pgdn": self.page, "home": -self.view, "end": 1 << 20}
-        if name == "enter":
+        if name == "text" and text.lower() == _FOLLOW_UP_KEY:
+            self.status = Outcome.FOLLOW_UP
+        elif name == "enter":
             self._submit()
         elif name == "left":
             self._move_tab(-1)
@@ -5201,6 +5357,12 @@ class _Dialog:
     def _enter(self) -> None:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
+        entry.prefilled = False  # Enter on the default takes it
+        text = entry.text.strip()
+        refusal = _typed_refusal(item, text) if row.takes_text and text else None
+        entry.problem = "" if refusal is None else _refusal_words(item, refusal, text)
+        if refusal is not None:
+            return
         if item.question_type is QuestionType.SINGLE_CHOICE:
             if not row.takes_text:
                 self._pick(row.label)
@@ -5211,8 +5373,10 @@ class _Dialog:
     def _pick(self, label: str) -> None:
         self.entry.picked = [label]
         self.entry.custom = False
+        self.entry.state = None
 
     def _toggle(self, label: str) -> None:
+        self.entry.state = None
         chosen = set(self.entry.picked) ^ {label}
         self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
 
@@ -5290,10 +5454,13 @@ class _Dialog:
         return (entry.note, entry.note_caret) if self.noting else (entry.text, entry.caret)
 
     def _set_line(self, line: str, caret: int) -> None:
+        entry = self.entry
         if self.noting:
-            self.entry.note, self.entry.note_caret = line, caret
-        else:
-            self.entry.text, self.entry.caret = line, caret
+            entry.note, entry.note_caret = line, caret
+            return
+        if line != entry.text:  # an edit is the person's own answer, to be checked again
+            entry.prefilled, entry.problem, entry.state = False, "", None
+        entry.text, entry.caret = line, caret
 
     @_EDIT_KEYS.on("text", "paste")
     def _insert(self, name: str, text: str) -> None:
@@ -5383,6 +5550,7 @@ class _Style:
         self.checked, self.unchecked = ("[\u2714]", "[ ]") if unicode else ("[x]", "[ ]")
         self.chosen, self.unchosen = ("(\u25cf)", "( )") if unicode else ("(*)", "( )")
         self.dot = " \u00b7 " if unicode else " - "
+        self.secret = "\u2022" if unicode else "*"  # one for each character of a secret being typed
 
     def encoded(self, text: str) -> str:
         """Text as the terminal's encoding can show it: escaped where it cannot."""
@@ -5504,7 +5672,9 @@ class _Painter:
             self._question(dialog)
         self._add("")
         foot = len(self.frame.lines)
-        if dialog.notice:  # first: a short screen keeps only the foot's first line
+        if dialog.countdown is not None:  # first: a short screen keeps only the foot's first line
+            self._wrapped(f"Time runs out in {dialog.countdown} s: press any key to wait longer.", " ", " ", "yellow")
+        if dialog.notice:
             self._wrapped(dialog.notice, " ", " ", "yellow")
         self.frame.notice = len(self.frame.lines) - foot
         keys = self.hints(dialog).split(self.style.dot)
@@ -5529,7 +5699,8 @@ class _Painter:
     def hints(self, dialog: _Dialog) -> str:
         """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", "\u2191\u2193 scroll", "Shift-Tab back", "Esc dismiss"]
+            keys = ["Enter submit", f"{_FOLLOW_UP_KEY.upper()} ask me more first", "\u2191\u2193 scroll",
+                    "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
         elif dialog.filter is not None:
@@ -5555,6 +5726,7 @@ class _Painter:
             keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
         if len(item.options or ()) > 9 and not dialog.editing():
             keys.append("/ filter")
+        keys += [f"{_STATE_HINTS[key]} {_STATES[state].label.lower()}" for key, state in _STATE_KEYS.items()]
         return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
@@ -5600,10 +5772,13 @@ class _Painter:
             self._wrapped(self.style.text(item.purpose), " ", " ", "dim")
         if not item.required:
             self._add(" (optional)", "dim")
+        if item.question_type is QuestionType.NUMBER:
+            self._wrapped(self.style.encoded(_number_words(item)), " ", " ", "dim")
         self._add("")
         if not item.question_type.is_choice:
             self.frame.focus = len(self.frame.lines)
-            self._line_editor(dialog, " > ", item.placeholder, not dialog.noting)
+            self._line_editor(dialog, " > ", item.placeholder, not dialog.noting, item.secret)
+            self._state_and_problem(dialog)
             self._note(dialog)
             return
         if dialog.filter is not None:
@@ -5613,7 +5788,18 @@ class _Painter:
             self._row(dialog, number, rows[number])
         if not dialog.shown_rows():
             self._add(" No row holds that text.", "dim")
+        self._state_and_problem(dialog)
         self._note(dialog)
+
+    def _state_and_problem(self, dialog: _Dialog) -> None:
+        """Under the entry: the state given instead of an answer, and why
+        the text last confirmed was refused."""
+        entry = dialog.entry
+        if entry.state is not None:
+            key = next(_STATE_HINTS[key] for key, state in _STATE_KEYS.items() if state == entry.state)
+            self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
+        if entry.problem:
+            self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
 
     def _note(self, dialog: _Dialog) -> None:
         if dialog.noting:
@@ -5627,7 +5813,7 @@ class _Painter:
         multi = item.question_type is QuestionType.MULTI_CHOICE
         here = entry.row == number
         if row.takes_text:
-            on = bool(entry.text.strip()) and (multi or entry.custom)
+            on = bool(entry.text.strip()) and (multi or entry.custom) and entry.state is None
         else:
             on = row.label in entry.picked and not entry.custom
         if multi:
@@ -5638,7 +5824,8 @@ class _Painter:
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting)
+            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting,
+                              item.secret)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
@@ -5650,21 +5837,29 @@ class _Painter:
             for line in option.preview.splitlines()[:_PREVIEW_LINES]:
                 self._add(self.style.clipped(hang + self.style.bar + self.style.text(line), self.width), "cyan")
 
-    def _line_editor(self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool) -> None:
+    def _line_editor(
+        self, dialog: _Dialog, lead: str, placeholder: "Optional[str]", active: bool, masked: bool = False,
+    ) -> None:
         """One line of typed text after ``lead``, scrolled sideways to keep the
-        caret in view; on a narrow terminal the lead takes lines of its own."""
+        caret in view; on a narrow terminal the lead takes lines of its own.
+        A ``masked`` line (a secret's answer) shows a dot for each character."""
         line, at = dialog.line() if active else (dialog.entry.text, dialog.entry.caret)
         if _cells(lead) + 8 > self.width:
             self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
             lead = "   "
-        text = self.style.text(line.replace("\n", self.style.newline))
-        caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
+        if masked:
+            text, caret = self.style.secret * len(line), at
+        else:
+            text = self.style.text(line.replace("\n", self.style.newline))
+            caret = _cells(self.style.text(line[:at].replace("\n", self.style.newline)))
         room = self.width - _cells(lead) - 1
         start = max(0, caret - room + 1)
         if not text and placeholder:
             self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
-            self._add(lead + _cut_cells(text, start, room), *(("bold",) if active else ()))
+            default = dialog.entry.prefilled and not (active and dialog.noting)  # not yet taken: drawn faint
+            look = ("dim",) if default else ("bold",) if active else ()
+            self._add(lead + _cut_cells(text, start, room), *look)
         if active:
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
@@ -5677,7 +5872,8 @@ class _Painter:
             answer = dialog.answer(index)
             note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
-                self._wrapped(self.style.encoded(f"{name}: {_shown_answer(answer)}"), f" {self.style.done} ", "   ", "green")
+                shown = dialog.shown(index, answer)
+                self._wrapped(self.style.encoded(f"{name}: {shown}"), f" {self.style.done} ", "   ", "green")
             elif item.required:
                 self._wrapped(f"{name}: needs an answer{note}", f" {self.style.missing} ", "   ", "yellow")
             else:
@@ -5696,7 +5892,7 @@ _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
     "\x03": "ctrl-c", "\x04": "ctrl-d", "\x15": "ctrl-u", "\x01": "home", "\x05": "end", "\x0e": "ctrl-n",
-    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z",
+    "\x17": "ctrl-w", "\x0b": "ctrl-k", "\x1a": "ctrl-z", "\x19": "ctrl-y", "\x14": "ctrl-t",
 }
 # Alt (Meta) with a key comes as Esc then the key; these act, the rest are ignored.
 _ALT_KEYS = {"\x7f": "alt-backspace", "\x08": "alt-backspace", "b": "alt-b", "f": "alt-f"}
@@ -5991,6 +6187,8 @@ class _Screen:
             if wait <= 0:
                 dialog.status = Outcome.TIMED_OUT
                 break
+            if deadline is not None:
+                self._count_down(dialog, deadline - time.monotonic())
             pressed = keys.read(wait)
             for key in pressed:
                 if key[0] == "ctrl-z" and terminal is not None:
@@ -6004,6 +6202,14 @@ class _Screen:
                     self.draw(dialog)
                 continue
             deadline = None if timeout is None else time.monotonic() + timeout
+            dialog.countdown = None
+            self.draw(dialog)
+
+    def _count_down(self, dialog: _Dialog, left: float) -> None:
+        """In the timeout's last minute, the seconds left, drawn as they change."""
+        seconds = math.ceil(left) if left <= _COUNTDOWN_SECONDS else None
+        if seconds != dialog.countdown:
+            dialog.countdown = seconds
             self.draw(dialog)
 
     def _stopped(self, terminal: "_RawTerminal") -> None:
@@ -7461,6 +7667,312 @@ def _prompt_web(
 
 
 # ===========================================================================
+# The in-chat view: an MCP Apps resource
+#
+# Hosts that render MCP Apps draw this one HTML document inside the
+# conversation.  It holds no form of its own: the server draws the page's
+# fieldsets into each result for it, and its script only puts them in place,
+# speaks the Apps bridge (JSON-RPC over postMessage) and hands what the
+# person did to the tool only views may call, which checks it as the page
+# does and gives back the text to send as the person's message.
+
+_VIEW_URI = "ui://askq/questions"
+_VIEW_MIME = "text/html;profile=mcp-app"
+_APPS_EXTENSION = "io.modelcontextprotocol/ui"
+_VIEW_TOOL = "ask_questions_view"
+_VIEW_META = "askq/view"  # where a result carries what the view draws
+_VIEW_BRIDGE_VERSION = "2026-01-26"
+_VIEW_CALL_TEXT = (
+    "The questions are shown to the user in the conversation, in askq's view, and nobody has answered yet."
+    " The user's answers will arrive as the user's next message. End your turn now: do not answer the"
+    " questions yourself, do not assume any answers, and do not go on with work that depends on them."
+)
+
+# The page's style, its colours chosen by the host's theme (the view follows
+# the conversation, not the browser), and the host's fonts by name only:
+# nothing is fetched.
+_VIEW_STYLE = """
+:root[data-theme=light] { color-scheme: light; }
+body { font-family: var(--font-sans, system-ui, sans-serif); color: var(--color-text-primary, var(--fg));
+       background: var(--color-background-primary, var(--bg)); }
+.md { font-family: var(--font-mono, ui-monospace, SFMono-Regular, Menlo, Consolas, monospace); }
+main { max-width: none; padding: 0.5rem; }
+h1 { font-size: 1.15rem; margin: 0.2rem 0 0.5rem; }
+.states { display: flex; flex-wrap: wrap; gap: 0.3rem 1rem; margin-top: 0.4rem; color: var(--muted); }
+.states label { display: inline-flex; gap: 0.4rem; align-items: center; }
+"""
+
+# The view's script: the bridge's handshake, the questions put in place,
+# the theme and fonts of the host, the frame fitted to the view, and what
+# the person did sent to the server's tool and, once checked, to the chat.
+_VIEW_SCRIPT = """
+(function () {
+  "use strict";
+  var root = document.documentElement, view = document.getElementById("view");
+  var next = 1, waiting = {}, call = null, busy = false, shown = 0;
+  function post(message) { window.parent.postMessage(message, "*"); }
+  function notify(method, params) { post({jsonrpc: "2.0", method: method, params: params || {}}); }
+  function request(method, params) {
+    var id = next++;
+    post({jsonrpc: "2.0", id: id, method: method, params: params});
+    return new Promise(function (resolve, reject) { waiting[id] = [resolve, reject]; });
+  }
+  function context(given) {
+    if (!given) { return; }
+    if (given.theme === "light" || given.theme === "dark") { root.dataset.theme = given.theme; }
+    var values = given.styles && given.styles.variables;
+    Object.keys(values || {}).forEach(function (name) {
+      if (/^--(color|font)-[a-z0-9-]+$/.test(name) && typeof values[name] === "string") {
+        root.style.setProperty(name, values[name]);
+      }
+    });
+  }
+  function draw(html) {
+    view.innerHTML = html;
+    var first = document.getElementById("problems");
+    if (first) { first.focus(); }
+    size();
+  }
+  function say(text) {
+    var line = document.getElementById("said");
+    if (line) { line.textContent = text; line.hidden = !text; }
+  }
+  var handlers = {
+    "ui/notifications/tool-input": function (params) { call = params.arguments || null; },
+    "ui/notifications/tool-result": function (params) {
+      var drawn = params._meta && params._meta[META];
+      draw(drawn ? drawn.html : document.getElementById("elsewhere").innerHTML);
+    },
+    "ui/notifications/host-context-changed": context,
+    "ui/resource-teardown": function () { return {}; },
+    "ping": function () { return {}; }
+  };
+  window.addEventListener("message", function (event) {
+    var message = event.data;
+    if (event.source !== window.parent || !message || message.jsonrpc !== "2.0") { return; }
+    if (message.method === undefined) {
+      var pending = waiting[message.id];
+      delete waiting[message.id];
+      if (pending) { pending[message.error ? 1 : 0](message.error || message.result); }
+      return;
+    }
+    var handler = handlers[message.method];
+    var result = handler ? handler(message.params || {}) : undefined;
+    if (message.id !== undefined) {
+      post(handler ? {jsonrpc: "2.0", id: message.id, result: result || {}} :
+        {jsonrpc: "2.0", id: message.id, error: {code: -32601, message: "Method not found"}});
+    }
+  });
+  function fields() {
+    var data = {};
+    new FormData(document.getElementById("form")).forEach(function (value, key) {
+      (data[key] = data[key] || []).push(String(value));
+    });
+    return data;
+  }
+  function act(action) {
+    if (busy) { return; }
+    if (!call) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
+    busy = true;
+    say("Sending\\u2026");
+    request("tools/call", {name: TOOL, arguments: {call: call, action: action, form: fields()}}).then(function (result) {
+      var done = result && result.structuredContent;
+      if (!done || !done.html) { throw new Error("no answer from askq"); }
+      if (!done.message) { busy = false; draw(done.html); return; }
+      return request("ui/message", {role: "user", content: [{type: "text", text: done.message}]}).then(function (sent) {
+        if (sent && sent.isError) { throw new Error("the conversation did not take the message"); }
+        draw(done.html);
+      });
+    }).catch(function () {
+      busy = false;
+      say("Your answers could not be sent. They are still here: try again.");
+    });
+  }
+  view.addEventListener("submit", function (event) { event.preventDefault(); });
+  view.addEventListener("click", function (event) {
+    var target = event.target.closest ? event.target.closest("button[data-action]") : null;
+    if (target) { event.preventDefault(); act(target.dataset.action); return; }
+    target = event.target.closest ? event.target.closest("button[data-show]") : null;
+    if (target) {
+      event.preventDefault();
+      document.getElementById("confirm").hidden = target.dataset.show !== "confirm";
+      document.getElementById("buttons").hidden = target.dataset.show === "confirm";
+      size();
+    }
+  });
+  // A state is taken back by a second click on it, which a radio cannot do.
+  view.addEventListener("pointerdown", function (event) {
+    if (event.target.name && event.target.name.indexOf("state:") === 0) { event.target.dataset.was = event.target.checked; }
+  });
+  view.addEventListener("click", function (event) {
+    var target = event.target;
+    if (target.name && target.name.indexOf("state:") === 0 && target.dataset.was === "true") {
+      target.checked = false;
+      target.dataset.was = "false";
+    }
+  });
+  view.addEventListener("input", function (event) {
+    var row = event.target.dataset && event.target.dataset.row && document.getElementById(event.target.dataset.row);
+    if (row && event.target.value.trim()) { row.checked = true; }
+  });
+  function size() {
+    var height = Math.ceil(document.body.getBoundingClientRect().height);
+    if (height !== shown) { shown = height; notify("ui/notifications/size-changed", {height: height}); }
+  }
+  new ResizeObserver(size).observe(document.body);
+  request("ui/initialize", {appInfo: {name: "askq", version: VERSION}, appCapabilities: {},
+    protocolVersion: BRIDGE}).then(function (result) {
+    context(result && result.hostContext);
+    notify("ui/notifications/initialized");
+    size();
+  });
+})();
+"""
+
+
+def _view_style() -> str:
+    """The page's style, with its dark colours taken from the host's theme
+    instead of the browser's colour scheme."""
+    light, _, rest = _WEB_STYLE.partition("@media (prefers-color-scheme: dark) {")
+    dark, _, after = rest.partition("} }")
+    dark = dark.replace(":root {", ":root[data-theme=dark] { color-scheme: dark;", 1)
+    return f"{light}{dark}}}{after}{_VIEW_STYLE}"
+
+
+def _view_document() -> str:
+    """The view: one self-contained document whose own policy allows its
+    style and script by their hashes, and no request of any kind."""
+    import base64
+    import hashlib
+
+    style = _view_style()
+    script = (_VIEW_SCRIPT.replace("META", json.dumps(_VIEW_META)).replace("TOOL", json.dumps(_VIEW_TOOL))
+              .replace("VERSION", json.dumps(__version__)).replace("BRIDGE", json.dumps(_VIEW_BRIDGE_VERSION)))
+
+    def digest(text: str) -> str:
+        return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+    policy = (f"default-src 'none'; style-src 'sha256-{digest(style)}'; script-src 'sha256-{digest(script)}';"
+              " img-src 'none'; font-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'")
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>Questions for you</title><style>{style}</style></head><body><main id=\"view\" aria-live=\"polite\">"
+        "<p class=\"note\">Waiting for the questions\u2026</p></main>"
+        "<template id=\"elsewhere\"><p class=\"note\">Nothing to answer here: these questions were asked another way"
+        " (in a form, or on a page), or the assistant's call could not be shown.</p></template>"
+        f"<script>{script}</script></body></html>"
+    )
+
+
+def _view_resource() -> "Dict[str, Any]":
+    return {"uri": _VIEW_URI, "name": "askq questions", "title": "Questions for you", "mimeType": _VIEW_MIME,
+            "description": "The questions an assistant asks, drawn in the conversation for the user to answer."}
+
+
+def _view_tool() -> "Dict[str, Any]":
+    """The tool only the view calls (the model never sees it): what the
+    person did with a call's questions, checked by the server."""
+    form = {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}
+    return {
+        "name": _VIEW_TOOL,
+        "description": "For askq's in-chat view only: checks what the user did with the questions of an"
+                       " ask_questions call, and gives the text to send as the user's message.",
+        "inputSchema": {"type": "object", "properties": {
+            "call": {"type": "object", "description": "The ask_questions call's arguments."},
+            "action": {"type": "string", "enum": list(_VIEW_ACTIONS)},
+            "form": form,
+        }, "required": ["call", "action", "form"]},
+        "_meta": {"ui": {"resourceUri": _VIEW_URI, "visibility": ["app"]}},
+    }
+
+
+def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]") -> str:
+    """The questions as the page draws them (the states of each among its
+    entries), every entry in place and every problem beside its question,
+    with the view's buttons."""
+    parts = ["<h1>Questions for you</h1>"]
+    if problems:
+        parts.append(_WebPage(items)._problems_html(problems))
+    parts.append("<form id=\"form\" class=\"questions\" novalidate>")
+    parts.extend(_web_fieldset(index, item, form, problems.get(index)) for index, item in enumerate(items))
+    parts.append(
+        "<p class=\"error\" id=\"said\" role=\"status\" hidden></p>"
+        "<div class=\"buttons\" id=\"buttons\"><button class=\"send\" type=\"button\" data-action=\"submit\">Send answers</button>"
+        "<button type=\"button\" data-action=\"follow_up\">Ask me more first</button>"
+        "<button type=\"button\" data-show=\"confirm\">Dismiss</button></div>"
+        "<section class=\"confirm\" id=\"confirm\" hidden><h2>Dismiss these questions?</h2>"
+        "<p>The assistant is told that you dismissed them, with the answers you gave.</p><div class=\"buttons\">"
+        "<button class=\"send\" type=\"button\" data-action=\"dismiss\">Yes, dismiss</button>"
+        "<button type=\"button\" data-show=\"buttons\">No, go back to the questions</button></div></section></form>")
+    return "".join(parts)
+
+
+def _view_sent(outcome: QuestionOutput) -> str:
+    """The view once the person's message is sent: how, and what went with it."""
+    words = _OUTCOME_WORDS[Outcome(outcome.status or Outcome.DECLINED)]
+    by_id = {answer.id: answer for answer in outcome.answers}
+    rows = "".join(_sent_row(item, by_id.get(item.id)) for item in outcome.questions)
+    said = words.sent if outcome.answers else "Nothing went with it: no question had an answer."
+    return f"<h1>{words.ended}</h1><p>{said}</p><ul class=\"sent\">{rows}</ul>"
+
+
+# What the person did in the view, by the action its button names.
+_VIEW_ACTIONS = _Registry()
+
+
+@_VIEW_ACTIONS.on("submit")
+def _view_submit(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
+    try:
+        checked = collect_answers(items, _form_answers(items, form, sent=True))
+    except AnswerError as err:
+        return {"html": _view_form(items, form, _form_problems(items, form) or {err.index or 0: err.reason})}
+    return _view_message(QuestionOutput(items, checked, Outcome.ANSWERED))
+
+
+@_VIEW_ACTIONS.on("dismiss")
+def _view_dismiss(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
+    return _view_message(QuestionOutput(items, _readable_answers(items, _form_answers(items, form)), Outcome.DECLINED))
+
+
+@_VIEW_ACTIONS.on("follow_up")
+def _view_follow_up(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
+    return _view_message(QuestionOutput(items, _readable_answers(items, _form_answers(items, form)), Outcome.FOLLOW_UP))
+
+
+def _view_message(outcome: QuestionOutput) -> "Dict[str, str]":
+    return {"message": result_text(outcome), "html": _view_sent(outcome), "status": Outcome(outcome.status).value}
+
+
+def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
+    """The app-only tool's result: the text the view sends as the person's
+    message and what it shows then, or the form again with its problems."""
+    given = arguments if isinstance(arguments, dict) else {}
+    form, action = given.get("form"), _VIEW_ACTIONS.get(given.get("action"))
+    if action is None or not isinstance(form, dict) or not all(
+            isinstance(key, str) and isinstance(values, list) and all(isinstance(value, str) for value in values)
+            for key, values in form.items()):
+        return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call), 'action' (one of"
+                            f" {', '.join(_VIEW_ACTIONS)}) and 'form' (each field's values, as strings).", error=True)
+    try:
+        output = ask(given.get("call"))
+    except QuestionError as err:
+        return _tool_result(error_text(err), error=True)
+    view = action(output.questions, form)
+    text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
+    return {"content": [{"type": "text", "text": text}], "structuredContent": view, "isError": False}
+
+
+def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
+    """A call from a host that draws the view and no forms, answered at once:
+    the model is told to wait for the user's message; the view gets the form."""
+    result = _tool_result(_VIEW_CALL_TEXT, QuestionOutput(output.questions, []), context)
+    result["_meta"] = {_VIEW_META: {"html": _view_form(output.questions, {}, {})}}
+    return result
+
+
+# ===========================================================================
 # The MCP server: python askq.py serve
 #
 # One reader, one writer: newline-delimited JSON-RPC on stdin and stdout.  A
@@ -7488,6 +8000,13 @@ _METHOD_NOT_FOUND = -32601
 _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
 _UNSUPPORTED_VERSION = -32022
+_RESOURCE_NOT_FOUND = -32002
+_FIRST_WITH_URLS = "2025-11-25"  # the first protocol version with URL-mode elicitation
+_URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
+_PAGE_GONE_TEXT = (
+    "No answers came back: the page your questions were sent to is no longer open here (the server restarted,"
+    " or another server got this retry). Do not assume any answers; call again to ask anew."
+)
 _MAX_LINE = 2 * MAX_PAYLOAD_BYTES  # a message holds a call and its envelope
 _MESSAGE_DEPTH = 2 * MAX_DEPTH  # far past any call in its envelope, far below what hurts a parser
 
@@ -7530,6 +8049,21 @@ class _RequestContext:
         forms = isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
         return forms and self.version >= _FIRST_WITH_FORMS
 
+    @property
+    def opens_urls(self) -> bool:
+        """Whether the client opens a page by URL for the server (URL-mode elicitation)."""
+        elicitation = self.capabilities.get("elicitation")
+        return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict) \
+            and self.version >= _FIRST_WITH_URLS
+
+    @property
+    def draws_views(self) -> bool:
+        """Whether the client draws MCP Apps views (the extension, with its MIME type)."""
+        extensions = self.capabilities.get("extensions")
+        apps = extensions.get(_APPS_EXTENSION) if isinstance(extensions, dict) else None
+        types = apps.get("mimeTypes") if isinstance(apps, dict) else None
+        return isinstance(types, list) and _VIEW_MIME in types
+
 
 class _PendingCall(NamedTuple):
     call_id: Any
@@ -7541,6 +8075,45 @@ class _WaitingPage(NamedTuple):
     call_id: Any
     session: Any  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
     context: _RequestContext
+    elicitation: "Optional[str]" = None  # the URL-mode request that sent the client there, told when it is done
+
+
+class _PageByUrl:
+    """A page the client was asked to open (URL mode), until it answers."""
+
+    __slots__ = ("call_id", "context", "output", "session")
+
+    def __init__(self, call_id: Any, output: QuestionOutput, session: Any, context: _RequestContext) -> None:
+        self.call_id, self.output, self.session, self.context = call_id, output, session, context
+
+
+class _PageBoard:
+    """The pages sent by URL under 2026-07-28, by the key their call's
+    signed state names: a retry finds its page there, whichever server of
+    the process gets it.  ``web`` makes them where no ``--web`` does."""
+
+    most = 64  # beyond this, the oldest page that no retry took is ended
+
+    def __init__(self, web: "Optional[_WebOptions]" = None) -> None:
+        import threading
+
+        self.web = web or _WebOptions()
+        self.pages: Dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+    def add(self, session: Any) -> str:
+        import secrets
+
+        key = secrets.token_urlsafe(16)
+        with self.lock:
+            if len(self.pages) >= self.most:
+                self.pages.pop(next(iter(self.pages))).end()
+            self.pages[key] = session
+        return key
+
+    def take(self, key: Any) -> Any:
+        with self.lock:
+            return self.pages.pop(key, None) if isinstance(key, str) else None
 
 
 class _WebOptions:
@@ -7569,14 +8142,16 @@ class _RequestSeal:
 
         self.key = key or secrets.token_bytes(32)
 
-    def seal(self, arguments: Any) -> str:
+    def seal(self, arguments: Any, page: "Optional[str]" = None) -> str:
         import base64
 
-        body = base64.urlsafe_b64encode(json.dumps({"call": self._digest(arguments)}).encode()).decode()
+        state = {"call": self._digest(arguments), **({} if page is None else {"page": page})}
+        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
         return f"{body}.{self._signature(body)}"
 
-    def check(self, state: Any, arguments: Any) -> None:
-        """Refuse a retry whose state is missing, forged, altered or another call's."""
+    def check(self, state: Any, arguments: Any) -> "Dict[str, Any]":
+        """Refuse a retry whose state is missing, forged, altered or another
+        call's; what the state holds."""
         import base64
         import hmac
 
@@ -7588,6 +8163,7 @@ class _RequestSeal:
         if not (isinstance(sealed, dict) and hmac.compare_digest(str(sealed.get("call")), self._digest(arguments))):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: 'requestState' belongs to another call; retry"
                             " with the arguments the questions were asked with.")
+        return sealed
 
     def _signature(self, body: str) -> str:
         import hashlib
@@ -7609,14 +8185,16 @@ class _McpServer:
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
     def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
-                 seal: "Optional[_RequestSeal]" = None) -> None:
+                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_PageBoard]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
         self.seal = seal or _RequestSeal()
+        self.board = board or _PageBoard()
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
         self.pending: Dict[str, _PendingCall] = {}
         self.pages: Dict[str, _WaitingPage] = {}
+        self.by_url: Dict[str, _PageByUrl] = {}
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -7698,19 +8276,23 @@ class _McpServer:
         client = params.get("clientInfo")
         name = client.get("name") if isinstance(client, dict) else None
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
-        return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}},
+        return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
                 "serverInfo": _server_info()}
 
     def _what_calls_get(self, context: _RequestContext) -> str:
         if context.can_elicit:
             return "draws forms: calls ask the person there"
+        if context.draws_views:
+            return "draws no forms but MCP Apps views: calls show the questions in the conversation"
+        if context.opens_urls and self.web is not None:
+            return "draws no forms but opens pages by URL: calls send it the web page"
         if self.web is not None:
             return "draws no forms: calls ask the person on a web page"
         return "draws no forms: calls will say nobody could be asked"
 
     @rpc.on("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}},
+        return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}, "resources": {}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
@@ -7733,36 +8315,48 @@ class _McpServer:
         if context.structured:
             tool["outputSchema"] = _output_schema()
         result: Dict[str, Any] = {"tools": [tool]}
+        if context.draws_views:
+            tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
+            result["tools"].append(_view_tool())
         if context.stateless:
             result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
         return result
+
+    @rpc.on("resources/list")
+    def list_resources(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        return {"resources": [_view_resource()]}
+
+    @rpc.on("resources/read")
+    def read_resource(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        if params.get("uri") != _VIEW_URI:
+            raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: this server has {_VIEW_URI} only.",
+                            {"uri": params.get("uri")})
+        return {"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
+                              "_meta": {"ui": {"prefersBorder": False}}}]}
 
     @rpc.on("tools/call")
     def call_tool(
         self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext,
     ) -> "Optional[Dict[str, Any]]":
         """tools/call: a refused call is a tool error; otherwise ask the person
-        through the client's form or a web page, or say that nobody could be asked."""
+        through the client's form, its view or a web page, or say that nobody could be asked."""
+        if params.get("name") == _VIEW_TOOL:
+            return _view_tool_result(params.get("arguments"))
         if params.get("name") != TOOL_NAME:
             raise _RpcError(_INVALID_PARAMS, f"Unknown tool {params.get('name')!r}; this server has {TOOL_NAME!r}.")
         try:
             output = ask(params.get("arguments", {}))
         except QuestionError as err:
             return _tool_result(error_text(err), error=True)
-        if context.can_elicit and _holds_secret(output.questions):  # never into a form
-            if self.web is None:
-                return _tool_result(_SECRET_NOT_IN_FORM, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
-            self._ask_on_page(request_id, output, context)
-            return None
         arguments = params.get("arguments", {})
         if context.stateless and params.get("inputResponses") is not None:
-            self.seal.check(params.get("requestState"), arguments)
+            sealed = self.seal.check(params.get("requestState"), arguments)
+            if "page" in sealed:
+                return self._from_page_response(request_id, output, sealed["page"], params["inputResponses"], context)
             return self._from_input_responses(output, params["inputResponses"], context)
-        if not context.can_elicit and self.web is None:
-            return _tool_result(unavailable_text(), QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
-        if not context.can_elicit:
-            self._ask_on_page(request_id, output, context)
-            return None
+        secret = _holds_secret(output.questions)
+        if secret or not context.can_elicit:
+            return self._ask_without_form(request_id, output, arguments, context, secret)
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output),
                     "requestState": self.seal.seal(arguments)}
@@ -7773,6 +8367,61 @@ class _McpServer:
                     "params": to_elicitation(output, protocol_version=context.version)})
         return None
 
+    def _ask_without_form(
+        self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, secret: bool,
+    ) -> "Optional[Dict[str, Any]]":
+        """A call no form takes (the client draws none, or a question is a
+        secret, which never goes into a form): the view in the conversation,
+        the page by URL or opened here, or in words, nobody asked."""
+        if context.draws_views and not secret:
+            return _view_call_result(output, context)
+        if context.opens_urls and (secret or self.web is not None):
+            return self._ask_by_url(request_id, output, arguments, context)
+        if self.web is not None:
+            self._ask_on_page(request_id, output, context)
+            return None
+        nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
+        return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
+
+    def _ask_by_url(
+        self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext,
+    ) -> "Optional[Dict[str, Any]]":
+        """The page, for the client to open where the person is: a URL-mode
+        request, or under 2026-07-28 an input request whose retry waits for it."""
+        session = (self.web or self.board.web).open(output.questions)
+        self.log(f"the client is asked to open the page for a call at {session.url}")
+        params = {"mode": "url", "message": _URL_MESSAGE, "url": session.url}
+        if context.stateless:
+            return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
+                "method": "elicitation/create", "params": params}},
+                "requestState": self.seal.seal(arguments, self.board.add(session))}
+        self.sent += 1
+        elicitation_id = f"askq-{self.sent}"
+        self.by_url[_request_key(elicitation_id)] = _PageByUrl(request_id, output, session, context)
+        self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
+                    "params": {**params, "elicitationId": elicitation_id}})
+        return None
+
+    def _from_page_response(
+        self, request_id: Any, output: QuestionOutput, key: Any, responses: Any, context: _RequestContext,
+    ) -> "Optional[Dict[str, Any]]":
+        """The retry of a call sent by URL: answered once its page is done."""
+        session = self.board.take(key)
+        if session is None:
+            return _tool_result(_PAGE_GONE_TEXT, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
+        response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
+        return self._opened_or_not(_PageByUrl(request_id, output, session, context), response)
+
+    def _opened_or_not(self, asked: _PageByUrl, response: Any, elicitation: "Optional[str]" = None) -> "Optional[Dict[str, Any]]":
+        """The client's word on a page sent by URL: opened (the call waits for
+        the page), or declined (the page ends, nobody answered there)."""
+        if isinstance(response, dict) and response.get("action") == "accept":
+            self.sent += 1
+            self.pages[f"page-{self.sent}"] = _WaitingPage(asked.call_id, asked.session, asked.context, elicitation)
+            return None
+        asked.session.end()
+        return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
+
     # What happens around a call while it waits.
 
     def _on_notification(self, method: str, params: Any) -> None:
@@ -7781,9 +8430,11 @@ class _McpServer:
 
     def _cancel(self, call_id: Any) -> None:
         """The client gave up on a call: forget it, and withdraw its form or page."""
-        for key, page in list(self.pages.items()):
+        waiting: List[Tuple[str, Union[_WaitingPage, _PageByUrl]]] = [*self.pages.items(), *self.by_url.items()]
+        for key, page in waiting:
             if page.call_id == call_id:
-                del self.pages[key]
+                self.pages.pop(key, None)
+                self.by_url.pop(key, None)
                 page.session.end()
         for key, pending in list(self.pending.items()):
             if pending.call_id == call_id:
@@ -7792,12 +8443,17 @@ class _McpServer:
                             "params": {"requestId": json.loads(key), "reason": "The tool call was cancelled."}})
 
     def close(self) -> None:
-        for page in self.pages.values():
-            page.session.end()
+        for session in [page.session for page in self.pages.values()] + [page.session for page in self.by_url.values()]:
+            session.end()
         self.pages.clear()
+        self.by_url.clear()
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
         """The client's answer to an elicitation request: answer its call."""
+        by_url = self.by_url.pop(_request_key(message["id"]), None)
+        if by_url is not None:
+            self._on_url_response(by_url, message)
+            return
         pending = self.pending.pop(_request_key(message["id"]), None)
         if pending is None:
             self.log(f"a response to no pending request: {message['id']!r}")
@@ -7807,6 +8463,15 @@ class _McpServer:
         else:
             result = _elicited_result(pending.output, message.get("result"), pending.context)
         self._send_result(pending.call_id, result, pending.context)
+
+    def _on_url_response(self, asked: _PageByUrl, message: "Dict[str, Any]") -> None:
+        if "error" in message:  # the client could not open the page: a person may have seen it
+            asked.session.end()
+            result: Optional[Dict[str, Any]] = _failed_form_result(asked.output, message.get("error"), asked.context)
+        else:
+            result = self._opened_or_not(asked, message.get("result"), str(message["id"]))
+        if result is not None:
+            self._send_result(asked.call_id, result, asked.context)
 
     def _ask_on_page(self, request_id: Any, output: QuestionOutput, context: _RequestContext) -> None:
         """For a client that draws no forms: the questions on a web page; the
@@ -7827,6 +8492,9 @@ class _McpServer:
             if page.session.done():
                 del self.pages[key]
                 outcome = page.session.serve_grace()
+                if page.elicitation is not None:
+                    self._send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                                "params": {"elicitationId": page.elicitation}})
                 self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
 
     def _from_input_responses(
@@ -7840,7 +8508,7 @@ class _McpServer:
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         if context.stateless:
             result = {"resultType": "complete", **result}
-            result.setdefault("_meta", {_META_SERVER: _server_info()})
+            result["_meta"] = {_META_SERVER: _server_info(), **result.get("_meta", {})}
         self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def _send_error(self, request_id: Any, err: _RpcError) -> None:
@@ -8073,6 +8741,8 @@ class _Router:
                 self.asked[key] = target
         elif message["method"] == "notifications/cancelled":
             target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
+        elif message["method"] == "notifications/elicitation/complete":
+            target = self.asked.pop(_request_key(message["params"]["elicitationId"]), None) or target
         if target is not None:
             target.messages.put(message)
             target.answered(key)
@@ -8103,11 +8773,12 @@ class _Router:
 class _McpSession:
     """An _McpServer over HTTP, one request at a time."""
 
-    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal) -> None:
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal,
+                 board: "Optional[_PageBoard]" = None) -> None:
         import threading
 
         self.router = _Router()
-        self.server = _McpServer(self.router, log, web, seal)
+        self.server = _McpServer(self.router, log, web, seal, board)
         self.lock = threading.Lock()
         self.used = time.monotonic()
 
@@ -8180,11 +8851,12 @@ class _McpHttp(_HttpHandlers):
     routes = _Registry()
 
     def __init__(self, log: Any, web: "Optional[_WebOptions]" = None, token: "Optional[str]" = None,
-                 seal: "Optional[_RequestSeal]" = None) -> None:
+                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_PageBoard]" = None) -> None:
         import threading
 
         self.log, self.web, self.token = log, web, token
         self.seal = seal or _RequestSeal()
+        self.board = board or _PageBoard()
         self.sessions: Dict[str, _McpSession] = {}
         self.lock = threading.Lock()
 
@@ -8275,9 +8947,9 @@ class _McpHttp(_HttpHandlers):
         new one for an initialize, a fresh one of its own for a request of
         2026-07-28 (which keeps nothing)."""
         if isinstance(message, dict) and message.get("method") == "initialize":
-            return _McpSession(self.log, self.web, self.seal), True
+            return _McpSession(self.log, self.web, self.seal, self.board), True
         if _speaks_stateless(request, message):
-            return _McpSession(self.log, self.web, self.seal), False
+            return _McpSession(self.log, self.web, self.seal, self.board), False
         return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
 
     def _keep(self, session: _McpSession) -> str:
@@ -8692,20 +9364,17 @@ def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
     port = _MCP_DEFAULT_PORT if args.port is None else args.port
     token = args.token or (None if _is_loopback(args.host) else secrets.token_urlsafe(32))
     key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
-    handlers: List[_HttpHandlers] = []
-    pages = _ServedPages("") if args.web else None
-    mcp = _McpHttp(log, None if pages is None else _ServedWebOptions(pages, args.timeout), token,
-                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None))
-    handlers.append(mcp)
-    if pages is not None:
-        handlers.append(pages)
+    pages = _ServedPages("")  # with --web for every client without forms, else for pages sent by URL
+    served = _ServedWebOptions(pages, args.timeout)
+    mcp = _McpHttp(log, served if args.web else None, token,
+                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _PageBoard(served))
+    handlers: List[_HttpHandlers] = [mcp, pages]
     try:
         server = _HttpServer(_HttpCore(*handlers), args.host, port)
     except OSError as err:
         raise _UsageError(f"askq.py serve: --host {args.host} --port {port}: {_bind_refusal(err)}") from None
     base = f"http://{_reachable_address(args.host)}:{server.port}"
-    if pages is not None:
-        pages.base = base
+    pages.base = base
     log(f"MCP over HTTP at {base}{_MCP_PATH}" + (
         f"; clients send the header 'Authorization: Bearer {token}'" if token else " (this machine only)"))
     if args.token is None and token is not None:
@@ -8713,7 +9382,7 @@ def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
     if key is None:
         log(f"retried calls under 2026-07-28 are signed with a key made at start: give replicas one --state-key"
             f" (or {_STATE_KEY_VARIABLE})")
-    if pages is not None:
+    if args.web:
         log(f"calls from clients that draw no forms are asked on web pages at {base}/")
     try:
         while True:

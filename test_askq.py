@@ -4171,7 +4171,7 @@ class PromptTests(unittest.TestCase):
     def test_a_note_line_goes_with_the_answer(self) -> None:
         output, screen = drive(example_output(), "note: we run it already\n2\n1\n\n")
         self.assertEqual(output.answers[0], AnswerItem("q0", None, ["SQLite"], note="we run it already"))
-        self.assertIn("(note: ... adds a note.)", screen)
+        self.assertIn("(note: ... adds a note;", screen)
         self.assertIn("Noted. Now your answer.", screen)
 
     def test_label_picks_by_the_naming_rule(self) -> None:
@@ -4284,6 +4284,121 @@ class PromptTests(unittest.TestCase):
         with mock.patch.object(sys, "stdin", None):
             output = askq.prompt(mixed(), stdout=io.StringIO())
         self.assertEqual((output.status, output.answers), ("unavailable", []))
+
+
+NUMBER_CHECK = "not_a_number" in askq.ANSWER_ERROR_REASONS  # collect_answers() checks numbers
+
+
+def number_question(**extra: Any) -> QuestionOutput:
+    return askq.ask({"questions": [dict({"question": "Memory per node?", "kind": "number", "min": 1, "max": 64,
+                                         "step": 0.5, "unit": "GB"}, **extra)]})
+
+
+def secret_question(**extra: Any) -> QuestionOutput:
+    return askq.ask({"questions": [dict({"question": "API token?", "isSecret": True}, **extra)]})
+
+
+def refusing_bad(reason: str = "malformed") -> Any:
+    """collect_answers(), refusing the typed text "bad" for ``reason``, as a check it grows would."""
+    real = askq.collect_answers
+
+    def check(questions: Any, raw: Any, partial: bool = False) -> Any:
+        if isinstance(raw, list) and any(isinstance(a, AnswerItem) and a.answer == "bad" for a in raw):
+            raise askq.AnswerError("refused", 0, reason, "q0")
+        return real(questions, raw, partial)
+    return mock.patch.object(askq, "collect_answers", check)
+
+
+class LinePromptStateTests(unittest.TestCase):
+    """The words for the states, follow-up questions, numbers, defaults and secrets."""
+
+    def test_you_decide_and_discuss_in_any_case_on_required_questions(self) -> None:
+        output, screen = drive(example_output(), "You Decide\nDISCUSS\nlet's discuss\n")
+        self.assertEqual((output.status, output.answers), ("answered", [
+            AnswerItem("q0", unanswered="you_decide"), AnswerItem("q1", unanswered="discuss"),
+            AnswerItem("q2", unanswered="discuss")]))
+        self.assertIn('"you decide" or "discuss" instead of an answer', screen)
+
+    def test_an_option_of_that_name_is_picked(self) -> None:
+        output, _ = drive(askq.ask({"questions": [{"question": "How?", "options": ["Discuss", "Vote"]}]}), "discuss\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", None, ["Discuss"])])
+
+    def test_more_asks_for_follow_up_questions_keeping_the_answers(self) -> None:
+        output, screen = drive(example_output(), "2\nnote: later\nMore\n")
+        self.assertEqual((output.status, output.answers), ("follow_up", [
+            AnswerItem("q0", None, ["SQLite"]), AnswerItem("q1", note="later")]))
+        self.assertIn("You asked for more questions first", screen)
+        self.assertIn("the user asked for more questions", askq.result_text(output).lower())
+
+    def test_question_mark_lists_the_words(self) -> None:
+        output, screen = drive(example_output(), "?\n1\n1\n?\n\n")
+        self.assertEqual(output.status, "answered")
+        listed = " ".join(screen.split())
+        for words in ('"you decide": leave this one to the assistant', '"discuss"', '"note: ..."', '"more"',
+                      "a row number, or an option's name", "an empty line: skip the question",
+                      "an empty line: nothing (it needs an answer)"):
+            self.assertIn(words, listed)
+
+    def test_a_number_question_shows_its_range_and_refuses_what_is_out_of_it(self) -> None:
+        _, screen = drive(number_question(), "")
+        self.assertIn("Type one number from 1 to 64 GB in steps of 0.5.", screen)
+        self.assertIn("Type one number of at least 0.", drive(askq.ask({"questions": [
+            {"question": "N?", "kind": "number", "min": 0}]}), "")[1])
+        if not NUMBER_CHECK:
+            self.skipTest("collect_answers() does not check numbers yet")
+        output, screen = drive(number_question(), "lots\n100\n8 GB\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "8 GB")])
+        self.assertIn("That is not a number: it takes one number from 1 to 64 GB", screen)
+        self.assertIn("That is out of range: it takes", screen)
+
+    def test_any_refusal_of_typed_text_is_explained_and_asked_again(self) -> None:
+        with refusing_bad():
+            output, screen = drive(askq.ask({"questions": ["Name?"]}), "bad\ngood\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "good")])
+        self.assertIn("This answer could not be read.", screen)
+
+    def test_a_default_is_kept_only_by_an_empty_line(self) -> None:
+        questions = askq.ask({"questions": [{"question": "Name?", "defaultValue": "billing", "required": False}]})
+        output, screen = drive(questions, "\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "billing")])
+        self.assertIn('Press Enter to keep "billing".', screen)
+        self.assertEqual(drive(questions, "other\n")[0].answers, [AnswerItem("q0", "other")])
+        output, _ = drive(questions, "")  # the input ended: the default is no answer
+        self.assertEqual((output.status, output.answers), ("unavailable", []))
+
+    def test_a_secret_is_never_printed_back(self) -> None:
+        output, screen = drive(secret_question(defaultValue="old-token"), "hunter2\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "hunter2")])
+        self.assertNotIn("hunter2", screen)
+        self.assertNotIn("old-token", screen)
+        self.assertIn("It is not shown as you type.", screen)
+        output, screen = drive(secret_question(defaultValue="old-token"), "\n")
+        self.assertEqual(output.answers, [AnswerItem("q0", "old-token")])
+        self.assertNotIn("old-token", screen)
+
+    @unittest.skipUnless(pty is not None, "needs the pty module")
+    def test_a_secret_is_read_with_the_echo_off_and_the_mode_restored_on_every_way_out(self) -> None:
+        for typed, status in ((b"s3cret\n", "answered"), (b"\x04", "declined")):  # Ctrl-D: the end of input
+            with self.subTest(status=status):
+                self.secret_on_a_terminal(typed, status)
+
+    def secret_on_a_terminal(self, typed: bytes, status: str) -> None:
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        before = termios.tcgetattr(slave)
+        echoes: List[int] = []
+        real = termios.tcsetattr
+
+        def record(fd: int, when: int, mode: Any) -> None:
+            echoes.append(mode[3] & termios.ECHO)
+            real(fd, when, mode)
+        os.write(master, typed)
+        with open(os.dup(slave), encoding="utf-8") as stdin, mock.patch.object(termios, "tcsetattr", record):
+            output = askq.prompt(secret_question(), stdin=stdin, stdout=io.StringIO(), plain=True)
+        self.assertEqual(output.status, status)
+        self.assertEqual(echoes[0], 0)  # read with the echo off
+        self.assertEqual(termios.tcgetattr(slave), before)
 
 
 # ===========================================================================
@@ -4533,6 +4648,114 @@ class DialogKeyTests(unittest.TestCase):
         state = dialog(example_output(), DOWN + " " + DOWN + "own" + UP + UP + " " + TAB + ESC)
         # Picking an option after typing makes the option the answer; the text stays on its row.
         self.assertEqual(outcome(state)[1], [AnswerItem("q0", None, ["PostgreSQL"])])
+
+
+CTRL_Y, CTRL_T = "\x19", "\x14"
+
+
+def frame_text(state: Any, width: int = 80) -> str:
+    return "\n".join(askq._Painter(width, askq._Style(False, True)).paint(state).lines)
+
+
+class DialogStateTests(unittest.TestCase):
+    """You decide, discuss, more questions first, the countdown, numbers, defaults and secrets."""
+
+    def test_you_decide_and_discuss_are_one_key_each_on_every_question(self) -> None:
+        state = dialog(example_output(), CTRL_Y + CTRL_T + "ab" + CTRL_T + ENTER)
+        self.assertEqual(outcome(state), ("answered", [
+            AnswerItem("q0", unanswered="you_decide"), AnswerItem("q1", unanswered="discuss"),
+            AnswerItem("q2", unanswered="discuss")]))  # on a line being typed too, the text set aside
+
+    def test_the_same_key_takes_it_back_and_an_answer_replaces_it(self) -> None:
+        state = dialog(example_output(), CTRL_Y + SHIFT_TAB + CTRL_Y)
+        self.assertEqual((state.tab, state.answer(0)), (0, None))
+        state = dialog(example_output(), CTRL_Y + SHIFT_TAB + "2")
+        self.assertEqual(state.answer(0), AnswerItem("q0", None, ["SQLite"]))
+        state = dialog(example_output(), "ab" + CTRL_T + SHIFT_TAB + "c")
+        self.assertEqual(state.answer(0), AnswerItem("q0", "abc"))
+
+    def test_hints_review_and_summary_show_the_states(self) -> None:
+        state = dialog(example_output(), "")
+        self.assertIn("Ctrl-Y you decide \u00b7 Ctrl-T let's discuss", frame_text(state, 200))
+        state = dialog(example_output(), CTRL_Y + CTRL_T + CTRL_T)
+        text = frame_text(state)
+        self.assertIn("Database: (You decide)", text)
+        self.assertIn("Checks: (Let's discuss)", text)
+        self.assertIn("M ask me more first", text)
+        self.assertIn("Let's discuss (Ctrl-T again takes it back)", frame_text(dialog(example_output(), DOWN + CTRL_T
+                                                                                     + SHIFT_TAB)))
+        state.feed([("enter", "")])
+        self.assertIn("  Checks: (Let's discuss)", state.summary(80))
+
+    def test_the_review_asks_for_more_questions_keeping_the_answers(self) -> None:
+        state = dialog(example_output(), "1" + CTRL_T + TAB + "M")
+        self.assertEqual(outcome(state), ("follow_up", [
+            AnswerItem("q0", None, ["PostgreSQL"]), AnswerItem("q1", unanswered="discuss"),
+            AnswerItem("q2", unanswered="skipped")]))
+        self.assertIn("Asked for more questions", state.summary(80)[0])
+        self.assertIsNone(dialog(example_output(), "m").status)  # on a question, m is typed
+
+    def test_the_last_minute_is_counted_down_and_a_key_waits_again(self) -> None:
+        state, writer = dialog(example_output(), ""), io.StringIO()
+        screen = askq._Screen(writer)
+        screen._count_down(state, 61.0)
+        self.assertIsNone(state.countdown)
+        screen._count_down(state, 42.3)
+        self.assertEqual(state.countdown, 43)
+        self.assertIn("Time runs out in 43 s: press any key to wait longer.", writer.getvalue())
+        lines, _, _ = askq._Painter(80, askq._Style(False, True)).paint(state).cut(6)
+        self.assertIn("Time runs out in 43 s", "\n".join(lines))  # a short screen keeps it
+        batches = [[("down", "")], [("ctrl-c", "")]]
+        seen: List[Optional[int]] = []
+
+        def read(wait: float) -> List[Any]:
+            seen.append(state.countdown)
+            return batches.pop(0)
+        state = dialog(example_output(), "")
+        askq._Screen(io.StringIO()).run(state, mock.Mock(read=read), 30, None, None)  # type: ignore[arg-type]
+        self.assertEqual(seen, [30, 30])  # counted from the start, and again from the key
+        self.assertEqual(state.status, "declined")
+
+    def test_a_number_entry_shows_its_range_and_refuses_beside_the_entry(self) -> None:
+        self.assertIn(" Type one number from 1 to 64 GB in steps of 0.5", frame_text(dialog(number_question(), "")))
+        state = dialog(number_question(), "100" + ENTER)
+        self.assertIsNone(state.status)
+        self.assertEqual(state.answer(0), None)  # what is refused is not kept, nor dismissed with
+        self.assertIn("> 100\n That is out of range: it takes one number from 1 to 64 GB", frame_text(state))
+        state.feed([("backspace", "")])
+        self.assertNotIn("out of range", frame_text(state))
+        state.feed([("text", "lots"), ("enter", "")])
+        self.assertIn("That is not a number: it takes", frame_text(state))
+        state = dialog(number_question(), "8,5 gb" + ENTER)
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "8,5 gb")]))
+        with refusing_bad():  # any refusal of typed text is shown, in the person's words
+            state = dialog(askq.ask({"questions": ["Name?"]}), "bad" + ENTER)
+            self.assertIn("> bad\n This answer could not be read.", frame_text(state))
+
+    def test_a_default_prefills_the_entry_and_answers_only_when_confirmed(self) -> None:
+        questions = number_question(defaultValue=8)
+        self.assertIn(" > 8", frame_text(dialog(questions, "")))
+        self.assertEqual(outcome(dialog(questions, ESC)), ("declined", []))
+        self.assertEqual(dialog(questions, "").answers(), [])  # nor on a timeout
+        self.assertEqual(outcome(dialog(questions, ENTER)), ("answered", [AnswerItem("q0", "8")]))
+        self.assertEqual(outcome(dialog(questions, "\x7f16" + ESC)), ("declined", [AnswerItem("q0", "16")]))
+        optional = askq.ask({"questions": [{"question": "Name?", "default": "svc", "required": False}, "Other?"]})
+        self.assertEqual(outcome(dialog(optional, TAB + "x" + ENTER + ENTER))[1][0], AnswerItem("q0", unanswered="skipped"))
+
+    def test_a_secret_shows_dots_and_is_hidden_in_the_review_and_summary(self) -> None:
+        questions = askq.ask({"questions": [{"question": "API token?", "isSecret": True}, "Name?"]})
+        state = dialog(questions, "hunter2")
+        self.assertIn(" > \u2022\u2022\u2022\u2022\u2022\u2022\u2022", frame_text(state))
+        self.assertIn(" > *******", "\n".join(askq._Painter(80, askq._Style(False, False)).paint(state).lines))
+        state.feed([("enter", ""), ("text", "x"), ("tab", "")])
+        self.assertIn("API token?: (hidden)", frame_text(state))
+        self.assertNotIn("hunter2", frame_text(state))
+        state.feed([("enter", "")])
+        self.assertEqual(outcome(state)[1][0], AnswerItem("q0", "hunter2"))
+        self.assertNotIn("hunter2", "\n".join(state.summary(80)))
+        self.assertIn("(hidden)", "\n".join(state.summary(80)))
+        custom = askq.ask({"questions": [{"question": "Key?", "options": ["Keep"], "isSecret": True}]})
+        self.assertNotIn("abc", frame_text(dialog(custom, "abc")))
 
 
 class DialogLongListTests(unittest.TestCase):
@@ -4793,11 +5016,14 @@ class DialogDrawingTests(unittest.TestCase):
             screen.draw(state)
             widest = max(screen.widths)
             self.assertGreater(widest, 40)
-            for size, in_place in (((120, 30), True), ((80, 10), True), ((40, 24), False), ((60, 24), True)):
+            kinds = set()
+            for size in ((120, 30), (80, 10), (40, 24), (60, 24), (80, 24)):
                 writer.seek(0)
                 writer.truncate()
                 sizes[0] = size
                 above = screen.above
+                in_place = max(screen.widths) < size[0]
+                kinds.add(in_place)
                 self.assertTrue(screen.resized())
                 screen.draw(state)
                 drawn = writer.getvalue()
@@ -4808,6 +5034,7 @@ class DialogDrawingTests(unittest.TestCase):
                     else:  # lines were rewrapped: the old ones stay, the new frame starts below them
                         self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
             self.assertFalse(screen.resized())
+            self.assertEqual(kinds, {True, False})  # both ways were seen
 
     def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
         writer = io.StringIO()
@@ -4881,7 +5108,8 @@ DIALOG_KEYS = [("up", ""), ("down", ""), ("left", ""), ("right", ""), ("home", "
                ("ctrl-w", ""), ("ctrl-k", ""), ("alt-backspace", ""), ("alt-b", ""), ("alt-f", ""), ("alt", ""),
                ("ctrl-n", ""), ("esc", ""), ("pgup", ""), ("pgdn", ""), ("ctrl-z", ""), ("text", "/"),
                ("text", " "), ("text", "y"), ("text", "n"), ("text", "x"), ("text", "中"), ("text", "\u202e"),
-               ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300)]
+               ("paste", "pasted 12 \x1b[2J text\nwith a break"), ("paste", "w" * 300), ("ctrl-y", ""),
+               ("ctrl-t", ""), ("text", "m"), ("text", "-"), ("text", "."), ("text", "e"), ("paste", "1e3")]
 
 
 def dialog_payloads() -> List[QuestionOutput]:
@@ -4894,7 +5122,13 @@ def dialog_payloads() -> List[QuestionOutput]:
                       "preview": "line\n" * 20 + word} for n in range(12)]},
         {"question": "Pick?", "options": ["A", "B (Recommended)", "中文选项 " * 10], "placeholder": "hint " * 40},
         {"question": "Why?", "required": False, "placeholder": word}]})
-    return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile]
+    typed = askq.ask({"questions": [
+        {"question": "Memory?", "kind": "number", "min": -1.5, "max": 64, "step": 0.5, "unit": "G\u202eB",
+         "defaultValue": 8},
+        {"question": "Token?", "isSecret": True, "defaultValue": "old \x1b[2J" + word},
+        {"question": "Key?", "options": ["Keep", "Rotate"], "isSecret": True, "required": False},
+        {"question": "Count?", "kind": "integer", "required": False}]})
+    return [example_output(), askq.ask({"questions": [{"question": "Go?", "type": "yesno"}]}), hostile, typed]
 
 
 # What a terminal sends for the keys people press: sequences, Alt keys (Esc
@@ -4902,7 +5136,8 @@ def dialog_payloads() -> List[QuestionOutput]:
 # bytes anywhere, as a slow link delivers them.
 FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTER, "\x1b[5~", "\x1b[6~", "\x1bOA",
                   "\x1b[1;5C", "\x1b\x7f", "\x1bb", "\x1bf", "\x1bx", "\x7f", "\x17", "\x0b", "\x15", "\x01", "\x05",
-                  "\x0e", "\x1a", "/", " ", "1", "2", "9", "0", "y", "x", "中", "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
+                  "\x0e", "\x1a", "\x19", "\x14", "/", " ", "1", "2", "9", "0", "y", "x", "m", "中",
+                  "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
 
 
 class DialogFuzzTests(unittest.TestCase):
@@ -4922,6 +5157,7 @@ class DialogFuzzTests(unittest.TestCase):
             state.clock = lambda clock=clock: clock[0]
             style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
             width, height = rng.randint(20, 200), rng.randint(6, 60)
+            state.countdown = rng.choice([None, None, 7, 60])  # the timeout's last minute, drawn too
             for _ in range(rng.randint(1, 40)):
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
                 clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
@@ -4989,7 +5225,8 @@ class DialogFuzzTests(unittest.TestCase):
 
         with mock.patch.object(screen, "_size", lambda: sizes[0]):
             screen.size = sizes[0]
-            screen.run(state, mock.Mock(read=read), None, None, terminal)  # type: ignore[arg-type]
+            timeout = rng.choice([None, 30.0])  # counted down from the start: the countdown drawn each time
+            screen.run(state, mock.Mock(read=read), timeout, None, terminal)  # type: ignore[arg-type]
         self.assertIsNotNone(state.status, case)
         self.assertNotIn("\x1b[H", writer.getvalue())
         self.assertEqual(terminal.stops, sum(("ctrl-z", "") in batch for batch in delivered), case)
@@ -6471,7 +6708,7 @@ class McpServerTests(unittest.TestCase):
         self.assertIn("the message is longer than", reply["error"]["message"])
         self.send({"id": 5, "method": "ping"})  # no jsonrpc member
         self.assertEqual(self.receive()["error"]["code"], -32600)
-        reply = self.request(6, "resources/list")
+        reply = self.request(6, "prompts/list")
         self.assertEqual((reply["id"], reply["error"]["code"]), (6, -32601))
         self.send({"jsonrpc": "2.0", "method": "notifications/unknown"})  # no answer to a notification
         self.send(b"\n")  # a blank line neither
@@ -6576,6 +6813,329 @@ class McpServerTests(unittest.TestCase):
         self.end()
 
 
+class McpWire:
+    """An _McpServer in this process, spoken to message by message; what it writes, parsed."""
+
+    APPS: ClassVar[Dict[str, Any]] = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    URLS: ClassVar[Dict[str, Any]] = {"elicitation": {"url": {}}}
+
+    def __init__(self, test: unittest.TestCase, capabilities: Dict[str, Any], web: Any = None,
+                 version: str = "2025-11-25") -> None:
+        self.lines: List[Dict[str, Any]] = []
+        self.logs: List[str] = []
+        self.server = askq._McpServer(self, self.logs.append, web)
+        test.addCleanup(self.server.close)
+        self.version = version
+        if version != "2026-07-28":
+            self.server.handle({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "wire", "version": "1"}}})
+        self.meta = {"io.modelcontextprotocol/protocolVersion": version,
+                     "io.modelcontextprotocol/clientCapabilities": capabilities}
+        self.lines.clear()
+
+    def write(self, data: bytes) -> None:
+        self.lines.append(json.loads(data))
+
+    def flush(self) -> None:
+        pass
+
+    def request(self, request_id: Any, method: str, params: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        params = dict(params or {})
+        if self.version == "2026-07-28":
+            params["_meta"] = self.meta
+        self.server.handle({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        written, self.lines = self.lines, []
+        return written
+
+    def call(self, arguments: Any, name: str = "ask_questions", **extra: Any) -> List[Dict[str, Any]]:
+        return self.request(1, "tools/call", {"name": name, "arguments": arguments, **extra})
+
+    def respond(self, request_id: Any, result: Any) -> List[Dict[str, Any]]:
+        self.server.handle({"jsonrpc": "2.0", "id": request_id, **result})
+        written, self.lines = self.lines, []
+        return written
+
+    def wait_for_pages(self) -> List[Dict[str, Any]]:
+        """What the server writes once its waiting pages are done."""
+        import time
+
+        deadline = time.monotonic() + 10
+        while self.server.pages and time.monotonic() < deadline:
+            self.server.check_pages()
+            time.sleep(0.02)
+        written, self.lines = self.lines, []
+        return written
+
+
+def answer_page(url: str, answers: Any, path: str = "/answers") -> Dict[str, Any]:
+    """A person's answers to a page, through its JSON interface."""
+    import urllib.request
+
+    request = urllib.request.Request(url.replace("/?", f"{path}?"), data=json.dumps(answers).encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return dict(json.loads(response.read()))
+
+
+SECRET_CALL = {"questions": [{"question": "Which region?", "options": ["eu-west-1", "us-east-1"]},
+                             {"question": "The deploy token?", "isSecret": True}]}
+SECRET = "tok-\u202e-s3cr3t-9f8e"
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads")
+class McpViewTests(unittest.TestCase):
+    """The in-chat view: the tool's resource, the call answered at once, the app-only tool."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+
+    def test_a_client_with_the_extension_is_shown_the_view_and_its_tool(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        tools = wire.request(1, "tools/list")[0]["result"]["tools"]
+        self.assertEqual([tool["name"] for tool in tools], ["ask_questions", "ask_questions_view"])
+        self.assertEqual(tools[0]["_meta"], {"ui": {"resourceUri": "ui://askq/questions"}})
+        self.assertEqual(tools[1]["_meta"]["ui"]["visibility"], ["app"])
+        listed = wire.request(2, "resources/list")[0]["result"]["resources"]
+        self.assertEqual([(entry["uri"], entry["mimeType"]) for entry in listed], [("ui://askq/questions", "text/html;profile=mcp-app")])
+        content = wire.request(3, "resources/read", {"uri": "ui://askq/questions"})[0]["result"]["contents"][0]
+        self.assertEqual(content["mimeType"], "text/html;profile=mcp-app")
+        self.assertEqual(content["text"], askq._view_document())
+        refused = wire.request(4, "resources/read", {"uri": "ui://askq/other"})[0]["error"]
+        self.assertEqual(refused["code"], -32002)
+        for capabilities in ({}, {"extensions": {"io.modelcontextprotocol/ui": {}}},
+                             {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": "text/html;profile=mcp-app"}}},
+                             {"extensions": ["io.modelcontextprotocol/ui"]}):
+            with self.subTest(capabilities=capabilities):
+                plain = McpWire(self, capabilities)
+                tools = plain.request(1, "tools/list")[0]["result"]["tools"]
+                self.assertEqual([tool["name"] for tool in tools], ["ask_questions"])
+                self.assertNotIn("_meta", tools[0])
+
+    def test_the_handshake_offers_resources_and_the_log_says_what_calls_get(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        reply = wire.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": McpWire.APPS})
+        self.assertEqual(reply[0]["result"]["capabilities"], {"tools": {}, "logging": {}, "resources": {}})
+        self.assertIn("draws no forms but MCP Apps views: calls show the questions in the conversation", wire.logs[-1])
+        with_web = McpWire(self, McpWire.URLS, web=askq._WebOptions())
+        self.assertIn("draws no forms but opens pages by URL: calls send it the web page", with_web.logs[0])
+
+    def test_the_document_makes_no_request_and_allows_only_its_own_style_and_script(self) -> None:
+        import base64
+        import hashlib
+
+        document = askq._view_document()
+        policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', document)
+        assert policy is not None
+        self.assertIn("default-src 'none'", policy.group(1))
+        self.assertIn("connect-src 'none'", policy.group(1))
+        self.assertNotIn("unsafe", policy.group(1))
+        for tag in ("style", "script"):
+            body = re.search(rf"<{tag}>(.*?)</{tag}>", document, re.DOTALL)
+            assert body is not None
+            digest = base64.b64encode(hashlib.sha256(body.group(1).encode()).digest()).decode()
+            self.assertIn(f"{tag}-src 'sha256-{digest}'", policy.group(1))
+        self.assertNotRegex(document, r"(?i)(src|href)=|https?:|@import|url\(|@font-face")
+        self.assertNotIn("prefers-color-scheme", document)  # the host's theme decides
+        self.assertIn(":root[data-theme=dark] { color-scheme: dark; --fg: #e6edf3;", document)
+        for said in ("ui/initialize", "ui/notifications/initialized", "ui/notifications/size-changed", "ui/message",
+                     '"ask_questions_view"', '"2026-01-26"', "host-context-changed"):
+            self.assertIn(said, document)
+
+    def test_a_call_from_a_host_without_forms_is_answered_at_once_with_the_form_for_the_view(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        result = wire.call(self.CALL)[0]["result"]
+        self.assertEqual(result["content"][0]["text"], askq._VIEW_CALL_TEXT)
+        self.assertIn("the user's next message", result["content"][0]["text"].lower())
+        self.assertIn("End your turn now", result["content"][0]["text"])
+        self.assertEqual(result["structuredContent"], askq.ask(self.CALL).to_dict())
+        self.assertNotIn("status", result["structuredContent"])
+        html = result["_meta"]["askq/view"]["html"]
+        items = askq.ask(self.CALL).questions
+        self.assertIn(askq._web_fieldset(0, items[0], {}, None)[: -len("</fieldset>")], html)  # the page's own rows
+        self.assertEqual(html.count("<fieldset"), len(items))
+        self.assertEqual(html.count('value="you_decide"'), len(items))
+        self.assertIn('data-action="follow_up"', html)
+        stateless = McpWire(self, McpWire.APPS, version="2026-07-28")
+        result = stateless.call(self.CALL)[0]["result"]
+        self.assertEqual((result["resultType"], result["content"][0]["text"]), ("complete", askq._VIEW_CALL_TEXT))
+        self.assertEqual(set(result["_meta"]), {"askq/view", "io.modelcontextprotocol/serverInfo"})
+
+    def test_a_client_with_forms_and_the_extension_keeps_forms(self) -> None:
+        wire = McpWire(self, {**McpWire.APPS, "elicitation": {"form": {}}})
+        self.assertEqual(wire.call(self.CALL)[0]["method"], "elicitation/create")
+
+    def view(self, wire: McpWire, action: str, form: Dict[str, List[str]], call: Any = None) -> Dict[str, Any]:
+        reply = wire.call({"call": call or self.CALL, "action": action, "form": form}, name="ask_questions_view")
+        return dict(reply[0]["result"])
+
+    def test_what_the_person_did_comes_back_as_the_result_text_of_its_outcome(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        output = askq.ask(self.CALL)
+        form = {"q:q0": [askq.CUSTOM_RESPONSE_LABEL], "other:q0": ["MariaDB\r\n10"], "q:q1": ["Lint", "Unit tests"],
+                "text:q2": ["billing"], "note:q1": ["run them \u202e twice"]}
+        answers = askq.collect_answers(output, [askq.AnswerItem("q0", "MariaDB\n10", [askq.CUSTOM_RESPONSE_LABEL]),
+                                                askq.AnswerItem("q1", None, ["Lint", "Unit tests"], note="run them \u202e twice"),
+                                                askq.AnswerItem("q2", "billing")])
+        done = self.view(wire, "submit", form)
+        self.assertIs(done["isError"], False)
+        expected = askq.result_text(askq.QuestionOutput(output.questions, answers, "answered"))
+        self.assertEqual(done["structuredContent"]["message"], expected)
+        self.assertEqual(done["content"][0]["text"], expected)
+        self.assertIn("run them \\u202e twice", done["structuredContent"]["html"])
+        states = {"state:q0": ["you_decide"], "state:q1": ["discuss"], "note:q1": ["first this"], "text:q2": ["billing"]}
+        given = [askq.AnswerItem("q0", unanswered="you_decide"), askq.AnswerItem("q1", note="first this", unanswered="discuss"),
+                 askq.AnswerItem("q2", "billing")]
+        self.assertEqual(self.view(wire, "submit", states)["structuredContent"]["message"],
+                         askq.result_text(askq.QuestionOutput(output.questions, askq.collect_answers(output, given), "answered")))
+        both = self.view(wire, "submit", {**states, "q:q0": ["SQLite"]})["structuredContent"]  # as the page: one or the other
+        self.assertNotIn("message", both)
+        self.assertIn("Answer it, or tick", both["html"])
+        for action, status in (("dismiss", "declined"), ("follow_up", "follow_up")):
+            with self.subTest(action=action):
+                partial = askq.collect_answers(output, [askq.AnswerItem("q2", "billing")], partial=True)
+                said = self.view(wire, action, {"text:q2": ["billing"], "q:q0": ["Oracle"]})["structuredContent"]
+                self.assertEqual(said["message"], askq.result_text(askq.QuestionOutput(output.questions, partial, status)))
+                self.assertEqual(said["status"], status)
+        nothing = self.view(wire, "dismiss", {})["structuredContent"]["message"]
+        self.assertEqual(nothing, askq.declined_text())
+
+    def test_a_refused_submission_shows_every_problem_in_the_persons_words_and_sends_nothing(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        refused = self.view(wire, "submit", {"q:q0": [askq.CUSTOM_RESPONSE_LABEL], "note:q1": ["only a note"]})
+        view = refused["structuredContent"]
+        self.assertNotIn("message", view)
+        self.assertIs(refused["isError"], False)
+        self.assertIn(askq._PERSON_WORDS["custom_without_text"], view["html"])
+        self.assertIn(askq._PERSON_WORDS["required"], view["html"])
+        # every problem at once: the custom row without text, and the required question with a note alone
+        self.assertEqual(re.findall(r'class="error" id="problem-(\d)"', view["html"]), ["0", "1"])
+        self.assertIn("only a note</textarea>", view["html"])  # the entries stay in place
+        self.assertNotIn("is not one of its options", view["html"])  # never the words meant for the model
+
+    def test_bad_requests_of_the_view_tool_are_tool_errors(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        for arguments in (None, [], {"call": self.CALL, "action": "submit"}, {"call": self.CALL, "action": "eval", "form": {}},
+                          {"call": self.CALL, "action": "submit", "form": {"q:q0": "SQLite"}},
+                          {"call": self.CALL, "action": "submit", "form": {"q:q0": [1]}},
+                          {"call": {"questions": []}, "action": "submit", "form": {}}):
+            with self.subTest(arguments=arguments):
+                result = wire.call(arguments, name="ask_questions_view")[0]["result"]
+                self.assertIs(result["isError"], True)
+                self.assertNotIn("structuredContent", result)
+
+    def test_model_text_reaches_the_view_escaped(self) -> None:
+        hostile = {"questions": [{"question": "<script>alert(1)</script> evil \u202eedoc\u202c", "header": "<b>x</b>",
+                                  "options": [{"label": "<img src=x onerror=alert(2)>", "preview": "<svg onload=alert(3)>"},
+                                              "\" onmouseover=\"alert(4)"]}]}
+        html = askq._view_call_result(askq.ask(hostile), None)["_meta"]["askq/view"]["html"]
+        self.assertNotRegex(html, r"<(script|img|svg|b>)")
+        self.assertIn("evil \\u202eedoc\\u202c", html)
+        self.assertNotIn("\u202e", html)
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads or sockets")
+class McpUrlModeTests(unittest.TestCase):
+    """Secrets and the page sent by URL: never in a form, asked where the client opens the page."""
+
+    def test_a_secret_goes_to_the_page_by_url_and_nowhere_else(self) -> None:
+        for capabilities in ({**McpWire.URLS}, {"elicitation": {"form": {}, "url": {}}}, {**McpWire.URLS, **McpWire.APPS}):
+            with self.subTest(capabilities=capabilities):
+                wire = McpWire(self, capabilities)
+                asked = wire.call(SECRET_CALL)
+                self.assertEqual(len(asked), 1)
+                request = asked[0]
+                self.assertEqual((request["method"], request["params"]["mode"]), ("elicitation/create", "url"))
+                self.assertEqual(request["params"]["elicitationId"], request["id"])
+                self.assertNotIn("requestedSchema", request["params"])
+                url = request["params"]["url"]
+                self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/\?token=")
+                self.assertEqual(wire.respond(request["id"], {"result": {"action": "accept"}}), [])
+                answer_page(url, {"q0": "us-east-1", "q1": SECRET})
+                done = wire.wait_for_pages()
+                self.assertEqual([message.get("method") for message in done], ["notifications/elicitation/complete", None])
+                self.assertEqual(done[0]["params"], {"elicitationId": request["id"]})
+                result = done[1]["result"]
+                self.assertIn(json.dumps(SECRET)[1:-1], result["content"][0]["text"])
+                self.assertNotIn(SECRET, json.dumps(request) + "".join(wire.logs))
+
+    def test_declined_failed_and_cancelled_pages_by_url(self) -> None:
+        wire = McpWire(self, McpWire.URLS)
+        for response, words in (({"result": {"action": "decline"}}, askq.declined_text()),
+                                ({"result": {"action": "cancel"}}, askq.declined_text()),
+                                ({"error": {"code": -1, "message": "no browser"}}, 'it said "no browser"')):
+            with self.subTest(response=response):
+                request = wire.call(SECRET_CALL)[0]
+                reply = wire.respond(request["id"], response)
+                self.assertIn(words, reply[0]["result"]["content"][0]["text"])
+                self.assertEqual(wire.server.pages, {})
+        request = wire.call(SECRET_CALL)[0]
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        self.assertEqual((wire.server.by_url, wire.server.pages), ({}, {}))
+
+    def test_pages_no_retry_took_are_ended_beyond_a_bound(self) -> None:
+        ended: List[int] = []
+
+        class Page:
+            def __init__(self, number: int) -> None:
+                self.number = number
+
+            def end(self) -> None:
+                ended.append(self.number)
+
+        board = askq._PageBoard()
+        board.most = 2
+        keys = [board.add(Page(number)) for number in range(3)]
+        self.assertEqual(ended, [0])
+        self.assertIsNone(board.take(keys[0]))
+        self.assertEqual(board.take(keys[2]).number, 2)
+        self.assertIsNone(board.take(keys[2]))  # a page is taken once
+        self.assertIsNone(board.take(["not", "a", "key"]))
+
+    def test_a_secret_with_no_page_to_offer_is_said_so(self) -> None:
+        for capabilities in ({}, {"elicitation": {"form": {}}}, McpWire.APPS):
+            with self.subTest(capabilities=capabilities):
+                result = McpWire(self, capabilities).call(SECRET_CALL)[0]["result"]
+                self.assertEqual(result["content"][0]["text"], askq._SECRET_NOT_IN_FORM)
+                self.assertEqual(result["structuredContent"]["status"], "unavailable")
+                self.assertNotIn("_meta", result)  # never into the view either
+
+    def test_a_secret_without_url_mode_is_asked_on_the_page_with_web(self) -> None:
+        wire = McpWire(self, {"elicitation": {"form": {}}}, web=askq._WebOptions())
+        with mock.patch.object(askq, "_open_browser", return_value=False):
+            said = wire.call(SECRET_CALL)
+        self.assertEqual([message["method"] for message in said], ["notifications/message"])  # where the page is
+        self.assertEqual(len(wire.server.pages), 1)
+
+    def test_with_web_every_client_that_opens_urls_and_draws_no_forms_gets_the_page_by_url(self) -> None:
+        wire = McpWire(self, McpWire.URLS, web=askq._WebOptions())
+        request = wire.call(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[0]
+        self.assertEqual(request["params"]["mode"], "url")
+        without = McpWire(self, McpWire.URLS)  # no --web: a call without a secret is not sent anywhere
+        self.assertEqual(without.call(json.loads(askq._BUILTIN_EXAMPLE_ARGS))[0]["result"]["content"][0]["text"],
+                         askq.unavailable_text())
+
+    def test_under_2026_07_28_the_page_is_an_input_request_and_the_retry_waits_for_it(self) -> None:
+        wire = McpWire(self, McpWire.URLS, version="2026-07-28")
+        first = wire.call(SECRET_CALL)[0]["result"]
+        self.assertEqual(first["resultType"], "input_required")
+        asked = first["inputRequests"]["ask_questions"]
+        self.assertEqual((asked["method"], asked["params"]["mode"]), ("elicitation/create", "url"))
+        self.assertNotIn("elicitationId", asked["params"])
+        url = asked["params"]["url"]
+        retry = {"inputResponses": {"ask_questions": {"action": "accept"}}, "requestState": first["requestState"]}
+        self.assertEqual(wire.call(SECRET_CALL, **retry), [])  # answered when the page is done
+        answer_page(url, {"q0": "eu-west-1", "q1": SECRET})
+        done = wire.wait_for_pages()
+        self.assertEqual(done[0]["result"]["resultType"], "complete")
+        self.assertIn(json.dumps(SECRET)[1:-1], done[0]["result"]["content"][0]["text"])
+        again = wire.call(SECRET_CALL, **retry)[0]["result"]  # the page was taken: a second retry finds none
+        self.assertEqual(again["content"][0]["text"], askq._PAGE_GONE_TEXT)
+        forged = wire.call(SECRET_CALL, inputResponses={"ask_questions": {"action": "accept"}}, requestState="x.y")[0]
+        self.assertEqual(forged["error"]["code"], -32602)
+        declined = wire.call(SECRET_CALL)[0]["result"]
+        reply = wire.call(SECRET_CALL, inputResponses={"ask_questions": {"action": "decline"}},
+                          requestState=declined["requestState"])[0]["result"]
+        self.assertEqual(reply["content"][0]["text"], askq.declined_text())
+
+
 class McpHttpClient:
     """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
 
@@ -6659,6 +7219,33 @@ class McpHttpTests(unittest.TestCase):
         # Stopping waits out the listener's poll: in the background, so tests need not.
         self.addCleanup(lambda: threading.Thread(target=server.stop, daemon=True).start())
         return McpHttpClient(server.port, token)
+
+    def test_a_secret_sent_by_url_is_a_page_beside_mcp_and_its_stream_says_when_it_is_done(self) -> None:
+        pages = askq._ServedPages("")
+        mcp = askq._McpHttp(lambda line: None, None, None, askq._RequestSeal(), askq._PageBoard(askq._ServedWebOptions(pages, None)))
+        server = askq._HttpServer(askq._HttpCore(mcp, pages), "127.0.0.1", 0)
+        pages.base = f"http://127.0.0.1:{server.port}"
+        self.addCleanup(mcp.close)
+        self.addCleanup(server.stop)
+        client = McpHttpClient(server.port)
+        status, headers, _ = client.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"url": {}}}}})
+        self.assertEqual(status, 200)
+        client.session = headers["Mcp-Session-Id"]
+        stream = client.open("POST", call_message(9, SECRET_CALL))
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        asked = next_event(stream)
+        assert asked is not None
+        self.assertEqual(asked["params"]["mode"], "url")
+        self.assertTrue(asked["params"]["url"].startswith(f"{pages.base}/?token="))  # where the client reached /mcp
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})[0], 202)
+        answer_page(asked["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
+        done, result = next_event(stream), next_event(stream)
+        assert done is not None and result is not None
+        self.assertEqual(done, {"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                                "params": {"elicitationId": asked["id"]}})
+        self.assertEqual(result["id"], 9)
+        self.assertIn(json.dumps(SECRET)[1:-1], result["result"]["content"][0]["text"])
 
     def test_sessions(self) -> None:
         client = self.serve()
@@ -7662,6 +8249,99 @@ class McpSdkHttpTests(unittest.TestCase):
         self.assertIn('could not complete the form with your questions (it said "the form could not be drawn")',
                       result.content[0].text)
         self.assertEqual(result.structured_content["status"], "unavailable")
+
+
+def answer_page_as_a_person(url: str, picks: Dict[str, str]) -> str:
+    """Open a page as a browser does and send its form with these entries; the page shown after."""
+    import urllib.parse
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        page = response.read().decode()
+    found = re.search(r'<form class="questions" method="post" action="([^"]+)"', page)
+    assert found is not None, "the page holds no form"
+    for name in picks:
+        assert f'name="{name}"' in page, f"the page has no field {name}"
+    target = urllib.parse.urljoin(url, found.group(1).replace("&amp;", "&"))
+    body = urllib.parse.urlencode({**picks, "action": "submit"}).encode()
+    with urllib.request.urlopen(urllib.request.Request(target, data=body, method="POST"), timeout=10) as response:
+        return str(response.read().decode())
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
+                     "the mcp SDK 2 is not installed (CI installs it in a venv)")
+class McpSdkUrlModeTests(unittest.TestCase):
+    """The mcp SDK's client, which opens pages by URL, with a secret question: the page
+    opened and answered by a person, under 2025-11-25 and 2026-07-28, over stdio and HTTP."""
+
+    SECRET = "tok-9f8e-s3cr3t-Zq7"
+
+    def run_client(self, mode: str, url: Optional[str] = None) -> Any:
+        import asyncio
+        import threading
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        asked: List[Any] = []
+        notes: List[Any] = []
+        people: List[threading.Thread] = []
+        seen: List[str] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            asked.append(params)
+            person = threading.Thread(target=lambda: seen.append(answer_page_as_a_person(
+                params.url, {"q:q0": "us-east-1", "text:q1": self.SECRET})))
+            person.start()  # the client has opened the page; the person answers it in their own time
+            people.append(person)
+            return mcp_types.ElicitResult(action="accept")
+
+        async def message_handler(message: Any) -> None:
+            notes.append(message)
+
+        async def session() -> Any:
+            if url is None:
+                server: Any = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            else:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                server = streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": "Bearer sdk-token"}))
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback,
+                              message_handler=message_handler) as client:
+                result = await client.call_tool("ask_questions", SECRET_CALL)
+                return result, client.session.protocol_version if url else client.session._negotiated_version
+
+        result, version = asyncio.run(session())
+        for person in people:
+            person.join(10)
+        return result, version, asked, notes, seen
+
+    def check_round(self, mode: str, era: str, url: Optional[str]) -> None:
+        result, version, asked, notes, seen = self.run_client(mode, url)
+        self.assertEqual(version, era)
+        self.assertEqual([params.mode for params in asked], ["url"])
+        text = result.content[0].text
+        self.assertTrue(text.startswith("The user answered your questions."), text)
+        self.assertIn(f'typed: "{self.SECRET}"', text)
+        self.assertIn('picked: "us-east-1"', text)
+        self.assertNotIn(self.SECRET, repr(asked) + repr(notes))
+        self.assertEqual(len(seen), 1)
+        if era == "2025-11-25":  # the server says when the page is done, naming the request that sent the client there
+            done = [note for note in notes if getattr(note, "method", None) == "notifications/elicitation/complete"]
+            self.assertEqual([note.params.elicitation_id for note in done], [asked[0].elicitation_id])
+
+    def test_a_secret_on_the_page_by_url_over_stdio(self) -> None:
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                self.check_round(mode, era, None)
+
+    def test_a_secret_on_the_page_by_url_over_http(self) -> None:
+        url = serve_http(self)
+        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            with self.subTest(mode=mode):
+                self.check_round(mode, era, url)
 
 
 @unittest.skipUnless(CAN_SPAWN and (package_version("mcp") or "2").startswith("1."),

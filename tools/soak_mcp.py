@@ -1019,7 +1019,7 @@ BAD_UTF8: List[bytes] = [
     b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xe2\x82"}}',
     b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"caf\xe9"}}',
 ]
-UNKNOWN_METHODS = ("foo", "tools/lis", "resources/list", "prompts/list", "completion/complete",
+UNKNOWN_METHODS = ("foo", "tools/lis", "resources/lis", "prompts/list", "completion/complete",
                    "sampling/createMessage", "elicitation/create", "roots/list", "", " ping", "PING",
                    "tools/call/x", "initialize/", "notifications/initialized", "tasks/list", "método",
                    "x" * 10_000, "rpc.discover", "subscriptions/listen")
