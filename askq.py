@@ -6684,6 +6684,8 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .md pre code { background: none; border: 0; padding: 0; }
 .states { display: flex; flex-wrap: wrap; align-items: center; column-gap: 1.2rem; margin-top: 0.3rem; }
 .states .desc { flex-basis: 100%; font-size: 0.9rem; }
+.entry.resting :disabled { opacity: 0.45; }
+.entry.resting .text, .entry.resting summary { color: var(--muted); }
 span.number { display: flex; align-items: center; gap: 0.5rem; }
 input.number { max-width: 12rem; }
 input[type=text], input[type=number], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
@@ -6716,6 +6718,7 @@ _WEB_SCRIPT = """
   function settle(fieldset) {
     var left = fieldset.querySelector("input.state:checked") !== null;
     fieldset.querySelectorAll(".entry input, .entry textarea").forEach(function (control) { control.disabled = left; });
+    fieldset.querySelector(".entry").className = left ? "entry resting" : "entry";
   }
   document.querySelectorAll("input.state").forEach(function (box) {
     var fieldset = box.closest("fieldset");
@@ -7427,7 +7430,10 @@ def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
-    Hebrew question never reorders an English answer or note."""
+    Hebrew question never reorders an English answer or note; a number
+    with its unit, as the model reads it."""
+    if item.unit is not None and answer is not None and answer.answer is not None:
+        answer = _with_unit(answer, item.unit)
     if answer is not None and _gives_answer(answer):
         parts = [_isolated(_visible(label)) for label in answer.selected or ()]
         parts += [] if answer.answer is None else [_isolated(_HIDDEN if item.secret else _quoted(answer.answer))]

@@ -5749,6 +5749,7 @@ class WebRequestTests(unittest.TestCase):
         self.assertIn("<li><bdi>Which database?</bdi>: <bdi>(You decide)</bdi></li>", sent)
         self.assertIn("<li><bdi>Why?</bdi>: <bdi>(Let&#x27;s discuss)</bdi>; note: <bdi>&quot;call me&quot;</bdi></li>", sent)
         self.assertIn("<li><bdi>The API token?</bdi>: <bdi>(skipped)</bdi></li>", sent)
+        self.assertIn("<li><bdi>How much memory?</bdi>: <bdi>&quot;8 GB&quot;</bdi></li>", sent)  # with its unit
 
     def test_a_state_is_instead_of_an_answer_and_one_at_a_time(self) -> None:
         page = self.state_page()

@@ -63,7 +63,7 @@ from urllib.parse import quote, urlsplit
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the root, above tools/
 MAX_PAYLOAD_BYTES = 1024 * 1024  # askq's bound on a body (SPEC 5.7, 10)
 ROUTES: Dict[str, Tuple[str, ...]] = {"/": ("GET", "POST"), "/questions": ("GET",), "/answers": ("POST",),
-                                      "/dismiss": ("POST",)}
+                                      "/dismiss": ("POST",), "/follow-up": ("POST",)}
 LATENCY_LIMIT_S = 1.5  # SPEC 10: "never holds up another request by more than a second", plus slack
 RESPONSE_WAIT_S = 8.0  # how long one request waits for its answer
 OVERSIZE_WAIT_S = 3.0  # how long a 413 may take when the body is never sent
@@ -216,10 +216,11 @@ class Gen:
 
 METHODS = ("GET", "POST", "PUT", "DELETE", "TRACE", "PROPFIND", "PATCH", "OPTIONS", "HEAD", "get", "post",
            "FOOBAR", "G3T!")
-PATHS = ("/", "/questions", "/answers", "/dismiss", "/nope", "/questions/", "/index.html", "/askq.py",
+PATHS = ("/", "/questions", "/answers", "/dismiss", "/follow-up", "/nope", "/questions/", "/index.html", "/askq.py",
          "/example_args.json", "/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd")
 ALLOWED = tuple((m, p) for p, methods in ROUTES.items() for m in methods)
-TOKEN_SAFE = tuple(combo for combo in ALLOWED if combo[1] != "/dismiss")  # a valid token here never ends the page
+ENDING = ("/dismiss", "/follow-up")  # a valid token there ends the page, whatever the body
+TOKEN_SAFE = tuple(combo for combo in ALLOWED if combo[1] not in ENDING)  # a valid token here never ends the page
 REFUSED_FORMS = (b"", b"q:q1=Unit+tests", b"q:q1=Lint&text:q2=soak", b"%%%&&==&", b"=&=&=", b"q:q9=x&q:q1",
                  b"\xff\xfe\x00q:q1=Lint", b"a=" + b"%zz" * 200, b"text:q2=" + b"b" * 3000, b"q:q1=&other:q1=",
                  b"action=nonsense&q:q1=Lint", b"note:q0=a+note+alone&q:q1=Lint&text:q2=soak")
@@ -292,7 +293,7 @@ def wrong_tokens(token: str, rng: random.Random) -> List[str]:
 def set_token(case: Case, how: str, g: Gen) -> None:
     """Put a token in the request: how is none, wrong_*, or valid_* (query, bearer or form)."""
     token = g.target.token
-    if how.startswith("valid") and case.path == "/dismiss":  # never end the page before the end
+    if how.startswith("valid") and case.path in ENDING:  # never end the page before the end
         how = "wrong" + how[5:]
     value = token if how.startswith("valid") else g.rng.choice(wrong_tokens(token, g.rng))
     place = how.partition("_")[2]
@@ -961,6 +962,7 @@ def grace_checks(soak: Soak, final: Final, body: bytes, accepted_at: float) -> N
     checks = [("POST /answers again", submission(target, "/answers", body), 409),
               ("POST / (the form) again", submission(target, "/", form.encode()), 409),
               ("POST /dismiss", submission(target, "/dismiss", b"{}"), 409),
+              ("POST /follow-up", submission(target, "/follow-up", b"{}"), 409),
               ("POST /answers, wrong token", submission(target, "/answers", body, "wrong"), 403),
               ("GET / (the page says the answers were sent)", probe_case(target), 200)]
     for what, case, expected in checks:

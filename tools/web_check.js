@@ -7,7 +7,10 @@
 // DIR holds node_modules with puppeteer-core and axe-core; the browser is
 // Debian's chromium (CHROMIUM overrides /usr/bin/chromium), run headless.
 // Each state comes from a real `python askq.py ask FILE --web` on 127.0.0.1:
-//   fresh, refused (sent empty), dismiss confirm, sent, timed out (the
+//   fresh, refused (sent empty but for a number out of range and a
+//   secret, which the page asks for again), dismiss confirm, sent (the
+//   secret hidden), you decide and discuss ticked, asked for more (ask me
+//   more first, showing each state), timed out (the
 //   page's own countdown runs out and shows what was kept), 409 (a second
 //   browser context, a second device, sends after the first one), the
 //   connection lost while the person types, and the dismiss confirm without
@@ -56,7 +59,10 @@ const CALL = {questions: [
    options: ["اختبارات الوحدة", "Lint", "https://example.com/a/very/long/url/that/does/not/break/anywhere/" + "z".repeat(60)]},
   {question: "Name?", header: "Name", placeholder: "e.g. billing-api"},
   {question: "Notes?", required: false},
+  {question: "How much memory?", header: "Memory", type: "number", minimum: 1, maximum: 64, step: 1, unit: "GB", default: "8"},
+  {question: "The deploy token?", header: "Token", secret: true, required: false},
 ]};
+const SECRET = "hunter2-s3cr3t";
 
 let failures = 0;
 function fail(message) {
@@ -146,19 +152,69 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
     field.value = "";
     document.getElementById(field.dataset.row).checked = false;
   });
+  await page.evaluate(() => { document.getElementById("answer-4").value = ""; });
+  await page.type("#answer-4", "99");
+  await page.type("#answer-5", SECRET);
   await clickAndWait(page, "button.send");
   await axeCheck(page, "refused", label, axeSource, results);
+  const refused = await page.content();
+  if (refused.includes(SECRET)) { fail(`${label}: the refused page writes the secret back`); }
+  if (!refused.includes('id="retype-5"') || !refused.includes("That number is not one this question takes")) {
+    fail(`${label}: the refused page does not ask for the secret again or name the number's range`);
+  }
+  const kind = await page.$eval("#answer-4", (field) => [field.type, field.inputMode, field.min, field.max, field.value]);
+  if (JSON.stringify(kind) !== JSON.stringify(["number", "numeric", "1", "64", "99"])) { fail(`${label}: the number entry is ${kind}`); }
   await page.click('#problems a[href="#answer-2"]');
   const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
   if (focused !== "answer-2") { fail(`${label}: a problem's link focused ${JSON.stringify(focused)}, not its question's first control`); }
   await fillRequired(page);
+  await page.evaluate(() => { document.getElementById("answer-4").value = "16"; });
   await clickAndWait(page, 'button[value="dismiss"]');
   await axeCheck(page, "dismiss confirm", label, axeSource, results);
   await clickAndWait(page, '#confirm button[value="back"]');
+  await page.type("#answer-5", SECRET);
   await clickAndWait(page, "button.send");
   await axeCheck(page, "sent", label, axeSource, results);
+  const sent = await page.content();
+  if (sent.includes(SECRET) || !sent.includes("(hidden)")) { fail(`${label}: the sent page does not hide the secret`); }
   const ended = await run.ended;
   if (ended.code !== 0 || !ended.stdout.includes('"status": "answered"')) { fail(`${label}: the sent page's run ended ${ended.code}: ${ended.stdout}`); }
+  if (!ended.stdout.includes(SECRET) || !ended.stdout.includes('"16"')) { fail(`${label}: the outcome lacks the secret or the number: ${ended.stdout}`); }
+  await page.close();
+}
+
+async function stateStates(browser, file, width, scheme, label, axeSource, results) {
+  // You decide and discuss: one at a time, the answer's controls resting; then ask me more first.
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  let secretSent = false;
+  page.on("request", (request) => { if ((request.postData() || "").includes("hunter")) { secretSent = true; } });
+  await page.goto(await run.url, {waitUntil: "load"});
+  await page.type("#answer-5", "hunter");  // a secret half typed goes with no draft
+  await page.click("#answer-0");
+  await page.click("#state-0-you_decide");
+  await page.click("#state-0-discuss");
+  await page.click("#state-2-you_decide");
+  const seen = await page.evaluate(() => [document.getElementById("state-0-you_decide").checked,
+    document.getElementById("state-0-discuss").checked, document.getElementById("answer-0").disabled,
+    document.getElementById("answer-2").disabled, document.getElementById("answer-3").disabled]);
+  if (JSON.stringify(seen) !== JSON.stringify([false, true, true, true, false])) {
+    fail(`${label}: the states are not one at a time, or do not rest the answer's controls: ${seen}`);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  if (secretSent) { fail(`${label}: a draft carried the secret being typed`); }
+  await axeCheck(page, "you decide and discuss", label, axeSource, results);
+  await page.evaluate(() => { document.getElementById("answer-5").value = ""; });
+  await clickAndWait(page, 'button[value="follow-up"]');
+  await axeCheck(page, "asked for more", label, axeSource, results);
+  const text = await page.evaluate(() => document.body.innerText);
+  if (!text.includes("Asked for more questions") || !text.includes("(Let's discuss)") || !text.includes("(You decide)")) {
+    fail(`${label}: the page after ask me more first does not show each state: ${text}`);
+  }
+  const ended = await run.ended;
+  if (!ended.stdout.includes('"status": "follow_up"') || !ended.stdout.includes('"unanswered": "discuss"')) {
+    fail(`${label}: ask me more first ended ${ended.stdout}`);
+  }
   await page.close();
 }
 
@@ -282,6 +338,7 @@ async function main() {
       for (const scheme of SCHEMES) {
         const label = `${width}px-${scheme}`;
         await formStates(browser, file, width, scheme, label, axeSource, results);
+        await stateStates(browser, file, width, scheme, label, axeSource, results);
         await timedOutState(browser, file, width, scheme, label, axeSource, results);
         await lateState(browser, file, width, scheme, label, axeSource, results);
         await lostState(browser, file, width, scheme, label, axeSource, results);
