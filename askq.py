@@ -3247,10 +3247,13 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "O
         return _entry_given(index, items[index], value)
     texts = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
     if not all(isinstance(text, str) for text in texts):
-        raise _refused(
-            index, items[index], "malformed",
-            f": its answer must be a string, a list of strings or null, not {_json_type(value)}.",
-        )
+        number = _number_text(value) if items[index].question_type is QuestionType.NUMBER else None
+        if number is None:  # a JSON number answers a number question as its digits would
+            raise _refused(
+                index, items[index], "malformed",
+                f": its answer must be a string, a list of strings or null, not {_json_type(value)}.",
+            )
+        texts = [number]
     _check_pick_count(index, items[index], texts)
     given = aside or _Given()
     readers = _form_readers()
@@ -4494,7 +4497,10 @@ def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) 
 
 
 def _option_title(option: QuestionOption) -> str:
-    return option.label if option.description is None else f"{option.label} - {option.description}"
+    """An option as a form names it: its label, badged when the model
+    recommended it on a multi-choice question, then its description."""
+    label = f"{option.label} {RECOMMENDED_SUFFIX}" if option.recommended else option.label
+    return label if option.description is None else f"{label} - {option.description}"
 
 
 def _elicitation_message(items: "List[QuestionItem]") -> str:

@@ -3216,6 +3216,19 @@ class AnswerStateTests(unittest.TestCase):
         self.assertEqual(askq.collect_answers(out, {"q0": {"answer": "MySQL"}, "Name?": {"answer": "x"}})[:2],
                          [AnswerItem("q0", "MySQL"), AnswerItem("q1", "x")])
 
+    def test_a_json_number_answers_a_number_question(self) -> None:
+        out = askq.ask({"questions": [{"question": "RAM?", "kind": "number", "min": 1, "max": 64, "unit": "GB"},
+                                      {"question": "Name?"}]})
+        self.assertEqual(askq.collect_answers(out, {"q0": 8, "q1": "x"})[0], AnswerItem("q0", "8"))
+        self.assertEqual(askq.collect_answers(out, {"q0": 2.5, "q1": "x"})[0], AnswerItem("q0", "2.5"))
+        for value, reason in ((True, "malformed"), (99, "out_of_range"), (float("nan"), "malformed")):
+            with self.subTest(value=value), self.assertRaises(askq.AnswerError) as caught:
+                askq.collect_answers(out, {"q0": value, "q1": "x"})
+            self.assertEqual(caught.exception.reason, reason)
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(out, {"q0": "8", "q1": 8})  # on a text question a number is no string
+        self.assertIn("must be a string, a list of strings or null, not a number", str(caught.exception))
+
     def test_a_header_shared_by_two_questions_names_neither(self) -> None:
         out = askq.ask({"questions": [{"question": "A?", "header": "Pick"}, {"question": "B?", "header": "Pick"}]})
         with self.assertRaises(askq.AnswerError) as caught:
@@ -3795,6 +3808,13 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(labels, ["Me", "You decide", askq.CUSTOM_RESPONSE_LABEL, "Let's discuss"])  # the option wins
         self.assertEqual(askq.from_elicitation(same, {"action": "accept", "content": {"q0": "You decide"}})[1],
                          [AnswerItem("q0", None, ["You decide"])])
+
+    def test_a_recommended_option_of_a_multi_choice_is_badged_in_both_vocabularies(self) -> None:
+        out = askq.ask({"questions": [{"question": "Which?", "multiSelect": True, "options": ["A", "B (Recommended)"]}]})
+        titles = [c["title"] for c in askq.to_elicitation(out)["requestedSchema"]["properties"]["q0"]["items"]["anyOf"]]
+        self.assertEqual(titles[:2], ["A", "B (Recommended)"])
+        legacy = askq.to_elicitation(out, protocol_version="2025-06-18")["requestedSchema"]["properties"]
+        self.assertEqual((legacy["q0_2"]["title"], legacy["q0_2"]["default"]), ("B (Recommended)", False))  # never preselected
 
     def test_the_mcp_harness_form_writes_a_state_as_its_choice(self) -> None:
         output = elicitation_questions()
