@@ -5472,7 +5472,10 @@ class _Dialog:
     def _insert(self, name: str, text: str) -> None:
         line, caret = self.line()
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
-        self._set_line(line[:caret] + text + line[caret:], caret + len(text))
+        kept = text[: max(0, MAX_TEXT - len(line))]  # the bound every answer and note has
+        self._set_line(line[:caret] + kept + line[caret:], caret + len(kept))
+        if len(kept) < len(text) and not self.noting:
+            self.entry.problem = f"An answer holds {MAX_TEXT} characters at most; the rest was left out."
         if self.items[self.tab].question_type is QuestionType.SINGLE_CHOICE and not self.noting:
             self.entry.custom = True
 
@@ -9322,9 +9325,8 @@ def _run_ask(args: Any) -> int:
 
 def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
 
-    _warn_if_exposed(args.host)
-
     def ready(url: str) -> None:
+        _warn_if_exposed(args.host)  # once it listens: a host that cannot be had gets its one line alone
         sys.stderr.write(f"askq: answer the questions at {url}\n")
         sys.stderr.flush()
         if args.open:

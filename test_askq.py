@@ -5113,6 +5113,11 @@ class DialogDrawingTests(unittest.TestCase):
         state = dialog({"questions": ["Why?"]}, "\x1b[200~a\rb\r\nc\x1b[201~")
         self.assertEqual(state.entries[0].text, "a\nb\nc")
 
+    def test_a_paste_longer_than_an_answer_holds_is_cut_and_said_so(self) -> None:
+        state = dialog({"questions": ["Why?"]}, "\x1b[200~" + "y" * (askq.MAX_TEXT + 1000) + "\x1b[201~" + "z")
+        self.assertEqual(state.entries[0].text, "y" * askq.MAX_TEXT)  # the bound collect_answers keeps too
+        self.assertIn(f"holds {askq.MAX_TEXT} characters at most", state.entries[0].problem)
+
     def test_summary(self) -> None:
         state = dialog(example_output(), DOWN + ENTER + TAB + ESC)
         self.assertEqual(state.summary(80), ["askq: Dismissed", "  Database: SQLite",
