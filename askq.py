@@ -3669,6 +3669,10 @@ _OUTCOME_WORDS = {
 }
 
 
+# The person's words for asking for the outcome follow_up, in every UI.
+_ASK_ME_MORE = "Ask me more first"
+
+
 def _alone_text(status: Outcome) -> str:
     """The whole result of an outcome that came with no answers at all."""
     return _OUTCOME_WORDS[status].alone
@@ -5708,7 +5712,7 @@ class _Painter:
     def hints(self, dialog: _Dialog) -> str:
         """The keys that act now, in one line; the last says how to dismiss."""
         if dialog.tab == dialog.review_tab:
-            keys = ["Enter submit", f"{_FOLLOW_UP_KEY.upper()} ask me more first", "\u2191\u2193 scroll",
+            keys = ["Enter submit", f"{_FOLLOW_UP_KEY.upper()} {_ASK_ME_MORE.lower()}", "\u2191\u2193 scroll",
                     "Shift-Tab back", "Esc dismiss"]
         elif dialog.noting:
             keys = ["type a note on your answer", "Enter or Esc done", "Ctrl-C dismiss"]
@@ -7065,7 +7069,7 @@ class _WebPage(_HttpHandlers):
                      for index, item in enumerate(self.items))
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
-            f"<button type=\"submit\" name=\"action\" value=\"follow-up\">{_WEB_FOLLOW_UP}</button>"
+            f"<button type=\"submit\" name=\"action\" value=\"follow-up\">{_ASK_ME_MORE}</button>"
             "<button type=\"submit\" name=\"action\" value=\"dismiss\">Dismiss</button></div></form>"
             f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
@@ -7411,7 +7415,6 @@ def _secret_typed(item: QuestionItem, form: "Dict[str, List[str]]") -> bool:
     return any((form.get(f"{field}:{item.id}") or [""])[0].strip() for field in ("text", "other"))
 
 
-_WEB_FOLLOW_UP = "Ask me more first"  # the button: the outcome follow_up
 _WEB_RETYPE = "What you typed here is secret, so it is not shown again: type it again."
 
 
@@ -7909,7 +7912,7 @@ def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", proble
     parts.append(
         "<p class=\"error\" id=\"said\" role=\"status\" hidden></p>"
         "<div class=\"buttons\" id=\"buttons\"><button class=\"send\" type=\"button\" data-action=\"submit\">Send answers</button>"
-        "<button type=\"button\" data-action=\"follow_up\">Ask me more first</button>"
+        f"<button type=\"button\" data-action=\"follow_up\">{_ASK_ME_MORE}</button>"
         "<button type=\"button\" data-show=\"confirm\">Dismiss</button></div>"
         "<section class=\"confirm\" id=\"confirm\" hidden><h2>Dismiss these questions?</h2>"
         "<p>The assistant is told that you dismissed them, with the answers you gave.</p><div class=\"buttons\">"
