@@ -8352,7 +8352,8 @@ class McpSdkUrlModeTests(unittest.TestCase):
                 result = await client.call_tool("ask_questions", SECRET_CALL)
                 return result, client.session.protocol_version if url else client.session._negotiated_version
 
-        result, version = asyncio.run(session())
+        # The page never answered (a person who cannot find the form) must fail the test, not hang it.
+        result, version = asyncio.run(asyncio.wait_for(session(), 60))
         for person in people:
             person.join(10)
         return result, version, asked, notes, seen
