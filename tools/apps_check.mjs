@@ -15,10 +15,10 @@
 // dark: the example and a hostile call render (no script from the model's text runs,
 // U+202E shows as an escape, no request leaves the frame, nothing scrolls sideways),
 // the theme and fonts come from the host context, the frame follows the view's size;
-// a person's picks, typed text, notes, states, a refused submission, "ask me more
-// first" and a dismissal reach the host as the ui/message whose text is exactly
-// result_text() of that outcome (computed by askq from the same answers given in its
-// own answer form).
+// a person's picks, typed text, notes, states, a refused submission, a message the
+// conversation refuses once, "ask me more first" and a dismissal reach the host as the
+// ui/message whose text is exactly result_text() of that outcome (computed by askq from
+// the same answers given in its own answer form).
 //
 // The page by URL: a call holding a secret question, from the SDK 1.x under
 // 2025-11-25 and the client 2.x under 2026-07-28, over stdio and HTTP, each with a
@@ -195,7 +195,7 @@ window.startView = async function (viewHtml, toolArguments, result, context) {
   const bridge = new AppBridge(null, { name: "apps-check-host", version: "1" },
     { serverTools: {}, message: { text: {} }, logging: {} }, { hostContext: context });
   bridge.oncalltool = async (params) => window.hostCallTool(params);
-  bridge.onmessage = async (params) => { await window.hostMessage(params); return {}; };
+  bridge.onmessage = async (params) => ((await window.hostMessage(params)) ? { isError: true } : {});
   bridge.onsizechange = (params) => {
     window.sizes.push(params);
     if (params.height) { frame.style.height = params.height + "px"; }
@@ -233,7 +233,15 @@ class Host {
       if (message.type() === "error") this.consoleErrors.push(message.text());
     });
     await page.exposeFunction("hostCallTool", (params) => client.callTool(params));
-    await page.exposeFunction("hostMessage", (params) => { this.messages.push(params); });
+    this.refuseNext = false;
+    await page.exposeFunction("hostMessage", (params) => {
+      if (this.refuseNext) {  // the conversation did not take it: the view must keep the person's entries
+        this.refuseNext = false;
+        return true;
+      }
+      this.messages.push(params);
+      return false;
+    });
     await page.setContent(`<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}` +
       `iframe{border:0;width:100%;display:block}</style></head><body><div id="host"></div>` +
       `<script>${this.bundle}</script><script>${HOST_SCRIPT}</script></body></html>`);
@@ -319,6 +327,21 @@ const CASES = {
       await frame.click('button[data-action="submit"]');
     },
     answers: [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Lint"] }],
+    status: "answered",
+  },
+  "a message the conversation refuses once, then takes": {
+    async act(frame, host) {
+      await frame.click(pick("q0", "SQLite"));
+      await frame.click(pick("q1", "Type check"));
+      host.refuseNext = true;
+      await frame.click('button[data-action="submit"]');
+      await frame.waitForFunction(() => /could not be sent/.test(document.getElementById("said").textContent),
+        { timeout: 10000 });
+      const kept = await frame.$eval(pick("q0", "SQLite"), (node) => node.checked);
+      check("a refused message leaves the form as the person left it, and says so", kept && !host.refuseNext);
+      await frame.click('button[data-action="submit"]');
+    },
+    answers: [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Type check"] }],
     status: "answered",
   },
   "ask me more first": {
