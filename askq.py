@@ -7269,6 +7269,11 @@ def _control_id(index: int, row: int = 0) -> str:
     return f"answer-{index}" if row == 0 else f"answer-{index}-{row}"
 
 
+# How each kind of question takes its answer on the page (a method of
+# _WebEntry each, registered beside it); a kind not here is typed.
+_WEB_ENTRIES = _Registry()
+
+
 class _WebEntry:
     """One question's entry on the page, as its kind draws it: where it is,
     the last form's values, and the attributes that tie its controls to
@@ -7302,9 +7307,77 @@ class _WebEntry:
             return f"<input type=\"password\" autocomplete=\"off\" name=\"{name}\" value=\"\"{attributes}{self.tie}>"
         return f"<input name=\"{name}\" value=\"{self.value(field)}\"{attributes}{self.tie}>"
 
+    @_WEB_ENTRIES.on(QuestionType.TEXT)
+    def typed_entry(self) -> "List[str]":
+        from html import escape
 
-# How each kind of question takes its answer on the page; a kind not here is typed.
-_WEB_ENTRIES = _Registry()
+        item = self.item
+        placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
+        if item.secret:
+            return [self.typed_field("text", f" class=\"typed\" id=\"{_control_id(self.index)}\" dir=\"auto\""
+                                      f" aria-label=\"Your answer (hidden as you type)\"{placeholder}")]
+        return [(f"<textarea id=\"{_control_id(self.index)}\" name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\""
+                 f" aria-label=\"Your answer\"{placeholder}{self.tie}>{self.value('text')}</textarea>")]
+
+    @_WEB_ENTRIES.on(QuestionType.SINGLE_CHOICE, QuestionType.MULTI_CHOICE)
+    def choice_rows(self) -> "List[str]":
+        """The rows of a choice question: the rows every way of asking shows,
+        each in its own direction, its control at the start of it."""
+        from html import escape
+
+        item = self.item
+        kind = "checkbox" if item.question_type is QuestionType.MULTI_CHOICE else "radio"
+        picked = self.form.get(f"q:{item.id}", [])
+        rows = []
+        for number, row in enumerate(_question_rows(item)):
+            checked = " checked" if row.label in picked else ""
+            control = (f"<input type=\"{kind}\" id=\"{_control_id(self.index, number)}\" name=\"{escape('q:' + item.id)}\""
+                       f" value=\"{escape(row.label)}\"{checked}{self.tie}>")
+            rows.append(_web_option(item, row, control) if row.option is not None else self.custom_row(control, number))
+        return rows
+
+    @_WEB_ENTRIES.on(QuestionType.NUMBER)
+    def number_entry(self) -> "List[str]":
+        """One number, with the keyboard for it, its bounds, and its unit beside it."""
+        item = self.item
+        unit = _html_escaped(item.unit or "")
+        attributes = f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
+        if not item.secret:
+            bounds = (("min", item.minimum), ("max", item.maximum), ("step", item.step))
+            attributes = " type=\"number\"" + attributes + "".join(
+                f" {name}=\"{_shown_number(value)}\"" for name, value in bounds if value is not None)
+            attributes += "" if item.step is not None else " step=\"any\""
+        label = f"Your answer in {unit}" if unit else "Your answer"
+        field = self.typed_field("text", f"{attributes} aria-label=\"{label}\"")
+        beside = f" <span class=\"unit\" dir=\"auto\">{unit}</span>" if unit else ""
+        return [f"<span class=\"number\">{field}{beside}</span>"]
+
+    def states(self) -> str:
+        """You decide and Let's discuss, instead of an answer: a check box each,
+        so that neither needs script; the script keeps them exclusive, with each
+        other and with the answer."""
+        from html import escape
+
+        item, index = self.item, self.index
+        ticked = self.form.get(f"state:{item.id}", [])
+        boxes = "".join(
+            f"<label class=\"option\"><input class=\"state\" type=\"checkbox\" id=\"state-{index}-{state.name}\""
+            f" name=\"{escape('state:' + item.id)}\" value=\"{state.name}\"{' checked' if state.name in ticked else ''}>"
+            f"<span class=\"text\">{state.label}</span></label>"
+            for state in (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
+        )
+        return (f"<div class=\"states\" role=\"group\" aria-labelledby=\"states-{index}\">"
+                f"<span class=\"desc\" id=\"states-{index}\">Or, instead of answering:</span>{boxes}</div>")
+
+    def custom_row(self, control: str, number: int) -> str:
+        from html import escape
+
+        label = escape(CUSTOM_RESPONSE_LABEL)
+        hint = _html_escaped(self.item.placeholder or "Your own answer")
+        kind = "" if self.item.secret else " type=\"text\""
+        return (f"<label class=\"option\">{control}<span class=\"text\">{label}</span></label>"
+                + self.typed_field("other", f" class=\"other\"{kind} dir=\"auto\" placeholder=\"{hint}\""
+                                    f" data-row=\"{_control_id(self.index, number)}\" aria-label=\"{label}\""))
 
 
 def _web_fieldset(
@@ -7325,61 +7398,13 @@ def _web_fieldset(
         parts.append(f"<p class=\"error\" id=\"retype-{index}\">{_WEB_RETYPE}</p>")
     entry = _WebEntry(index, item, form, reason is not None, retype)
     parts.append("<div class=\"entry\">")
-    parts.extend(_WEB_ENTRIES.get(item.question_type, _web_typed)(entry))
-    parts.append(f"</div>{_web_states(entry)}")
+    parts.extend(_WEB_ENTRIES.get(item.question_type, _WebEntry.typed_entry)(entry))
+    parts.append(f"</div>{entry.states()}")
     note = entry.value("note")
     parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
                  f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
                  f"{note}</textarea></details></fieldset>")
     return "".join(parts)
-
-
-@_WEB_ENTRIES.on(QuestionType.TEXT)
-def _web_typed(entry: _WebEntry) -> "List[str]":
-    from html import escape
-
-    item = entry.item
-    placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
-    if item.secret:
-        return [entry.typed_field("text", f" class=\"typed\" id=\"{_control_id(entry.index)}\" dir=\"auto\""
-                                  f" aria-label=\"Your answer (hidden as you type)\"{placeholder}")]
-    return [(f"<textarea id=\"{_control_id(entry.index)}\" name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\""
-             f" aria-label=\"Your answer\"{placeholder}{entry.tie}>{entry.value('text')}</textarea>")]
-
-
-@_WEB_ENTRIES.on(QuestionType.SINGLE_CHOICE, QuestionType.MULTI_CHOICE)
-def _web_choices(entry: _WebEntry) -> "List[str]":
-    """The rows of a choice question: the rows every way of asking shows,
-    each in its own direction, its control at the start of it."""
-    from html import escape
-
-    item = entry.item
-    kind = "checkbox" if item.question_type is QuestionType.MULTI_CHOICE else "radio"
-    picked = entry.form.get(f"q:{item.id}", [])
-    rows = []
-    for number, row in enumerate(_question_rows(item)):
-        checked = " checked" if row.label in picked else ""
-        control = (f"<input type=\"{kind}\" id=\"{_control_id(entry.index, number)}\" name=\"{escape('q:' + item.id)}\""
-                   f" value=\"{escape(row.label)}\"{checked}{entry.tie}>")
-        rows.append(_web_option(item, row, control) if row.option is not None else _web_custom_row(entry, control, number))
-    return rows
-
-
-@_WEB_ENTRIES.on(QuestionType.NUMBER)
-def _web_number(entry: _WebEntry) -> "List[str]":
-    """One number, with the keyboard for it, its bounds, and its unit beside it."""
-    item = entry.item
-    unit = _html_escaped(item.unit or "")
-    attributes = f" id=\"{_control_id(entry.index)}\" class=\"number\"{_web_input_mode(item)}"
-    if not item.secret:
-        bounds = (("min", item.minimum), ("max", item.maximum), ("step", item.step))
-        attributes = " type=\"number\"" + attributes + "".join(
-            f" {name}=\"{_shown_number(value)}\"" for name, value in bounds if value is not None)
-        attributes += "" if item.step is not None else " step=\"any\""
-    label = f"Your answer in {unit}" if unit else "Your answer"
-    field = entry.typed_field("text", f"{attributes} aria-label=\"{label}\"")
-    beside = f" <span class=\"unit\" dir=\"auto\">{unit}</span>" if unit else ""
-    return [f"<span class=\"number\">{field}{beside}</span>"]
 
 
 def _web_input_mode(item: QuestionItem) -> str:
@@ -7390,24 +7415,6 @@ def _web_input_mode(item: QuestionItem) -> str:
         return ""
     whole = all(value is None or float(value).is_integer() for value in (item.minimum, item.step)) and item.step is not None
     return f" inputmode=\"{'numeric' if whole else 'decimal'}\""
-
-
-def _web_states(entry: _WebEntry) -> str:
-    """You decide and Let's discuss, instead of an answer: a check box each,
-    so that neither needs script; the script keeps them exclusive, with each
-    other and with the answer."""
-    from html import escape
-
-    item, index = entry.item, entry.index
-    ticked = entry.form.get(f"state:{item.id}", [])
-    boxes = "".join(
-        f"<label class=\"option\"><input class=\"state\" type=\"checkbox\" id=\"state-{index}-{state.name}\""
-        f" name=\"{escape('state:' + item.id)}\" value=\"{state.name}\"{' checked' if state.name in ticked else ''}>"
-        f"<span class=\"text\">{state.label}</span></label>"
-        for state in (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
-    )
-    return (f"<div class=\"states\" role=\"group\" aria-labelledby=\"states-{index}\">"
-            f"<span class=\"desc\" id=\"states-{index}\">Or, instead of answering:</span>{boxes}</div>")
 
 
 def _secret_typed(item: QuestionItem, form: "Dict[str, List[str]]") -> bool:
@@ -7427,17 +7434,6 @@ def _web_option(item: QuestionItem, row: _Row, control: str) -> str:
                f"<div class=\"md\" dir=\"auto\">{_markdown_html(option.preview)}</div></details>")
     return (f"<div dir=\"auto\"><label class=\"option\">{control}<span class=\"text\">{_html_escaped(row.label)}"
             f"{badge}{about}</span></label>{preview}</div>")
-
-
-def _web_custom_row(entry: _WebEntry, control: str, number: int) -> str:
-    from html import escape
-
-    label = escape(CUSTOM_RESPONSE_LABEL)
-    hint = _html_escaped(entry.item.placeholder or "Your own answer")
-    kind = "" if entry.item.secret else " type=\"text\""
-    return (f"<label class=\"option\">{control}<span class=\"text\">{label}</span></label>"
-            + entry.typed_field("other", f" class=\"other\"{kind} dir=\"auto\" placeholder=\"{hint}\""
-                                f" data-row=\"{_control_id(entry.index, number)}\" aria-label=\"{label}\""))
 
 
 def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:

@@ -5849,7 +5849,7 @@ class WebRequestTests(unittest.TestCase):
                 item = askq.ask({"questions": [{"question": "N?", "type": "number", **bounds}]}).questions[0]
                 self.assertEqual(askq._web_input_mode(item), mode)
         item = askq.ask({"questions": [{"question": "N?", "type": "number"}]}).questions[0]
-        self.assertIn(' step="any"', askq._web_number(askq._WebEntry(0, item, {}, False))[0])
+        self.assertIn(' step="any"', askq._WebEntry(0, item, {}, False).number_entry()[0])
         for typed, words in (("lots", "Type a number here, in digits: it takes one number from 1 to 64 GB in steps of 1."),
                              ("0", ("That number is not one this question takes: it takes one number from 1 to 64 GB"
                                     " in steps of 1.")),
