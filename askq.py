@@ -95,7 +95,6 @@ from typing import (
     Iterator,
     List,
     Match,
-    NamedTuple,
     Optional,
     Pattern,
     Sequence,
@@ -278,9 +277,9 @@ class Outcome(str, enum.Enum):
 
 class _Record:
     """What the five records below share: the ``repr`` and ``==`` that
-    dataclasses would write, written once: generating them for each record
-    is a cost every import would pay, and neither is on a path that runs
-    per call."""
+    dataclasses would write, written once.  Generating them, or an
+    ``__init__``, for each record is a cost every import would pay, so each
+    record writes its ``__init__`` out and dataclasses adds only its fields."""
 
     __dataclass_fields__: "ClassVar[Dict[str, Any]]"  # each subclass is a dataclass, for mypy
 
@@ -301,7 +300,7 @@ class _Record:
         return tuple(getattr(self, field.name) for field in dataclasses.fields(self) if field.compare)
 
 
-@dataclass(repr=False, eq=False)
+@dataclass(init=False, repr=False, eq=False)
 class QuestionOption(_Record):
     """One choice of a choice question.
 
@@ -316,6 +315,14 @@ class QuestionOption(_Record):
     description: Optional[str] = None
     preview: Optional[str] = None
     recommended: bool = False
+
+    def __init__(
+        self, label: str, description: "Optional[str]" = None, preview: "Optional[str]" = None, recommended: bool = False,
+    ) -> None:
+        self.label = label
+        self.description = description
+        self.preview = preview
+        self.recommended = recommended
 
     def to_dict(self) -> "Dict[str, Any]":
         data: Dict[str, Any] = {"label": self.label}
@@ -446,7 +453,7 @@ class QuestionItem(_Record):
 _TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
-@dataclass(repr=False, eq=False)
+@dataclass(init=False, repr=False, eq=False)
 class AnswerItem(_Record):
     """The user's answer to the question with this ``id``.
 
@@ -465,6 +472,17 @@ class AnswerItem(_Record):
     note: Optional[str] = None
     unanswered: Optional[str] = None
 
+    def __init__(
+        self, id: str, answer: "Optional[str]" = None, selected: "Optional[List[str]]" = None, assumed: bool = False,
+        note: "Optional[str]" = None, unanswered: "Optional[str]" = None,
+    ) -> None:
+        self.id = id
+        self.answer = answer
+        self.selected = selected
+        self.assumed = assumed
+        self.note = note
+        self.unanswered = unanswered
+
     def to_dict(self) -> "Dict[str, Any]":
         selected = None if self.selected is None else list(self.selected)
         data: Dict[str, Any] = {"id": self.id, "answer": self.answer, "selected": selected}
@@ -477,17 +495,20 @@ class AnswerItem(_Record):
         return data
 
 
-@dataclass(repr=False, eq=False)
+@dataclass(init=False, repr=False, eq=False)
 class QuestionInput(_Record):
     """A batch of questions: the arguments of one tool call."""
 
     questions: List[QuestionItem]
 
+    def __init__(self, questions: "List[QuestionItem]") -> None:
+        self.questions = questions
+
     def to_dict(self) -> "Dict[str, Any]":
         return {"questions": [item.to_dict() for item in self.questions]}
 
 
-@dataclass(repr=False, eq=False)
+@dataclass(init=False, repr=False, eq=False)
 class QuestionOutput(_Record):
     """The normalized questions and, once someone was asked, the outcome.
 
@@ -500,6 +521,9 @@ class QuestionOutput(_Record):
     questions: List[QuestionItem]
     answers: List[AnswerItem]
     status: Optional[str] = None
+
+    def __init__(self, questions: "List[QuestionItem]", answers: "List[AnswerItem]", status: "Optional[str]" = None) -> None:
+        self.questions, self.answers, self.status = questions, answers, status
 
     def to_dict(self) -> "Dict[str, Any]":
         """The JSON form; answers in any form collect_answers() takes are
@@ -7984,9 +8008,9 @@ def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
 # The MCP server: python askq.py serve
 #
 # One reader, one writer: newline-delimited JSON-RPC on stdin and stdout.  A
-# call that waits for the person is a _PendingCall, keyed by the id of the
-# elicitation request sent for it, so that pings, lists and other calls go
-# on being answered meanwhile; a call asked on a web page is a _WaitingPage.
+# call that waits for the person is a _WaitingCall, kept by the id of the
+# elicitation request sent for it (or by its page), so that pings, lists and
+# other calls go on being answered meanwhile.
 # Under the protocol of 2026-07-28 nothing is pending at all: the call is
 # answered with an input request, and the client calls again with the
 # responses.  Each request is read with the _RequestContext it speaks in.
@@ -8073,26 +8097,18 @@ class _RequestContext:
         return isinstance(types, list) and _VIEW_MIME in types
 
 
-class _PendingCall(NamedTuple):
-    call_id: Any
-    output: QuestionOutput
-    context: _RequestContext
+class _WaitingCall:
+    """A tools/call that waits for the person: on a form the client draws,
+    on a page the client was asked to open (URL mode), or on a page served
+    beside the server.  ``elicitation`` is the URL-mode request that sent
+    the client to the page, told when the page is done."""
 
+    __slots__ = ("call_id", "context", "elicitation", "output", "session")
 
-class _WaitingPage(NamedTuple):
-    call_id: Any
-    session: Any  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
-    context: _RequestContext
-    elicitation: "Optional[str]" = None  # the URL-mode request that sent the client there, told when it is done
-
-
-class _PageByUrl:
-    """A page the client was asked to open (URL mode), until it answers."""
-
-    __slots__ = ("call_id", "context", "output", "session")
-
-    def __init__(self, call_id: Any, output: QuestionOutput, session: Any, context: _RequestContext) -> None:
-        self.call_id, self.output, self.session, self.context = call_id, output, session, context
+    def __init__(self, call_id: Any, output: QuestionOutput, context: _RequestContext, session: Any = None) -> None:
+        self.call_id, self.output, self.context = call_id, output, context
+        self.session = session  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
+        self.elicitation: Optional[str] = None
 
 
 class _PageBoard:
@@ -8200,9 +8216,9 @@ class _McpServer:
         self.seal = seal or _RequestSeal()
         self.board = board or _PageBoard()
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
-        self.pending: Dict[str, _PendingCall] = {}
-        self.pages: Dict[str, _WaitingPage] = {}
-        self.by_url: Dict[str, _PageByUrl] = {}
+        self.pending: Dict[str, _WaitingCall] = {}
+        self.pages: Dict[str, _WaitingCall] = {}
+        self.by_url: Dict[str, _WaitingCall] = {}
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -8370,7 +8386,7 @@ class _McpServer:
                     "requestState": self.seal.seal(arguments)}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
-        self.pending[_request_key(elicitation_id)] = _PendingCall(request_id, output, context)
+        self.pending[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": to_elicitation(output, protocol_version=context.version)})
         return None
@@ -8405,7 +8421,7 @@ class _McpServer:
                 "requestState": self.seal.seal(arguments, self.board.add(session))}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
-        self.by_url[_request_key(elicitation_id)] = _PageByUrl(request_id, output, session, context)
+        self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context, session)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": {**params, "elicitationId": elicitation_id}})
         return None
@@ -8418,14 +8434,15 @@ class _McpServer:
         if session is None:
             return _tool_result(_PAGE_GONE_TEXT, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
         response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
-        return self._opened_or_not(_PageByUrl(request_id, output, session, context), response)
+        return self._opened_or_not(_WaitingCall(request_id, output, context, session), response)
 
-    def _opened_or_not(self, asked: _PageByUrl, response: Any, elicitation: "Optional[str]" = None) -> "Optional[Dict[str, Any]]":
+    def _opened_or_not(self, asked: _WaitingCall, response: Any, elicitation: "Optional[str]" = None) -> "Optional[Dict[str, Any]]":
         """The client's word on a page sent by URL: opened (the call waits for
         the page), or declined (the page ends, nobody answered there)."""
         if isinstance(response, dict) and response.get("action") == "accept":
             self.sent += 1
-            self.pages[f"page-{self.sent}"] = _WaitingPage(asked.call_id, asked.session, asked.context, elicitation)
+            asked.elicitation = elicitation
+            self.pages[f"page-{self.sent}"] = asked
             return None
         asked.session.end()
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
@@ -8438,7 +8455,7 @@ class _McpServer:
 
     def _cancel(self, call_id: Any) -> None:
         """The client gave up on a call: forget it, and withdraw its form or page."""
-        waiting: List[Tuple[str, Union[_WaitingPage, _PageByUrl]]] = [*self.pages.items(), *self.by_url.items()]
+        waiting: List[Tuple[str, _WaitingCall]] = [*self.pages.items(), *self.by_url.items()]
         for key, page in waiting:
             if page.call_id == call_id:
                 self.pages.pop(key, None)
@@ -8472,7 +8489,7 @@ class _McpServer:
             result = _elicited_result(pending.output, message.get("result"), pending.context)
         self._send_result(pending.call_id, result, pending.context)
 
-    def _on_url_response(self, asked: _PageByUrl, message: "Dict[str, Any]") -> None:
+    def _on_url_response(self, asked: _WaitingCall, message: "Dict[str, Any]") -> None:
         if "error" in message:  # the client could not open the page: a person may have seen it
             asked.session.end()
             result: Optional[Dict[str, Any]] = _failed_form_result(asked.output, message.get("error"), asked.context)
@@ -8487,7 +8504,7 @@ class _McpServer:
         assert self.web is not None
         session = self.web.open(output.questions)
         self.sent += 1
-        self.pages[f"page-{self.sent}"] = _WaitingPage(request_id, session, context)
+        self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, output, context, session)
         opened = _open_browser(session.url)
         self.log(f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"))
         if context.logs:
