@@ -2613,7 +2613,7 @@ def _decode_option(value: Any) -> "Optional[QuestionOption]":
     if isinstance(value, str):
         # Kept even when blank: normalization decides what blanks mean.
         label = value.strip()
-        return QuestionOption(_mended(label, "label") if len(label) > MAX_TEXT or "\\n" in label else label)
+        return QuestionOption(_mended(label, "label") if len(label) > MAX_TEXT or "\\" in label and "\\n" in label else label)
     label = _number_text(value)
     return None if label is None else QuestionOption(label)
 
@@ -2653,7 +2653,9 @@ def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = 
             value = entry[key]
             if isinstance(value, str):
                 value = value.strip()
-                if len(value) > MAX_TEXT or "\\n" in value:
+                # A look for one character is far cheaper than for two, and
+                # most text has no backslash at all.
+                if len(value) > MAX_TEXT or "\\" in value and "\\n" in value:
                     value = _mended(value, key)  # may leave it blank: then the next key
                 if value:
                     return value
@@ -2671,7 +2673,7 @@ def _first_text(entry: "Dict[Any, Any]", keys: "Sequence[str]", numbers: bool = 
 def _field_text(value: Any, key: str = "text") -> "Optional[str]":
     if isinstance(value, str):
         value = value.strip()
-        if len(value) > MAX_TEXT or "\\n" in value:
+        if len(value) > MAX_TEXT or "\\" in value and "\\n" in value:
             value = _mended(value, key)
         return value or None
     if isinstance(value, list):
@@ -2922,11 +2924,13 @@ def _derived_kind(
     number: QuestionType = QuestionType.NUMBER,
 ) -> QuestionType:
     declared = item.question_type
+    if declared is number:
+        return number
     if item.multi_select is True or declared is multi:
-        return multi if declared is not number else number
+        return multi
     if item.options or declared is single:
-        return single if declared is not number else number
-    return text if declared is not number else number
+        return single
+    return text
 
 
 def _normalize_choices(
