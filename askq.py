@@ -6848,6 +6848,12 @@ def _web_script() -> str:
             .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
 
 
+# How each ending of the JSON interface ends the questions, by its path, and
+# whether the answers it carries are checked as partial.
+_WEB_JSON_ENDINGS = {"/answers": (Outcome.ANSWERED, False), "/dismiss": (Outcome.DECLINED, True),
+                     "/follow-up": (Outcome.FOLLOW_UP, True)}
+
+
 class _WebPage(_HttpHandlers):
     """The page's handlers and what they know: the questions, its token, the
     person's last form (submitted, or sent by the page's script as they
@@ -6941,7 +6947,9 @@ class _WebPage(_HttpHandlers):
         return carried
 
     @routes.on(("GET", "/"))
-    def _show_page(self, request: _HttpRequest) -> _HttpResponse:
+    @actions.on("back")
+    def _show_form(self, given: Any) -> _HttpResponse:
+        """The form, as the page (given the request) and back from a dismissal (given the form)."""
         return _HttpResponse.html(200, self.form_html())
 
     @routes.on(("POST", "/"))
@@ -6985,10 +6993,6 @@ class _WebPage(_HttpHandlers):
         self.end(Outcome.DECLINED, self.kept_answers())
         return _HttpResponse.html(200, self.ended_html())
 
-    @actions.on("back")
-    def _back_to_the_form(self, form: "Dict[str, List[str]]") -> _HttpResponse:
-        return _HttpResponse.html(200, self.form_html())
-
     @actions.on("draft")
     def _keep_draft(self, form: "Dict[str, List[str]]") -> _HttpResponse:
         """What the page holds, sent by its script as the person works."""
@@ -6998,32 +7002,18 @@ class _WebPage(_HttpHandlers):
     def _get_questions(self, request: _HttpRequest) -> _HttpResponse:
         return _HttpResponse.json(200, QuestionOutput(self.items, []).to_dict())
 
-    @routes.on(("POST", "/answers"))
-    def _post_answers(self, request: _HttpRequest) -> _HttpResponse:
-        try:
-            answers = collect_answers(self.items, self._carried_answers(request))
-        except QuestionError as err:  # an AnswerError, or a body that cannot be read
-            return _HttpResponse.json(400, {"error": str(err)})
-        self.end(Outcome.ANSWERED, answers)
-        return _HttpResponse.json(200, self.shown_outcome())
-
-    @routes.on(("POST", "/dismiss"))
-    def _post_dismiss(self, request: _HttpRequest) -> _HttpResponse:
-        """Declined, keeping the answers the request carries (checked as
-        partial), else those of the person's last form."""
-        return self._end_with_request(Outcome.DECLINED, request)
-
-    @routes.on(("POST", "/follow-up"))
-    def _post_follow_up(self, request: _HttpRequest) -> _HttpResponse:
-        """Ask me more first, as /dismiss takes its answers."""
-        return self._end_with_request(Outcome.FOLLOW_UP, request)
-
-    def _end_with_request(self, status: Outcome, request: _HttpRequest) -> _HttpResponse:
-        answers = self.kept_answers()
-        if request.body.strip():
+    @routes.on(("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up"))
+    def _post_ending(self, request: _HttpRequest) -> _HttpResponse:
+        """Answered, declined or ask me more first, with the answers the
+        request carries; a dismissal or a follow-up that carries none keeps
+        those of the person's last form."""
+        status, partial = _WEB_JSON_ENDINGS[request.path]
+        if partial and not request.body.strip():
+            answers = self.kept_answers()
+        else:
             try:
-                answers = collect_answers(self.items, self._carried_answers(request), partial=True)
-            except QuestionError as err:
+                answers = collect_answers(self.items, self._carried_answers(request), partial)
+            except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
         self.end(status, answers)
         return _HttpResponse.json(200, self.shown_outcome())
@@ -7326,25 +7316,27 @@ class _WebEntry:
             return escape(self.item.default or "")
         return escape((values or [""])[0])
 
-    def typed_field(self, field: str, attributes: str) -> str:
-        """A one-line field for typing: masked, and never refilled, for a secret."""
+    def name(self, field: str) -> str:
+        """The form's name for a field of this question, escaped for HTML."""
         from html import escape
 
-        name = escape(f"{field}:{self.item.id}")
+        return escape(f"{field}:{self.item.id}")
+
+    def typed_field(self, field: str, attributes: str) -> str:
+        """A one-line field for typing: masked, and never refilled, for a secret."""
+        name = self.name(field)
         if self.item.secret:
             return f"<input type=\"password\" autocomplete=\"off\" name=\"{name}\" value=\"\"{attributes}{self.tie}>"
         return f"<input name=\"{name}\" value=\"{self.value(field)}\"{attributes}{self.tie}>"
 
     @_WEB_ENTRIES.on(QuestionType.TEXT)
     def typed_entry(self) -> "List[str]":
-        from html import escape
-
         item = self.item
         placeholder = f" placeholder=\"{_html_escaped(item.placeholder)}\"" if item.placeholder else ""
         if item.secret:
             return [self.typed_field("text", f" class=\"typed\" id=\"{_control_id(self.index)}\" dir=\"auto\""
                                       f" aria-label=\"Your answer (hidden as you type)\"{placeholder}")]
-        return [(f"<textarea id=\"{_control_id(self.index)}\" name=\"{escape('text:' + item.id)}\" rows=\"3\" dir=\"auto\""
+        return [(f"<textarea id=\"{_control_id(self.index)}\" name=\"{self.name('text')}\" rows=\"3\" dir=\"auto\""
                  f" aria-label=\"Your answer\"{placeholder}{self.tie}>{self.value('text')}</textarea>")]
 
     @_WEB_ENTRIES.on(QuestionType.SINGLE_CHOICE, QuestionType.MULTI_CHOICE)
@@ -7359,7 +7351,7 @@ class _WebEntry:
         rows = []
         for number, row in enumerate(_question_rows(item)):
             checked = " checked" if row.label in picked else ""
-            control = (f"<input type=\"{kind}\" id=\"{_control_id(self.index, number)}\" name=\"{escape('q:' + item.id)}\""
+            control = (f"<input type=\"{kind}\" id=\"{_control_id(self.index, number)}\" name=\"{self.name('q')}\""
                        f" value=\"{escape(row.label)}\"{checked}{self.tie}>")
             rows.append(_web_option(item, row, control) if row.option is not None else self.custom_row(control, number))
         return rows
@@ -7384,13 +7376,11 @@ class _WebEntry:
         """You decide and Let's discuss, instead of an answer: a check box each,
         so that neither needs script; the script keeps them exclusive, with each
         other and with the answer."""
-        from html import escape
-
         item, index = self.item, self.index
         ticked = self.form.get(f"state:{item.id}", [])
         boxes = "".join(
             f"<label class=\"option\"><input class=\"state\" type=\"checkbox\" id=\"state-{index}-{state.name}\""
-            f" name=\"{escape('state:' + item.id)}\" value=\"{state.name}\"{' checked' if state.name in ticked else ''}>"
+            f" name=\"{self.name('state')}\" value=\"{state.name}\"{' checked' if state.name in ticked else ''}>"
             f"<span class=\"text\">{state.label}</span></label>"
             for state in (_STATES[_YOU_DECIDE], _STATES[_DISCUSS])
         )
@@ -7398,9 +7388,7 @@ class _WebEntry:
                 f"<span class=\"desc\" id=\"states-{index}\">Or, instead of answering:</span>{boxes}</div>")
 
     def custom_row(self, control: str, number: int) -> str:
-        from html import escape
-
-        label = escape(CUSTOM_RESPONSE_LABEL)
+        label = _html_escaped(CUSTOM_RESPONSE_LABEL)
         hint = _html_escaped(self.item.placeholder or "Your own answer")
         kind = "" if self.item.secret else " type=\"text\""
         return (f"<label class=\"option\">{control}<span class=\"text\">{label}</span></label>"
@@ -7411,8 +7399,6 @@ class _WebEntry:
 def _web_fieldset(
     index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]", retype: bool = False,
 ) -> str:
-    from html import escape
-
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
         f"<fieldset id=\"question-{index}\"><legend dir=\"auto\">{_html_escaped(item.header or f'Question {index + 1}')}{mark}</legend>",
@@ -7430,7 +7416,7 @@ def _web_fieldset(
     parts.append(f"</div>{entry.states()}")
     note = entry.value("note")
     parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
-                 f"<textarea name=\"{escape('note:' + item.id)}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
+                 f"<textarea name=\"{entry.name('note')}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
                  f"{note}</textarea></details></fieldset>")
     return "".join(parts)
 
