@@ -8358,16 +8358,20 @@ class _McpServer:
             return _view_tool_result(params.get("arguments"))
         if params.get("name") != TOOL_NAME:
             raise _RpcError(_INVALID_PARAMS, f"Unknown tool {params.get('name')!r}; this server has {TOOL_NAME!r}.")
+        arguments = params.get("arguments", {})
         try:
-            output = ask(params.get("arguments", {}))
+            output = ask(arguments)
         except QuestionError as err:
             return _tool_result(error_text(err), error=True)
-        arguments = params.get("arguments", {})
-        if context.stateless and params.get("inputResponses") is not None:
+        responses = params.get("inputResponses")
+        if context.stateless and responses is not None:
             sealed = self.seal.check(params.get("requestState"), arguments)
+            response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
             if "page" in sealed:
-                return self._from_page_response(request_id, output, sealed["page"], params["inputResponses"], context)
-            return self._from_input_responses(output, params["inputResponses"], context)
+                return self._from_page_response(request_id, output, sealed["page"], response, context)
+            if response is None:
+                raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
+            return _elicited_result(output, response, context)
         secret = _holds_secret(output.questions)
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret)
@@ -8417,13 +8421,12 @@ class _McpServer:
         return None
 
     def _from_page_response(
-        self, request_id: Any, output: QuestionOutput, key: Any, responses: Any, context: _RequestContext,
+        self, request_id: Any, output: QuestionOutput, key: Any, response: Any, context: _RequestContext,
     ) -> "Optional[Dict[str, Any]]":
         """The retry of a call sent by URL: answered once its page is done."""
         session = self.board.take(key)
         if session is None:
             return _tool_result(_PAGE_GONE_TEXT, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
-        response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
         return self._opened_or_not(_WaitingCall(request_id, output, context, session), response)
 
     def _opened_or_not(self, asked: _WaitingCall, response: Any, elicitation: "Optional[str]" = None) -> "Optional[Dict[str, Any]]":
@@ -8511,14 +8514,6 @@ class _McpServer:
                     self._send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
                                 "params": {"elicitationId": page.elicitation}})
                 self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
-
-    def _from_input_responses(
-        self, output: QuestionOutput, responses: Any, context: _RequestContext,
-    ) -> "Dict[str, Any]":
-        response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
-        if response is None:
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
-        return _elicited_result(output, response, context)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         if context.stateless:
@@ -8961,10 +8956,9 @@ class _McpHttp(_HttpHandlers):
         """The session of a POST that names none, and whether it is new: a
         new one for an initialize, a fresh one of its own for a request of
         2026-07-28 (which keeps nothing)."""
-        if isinstance(message, dict) and message.get("method") == "initialize":
-            return _McpSession(self.log, self.web, self.seal, self.board), True
-        if _speaks_stateless(request, message):
-            return _McpSession(self.log, self.web, self.seal, self.board), False
+        new = isinstance(message, dict) and message.get("method") == "initialize"
+        if new or _speaks_stateless(request, message):
+            return _McpSession(self.log, self.web, self.seal, self.board), new
         return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
 
     def _keep(self, session: _McpSession) -> str:
@@ -9096,14 +9090,13 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     collected elsewhere; ``schema`` prints the tool.  Standard output
     carries one JSON document; errors are one line on stderr, exit 2.
     """
-
     try:
         args = _parse_args(sys.argv[1:] if argv is None else list(argv))
         if args is None:
             return 0  # --help was printed
         return int(args.run(args))
     except (QuestionError, _UsageError) as err:
-        sys.stderr.write(_one_line(str(err)) + "\n")
+        sys.stderr.write(" ".join(str(err).split()) + "\n")
         return 2
     except SystemExit as done:  # no command: the help was printed
         return int(done.code or 0)
@@ -9208,6 +9201,8 @@ def _parse_args(argv: "List[str]") -> Any:
     serve.add_argument("--state-key", metavar="KEY",
                        help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
     _web_arguments(serve)
+    serve.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                       help="with --web, end a page as timed_out after this many idle seconds")
     serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
@@ -9249,9 +9244,6 @@ def _web_arguments(parser: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="with --web, the address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=_port, default=0, help="with --web, the port (default: a free one)")
-    if parser.prog.endswith("serve"):
-        parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                            help="with --web, end a page as timed_out after this many idle seconds")
 
 
 def _seconds(text: str) -> float:
@@ -9445,7 +9437,6 @@ def _run_answer(args: Any) -> int:
 
 def _finish(output: QuestionOutput, text_only: bool) -> int:
     """Print the outcome; exit 0 when answered, 1 for any other outcome."""
-
     result = result_text(output)
     if text_only:
         _write_text(sys.stdout, result + "\n")
@@ -9475,7 +9466,6 @@ def _open_terminal() -> "Optional[Any]":
 
 
 def _read_input(path: str) -> bytes:
-
     try:
         if path == "-":
             return bytes(sys.stdin.buffer.read())
@@ -9486,7 +9476,6 @@ def _read_input(path: str) -> bytes:
 
 
 def _write_json(document: "Dict[str, Any]") -> None:
-
     try:
         sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     except UnicodeEncodeError:  # a terminal that cannot show every character
@@ -9499,11 +9488,6 @@ def _write_text(stream: Any, text: str) -> None:
     except UnicodeEncodeError:
         encoding = getattr(stream, "encoding", None) or "ascii"
         stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
-
-
-def _one_line(message: str) -> str:
-    return " ".join(message.split())
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
