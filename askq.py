@@ -7896,7 +7896,6 @@ def _view_resource() -> "Dict[str, Any]":
 def _view_tool() -> "Dict[str, Any]":
     """The tool only the view calls (the model never sees it): what the
     person did with a call's questions, checked by the server."""
-    form = {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}
     return {
         "name": _VIEW_TOOL,
         "description": "For askq's in-chat view only: checks what the user did with the questions of an"
@@ -7904,7 +7903,7 @@ def _view_tool() -> "Dict[str, Any]":
         "inputSchema": {"type": "object", "properties": {
             "call": {"type": "object", "description": "The ask_questions call's arguments."},
             "action": {"type": "string", "enum": list(_VIEW_ACTIONS)},
-            "form": form,
+            "form": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
         }, "required": ["call", "action", "form"]},
         "_meta": {"ui": {"resourceUri": _VIEW_URI, "visibility": ["app"]}},
     }
@@ -7940,39 +7939,33 @@ def _view_sent(outcome: QuestionOutput) -> str:
     return f"<h1>{words.ended}</h1><p>{said}</p><ul class=\"sent\">{rows}</ul>"
 
 
-# What the person did in the view, by the action its button names.
-_VIEW_ACTIONS = _Registry()
+# What the person did in the view, by the action its button names: the
+# outcome it gives.
+_VIEW_ACTIONS: "Dict[Any, Outcome]" = {"submit": Outcome.ANSWERED, "dismiss": Outcome.DECLINED, "follow_up": Outcome.FOLLOW_UP}
 
 
-@_VIEW_ACTIONS.on("submit")
-def _view_submit(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
-    try:
-        checked = collect_answers(items, _form_answers(items, form, sent=True))
-    except AnswerError as err:
-        return {"html": _view_form(items, form, _form_problems(items, form) or {err.index or 0: err.reason})}
-    return _view_message(QuestionOutput(items, checked, Outcome.ANSWERED))
-
-
-@_VIEW_ACTIONS.on("dismiss")
-def _view_dismiss(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
-    return _view_message(QuestionOutput(items, _readable_answers(items, _form_answers(items, form)), Outcome.DECLINED))
-
-
-@_VIEW_ACTIONS.on("follow_up")
-def _view_follow_up(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, str]":
-    return _view_message(QuestionOutput(items, _readable_answers(items, _form_answers(items, form)), Outcome.FOLLOW_UP))
-
-
-def _view_message(outcome: QuestionOutput) -> "Dict[str, str]":
-    return {"message": result_text(outcome), "html": _view_sent(outcome), "status": Outcome(outcome.status).value}
+def _view_action(items: "List[QuestionItem]", form: "Dict[str, List[str]]", status: Outcome) -> "Dict[str, str]":
+    """Sent answers are checked as the page checks a submission, and refused
+    with the form again and its problems; a dismissal or a follow-up takes
+    the answers as far as they go."""
+    answers = _form_answers(items, form, sent=status is Outcome.ANSWERED)
+    if status is Outcome.ANSWERED:
+        try:
+            answers = collect_answers(items, answers)
+        except AnswerError as err:
+            return {"html": _view_form(items, form, _form_problems(items, form) or {err.index or 0: err.reason})}
+    else:
+        answers = _readable_answers(items, answers)
+    outcome = QuestionOutput(items, answers, status)
+    return {"message": result_text(outcome), "html": _view_sent(outcome), "status": status.value}
 
 
 def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
     """The app-only tool's result: the text the view sends as the person's
     message and what it shows then, or the form again with its problems."""
     given = arguments if isinstance(arguments, dict) else {}
-    form, action = given.get("form"), _VIEW_ACTIONS.get(given.get("action"))
-    if action is None or not isinstance(form, dict) or not all(
+    form, status = given.get("form"), _VIEW_ACTIONS.get(given.get("action"))
+    if status is None or not isinstance(form, dict) or not all(
             isinstance(key, str) and isinstance(values, list) and all(isinstance(value, str) for value in values)
             for key, values in form.items()):
         return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call), 'action' (one of"
@@ -7981,7 +7974,7 @@ def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
         output = ask(given.get("call"))
     except QuestionError as err:
         return _tool_result(error_text(err), error=True)
-    view = action(output.questions, form)
+    view = _view_action(output.questions, form, status)
     text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
     return {"content": [{"type": "text", "text": text}], "structuredContent": view, "isError": False}
 
@@ -9322,7 +9315,6 @@ def _run_ask(args: Any) -> int:
 
 
 def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
-
     def ready(url: str) -> None:
         _warn_if_exposed(args.host)  # once it listens: a host that cannot be had gets its one line alone
         sys.stderr.write(f"askq: answer the questions at {url}\n")
@@ -9361,7 +9353,6 @@ def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":
 
 
 def _run_serve(args: Any) -> int:
-
     def log(message: str) -> None:
         sys.stderr.write(f"askq serve: {message}\n")
         sys.stderr.flush()
@@ -9386,9 +9377,8 @@ def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
     served = _ServedWebOptions(pages, args.timeout)
     mcp = _McpHttp(log, served if args.web else None, token,
                    _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _PageBoard(served))
-    handlers: List[_HttpHandlers] = [mcp, pages]
     try:
-        server = _HttpServer(_HttpCore(*handlers), args.host, port)
+        server = _HttpServer(_HttpCore(mcp, pages), args.host, port)
     except OSError as err:
         raise _UsageError(f"askq.py serve: --host {args.host} --port {port}: {_bind_refusal(err)}") from None
     base = f"http://{_reachable_address(args.host)}:{server.port}"
