@@ -8776,8 +8776,7 @@ class _Router:
 class _McpSession:
     """An _McpServer over HTTP, one request at a time."""
 
-    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal,
-                 board: "Optional[_PageBoard]" = None) -> None:
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _PageBoard) -> None:
         import threading
 
         self.router = _Router()
