@@ -7941,7 +7941,8 @@ def _view_sent(outcome: QuestionOutput) -> str:
 
 # What the person did in the view, by the action its button names: the
 # outcome it gives.
-_VIEW_ACTIONS: "Dict[Any, Outcome]" = {"submit": Outcome.ANSWERED, "dismiss": Outcome.DECLINED, "follow_up": Outcome.FOLLOW_UP}
+_VIEW_ACTIONS: "Dict[Any, Outcome]" = {"submit": Outcome.ANSWERED, "dismiss": Outcome.DECLINED,
+                                       "follow_up": Outcome.FOLLOW_UP}
 
 
 def _view_action(items: "List[QuestionItem]", form: "Dict[str, List[str]]", status: Outcome) -> "Dict[str, str]":
