@@ -2198,34 +2198,17 @@ _NUMBER_KIND = "number"
 _INTEGER_KIND = "integer"  # a number question whose step is 1 unless the call says otherwise
 _SECRET_KIND = "secret"  # typed text not to be shown back; the kind follows from the options
 _KIND_WORDS = {
-    "text": _TEXT_KIND,
-    "freetext": _TEXT_KIND,
-    "string": _TEXT_KIND,
-    "input": _TEXT_KIND,
-    "choice": _CHOICE_KIND,
-    "single": _CHOICE_KIND,
-    "singlechoice": _CHOICE_KIND,
-    "singleselect": _CHOICE_KIND,
-    "select": _CHOICE_KIND,
-    "radio": _CHOICE_KIND,
-    "multi": _MULTI_KIND,
-    "multiple": _MULTI_KIND,
-    "multichoice": _MULTI_KIND,
-    "multiselect": _MULTI_KIND,
-    "checkbox": _MULTI_KIND,
-    "checkboxes": _MULTI_KIND,
-    "yesno": _YES_NO_KIND,
-    "boolean": _YES_NO_KIND,
-    "bool": _YES_NO_KIND,
-    "confirm": _YES_NO_KIND,
-    "number": _NUMBER_KIND,
-    "numeric": _NUMBER_KIND,
-    "float": _NUMBER_KIND,
-    "decimal": _NUMBER_KIND,
-    "integer": _INTEGER_KIND,
-    "int": _INTEGER_KIND,
-    "password": _SECRET_KIND,
-    "secret": _SECRET_KIND,
+    word: kind
+    for kind, words in (
+        (_TEXT_KIND, ("text", "freetext", "string", "input")),
+        (_CHOICE_KIND, ("choice", "single", "singlechoice", "singleselect", "select", "radio")),
+        (_MULTI_KIND, ("multi", "multiple", "multichoice", "multiselect", "checkbox", "checkboxes")),
+        (_YES_NO_KIND, ("yesno", "boolean", "bool", "confirm")),
+        (_NUMBER_KIND, ("number", "numeric", "float", "decimal")),
+        (_INTEGER_KIND, ("integer", "int")),
+        (_SECRET_KIND, ("password", "secret")),
+    )
+    for word in words
 }
 
 
