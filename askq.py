@@ -552,20 +552,18 @@ class QuestionOutput(_Record):
 _QUOTE_ESCAPED = (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 
 
+# How a JSON value is named in a message; bool before int, which it subclasses.
+_JSON_TYPE_NAMES = (
+    (type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "an array"),
+    (dict, "an object"),
+)
+
+
 def _json_type(value: Any) -> str:
     """How a JSON value is named in a message: 'a number', 'null', ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
+    for types, name in _JSON_TYPE_NAMES:
+        if isinstance(value, types):
+            return name
     return f"a Python {type(value).__name__}"
 
 
