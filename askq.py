@@ -1585,8 +1585,7 @@ _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\
 # A bare string, and a member that cannot be read, run up to one of these.
 _BARE_RUN_SOURCE = (r"[^,}\]]*")
 # JSON's number, ASCII digits only (``\d`` would take other scripts' digits).
-_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-_NUMBER_SOURCE = (_NUMBER_TEXT)
+_NUMBER_SOURCE = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
 # A number or a literal is one when it ends at whitespace, a bracket, a
 # comma or a quote ('1.5.3', '10MB', 'nullable' are bare strings), and what
 # follows is a comma, a bracket, or the start of the next value, the comma
@@ -1596,7 +1595,7 @@ _NUMBER_SOURCE = (_NUMBER_TEXT)
 _TOKEN_FOLLOWS = r'(?=[\s,}\]"{\[])(?=\s*(?:[,}\]{\[]|"(?!\s*(?:[,}\]]|\Z))|-?[0-9]|true|false|null))'
 # A scalar: (1) a number or (2) a literal, or else (3) a bare string: text
 # that does not start like a JSON value, up to the next ',', '}' or ']'.
-_SCALAR_SOURCE = (r"(?:(" + _NUMBER_TEXT + r")|(true|false|null))" + _TOKEN_FOLLOWS + r"|([^,}\]]*)")
+_SCALAR_SOURCE = (r"(?:(" + _NUMBER_SOURCE + r")|(true|false|null))" + _TOKEN_FOLLOWS + r"|([^,}\]]*)")
 _LITERALS: "Dict[str, Any]" = {"true": True, "false": False, "null": None}
 # The fast path: most of a broken text is valid JSON.  A run of simple
 # values (strings with no escape, numbers, literals) is found by one match
@@ -1611,7 +1610,7 @@ _SIMPLE_STRING = r'"[^"\\]*"'
 _STRAY_QUOTE = r'"(?=\s*[,}\]])'
 _EMPTY_CONTAINER = r"\[\s*\]|\{\s*\}"
 _SIMPLE_VALUE = (
-    r"(?:" + _SIMPLE_STRING + "|" + _EMPTY_CONTAINER + r"|(?:" + _NUMBER_TEXT + r"|true|false|null)(?:"
+    r"(?:" + _SIMPLE_STRING + "|" + _EMPTY_CONTAINER + r"|(?:" + _NUMBER_SOURCE + r"|true|false|null)(?:"
     + _STRAY_QUOTE + "|" + _TOKEN_FOLLOWS + "))"
 )
 _ITEMS_RUN = r"(?:" + _SIMPLE_VALUE + r"[\s,:]*){1,64}"
@@ -1723,11 +1722,7 @@ class _TolerantReader:
         self.pos = step.end()
         run, openers, closers = step.groups()
         if run:
-            matches = _pattern(_ITEM_SOURCE).findall(run)
-            if len(self.stack) >= self.max_depth:
-                self.refuse_empty(match[-1] for match in matches)
-            for string, whole, rest, literal, empty in matches:
-                items.append(_run_value(string, whole, rest, literal, empty))
+            items.extend(_run_value(*match) for match in self.run_matches(_ITEM_SOURCE, run))
         if openers:
             self.openers(items, step.start(2), openers)
         elif closers:
@@ -1747,11 +1742,8 @@ class _TolerantReader:
         self.pos = step.end()
         run, key, colon, opener, closers = step.groups()
         if run:
-            matches = _pattern(_MEMBER_SOURCE).findall(run)
-            if len(self.stack) >= self.max_depth:
-                self.refuse_empty(match[-1] for match in matches)
-            for name, string, whole, rest, literal, empty in matches:
-                members[name] = _run_value(string, whole, rest, literal, empty)
+            for name, *value in self.run_matches(_MEMBER_SOURCE, run):
+                members[name] = _run_value(*value)
         if opener and colon:
             members[key] = self.open(opener)
         elif key is not None:
@@ -1770,11 +1762,14 @@ class _TolerantReader:
         self.closing += "}" if char == "{" else "]"
         return container
 
-    def refuse_empty(self, empties: "Iterable[str]") -> None:
-        """Refuse a run's empty array or object where the top container is
-        as deep as containers may nest."""
-        if any(empties):
+    def run_matches(self, source: str, run: str) -> "List[Tuple[str, ...]]":
+        """The values of a run, one match of ``source`` each; an empty array
+        or object among them is refused where the top container is as deep
+        as containers may nest."""
+        matches: List[Tuple[str, ...]] = _pattern(source).findall(run)
+        if len(self.stack) >= self.max_depth and any(match[-1] for match in matches):
             raise _depth_error(self.max_depth)
+        return matches
 
     def openers(self, items: "List[Any]", start: int, run: str) -> None:
         """Opening brackets (whitespace between them) at ``start``, in an array."""
