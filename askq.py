@@ -2606,8 +2606,7 @@ def _is_marked(option: "Dict[Any, Any]") -> bool:
 # refused.
 
 # Boolean and selection-mode words, read trimmed and in lower case.
-_TRUE_WORDS = ("true", "yes", "1")
-_FALSE_WORDS = ("false", "no", "0")
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 _SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
 
 
@@ -2746,11 +2745,7 @@ def _boolean(value: Any) -> "Optional[bool]":
     if isinstance(value, int):
         return {0: False, 1: True}.get(value)
     if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE_WORDS:
-            return True
-        if word in _FALSE_WORDS:
-            return False
+        return _BOOLEAN_WORDS.get(value.strip().lower())
     return None
 
 
