@@ -273,8 +273,6 @@ class Outcome(str, enum.Enum):
     FOLLOW_UP = "follow_up"  # the person asked for more questions before the assistant goes on
 
 
-
-
 class _Record:
     """What the five records below share: the ``repr`` and ``==`` that
     dataclasses would write, written once.  Generating them, or an
@@ -413,12 +411,7 @@ class QuestionItem(_Record):
     def multi_choice(cls, question: str, labels: "Iterable[str]") -> "QuestionItem":
         """A question answered by picking any number of ``labels``."""
         options = [QuestionOption(label) for label in labels]
-        return cls(
-            question,
-            options=options,
-            multi_select=True,
-            question_type=QuestionType.MULTI_CHOICE,
-        )
+        return cls(question, options=options, multi_select=True, question_type=QuestionType.MULTI_CHOICE)
 
     def to_dict(self) -> "Dict[str, Any]":
         data: Dict[str, Any] = {"question": self.question}
@@ -1911,7 +1904,6 @@ class _TolerantReader:
 
 
 def _depth_error(max_depth: int) -> ValueError:
-    """The error for text nested deeper than the bound."""
     return ValueError(f"arrays and objects nest more than {max_depth} levels deep")
 
 
@@ -2143,14 +2135,7 @@ _PURPOSE_KEYS = ("purpose", "description", "context")
 # VS Code's explanation of a question: the purpose, unless it is the question text.
 _MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
-_MULTI_SELECT_KEYS = (
-    "multiSelect",
-    "multiple",
-    "multi_select",
-    "multiselect",
-    "allowMultiple",
-    "allow_multiple",
-)
+_MULTI_SELECT_KEYS = ("multiSelect", "multiple", "multi_select", "multiselect", "allowMultiple", "allow_multiple")
 _SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
 
 # Fields read from one key only.
@@ -2372,8 +2357,7 @@ def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
         item.recommended = default
     if not (item.options or item.question_type.is_choice):
         item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
-    allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
-    if allow_custom is False:
+    if _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean) is False:
         item.allow_custom = False
     if _first_usable(entry, _SECRET_KEYS, _boolean):
         item.secret = True
@@ -2412,8 +2396,7 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.multi_select = True
         item.question_type = QuestionType.MULTI_CHOICE
     elif kind == _CHOICE_KIND:
-        multi = item.multi_select
-        item.question_type = QuestionType.MULTI_CHOICE if multi else QuestionType.SINGLE_CHOICE
+        item.question_type = QuestionType.MULTI_CHOICE if item.multi_select else QuestionType.SINGLE_CHOICE
     elif kind == _YES_NO_KIND:
         item.multi_select = False
         item.question_type = QuestionType.SINGLE_CHOICE
