@@ -1081,10 +1081,7 @@ _STRICT_PROVIDERS = ("openai", "openai-responses", "anthropic")
 
 # Keywords strict mode takes everywhere; the rest (defaults, bounds) is dropped.
 _STRICT_KEYWORDS = ("type", "description", "enum")
-_BUILTIN_RESOURCES = {
-    "schema.json": _BUILTIN_SCHEMA,
-    "example_args.json": _BUILTIN_EXAMPLE_ARGS,
-}
+_BUILTIN_RESOURCES = {"schema.json": _BUILTIN_SCHEMA, "example_args.json": _BUILTIN_EXAMPLE_ARGS}
 _resource_cache: "Dict[str, str]" = {}
 
 
@@ -2227,9 +2224,7 @@ def _questions_value(value: Any) -> "List[Any]":
         return [value]
     if value is None:
         return []
-    raise QuestionError(
-        f"'questions' must be an array of question objects, not {_json_type(value)}."
-    )
+    raise QuestionError(f"'questions' must be an array of question objects, not {_json_type(value)}.")
 
 
 def _check_question_count(count: int) -> None:
@@ -2280,10 +2275,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
 
 
 def _holds_markup(entry: "Dict[Any, Any]") -> bool:
-    for value in entry.values():
-        if value.__class__ is str and "<" in value:
-            return True
-    return False
+    return any(value.__class__ is str and "<" in value for value in entry.values())
 
 
 def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
@@ -2383,8 +2375,7 @@ def _settled_bounds(
 def _kind(value: Any) -> "Optional[str]":
     if not isinstance(value, str):
         return None
-    word = value.lower().replace("_", "").replace("-", "").replace(" ", "")
-    return _KIND_WORDS.get(word)
+    return _KIND_WORDS.get(value.lower().replace("_", "").replace("-", "").replace(" ", ""))
 
 
 def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
