@@ -1166,9 +1166,7 @@ def _strict_schema(schema: "Dict[str, Any]", required: bool) -> "Dict[str, Any]"
     if schema.get("type") == "object":
         properties = schema.get("properties", {})
         needed = set(schema.get("required", ()))
-        strict["properties"] = {
-            name: _strict_schema(value, name in needed) for name, value in properties.items()
-        }
+        strict["properties"] = {name: _strict_schema(value, name in needed) for name, value in properties.items()}
         strict["required"] = list(properties)
         strict["additionalProperties"] = False
     if "items" in schema:
