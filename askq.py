@@ -1207,17 +1207,11 @@ _RESOURCE_SHAPES = {
 def _is_own_resource(name: str, text: str) -> bool:
     try:
         value = json.loads(text)
-    except ValueError:
-        return False
-    if name == "example_args.json":
-        try:
-            ask(value)
-        except QuestionError:
-            return False
-        return True
-    try:
+        if name == "example_args.json":
+            ask(value)  # a QuestionError is a ValueError too
+            return True
         return "question" in value["properties"]["questions"]["items"]["properties"]
-    except (KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return False
 
 
