@@ -712,7 +712,6 @@ _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
 _MARK_OPENERS = {close: open_ for open_, close in _MARK_BRACKETS.items()}
-_MARK_CLOSERS = frozenset(_MARK_OPENERS)
 
 
 def _without_mark(label: str) -> "Optional[str]":
@@ -723,7 +722,7 @@ def _without_mark(label: str) -> "Optional[str]":
     if label[-_SUFFIX_LENGTH:].lower() == _SUFFIX_FOLDED:  # the form the tool asks for, first
         return label[:-_SUFFIX_LENGTH].rstrip() or None
     last, first = label[-1:], label[:1]
-    if last in _MARK_CLOSERS:
+    if last in _MARK_OPENERS:
         start = label.rfind(_MARK_OPENERS[last])
         if start > 0 and label[start + 1: -1].strip().lower() in _RECOMMENDED_WORDS:
             return label[:start].rstrip() or None
