@@ -273,8 +273,6 @@ class Outcome(str, enum.Enum):
     FOLLOW_UP = "follow_up"  # the person asked for more questions before the assistant goes on
 
 
-
-
 class _Record:
     """What the five records below share: the ``repr`` and ``==`` that
     dataclasses would write, written once.  Generating them, or an
@@ -413,12 +411,7 @@ class QuestionItem(_Record):
     def multi_choice(cls, question: str, labels: "Iterable[str]") -> "QuestionItem":
         """A question answered by picking any number of ``labels``."""
         options = [QuestionOption(label) for label in labels]
-        return cls(
-            question,
-            options=options,
-            multi_select=True,
-            question_type=QuestionType.MULTI_CHOICE,
-        )
+        return cls(question, options=options, multi_select=True, question_type=QuestionType.MULTI_CHOICE)
 
     def to_dict(self) -> "Dict[str, Any]":
         data: Dict[str, Any] = {"question": self.question}
@@ -552,20 +545,18 @@ class QuestionOutput(_Record):
 _QUOTE_ESCAPED = (0x85, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 
 
+# How a JSON value is named in a message; bool before int, which it subclasses.
+_JSON_TYPE_NAMES = (
+    (type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "an array"),
+    (dict, "an object"),
+)
+
+
 def _json_type(value: Any) -> str:
     """How a JSON value is named in a message: 'a number', 'null', ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
+    for types, name in _JSON_TYPE_NAMES:
+        if isinstance(value, types):
+            return name
     return f"a Python {type(value).__name__}"
 
 
@@ -721,7 +712,6 @@ _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")
 _MARK_OPENERS = {close: open_ for open_, close in _MARK_BRACKETS.items()}
-_MARK_CLOSERS = frozenset(_MARK_OPENERS)
 
 
 def _without_mark(label: str) -> "Optional[str]":
@@ -732,7 +722,7 @@ def _without_mark(label: str) -> "Optional[str]":
     if label[-_SUFFIX_LENGTH:].lower() == _SUFFIX_FOLDED:  # the form the tool asks for, first
         return label[:-_SUFFIX_LENGTH].rstrip() or None
     last, first = label[-1:], label[:1]
-    if last in _MARK_CLOSERS:
+    if last in _MARK_OPENERS:
         start = label.rfind(_MARK_OPENERS[last])
         if start > 0 and label[start + 1: -1].strip().lower() in _RECOMMENDED_WORDS:
             return label[:start].rstrip() or None
@@ -1090,10 +1080,7 @@ _STRICT_PROVIDERS = ("openai", "openai-responses", "anthropic")
 
 # Keywords strict mode takes everywhere; the rest (defaults, bounds) is dropped.
 _STRICT_KEYWORDS = ("type", "description", "enum")
-_BUILTIN_RESOURCES = {
-    "schema.json": _BUILTIN_SCHEMA,
-    "example_args.json": _BUILTIN_EXAMPLE_ARGS,
-}
+_BUILTIN_RESOURCES = {"schema.json": _BUILTIN_SCHEMA, "example_args.json": _BUILTIN_EXAMPLE_ARGS}
 _resource_cache: "Dict[str, str]" = {}
 
 
@@ -1178,9 +1165,7 @@ def _strict_schema(schema: "Dict[str, Any]", required: bool) -> "Dict[str, Any]"
     if schema.get("type") == "object":
         properties = schema.get("properties", {})
         needed = set(schema.get("required", ()))
-        strict["properties"] = {
-            name: _strict_schema(value, name in needed) for name, value in properties.items()
-        }
+        strict["properties"] = {name: _strict_schema(value, name in needed) for name, value in properties.items()}
         strict["required"] = list(properties)
         strict["additionalProperties"] = False
     if "items" in schema:
@@ -1221,17 +1206,11 @@ _RESOURCE_SHAPES = {
 def _is_own_resource(name: str, text: str) -> bool:
     try:
         value = json.loads(text)
-    except ValueError:
-        return False
-    if name == "example_args.json":
-        try:
-            ask(value)
-        except QuestionError:
-            return False
-        return True
-    try:
+        if name == "example_args.json":
+            ask(value)  # a QuestionError is a ValueError too
+            return True
         return "question" in value["properties"]["questions"]["items"]["properties"]
-    except (KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return False
 
 
@@ -1587,8 +1566,7 @@ _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\
 # A bare string, and a member that cannot be read, run up to one of these.
 _BARE_RUN_SOURCE = (r"[^,}\]]*")
 # JSON's number, ASCII digits only (``\d`` would take other scripts' digits).
-_NUMBER_TEXT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-_NUMBER_SOURCE = (_NUMBER_TEXT)
+_NUMBER_SOURCE = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
 # A number or a literal is one when it ends at whitespace, a bracket, a
 # comma or a quote ('1.5.3', '10MB', 'nullable' are bare strings), and what
 # follows is a comma, a bracket, or the start of the next value, the comma
@@ -1598,7 +1576,7 @@ _NUMBER_SOURCE = (_NUMBER_TEXT)
 _TOKEN_FOLLOWS = r'(?=[\s,}\]"{\[])(?=\s*(?:[,}\]{\[]|"(?!\s*(?:[,}\]]|\Z))|-?[0-9]|true|false|null))'
 # A scalar: (1) a number or (2) a literal, or else (3) a bare string: text
 # that does not start like a JSON value, up to the next ',', '}' or ']'.
-_SCALAR_SOURCE = (r"(?:(" + _NUMBER_TEXT + r")|(true|false|null))" + _TOKEN_FOLLOWS + r"|([^,}\]]*)")
+_SCALAR_SOURCE = (r"(?:(" + _NUMBER_SOURCE + r")|(true|false|null))" + _TOKEN_FOLLOWS + r"|([^,}\]]*)")
 _LITERALS: "Dict[str, Any]" = {"true": True, "false": False, "null": None}
 # The fast path: most of a broken text is valid JSON.  A run of simple
 # values (strings with no escape, numbers, literals) is found by one match
@@ -1613,7 +1591,7 @@ _SIMPLE_STRING = r'"[^"\\]*"'
 _STRAY_QUOTE = r'"(?=\s*[,}\]])'
 _EMPTY_CONTAINER = r"\[\s*\]|\{\s*\}"
 _SIMPLE_VALUE = (
-    r"(?:" + _SIMPLE_STRING + "|" + _EMPTY_CONTAINER + r"|(?:" + _NUMBER_TEXT + r"|true|false|null)(?:"
+    r"(?:" + _SIMPLE_STRING + "|" + _EMPTY_CONTAINER + r"|(?:" + _NUMBER_SOURCE + r"|true|false|null)(?:"
     + _STRAY_QUOTE + "|" + _TOKEN_FOLLOWS + "))"
 )
 _ITEMS_RUN = r"(?:" + _SIMPLE_VALUE + r"[\s,:]*){1,64}"
@@ -1725,11 +1703,7 @@ class _TolerantReader:
         self.pos = step.end()
         run, openers, closers = step.groups()
         if run:
-            matches = _pattern(_ITEM_SOURCE).findall(run)
-            if len(self.stack) >= self.max_depth:
-                self.refuse_empty(match[-1] for match in matches)
-            for string, whole, rest, literal, empty in matches:
-                items.append(_run_value(string, whole, rest, literal, empty))
+            items.extend(_run_value(*match) for match in self.run_matches(_ITEM_SOURCE, run))
         if openers:
             self.openers(items, step.start(2), openers)
         elif closers:
@@ -1749,11 +1723,8 @@ class _TolerantReader:
         self.pos = step.end()
         run, key, colon, opener, closers = step.groups()
         if run:
-            matches = _pattern(_MEMBER_SOURCE).findall(run)
-            if len(self.stack) >= self.max_depth:
-                self.refuse_empty(match[-1] for match in matches)
-            for name, string, whole, rest, literal, empty in matches:
-                members[name] = _run_value(string, whole, rest, literal, empty)
+            for name, *value in self.run_matches(_MEMBER_SOURCE, run):
+                members[name] = _run_value(*value)
         if opener and colon:
             members[key] = self.open(opener)
         elif key is not None:
@@ -1772,11 +1743,14 @@ class _TolerantReader:
         self.closing += "}" if char == "{" else "]"
         return container
 
-    def refuse_empty(self, empties: "Iterable[str]") -> None:
-        """Refuse a run's empty array or object where the top container is
-        as deep as containers may nest."""
-        if any(empties):
+    def run_matches(self, source: str, run: str) -> "List[Tuple[str, ...]]":
+        """The values of a run, one match of ``source`` each; an empty array
+        or object among them is refused where the top container is as deep
+        as containers may nest."""
+        matches: List[Tuple[str, ...]] = _pattern(source).findall(run)
+        if len(self.stack) >= self.max_depth and any(match[-1] for match in matches):
             raise _depth_error(self.max_depth)
+        return matches
 
     def openers(self, items: "List[Any]", start: int, run: str) -> None:
         """Opening brackets (whitespace between them) at ``start``, in an array."""
@@ -1918,7 +1892,6 @@ class _TolerantReader:
 
 
 def _depth_error(max_depth: int) -> ValueError:
-    """The error for text nested deeper than the bound."""
     return ValueError(f"arrays and objects nest more than {max_depth} levels deep")
 
 
@@ -2150,14 +2123,7 @@ _PURPOSE_KEYS = ("purpose", "description", "context")
 # VS Code's explanation of a question: the purpose, unless it is the question text.
 _MESSAGE_KEY = "message"
 _OPTIONS_KEYS = ("options", "choices", "suggestions", "follow_up", "followUp")
-_MULTI_SELECT_KEYS = (
-    "multiSelect",
-    "multiple",
-    "multi_select",
-    "multiselect",
-    "allowMultiple",
-    "allow_multiple",
-)
+_MULTI_SELECT_KEYS = ("multiSelect", "multiple", "multi_select", "multiselect", "allowMultiple", "allow_multiple")
 _SELECTION_MODE_KEYS = ("selectionMode", "selection_mode")
 
 # Fields read from one key only.
@@ -2198,34 +2164,17 @@ _NUMBER_KIND = "number"
 _INTEGER_KIND = "integer"  # a number question whose step is 1 unless the call says otherwise
 _SECRET_KIND = "secret"  # typed text not to be shown back; the kind follows from the options
 _KIND_WORDS = {
-    "text": _TEXT_KIND,
-    "freetext": _TEXT_KIND,
-    "string": _TEXT_KIND,
-    "input": _TEXT_KIND,
-    "choice": _CHOICE_KIND,
-    "single": _CHOICE_KIND,
-    "singlechoice": _CHOICE_KIND,
-    "singleselect": _CHOICE_KIND,
-    "select": _CHOICE_KIND,
-    "radio": _CHOICE_KIND,
-    "multi": _MULTI_KIND,
-    "multiple": _MULTI_KIND,
-    "multichoice": _MULTI_KIND,
-    "multiselect": _MULTI_KIND,
-    "checkbox": _MULTI_KIND,
-    "checkboxes": _MULTI_KIND,
-    "yesno": _YES_NO_KIND,
-    "boolean": _YES_NO_KIND,
-    "bool": _YES_NO_KIND,
-    "confirm": _YES_NO_KIND,
-    "number": _NUMBER_KIND,
-    "numeric": _NUMBER_KIND,
-    "float": _NUMBER_KIND,
-    "decimal": _NUMBER_KIND,
-    "integer": _INTEGER_KIND,
-    "int": _INTEGER_KIND,
-    "password": _SECRET_KIND,
-    "secret": _SECRET_KIND,
+    word: kind
+    for kind, words in (
+        (_TEXT_KIND, ("text", "freetext", "string", "input")),
+        (_CHOICE_KIND, ("choice", "single", "singlechoice", "singleselect", "select", "radio")),
+        (_MULTI_KIND, ("multi", "multiple", "multichoice", "multiselect", "checkbox", "checkboxes")),
+        (_YES_NO_KIND, ("yesno", "boolean", "bool", "confirm")),
+        (_NUMBER_KIND, ("number", "numeric", "float", "decimal")),
+        (_INTEGER_KIND, ("integer", "int")),
+        (_SECRET_KIND, ("password", "secret")),
+    )
+    for word in words
 }
 
 
@@ -2266,9 +2215,7 @@ def _questions_value(value: Any) -> "List[Any]":
         return [value]
     if value is None:
         return []
-    raise QuestionError(
-        f"'questions' must be an array of question objects, not {_json_type(value)}."
-    )
+    raise QuestionError(f"'questions' must be an array of question objects, not {_json_type(value)}.")
 
 
 def _check_question_count(count: int) -> None:
@@ -2319,10 +2266,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
 
 
 def _holds_markup(entry: "Dict[Any, Any]") -> bool:
-    for value in entry.values():
-        if value.__class__ is str and "<" in value:
-            return True
-    return False
+    return any(value.__class__ is str and "<" in value for value in entry.values())
 
 
 def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
@@ -2396,8 +2340,7 @@ def _decode_rare_fields(item: QuestionItem, entry: "Dict[Any, Any]") -> None:
         item.recommended = default
     if not (item.options or item.question_type.is_choice):
         item.default = _first_usable(entry, _TYPED_DEFAULT_KEYS, _text_or_number)
-    allow_custom = _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean)
-    if allow_custom is False:
+    if _first_usable(entry, _ALLOW_CUSTOM_KEYS, _boolean) is False:
         item.allow_custom = False
     if _first_usable(entry, _SECRET_KEYS, _boolean):
         item.secret = True
@@ -2423,8 +2366,7 @@ def _settled_bounds(
 def _kind(value: Any) -> "Optional[str]":
     if not isinstance(value, str):
         return None
-    word = value.lower().replace("_", "").replace("-", "").replace(" ", "")
-    return _KIND_WORDS.get(word)
+    return _KIND_WORDS.get(value.lower().replace("_", "").replace("-", "").replace(" ", ""))
 
 
 def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
@@ -2436,8 +2378,7 @@ def _apply_kind(item: QuestionItem, kind: "Optional[str]") -> None:
         item.multi_select = True
         item.question_type = QuestionType.MULTI_CHOICE
     elif kind == _CHOICE_KIND:
-        multi = item.multi_select
-        item.question_type = QuestionType.MULTI_CHOICE if multi else QuestionType.SINGLE_CHOICE
+        item.question_type = QuestionType.MULTI_CHOICE if item.multi_select else QuestionType.SINGLE_CHOICE
     elif kind == _YES_NO_KIND:
         item.multi_select = False
         item.question_type = QuestionType.SINGLE_CHOICE
@@ -2630,8 +2571,7 @@ def _is_marked(option: "Dict[Any, Any]") -> bool:
 # refused.
 
 # Boolean and selection-mode words, read trimmed and in lower case.
-_TRUE_WORDS = ("true", "yes", "1")
-_FALSE_WORDS = ("false", "no", "0")
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 _SELECTION_MODES = {"multiple": True, "multi": True, "single": False}
 
 
@@ -2770,11 +2710,7 @@ def _boolean(value: Any) -> "Optional[bool]":
     if isinstance(value, int):
         return {0: False, 1: True}.get(value)
     if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE_WORDS:
-            return True
-        if word in _FALSE_WORDS:
-            return False
+        return _BOOLEAN_WORDS.get(value.strip().lower())
     return None
 
 
