@@ -3894,7 +3894,7 @@ class _AskedOutput:
         self.output = output
         self.items = output.questions
         self.status = _status(output)
-        checked = collect_answers(output, output.answers, partial=self.status is not Outcome.ANSWERED)
+        checked = _checked_output_answers(output, output.answers, self.status)
         self.answers = {answer.id: answer for answer in checked}
         self.entries: List[Any] = []
         self.questions: Any = None
@@ -3907,11 +3907,8 @@ class _AskedOutput:
 
     def question(self, index: int) -> str:
         entry = self.entries[index] if index < len(self.entries) else None
-        if isinstance(entry, dict):
-            sent = _first_usable(entry, _QUESTION_KEYS, _sent_text)
-            if sent is not None:
-                return sent
-        return entry if isinstance(entry, str) else self.items[index].question
+        sent = _first_usable(entry, _QUESTION_KEYS, _sent_text) if isinstance(entry, dict) else entry
+        return sent if isinstance(sent, str) else self.items[index].question
 
     def label(self, index: int, label: str) -> str:
         """An option's label as the model sent it: the sent label that names it."""
@@ -3932,16 +3929,20 @@ class _AskedOutput:
         found = [(index, item, self.answers.get(item.id)) for index, item in enumerate(self.items)]
         return [(index, item, answer) for index, item, answer in found if _gives_answer(answer) and answer is not None]
 
-    def parts(self, index: int, answer: "Optional[AnswerItem]", note_prefix: str) -> "List[str]":
-        """One question's answer as parts: picked labels and typed text, or
-        the marker saying why there is none; then the note."""
+    def parts(self, index: int, note_prefix: "Optional[str]" = None) -> "List[str]":
+        """One question's answer as parts: picked labels, then typed text as
+        the person typed it, or the marker saying why there is none; then the
+        note, when a prefix for it is given.  Runtimes join parts with ", " (as
+        Claude Code does): a label holding ", " or a quote is a JSON string,
+        also alone, else the label and a pick with typed text beside it would
+        read the same."""
+        answer = self.answers.get(self.items[index].id)
         marker = self.marker(answer)
         if answer is None:
             return [marker] if marker else []
         typed = [answer.answer] if answer.answer is not None else []
-        labels = [_quoted_part(label) for label in self.labels(index, answer)]  # the runtime joins parts with ", "
-        parts = labels + typed + ([marker] if marker else [])
-        return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
+        parts = [_quoted_part(label) for label in self.labels(index, answer)] + typed + ([marker] if marker else [])
+        return parts + ([f"{note_prefix}{answer.note}"] if note_prefix and answer.note is not None else [])
 
     def marker(self, answer: "Optional[AnswerItem]") -> "Optional[str]":
         """The entry that says why a question has no answer: its state, else
@@ -3966,11 +3967,9 @@ class _AskedOutput:
     def outcome_lines(self) -> "List[str]":
         """What happened, in the result's own words, for a form whose
         runtime shows its model nothing but the answers."""
-        checked = list(self.answers.values())
-        states = [f"{item.id}: {self.marker(self.answers.get(item.id))}" for item in self.items
-                  if not _gives_answer(self.answers.get(item.id)) and self.marker(self.answers.get(item.id))]
-        head, tail = _result_ends(self.status, checked)
-        return [head, *states, tail]
+        markers = [(item.id, self.marker(self.answers.get(item.id))) for item in self.items]
+        head, tail = _result_ends(self.status, list(self.answers.values()))
+        return [head, *(f"{key}: {marker}" for key, marker in markers if marker), tail]
 
 
 class _HarnessForm:
@@ -4025,13 +4024,13 @@ class _ClaudeCodeForm(_HarnessForm):
         answered = asked.answered()
         follow_up = asked.status is Outcome.FOLLOW_UP and len(answered) == sum(
             1 for answer in asked.answers.values() if _gives_answer(answer) or answer.note is not None)
-        if not follow_up and (asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items)):
+        if not follow_up and not asked.is_plain():
             return {"behavior": "deny", "message": result_text(asked.output)}
         replies: Dict[str, str] = {}
         notes: Dict[str, Dict[str, str]] = {}
         for index, _, answer in answered:
             text = asked.question(index)
-            replies[text] = _joined(asked.labels(index, answer), answer.answer)
+            replies[text] = ", ".join(asked.parts(index))
             if answer.note is not None:
                 notes[text] = {"notes": answer.note}
         questions = asked.questions if asked.questions is not None else [_claude_code_question(i) for i in asked.items]
@@ -4085,8 +4084,7 @@ class _OpenCodeForm(_HarnessForm):
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         if asked.status is Outcome.DECLINED:  # its reject ends the turn, as a dismissal means
             return {"reject": True, "message": result_text(asked.output)}
-        note = self.note_prefix or ""
-        lists = [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]
+        lists = [asked.parts(index, self.note_prefix) for index in range(len(asked.items))]
         marker = _OUTCOME_WORDS[asked.status].marker
         if marker and lists and not any(marker in parts for parts in lists):
             lists[-1].append(marker)  # every question answered: the outcome must still show
@@ -4096,21 +4094,17 @@ class _OpenCodeForm(_HarnessForm):
 @_harness_form("gemini")
 class _GeminiForm(_HarnessForm):
     """Gemini CLI's ask_user result: one string per answered question, keyed
-    by its position, the note joined to its end; the outcome beside it."""
+    by its position, its parts joined, the note the last; the outcome beside it."""
 
     note_prefix = "note: "
-    note_part = ", note: "
+    note_part = f", {note_prefix}"
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         replies = {}
-        for index, item in enumerate(asked.items):
-            answer = asked.answers.get(item.id)
-            marker = asked.marker(answer)
-            value = _joined(asked.labels(index, answer), answer.answer) if answer and not marker else marker
-            if value is None:
-                continue
-            note = "" if answer is None or answer.note is None else f"{self.note_part}{answer.note}"
-            replies[str(index)] = value + note
+        for index in range(len(asked.items)):
+            parts = asked.parts(index, self.note_prefix)
+            if parts:
+                replies[str(index)] = ", ".join(parts)
         return asked.with_outcome({"answers": replies})
 
 
@@ -4225,14 +4219,6 @@ def _form_readers() -> _FormReaders:
 def _sent_text(value: Any) -> "Optional[str]":
     """A text exactly as the model sent it, untrimmed; None when blank."""
     return value if isinstance(value, str) and value.strip() else None
-
-
-def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
-    """Labels, then typed text, joined with ", " as Claude Code joins them: a
-    label holding ", " or a quote as a JSON string, also alone (else the
-    label and a pick with typed text beside it read the same); the typed
-    text as the person typed it."""
-    return ", ".join([_quoted_part(label) for label in labels] + ([] if typed is None else [typed]))
 
 
 def _quoted_part(part: str) -> str:
