@@ -4567,10 +4567,7 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
 # prompt() picks the way of asking: the dialog where the terminal allows it,
 # the line prompt everywhere else.  Both return the same QuestionOutput.
 
-_CUE = "> "
-_TEXT_CUE = "  Your answer: "
 _NEEDS_ANSWER = "This question needs an answer."
-_PICK_A_ROW = "Pick one of the options by its number."
 
 
 class _TimedOut(Exception):
@@ -4658,7 +4655,7 @@ def _prompt(
 
 
 class _Retry(Exception):
-    """A line that answers nothing; its message says why, and the question is asked again."""
+    """A line that answers nothing; its message is the reply, and the question is asked again."""
 
 
 class _LinePrompt:
@@ -4682,24 +4679,24 @@ class _LinePrompt:
         """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
         self.note = None
+        status = Outcome.ANSWERED
         try:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
         except _MoreWanted:
             self.say("You asked for more questions first; the answers so far are kept.")
-            return Outcome.FOLLOW_UP, answers + ([self.note] if self.note else [])
+            status = Outcome.FOLLOW_UP
         except EOFError:
-            answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
-            return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
+            status = Outcome.DECLINED if answers or self.note or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE
         except KeyboardInterrupt:
-            return Outcome.DECLINED, answers + ([self.note] if self.note else [])
+            status = Outcome.DECLINED
         except _TimedOut:
             self.writer.write("\n")
             self.say("No answer in time.")
-            return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
-        return Outcome.ANSWERED, answers
+            status = Outcome.TIMED_OUT
+        return status, answers + ([self.note] if self.note else [])
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
         tag = f"[{_visible(item.header)}] " if item.header else ""
@@ -4722,17 +4719,8 @@ class _LinePrompt:
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
         self.note = None
         while True:
-            line = self.read_line(_CUE, item.secret)
-            if line == "?":
-                self.say(_line_words(item))
-                continue
-            if line.lower().startswith(_LINE_NOTE):
-                note = line[len(_LINE_NOTE):].strip() or None
-                self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
-                self.say("Noted. Now your answer." if note else "No note.")
-                continue
             try:
-                answer = self.line_answer(item, line)
+                answer = self.line_answer(item, self.read_line("> ", item.secret))
             except _Retry as retry:
                 self.say(str(retry))
                 continue
@@ -4740,6 +4728,12 @@ class _LinePrompt:
             return answer
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
+        if line == "?":
+            raise _Retry(_line_words(item))
+        if line.lower().startswith(_LINE_NOTE):
+            note = line[len(_LINE_NOTE):].strip() or None
+            self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
+            raise _Retry("Noted. Now your answer." if note else "No note.")
         if not line:
             return self.confirmed_default(item)
         if _option_named(item.options or (), line) is None:  # an option of the same name wins
@@ -4767,9 +4761,9 @@ class _LinePrompt:
         picks = _options_named_by(item, line)
         if picks is None:
             if not item.allow_custom:
-                raise _Retry(_PICK_A_ROW)
+                raise _Retry("Pick one of the options by its number.")
             return AnswerItem(item.id, line)
-        return self.picked(item, [pick.label for pick in picks if pick is not _CUSTOM_ROW], _CUSTOM_ROW in picks)
+        return self.picked(item, picks)
 
     def picked_rows(self, item: QuestionItem, numbers: "List[int]") -> AnswerItem:
         rows = _question_rows(item)
@@ -4778,15 +4772,15 @@ class _LinePrompt:
                 raise _Retry(f"There is no row {number}: enter a number from 1 to {len(rows)}.")
         if item.question_type is QuestionType.SINGLE_CHOICE and len(set(numbers)) > 1:
             raise _Retry("Pick one row only.")
-        picked = [rows[number - 1] for number in numbers]
-        return self.picked(item, [row.label for row in picked if not row.takes_text], any(row.takes_text for row in picked))
+        return self.picked(item, [rows[number - 1] for number in numbers])
 
-    def picked(self, item: QuestionItem, labels: "List[str]", typing: bool) -> AnswerItem:
-        """The options a line picked; when it picked the row for typing too,
-        its text comes on the next line."""
-        if not typing:
+    def picked(self, item: QuestionItem, picks: "Sequence[Union[_Row, QuestionOption]]") -> AnswerItem:
+        """The rows a line picked, by name or by number; when it picked the
+        row for typing too, its text comes on the next line."""
+        labels = [pick.label for pick in picks if pick is not _CUSTOM_ROW]
+        if _CUSTOM_ROW not in picks:
             return AnswerItem(item.id, None, labels)
-        typed = self.read_line(_TEXT_CUE, item.secret)
+        typed = self.read_line("  Your answer: ", item.secret)
         if not labels and not typed:
             return _no_answer(item)
         return AnswerItem(item.id, typed or None, labels or None)
@@ -4844,8 +4838,8 @@ class _MoreWanted(Exception):
 def _line_words(item: QuestionItem) -> str:
     """What ``?`` shows: every word the prompt takes besides an answer."""
     words = [
-        f"{_quoted(_YOU_DECIDE.replace('_', ' '))}: leave this one to the assistant;",
-        f"{_quoted(_DISCUSS)}: talk this one over with the assistant before deciding;",
+        f"{_quoted(_LINE_STATE_WORDS[0])}: leave this one to the assistant;",
+        f"{_quoted(_LINE_STATE_WORDS[1])}: talk this one over with the assistant before deciding;",
         f"{_quoted(_LINE_NOTE + ' ...')}: a note on the answer you give next;",
         f"{_quoted(_LINE_MORE)}: stop here and ask the assistant for more questions first (the answers so far are kept);",
         "an empty line: " + ("keep the default;" if item.default is not None and not item.question_type.is_choice
@@ -4994,7 +4988,6 @@ def _edited_line() -> str:
     a program whose output is a pipe (the CLI) lends its standard output the
     terminal of standard error while the line is read.
     """
-
     try:
         import readline  # noqa: F401  (imported for its effect on input())
     except ImportError:
