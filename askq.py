@@ -4464,23 +4464,16 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
     labels = [row.label for row in rows] + states
     titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
+    preset = {} if item.recommended is None else {"default": item.recommended}
     if legacy:  # a single choice: 2025-06-18 has no titled enums
-        legacy_single: Dict[str, Any] = {"type": "string", **field, "enum": labels, "enumNames": titles}
         if item.recommended is not None:
-            legacy_single["default"] = item.recommended
             at = labels.index(item.recommended)
             titles[at] = f"{titles[at]} {RECOMMENDED_SUFFIX}"
-        return legacy_single
+        return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
     choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is QuestionType.MULTI_CHOICE:
-        multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
-        if item.required:
-            multi["minItems"] = 1
-        return multi
-    single: Dict[str, Any] = {"type": "string", **field, "oneOf": choices}
-    if item.recommended is not None:
-        single["default"] = item.recommended
-    return single
+        return {"type": "array", **field, "items": {"anyOf": choices}, **({"minItems": 1} if item.required else {})}
+    return {"type": "string", **field, "oneOf": choices, **preset}
 
 
 def _form_states(item: QuestionItem) -> "List[_StateWords]":
@@ -4497,14 +4490,13 @@ def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) 
     """A number question as a form's number property: "integer" when its
     step and bounds are whole, with its bounds; its unit in the title, its
     step in the description; its default where the version has one."""
-    bounds = {"minimum": item.minimum, "maximum": item.maximum}
     whole = item.step is not None and all(
         value is None or float(value).is_integer() for value in (item.step, item.minimum, item.maximum))
     title = f"{field['title']} ({item.unit})" if item.unit else field["title"]
     words = _number_range(item)
     prop: Dict[str, Any] = {"type": "integer" if whole else "number", "title": title,
                             "description": f"{field['description']}\n{words[0].upper()}{words[1:]}."}
-    for name, value in bounds.items():
+    for name, value in (("minimum", item.minimum), ("maximum", item.maximum)):
         if value is not None:
             prop[name] = int(value) if whole else value
     if item.default is not None and not legacy and _number_problem(item, item.default) is None:
