@@ -99,7 +99,6 @@ from typing import (
     Pattern,
     Sequence,
     Tuple,
-    Type,
     TypeVar,
     Union,
 )
@@ -3894,8 +3893,7 @@ class _AskedOutput:
         self.output = output
         self.items = output.questions
         self.status = _status(output)
-        checked = _checked_output_answers(output, output.answers, self.status)
-        self.answers = {answer.id: answer for answer in checked}
+        self.answers = {answer.id: answer for answer in _checked_output_answers(output, output.answers, self.status)}
         self.entries: List[Any] = []
         self.questions: Any = None
         if call is not None:
@@ -3998,20 +3996,16 @@ class _HarnessForm:
         unchanged when they are not its own."""
         return answers
 
+    def __init_subclass__(cls, name: str, **kwargs: Any) -> None:
+        """Register a runtime's form under its name, where its class is written."""
+        super().__init_subclass__(**kwargs)
+        _HARNESS_FORMS[name] = cls()
+
 
 _HARNESS_FORMS: "Dict[str, _HarnessForm]" = {}
 
 
-def _harness_form(name: str) -> "Callable[[Type[_HarnessForm]], Type[_HarnessForm]]":
-    """Register a runtime's form under its name, beside its class."""
-    def register(form: "Type[_HarnessForm]") -> "Type[_HarnessForm]":
-        _HARNESS_FORMS[name] = form()
-        return form
-    return register
-
-
-@_harness_form("claude-code")
-class _ClaudeCodeForm(_HarnessForm):
+class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
     """The permission result of the Claude Agent SDK's can_use_tool callback:
     allow with the answers only for a full answer; otherwise deny with
     result_text, which its model reads (it cannot see skips in annotations)."""
@@ -4074,8 +4068,7 @@ def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
     return data
 
 
-@_harness_form("opencode")
-class _OpenCodeForm(_HarnessForm):
+class _OpenCodeForm(_HarnessForm, name="opencode"):
     """The body of OpenCode's question reply, one list per question; any
     outcome but an answer is its reject, with result_text."""
 
@@ -4091,8 +4084,7 @@ class _OpenCodeForm(_HarnessForm):
         return {"answers": lists}
 
 
-@_harness_form("gemini")
-class _GeminiForm(_HarnessForm):
+class _GeminiForm(_HarnessForm, name="gemini"):
     """Gemini CLI's ask_user result: one string per answered question, keyed
     by its position, its parts joined, the note the last; the outcome beside it."""
 
@@ -4108,8 +4100,7 @@ class _GeminiForm(_HarnessForm):
         return asked.with_outcome({"answers": replies})
 
 
-@_harness_form("codex")
-class _CodexForm(_HarnessForm):
+class _CodexForm(_HarnessForm, name="codex"):
     """Codex's request_user_input response, {id: {"answers": [...]}}.  Codex
     has one free-text channel per question, the user_note: typed text beside
     picks goes there, joined to a note; its "None of the above" row with a
@@ -4156,8 +4147,7 @@ def _outcome_key(items: "List[QuestionItem]") -> str:
     return key
 
 
-@_harness_form("mcp")
-class _McpForm(_HarnessForm):
+class _McpForm(_HarnessForm, name="mcp"):
     """The ElicitResult a client sends back for to_elicitation()'s form; read
     back by from_elicitation()."""
 
