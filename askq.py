@@ -4062,10 +4062,8 @@ _CLAUDE_CODE_STATES = {"skipped": _SKIPPED, "replied_in_chat": _DISCUSS, "dismis
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
-    data: Dict[str, Any] = {"question": item.question, "header": item.header or ""}
-    data["options"] = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
-    data["multiSelect"] = item.multi_select
-    return data
+    options = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
+    return {"question": item.question, "header": item.header or "", "options": options, "multiSelect": item.multi_select}
 
 
 class _OpenCodeForm(_HarnessForm, name="opencode"):
@@ -4328,8 +4326,7 @@ def from_elicitation(
     if action != "accept":
         return str(action), None
     items = _question_list(questions)
-    content = fields.get("content")
-    content = {} if content is None else content
+    content = {} if fields.get("content") is None else fields["content"]
     if not isinstance(content, dict):
         raise AnswerError(f"The ElicitResult 'content' must be an object, not {_json_type(content)}.")
     all_keys = _form_keys(items)
@@ -4374,9 +4371,7 @@ def _canonical_content(content: "Dict[Any, Any]", all_keys: "List[_FormKeys]") -
             known.setdefault(key.replace(".", "_").replace("-", "_"), key)
     canonical: Dict[str, Any] = {}
     for key, value in content.items():
-        name = known.get(key) if isinstance(key, str) else None
-        if name is None and isinstance(key, str):
-            name = known.get(key.replace(".", "_").replace("-", "_"))
+        name = known.get(key, known.get(key.replace(".", "_").replace("-", "_"))) if isinstance(key, str) else None
         if name is not None:
             canonical[name] = value
         elif value not in (None, "", [], {}):
