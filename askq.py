@@ -4653,7 +4653,6 @@ class _LinePrompt:
         self.writer.write("\n".join(_wrap(text, self.width, first, rest)) + "\n")
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
-        """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
         self.note = None
         status = Outcome.ANSWERED
