@@ -4063,7 +4063,8 @@ _CLAUDE_CODE_STATES = {"skipped": _SKIPPED, "replied_in_chat": _DISCUSS, "dismis
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
     options = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
-    return {"question": item.question, "header": item.header or "", "options": options, "multiSelect": item.multi_select}
+    return {"question": item.question, "header": item.header or "", "options": options,
+            "multiSelect": item.multi_select}
 
 
 class _OpenCodeForm(_HarnessForm, name="opencode"):
@@ -4665,7 +4666,8 @@ class _LinePrompt:
             status = Outcome.FOLLOW_UP
         except EOFError:
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
-            status = Outcome.DECLINED if answers or self.note or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE
+            ended = answers or self.note or _is_terminal(self.reader.stream)
+            status = Outcome.DECLINED if ended else Outcome.UNAVAILABLE
         except KeyboardInterrupt:
             status = Outcome.DECLINED
         except _TimedOut:
