@@ -3436,7 +3436,6 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
         )
 
 
-
 _NUMBER = QuestionType.NUMBER
 
 
@@ -4629,7 +4628,7 @@ def _prompt(
         status, raw = _run_dialog(items, reader, writer, timeout, cancel)
     else:
         status, raw = _LinePrompt(_LineReader(reader, timeout, cancel), writer).ask(items)
-    return QuestionOutput(items, collect_answers(items, raw, partial=status != Outcome.ANSWERED), status)
+    return QuestionOutput(items, _checked_output_answers(items, raw, status), status)
 
 
 class _Retry(Exception):
