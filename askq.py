@@ -4665,8 +4665,8 @@ class _LinePrompt:
             status = Outcome.FOLLOW_UP
         except EOFError:
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
-            ended = answers or self.note or _is_terminal(self.reader.stream)
-            status = Outcome.DECLINED if ended else Outcome.UNAVAILABLE
+            someone = answers or self.note or _is_terminal(self.reader.stream)
+            status = Outcome.DECLINED if someone else Outcome.UNAVAILABLE
         except KeyboardInterrupt:
             status = Outcome.DECLINED
         except _TimedOut:
