@@ -99,7 +99,6 @@ from typing import (
     Pattern,
     Sequence,
     Tuple,
-    Type,
     TypeVar,
     Union,
 )
@@ -3373,7 +3372,6 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
         )
 
 
-
 _NUMBER = QuestionType.NUMBER
 
 
@@ -3830,8 +3828,7 @@ class _AskedOutput:
         self.output = output
         self.items = output.questions
         self.status = _status(output)
-        checked = collect_answers(output, output.answers, partial=self.status is not Outcome.ANSWERED)
-        self.answers = {answer.id: answer for answer in checked}
+        self.answers = {answer.id: answer for answer in _checked_output_answers(output, output.answers, self.status)}
         self.entries: List[Any] = []
         self.questions: Any = None
         if call is not None:
@@ -3843,11 +3840,8 @@ class _AskedOutput:
 
     def question(self, index: int) -> str:
         entry = self.entries[index] if index < len(self.entries) else None
-        if isinstance(entry, dict):
-            sent = _first_usable(entry, _QUESTION_KEYS, _sent_text)
-            if sent is not None:
-                return sent
-        return entry if isinstance(entry, str) else self.items[index].question
+        sent = _first_usable(entry, _QUESTION_KEYS, _sent_text) if isinstance(entry, dict) else entry
+        return sent if isinstance(sent, str) else self.items[index].question
 
     def label(self, index: int, label: str) -> str:
         """An option's label as the model sent it: the sent label that names it."""
@@ -3868,16 +3862,20 @@ class _AskedOutput:
         found = [(index, item, self.answers.get(item.id)) for index, item in enumerate(self.items)]
         return [(index, item, answer) for index, item, answer in found if _gives_answer(answer) and answer is not None]
 
-    def parts(self, index: int, answer: "Optional[AnswerItem]", note_prefix: str) -> "List[str]":
-        """One question's answer as parts: picked labels and typed text, or
-        the marker saying why there is none; then the note."""
+    def parts(self, index: int, note_prefix: "Optional[str]" = None) -> "List[str]":
+        """One question's answer as parts: picked labels, then typed text as
+        the person typed it, or the marker saying why there is none; then the
+        note, when a prefix for it is given.  Runtimes join parts with ", " (as
+        Claude Code does): a label holding ", " or a quote is a JSON string,
+        also alone, else the label and a pick with typed text beside it would
+        read the same."""
+        answer = self.answers.get(self.items[index].id)
         marker = self.marker(answer)
         if answer is None:
             return [marker] if marker else []
         typed = [answer.answer] if answer.answer is not None else []
-        labels = [_quoted_part(label) for label in self.labels(index, answer)]  # the runtime joins parts with ", "
-        parts = labels + typed + ([marker] if marker else [])
-        return parts + ([f"{note_prefix}{answer.note}"] if answer.note is not None else [])
+        parts = [_quoted_part(label) for label in self.labels(index, answer)] + typed + ([marker] if marker else [])
+        return parts + ([f"{note_prefix}{answer.note}"] if note_prefix and answer.note is not None else [])
 
     def marker(self, answer: "Optional[AnswerItem]") -> "Optional[str]":
         """The entry that says why a question has no answer: its state, else
@@ -3902,11 +3900,9 @@ class _AskedOutput:
     def outcome_lines(self) -> "List[str]":
         """What happened, in the result's own words, for a form whose
         runtime shows its model nothing but the answers."""
-        checked = list(self.answers.values())
-        states = [f"{item.id}: {self.marker(self.answers.get(item.id))}" for item in self.items
-                  if not _gives_answer(self.answers.get(item.id)) and self.marker(self.answers.get(item.id))]
-        head, tail = _result_ends(self.status, checked)
-        return [head, *states, tail]
+        markers = [(item.id, self.marker(self.answers.get(item.id))) for item in self.items]
+        head, tail = _result_ends(self.status, list(self.answers.values()))
+        return [head, *(f"{key}: {marker}" for key, marker in markers if marker), tail]
 
 
 class _HarnessForm:
@@ -3935,20 +3931,16 @@ class _HarnessForm:
         unchanged when they are not its own."""
         return answers
 
+    def __init_subclass__(cls, name: str, **kwargs: Any) -> None:
+        """Register a runtime's form under its name, where its class is written."""
+        super().__init_subclass__(**kwargs)
+        _HARNESS_FORMS[name] = cls()
+
 
 _HARNESS_FORMS: "Dict[str, _HarnessForm]" = {}
 
 
-def _harness_form(name: str) -> "Callable[[Type[_HarnessForm]], Type[_HarnessForm]]":
-    """Register a runtime's form under its name, beside its class."""
-    def register(form: "Type[_HarnessForm]") -> "Type[_HarnessForm]":
-        _HARNESS_FORMS[name] = form()
-        return form
-    return register
-
-
-@_harness_form("claude-code")
-class _ClaudeCodeForm(_HarnessForm):
+class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
     """The permission result of the Claude Agent SDK's can_use_tool callback:
     allow with the answers only for a full answer; otherwise deny with
     result_text, which its model reads (it cannot see skips in annotations)."""
@@ -3961,13 +3953,13 @@ class _ClaudeCodeForm(_HarnessForm):
         answered = asked.answered()
         follow_up = asked.status is Outcome.FOLLOW_UP and len(answered) == sum(
             1 for answer in asked.answers.values() if _gives_answer(answer) or answer.note is not None)
-        if not follow_up and (asked.status is not Outcome.ANSWERED or len(answered) < len(asked.items)):
+        if not follow_up and not asked.is_plain():
             return {"behavior": "deny", "message": result_text(asked.output)}
         replies: Dict[str, str] = {}
         notes: Dict[str, Dict[str, str]] = {}
         for index, _, answer in answered:
             text = asked.question(index)
-            replies[text] = _joined(asked.labels(index, answer), answer.answer)
+            replies[text] = ", ".join(asked.parts(index))
             if answer.note is not None:
                 notes[text] = {"notes": answer.note}
         questions = asked.questions if asked.questions is not None else [_claude_code_question(i) for i in asked.items]
@@ -4005,14 +3997,12 @@ _CLAUDE_CODE_STATES = {"skipped": _SKIPPED, "replied_in_chat": _DISCUSS, "dismis
 
 
 def _claude_code_question(item: QuestionItem) -> "Dict[str, Any]":
-    data: Dict[str, Any] = {"question": item.question, "header": item.header or ""}
-    data["options"] = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
-    data["multiSelect"] = item.multi_select
-    return data
+    options = [{"label": o.label, "description": o.description or ""} for o in item.options or ()]
+    return {"question": item.question, "header": item.header or "", "options": options,
+            "multiSelect": item.multi_select}
 
 
-@_harness_form("opencode")
-class _OpenCodeForm(_HarnessForm):
+class _OpenCodeForm(_HarnessForm, name="opencode"):
     """The body of OpenCode's question reply, one list per question; any
     outcome but an answer is its reject, with result_text."""
 
@@ -4021,37 +4011,30 @@ class _OpenCodeForm(_HarnessForm):
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         if asked.status is Outcome.DECLINED:  # its reject ends the turn, as a dismissal means
             return {"reject": True, "message": result_text(asked.output)}
-        note = self.note_prefix or ""
-        lists = [asked.parts(i, asked.answers.get(item.id), note) for i, item in enumerate(asked.items)]
+        lists = [asked.parts(index, self.note_prefix) for index in range(len(asked.items))]
         marker = _OUTCOME_WORDS[asked.status].marker
         if marker and lists and not any(marker in parts for parts in lists):
             lists[-1].append(marker)  # every question answered: the outcome must still show
         return {"answers": lists}
 
 
-@_harness_form("gemini")
-class _GeminiForm(_HarnessForm):
+class _GeminiForm(_HarnessForm, name="gemini"):
     """Gemini CLI's ask_user result: one string per answered question, keyed
-    by its position, the note joined to its end; the outcome beside it."""
+    by its position, its parts joined, the note the last; the outcome beside it."""
 
     note_prefix = "note: "
-    note_part = ", note: "
+    note_part = f", {note_prefix}"
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         replies = {}
-        for index, item in enumerate(asked.items):
-            answer = asked.answers.get(item.id)
-            marker = asked.marker(answer)
-            value = _joined(asked.labels(index, answer), answer.answer) if answer and not marker else marker
-            if value is None:
-                continue
-            note = "" if answer is None or answer.note is None else f"{self.note_part}{answer.note}"
-            replies[str(index)] = value + note
+        for index in range(len(asked.items)):
+            parts = asked.parts(index, self.note_prefix)
+            if parts:
+                replies[str(index)] = ", ".join(parts)
         return asked.with_outcome({"answers": replies})
 
 
-@_harness_form("codex")
-class _CodexForm(_HarnessForm):
+class _CodexForm(_HarnessForm, name="codex"):
     """Codex's request_user_input response, {id: {"answers": [...]}}.  Codex
     has one free-text channel per question, the user_note: typed text beside
     picks goes there, joined to a note; its "None of the above" row with a
@@ -4098,8 +4081,7 @@ def _outcome_key(items: "List[QuestionItem]") -> str:
     return key
 
 
-@_harness_form("mcp")
-class _McpForm(_HarnessForm):
+class _McpForm(_HarnessForm, name="mcp"):
     """The ElicitResult a client sends back for to_elicitation()'s form; read
     back by from_elicitation()."""
 
@@ -4161,14 +4143,6 @@ def _form_readers() -> _FormReaders:
 def _sent_text(value: Any) -> "Optional[str]":
     """A text exactly as the model sent it, untrimmed; None when blank."""
     return value if isinstance(value, str) and value.strip() else None
-
-
-def _joined(labels: "List[str]", typed: "Optional[str]" = None) -> str:
-    """Labels, then typed text, joined with ", " as Claude Code joins them: a
-    label holding ", " or a quote as a JSON string, also alone (else the
-    label and a pick with typed text beside it read the same); the typed
-    text as the person typed it."""
-    return ", ".join([_quoted_part(label) for label in labels] + ([] if typed is None else [typed]))
 
 
 def _quoted_part(part: str) -> str:
@@ -4288,8 +4262,7 @@ def from_elicitation(
     if action != "accept":
         return str(action), None
     items = _question_list(questions)
-    content = fields.get("content")
-    content = {} if content is None else content
+    content = {} if fields.get("content") is None else fields["content"]
     if not isinstance(content, dict):
         raise AnswerError(f"The ElicitResult 'content' must be an object, not {_json_type(content)}.")
     all_keys = _form_keys(items)
@@ -4334,9 +4307,7 @@ def _canonical_content(content: "Dict[Any, Any]", all_keys: "List[_FormKeys]") -
             known.setdefault(key.replace(".", "_").replace("-", "_"), key)
     canonical: Dict[str, Any] = {}
     for key, value in content.items():
-        name = known.get(key) if isinstance(key, str) else None
-        if name is None and isinstance(key, str):
-            name = known.get(key.replace(".", "_").replace("-", "_"))
+        name = known.get(key, known.get(key.replace(".", "_").replace("-", "_"))) if isinstance(key, str) else None
         if name is not None:
             canonical[name] = value
         elif value not in (None, "", [], {}):
@@ -4414,23 +4385,16 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
     labels = [row.label for row in rows] + states
     titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
+    preset = {} if item.recommended is None else {"default": item.recommended}
     if legacy:  # a single choice: 2025-06-18 has no titled enums
-        legacy_single: Dict[str, Any] = {"type": "string", **field, "enum": labels, "enumNames": titles}
         if item.recommended is not None:
-            legacy_single["default"] = item.recommended
             at = labels.index(item.recommended)
             titles[at] = f"{titles[at]} {RECOMMENDED_SUFFIX}"
-        return legacy_single
+        return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
     choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is QuestionType.MULTI_CHOICE:
-        multi: Dict[str, Any] = {"type": "array", **field, "items": {"anyOf": choices}}
-        if item.required:
-            multi["minItems"] = 1
-        return multi
-    single: Dict[str, Any] = {"type": "string", **field, "oneOf": choices}
-    if item.recommended is not None:
-        single["default"] = item.recommended
-    return single
+        return {"type": "array", **field, "items": {"anyOf": choices}, **({"minItems": 1} if item.required else {})}
+    return {"type": "string", **field, "oneOf": choices, **preset}
 
 
 def _form_states(item: QuestionItem) -> "List[_StateWords]":
@@ -4447,14 +4411,13 @@ def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) 
     """A number question as a form's number property: "integer" when its
     step and bounds are whole, with its bounds; its unit in the title, its
     step in the description; its default where the version has one."""
-    bounds = {"minimum": item.minimum, "maximum": item.maximum}
     whole = item.step is not None and all(
         value is None or float(value).is_integer() for value in (item.step, item.minimum, item.maximum))
     title = f"{field['title']} ({item.unit})" if item.unit else field["title"]
     words = _number_range(item)
     prop: Dict[str, Any] = {"type": "integer" if whole else "number", "title": title,
                             "description": f"{field['description']}\n{words[0].upper()}{words[1:]}."}
-    for name, value in bounds.items():
+    for name, value in (("minimum", item.minimum), ("maximum", item.maximum)):
         if value is not None:
             prop[name] = int(value) if whole else value
     if item.default is not None and not legacy and _number_problem(item, item.default) is None:
@@ -4517,10 +4480,7 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
 # prompt() picks the way of asking: the dialog where the terminal allows it,
 # the line prompt everywhere else.  Both return the same QuestionOutput.
 
-_CUE = "> "
-_TEXT_CUE = "  Your answer: "
 _NEEDS_ANSWER = "This question needs an answer."
-_PICK_A_ROW = "Pick one of the options by its number."
 
 
 class _TimedOut(Exception):
@@ -4604,11 +4564,11 @@ def _prompt(
         status, raw = _run_dialog(items, reader, writer, timeout, cancel)
     else:
         status, raw = _LinePrompt(_LineReader(reader, timeout, cancel), writer).ask(items)
-    return QuestionOutput(items, collect_answers(items, raw, partial=status != Outcome.ANSWERED), status)
+    return QuestionOutput(items, _checked_output_answers(items, raw, status), status)
 
 
 class _Retry(Exception):
-    """A line that answers nothing; its message says why, and the question is asked again."""
+    """A line that answers nothing; its message is the reply, and the question is asked again."""
 
 
 class _LinePrompt:
@@ -4629,27 +4589,27 @@ class _LinePrompt:
         self.writer.write("\n".join(_wrap(text, self.width, first, rest)) + "\n")
 
     def ask(self, items: "List[QuestionItem]") -> "Tuple[Outcome, List[AnswerItem]]":
-        """Ask each question in turn; the outcome and the answers given."""
         answers: List[AnswerItem] = []
         self.note = None
+        status = Outcome.ANSWERED
         try:
             for number, item in enumerate(items, 1):
                 self.show(item, number, len(items))
                 answers.append(self.answer(item))
         except _MoreWanted:
             self.say("You asked for more questions first; the answers so far are kept.")
-            return Outcome.FOLLOW_UP, answers + ([self.note] if self.note else [])
+            status = Outcome.FOLLOW_UP
         except EOFError:
-            answers += [self.note] if self.note else []
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
-            return (Outcome.DECLINED if answers or _is_terminal(self.reader.stream) else Outcome.UNAVAILABLE), answers
+            someone = answers or self.note or _is_terminal(self.reader.stream)
+            status = Outcome.DECLINED if someone else Outcome.UNAVAILABLE
         except KeyboardInterrupt:
-            return Outcome.DECLINED, answers + ([self.note] if self.note else [])
+            status = Outcome.DECLINED
         except _TimedOut:
             self.writer.write("\n")
             self.say("No answer in time.")
-            return Outcome.TIMED_OUT, answers + ([self.note] if self.note else [])
-        return Outcome.ANSWERED, answers
+            status = Outcome.TIMED_OUT
+        return status, answers + ([self.note] if self.note else [])
 
     def show(self, item: QuestionItem, number: int, count: int) -> None:
         tag = f"[{_visible(item.header)}] " if item.header else ""
@@ -4672,17 +4632,8 @@ class _LinePrompt:
         otherwise.  A line "note: ..." adds a note to the answer that follows."""
         self.note = None
         while True:
-            line = self.read_line(_CUE, item.secret)
-            if line == "?":
-                self.say(_line_words(item))
-                continue
-            if line.lower().startswith(_LINE_NOTE):
-                note = line[len(_LINE_NOTE):].strip() or None
-                self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
-                self.say("Noted. Now your answer." if note else "No note.")
-                continue
             try:
-                answer = self.line_answer(item, line)
+                answer = self.line_answer(item, self.read_line("> ", item.secret))
             except _Retry as retry:
                 self.say(str(retry))
                 continue
@@ -4690,6 +4641,12 @@ class _LinePrompt:
             return answer
 
     def line_answer(self, item: QuestionItem, line: str) -> AnswerItem:
+        if line == "?":
+            raise _Retry(_line_words(item))
+        if line.lower().startswith(_LINE_NOTE):
+            note = line[len(_LINE_NOTE):].strip() or None
+            self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
+            raise _Retry("Noted. Now your answer." if note else "No note.")
         if not line:
             return self.confirmed_default(item)
         if _option_named(item.options or (), line) is None:  # an option of the same name wins
@@ -4717,9 +4674,9 @@ class _LinePrompt:
         picks = _options_named_by(item, line)
         if picks is None:
             if not item.allow_custom:
-                raise _Retry(_PICK_A_ROW)
+                raise _Retry("Pick one of the options by its number.")
             return AnswerItem(item.id, line)
-        return self.picked(item, [pick.label for pick in picks if pick is not _CUSTOM_ROW], _CUSTOM_ROW in picks)
+        return self.picked(item, picks)
 
     def picked_rows(self, item: QuestionItem, numbers: "List[int]") -> AnswerItem:
         rows = _question_rows(item)
@@ -4728,15 +4685,15 @@ class _LinePrompt:
                 raise _Retry(f"There is no row {number}: enter a number from 1 to {len(rows)}.")
         if item.question_type is QuestionType.SINGLE_CHOICE and len(set(numbers)) > 1:
             raise _Retry("Pick one row only.")
-        picked = [rows[number - 1] for number in numbers]
-        return self.picked(item, [row.label for row in picked if not row.takes_text], any(row.takes_text for row in picked))
+        return self.picked(item, [rows[number - 1] for number in numbers])
 
-    def picked(self, item: QuestionItem, labels: "List[str]", typing: bool) -> AnswerItem:
-        """The options a line picked; when it picked the row for typing too,
-        its text comes on the next line."""
-        if not typing:
+    def picked(self, item: QuestionItem, picks: "Sequence[Union[_Row, QuestionOption]]") -> AnswerItem:
+        """The rows a line picked, by name or by number; when it picked the
+        row for typing too, its text comes on the next line."""
+        labels = [pick.label for pick in picks if pick is not _CUSTOM_ROW]
+        if _CUSTOM_ROW not in picks:
             return AnswerItem(item.id, None, labels)
-        typed = self.read_line(_TEXT_CUE, item.secret)
+        typed = self.read_line("  Your answer: ", item.secret)
         if not labels and not typed:
             return _no_answer(item)
         return AnswerItem(item.id, typed or None, labels or None)
@@ -4794,8 +4751,8 @@ class _MoreWanted(Exception):
 def _line_words(item: QuestionItem) -> str:
     """What ``?`` shows: every word the prompt takes besides an answer."""
     words = [
-        f"{_quoted(_YOU_DECIDE.replace('_', ' '))}: leave this one to the assistant;",
-        f"{_quoted(_DISCUSS)}: talk this one over with the assistant before deciding;",
+        f"{_quoted(_LINE_STATE_WORDS[0])}: leave this one to the assistant;",
+        f"{_quoted(_LINE_STATE_WORDS[1])}: talk this one over with the assistant before deciding;",
         f"{_quoted(_LINE_NOTE + ' ...')}: a note on the answer you give next;",
         f"{_quoted(_LINE_MORE)}: stop here and ask the assistant for more questions first (the answers so far are kept);",
         "an empty line: " + ("keep the default;" if item.default is not None and not item.question_type.is_choice
@@ -4944,7 +4901,6 @@ def _edited_line() -> str:
     a program whose output is a pipe (the CLI) lends its standard output the
     terminal of standard error while the line is read.
     """
-
     try:
         import readline  # noqa: F401  (imported for its effect on input())
     except ImportError:
