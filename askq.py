@@ -5057,24 +5057,15 @@ _ROW_KEYS: "_Registry" = _Registry()
 _FILTER_KEYS: "_Registry" = _Registry()
 
 
-def _word_start(line: str, caret: int) -> int:
-    """Where the word before the caret starts, as shells and editors find it:
-    back over spaces, then over the word."""
-    at = caret
-    while at > 0 and line[at - 1].isspace():
-        at -= 1
-    while at > 0 and not line[at - 1].isspace():
-        at -= 1
-    return at
-
-
-def _word_end(line: str, caret: int) -> int:
-    """Where the word after the caret ends."""
-    at = caret
-    while at < len(line) and line[at].isspace():
-        at += 1
-    while at < len(line) and not line[at].isspace():
-        at += 1
+def _word_edge(line: str, caret: int, step: int) -> int:
+    """Where the word before the caret starts (``step`` -1), or the word
+    after it ends (1), as shells and editors find it: over spaces, then over
+    the word."""
+    at, ahead = caret, min(step, 0)  # the character stepped over: before the caret, or at it
+    while 0 <= at + ahead < len(line) and line[at + ahead].isspace():
+        at += step
+    while 0 <= at + ahead < len(line) and not line[at + ahead].isspace():
+        at += step
     return at
 
 
@@ -5353,6 +5344,7 @@ class _Dialog:
 
     # The filter, on a question with many options: typed text narrows the
     # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
+    # It is a line being edited, its caret at its end: _delete shortens it.
 
     def _set_filter(self, text: "Optional[str]") -> None:
         """A new filter text: the first row it leaves is highlighted."""
@@ -5364,15 +5356,6 @@ class _Dialog:
     @_FILTER_KEYS.on("text", "paste")
     def _filter_text(self, name: str, text: str) -> None:
         self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
-
-    @_FILTER_KEYS.on("backspace")
-    def _filter_backspace(self, name: str, text: str) -> None:
-        self._set_filter((self.filter or "")[:-1])
-
-    @_FILTER_KEYS.on("ctrl-u", "ctrl-w", "alt-backspace")
-    def _filter_cleared(self, name: str, text: str) -> None:
-        line = self.filter or ""
-        self._set_filter(line[: _word_start(line, len(line))] if name != "ctrl-u" else "")
 
     @_FILTER_KEYS.on("enter")
     def _filter_enter(self, name: str, text: str) -> None:
@@ -5493,6 +5476,9 @@ class _Dialog:
 
     def _set_line(self, line: str, caret: int) -> None:
         entry = self.entry
+        if self.filter is not None and not self.noting:
+            self._set_filter(line)
+            return
         if self.noting:
             entry.note, entry.note_caret = line, caret
             return
@@ -5511,43 +5497,24 @@ class _Dialog:
         if self.items[self.tab].question_type is QuestionType.SINGLE_CHOICE and not self.noting:
             self.entry.custom = True
 
-    @_EDIT_KEYS.on("backspace")
-    def _backspace(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        if caret:
-            self._set_line(line[: caret - 1] + line[caret:], caret - 1)
-
-    @_EDIT_KEYS.on("delete")
+    @_EDIT_KEYS.on("backspace", "delete", "ctrl-u", "ctrl-k", "ctrl-w", "alt-backspace")
+    @_FILTER_KEYS.on("backspace", "ctrl-u", "ctrl-w", "alt-backspace")
     def _delete(self, name: str, text: str) -> None:
+        """Take out the characters from the caret to where the key reaches
+        (a character either side, either end, the word before), the caret
+        left where they started."""
         line, caret = self.line()
-        self._set_line(line[:caret] + line[caret + 1:], caret)
+        spans = {"backspace": (max(0, caret - 1), caret), "delete": (caret, caret + 1), "ctrl-u": (0, caret),
+                 "ctrl-k": (caret, len(line))}
+        start, end = spans.get(name) or (_word_edge(line, caret, -1), caret)
+        self._set_line(line[:start] + line[end:], start)
 
-    @_EDIT_KEYS.on("left", "right", "home", "end")
+    @_EDIT_KEYS.on("left", "right", "home", "end", "alt-b", "alt-f")
     def _move_caret(self, name: str, text: str) -> None:
         line, caret = self.line()
         moves = {"left": caret - 1, "right": caret + 1, "home": 0, "end": len(line)}
-        self._set_line(line, max(0, min(len(line), moves[name])))
-
-    @_EDIT_KEYS.on("ctrl-u")
-    def _delete_to_start(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        self._set_line(line[caret:], 0)
-
-    @_EDIT_KEYS.on("ctrl-k")
-    def _delete_to_end(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        self._set_line(line[:caret], caret)
-
-    @_EDIT_KEYS.on("ctrl-w", "alt-backspace")
-    def _delete_word_back(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        start = _word_start(line, caret)
-        self._set_line(line[:start] + line[caret:], start)
-
-    @_EDIT_KEYS.on("alt-b", "alt-f")
-    def _move_by_word(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        self._set_line(line, _word_start(line, caret) if name == "alt-b" else _word_end(line, caret))
+        at = moves[name] if name in moves else _word_edge(line, caret, -1 if name == "alt-b" else 1)
+        self._set_line(line, max(0, min(len(line), at)))
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
