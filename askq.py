@@ -5318,18 +5318,13 @@ class _Dialog:
     def _go_to_row(self, row: int) -> None:
         self.entry.row, self.view = row, 0
 
-    @_ROW_KEYS.on("up", "down")
+    @_ROW_KEYS.on("up", "down", "home", "end")
     def _step_row(self, name: str) -> None:
         shown = self.shown_rows()
         if shown:
             at = shown.index(self.entry.row) if self.entry.row in shown else 0
-            self._go_to_row(shown[(at + (1 if name == "down" else -1)) % len(shown)])
-
-    @_ROW_KEYS.on("home", "end")
-    def _row_at_end(self, name: str) -> None:
-        shown = self.shown_rows()
-        if shown:
-            self._go_to_row(shown[0] if name == "home" else shown[-1])
+            steps = {"up": at - 1, "down": at + 1, "home": 0, "end": -1}
+            self._go_to_row(shown[steps[name] % len(shown)])
 
     @_ROW_KEYS.on("pgup", "pgdn")
     def _row_page(self, name: str) -> None:
@@ -5786,16 +5781,14 @@ class _Painter:
         if not item.question_type.is_choice:
             self.frame.focus = len(self.frame.lines)
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting, item.secret)
-            self._state_and_problem(dialog)
-            self._note(dialog)
-            return
-        if dialog.filter is not None:
-            self._line_editor(dialog, " Filter: ", None, not dialog.noting)
-        rows = dialog.rows(dialog.tab)
-        for number in dialog.shown_rows():
-            self._row(dialog, number, rows[number])
-        if not dialog.shown_rows():
-            self._add(" No row holds that text.", "dim")
+        else:
+            if dialog.filter is not None:
+                self._line_editor(dialog, " Filter: ", None, not dialog.noting)
+            rows = dialog.rows(dialog.tab)
+            for number in dialog.shown_rows():
+                self._row(dialog, number, rows[number])
+            if not dialog.shown_rows():
+                self._add(" No row holds that text.", "dim")
         self._state_and_problem(dialog)
         self._note(dialog)
 
@@ -6069,10 +6062,7 @@ class _KeyReader:
         if not ready:
             return False
         data = os.read(self.fd, 4096)
-        if not data:
-            self.pending += "\x04"  # the terminal went away: as Ctrl-D
-            return True
-        self.pending += self.decoder.decode(data)
+        self.pending += self.decoder.decode(data) if data else "\x04"  # none: the terminal went away, as Ctrl-D
         return True
 
 
@@ -6307,8 +6297,7 @@ class _HttpRequest:
 
         self.method, self.path, self.headers, self.body = method, path, headers, body
         self.query = parse_qs(query)
-        content_type = _header_values(headers, "Content-Type")[:1] or [""]
-        is_form = content_type[0].split(";")[0].strip() == "application/x-www-form-urlencoded"
+        is_form = self.header("Content-Type").split(";")[0].strip() == "application/x-www-form-urlencoded"
         self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if is_form else {}
 
     def header(self, name: str) -> str:
@@ -6498,13 +6487,6 @@ class _HttpServer:
             self.listener.shutdown()
             self.listener.server_close()
 
-    def admit(self) -> bool:
-        """Whether a new connection may open: it takes a slot until it closes."""
-        return self.slots.acquire(blocking=False)
-
-    def release(self) -> None:
-        self.slots.release()
-
     def serve(self, connection: Any) -> None:
         """One request on a connection, whatever its method.  What the client
         still sends of a body left unread is drained before the connection
@@ -6537,42 +6519,10 @@ class _HttpServer:
 
 @functools.lru_cache(maxsize=None)
 def _stdlib_listener() -> Any:
-    """A threading server that admits connections through its _HttpServer."""
+    """A threading server that admits connections by its _HttpServer's
+    slots, and hands every request, whatever its method, to that server."""
     import socket
-    from http.server import ThreadingHTTPServer
-
-    class Listener(ThreadingHTTPServer):
-        daemon_threads = True
-        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
-
-        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
-            self.owner = owner
-            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            super().__init__((host, port), _stdlib_connection())
-
-        def process_request(self, request: Any, client_address: Any) -> None:
-            if self.owner.admit():
-                super().process_request(request, client_address)
-            else:
-                self.shutdown_request(request)
-
-        def process_request_thread(self, request: Any, client_address: Any) -> None:
-            try:
-                super().process_request_thread(request, client_address)
-            finally:
-                self.owner.release()
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # a client that went away mid-request leaves no traceback
-
-    return Listener
-
-
-@functools.lru_cache(maxsize=None)
-def _stdlib_connection() -> Any:
-    """A request handler that hands every request, whatever its method, to
-    its server's _HttpServer."""
-    from http.server import BaseHTTPRequestHandler
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
@@ -6592,7 +6542,31 @@ def _stdlib_connection() -> Any:
         def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
             pass
 
-    return Connection
+    class Listener(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
+
+        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
+            self.owner = owner
+            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            super().__init__((host, port), Connection)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if self.owner.slots.acquire(blocking=False):  # a connection takes a slot until it closes
+                super().process_request(request, client_address)
+            else:
+                self.shutdown_request(request)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.owner.slots.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that went away mid-request leaves no traceback
+
+    return Listener
 
 
 def _drain(stream: Any) -> None:
