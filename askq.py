@@ -5339,18 +5339,13 @@ class _Dialog:
 
     # The filter, on a question with many options: typed text narrows the
     # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
-    # It is a line being edited, its caret at its end: _delete shortens it.
-
-    def _set_filter(self, text: "Optional[str]") -> None:
-        """A new filter text: the first row it leaves is highlighted."""
-        self.filter = text or None
-        shown = self.shown_rows()
-        if shown and self.filter is not None:
-            self._go_to_row(shown[0])
+    # It is a line being edited, its caret at its end: _set_line narrows the
+    # rows anew, and _delete shortens it.
 
     @_FILTER_KEYS.on("text", "paste")
     def _filter_text(self, name: str, text: str) -> None:
-        self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
+        line = self.line()[0] + text.replace("\r", " ").replace("\n", " ")
+        self._set_line(line, len(line))
 
     @_FILTER_KEYS.on("enter")
     def _filter_enter(self, name: str, text: str) -> None:
@@ -5370,7 +5365,8 @@ class _Dialog:
         self.tab = missing[0]
         self.notice = _NEEDS_ANSWER
 
-    def _enter(self) -> None:
+    @_EDIT_KEYS.on("enter")
+    def _enter(self, name: str = "enter", text: str = "") -> None:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
         entry.prefilled = False  # Enter on the default takes it
@@ -5471,8 +5467,11 @@ class _Dialog:
 
     def _set_line(self, line: str, caret: int) -> None:
         entry = self.entry
-        if self.filter is not None and not self.noting:
-            self._set_filter(line)
+        if self.filter is not None and not self.noting:  # a new filter: the first row it leaves is highlighted
+            self.filter = line or None
+            shown = self.shown_rows()
+            if shown and self.filter is not None:
+                self._go_to_row(shown[0])
             return
         if self.noting:
             entry.note, entry.note_caret = line, caret
@@ -5517,10 +5516,6 @@ class _Dialog:
         # free-text question, or a note, has nowhere to go.
         if self.items[self.tab].question_type.is_choice and not self.noting:
             self._step_row(name)
-
-    @_EDIT_KEYS.on("enter")
-    def _enter_line(self, name: str, text: str) -> None:
-        self._enter()
 
 
 _PREVIEW_LINES = 12
@@ -5908,15 +5903,13 @@ class _Terminated(Exception):
 
 def _dialog_possible(reader: Any, writer: Any) -> bool:
     """Raw keys from a terminal, drawn on a terminal that can move its cursor."""
-    if os.name != "posix" or os.environ.get("TERM", "") in ("", "dumb"):
-        return False
-    if _fileno(reader) is None or not (_is_terminal(reader) and _is_terminal(writer)):
+    if os.name != "posix" or os.environ.get("TERM", "") in ("", "dumb") or _fileno(reader) is None:
         return False
     try:
         import termios  # noqa: F401  (absent on some platforms)
     except ImportError:
         return False
-    return True
+    return _is_terminal(reader) and _is_terminal(writer)
 
 
 def _run_dialog(
@@ -6502,16 +6495,12 @@ class _HttpServer:
         words = connection.requestline.split()
         target = words[1] if len(words) == 3 else connection.path
         response = self.core.respond(connection.command, target, connection.headers, read)
-        self.send(connection, response)
-        if response.headers.get("Connection") == "close" and not taken:
-            _drain(connection.rfile)
-
-    @staticmethod
-    def send(connection: Any, response: _HttpResponse) -> None:
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
         response.write_body(connection)
+        if response.headers.get("Connection") == "close" and not taken:
+            _drain(connection.rfile)
 
 
 # http.server's classes, bent to hand their work to an _HttpServer, are made
