@@ -5041,7 +5041,6 @@ _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 # One key for each state a person can give instead of an answer: control
 # keys, so that they act on a line being typed as on a row.
 _STATE_KEYS = {"ctrl-y": _YOU_DECIDE, "ctrl-t": _DISCUSS}
-_STATE_HINTS = {"ctrl-y": "Ctrl-Y", "ctrl-t": "Ctrl-T"}
 _FOLLOW_UP_KEY = "m"  # on the review, where nothing is typed
 # The timeout's last seconds are counted down on the screen.
 _COUNTDOWN_SECONDS = 60
@@ -5159,9 +5158,7 @@ class _Dialog:
             return True
         if self.tab == self.review_tab or self.filter is not None:
             return False
-        if not self.items[self.tab].question_type.is_choice:
-            return True
-        return self.rows(self.tab)[self.entry.row].takes_text
+        return not self.items[self.tab].question_type.is_choice or self.rows(self.tab)[self.entry.row].takes_text
 
     def answer(self, index: int) -> "Optional[AnswerItem]":
         """What question ``index`` shows as its answer: AnswerItem(id) for a
@@ -5238,7 +5235,6 @@ class _Dialog:
             self.press(key)
 
     def press(self, key: "_Key") -> None:
-        """Apply one key."""
         name, text = key
         self.notice = ""
         if name == "esc" and self.noting:  # ends the note, kept as written
@@ -5318,24 +5314,18 @@ class _Dialog:
     def _go_to_row(self, row: int) -> None:
         self.entry.row, self.view = row, 0
 
-    @_ROW_KEYS.on("up", "down", "home", "end")
+    @_ROW_KEYS.on("up", "down", "home", "end", "pgup", "pgdn")
     def _step_row(self, name: str) -> None:
         shown = self.shown_rows()
-        if shown:
-            at = shown.index(self.entry.row) if self.entry.row in shown else 0
-            steps = {"up": at - 1, "down": at + 1, "home": 0, "end": -1}
-            self._go_to_row(shown[steps[name] % len(shown)])
-
-    @_ROW_KEYS.on("pgup", "pgdn")
-    def _row_page(self, name: str) -> None:
-        shown = self.shown_rows() or [self.entry.row]
         at = shown.index(self.entry.row) if self.entry.row in shown else 0
         if name == "pgup" and at == 0:
             self.view -= self.page  # the question above the rows, read a page at a time
         elif name == "pgdn" and self.view < 0:
             self.view = min(0, self.view + self.page)
-        else:
-            self._go_to_row(shown[max(0, min(len(shown) - 1, at + (self.page if name == "pgdn" else -self.page)))])
+        elif shown:
+            steps = {"up": at - 1, "down": at + 1, "home": 0, "end": -1, "pgup": max(0, at - self.page),
+                     "pgdn": min(len(shown) - 1, at + self.page)}
+            self._go_to_row(shown[steps[name] % len(shown)])
 
     # The filter, on a question with many options: typed text narrows the
     # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
@@ -5521,8 +5511,6 @@ class _Dialog:
 _PREVIEW_LINES = 12
 _MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
-
-
 _SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
 
 
@@ -5724,7 +5712,7 @@ class _Painter:
             keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
         if len(item.options or ()) > 9 and not dialog.editing():
             keys.append("/ filter")
-        keys += [f"{_STATE_HINTS[key]} {_STATES[state].label.lower()}" for key, state in _STATE_KEYS.items()]
+        keys += [f"{key.title()} {_STATES[state].label.lower()}" for key, state in _STATE_KEYS.items()]
         return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
@@ -5792,7 +5780,7 @@ class _Painter:
         the text last confirmed was refused."""
         entry = dialog.entry
         if entry.state is not None:
-            key = next(_STATE_HINTS[key] for key, state in _STATE_KEYS.items() if state == entry.state)
+            key = next(key.title() for key, state in _STATE_KEYS.items() if state == entry.state)
             self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
         if entry.problem:
             self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
@@ -6159,42 +6147,34 @@ class _Screen:
     ) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
-            self._follow_keys(dialog, keys, timeout, cancel, terminal)
+            self.draw(dialog)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while dialog.status is None:
+                if cancel is not None and cancel.is_set():
+                    raise _Cancelled
+                wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
+                if wait <= 0:
+                    dialog.status = Outcome.TIMED_OUT
+                    break
+                if deadline is not None:
+                    self._count_down(dialog, deadline - time.monotonic())
+                pressed = keys.read(wait)
+                dialog.feed(key for key in pressed if key[0] != "ctrl-z")
+                if ("ctrl-z", "") in pressed and terminal is not None:
+                    terminal.stop_wanted = True
+                if terminal is not None and (terminal.stop_wanted or terminal.continued):
+                    self._stopped(terminal)
+                elif not pressed:
+                    if self.resized():
+                        self.draw(dialog)
+                    continue
+                deadline = None if timeout is None else time.monotonic() + timeout
+                dialog.countdown = None
+                self.draw(dialog)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
-
-    def _follow_keys(
-        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any,
-        terminal: "Optional[_RawTerminal]",
-    ) -> None:
-        self.draw(dialog)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while dialog.status is None:
-            if cancel is not None and cancel.is_set():
-                raise _Cancelled
-            wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
-            if wait <= 0:
-                dialog.status = Outcome.TIMED_OUT
-                break
-            if deadline is not None:
-                self._count_down(dialog, deadline - time.monotonic())
-            pressed = keys.read(wait)
-            for key in pressed:
-                if key[0] == "ctrl-z" and terminal is not None:
-                    terminal.stop_wanted = True
-                elif key[0] != "ctrl-z":
-                    dialog.feed([key])
-            if terminal is not None and (terminal.stop_wanted or terminal.continued):
-                self._stopped(terminal)
-            elif not pressed:
-                if self.resized():
-                    self.draw(dialog)
-                continue
-            deadline = None if timeout is None else time.monotonic() + timeout
-            dialog.countdown = None
-            self.draw(dialog)
 
     def _count_down(self, dialog: _Dialog, left: float) -> None:
         """In the timeout's last minute, the seconds left, drawn as they change."""
