@@ -5080,17 +5080,18 @@ class _Entry:
     __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "skipped", "state",
                  "text")
 
-    def __init__(self) -> None:
+    def __init__(self, item: QuestionItem) -> None:
+        default = None if item.question_type.is_choice else item.default
         self.row = 0
         self.picked: List[str] = []
         self.custom = False
-        self.text = ""
-        self.caret = 0
+        self.text = default or ""
+        self.caret = len(self.text)
         self.skipped = False
         self.note = ""  # the person's note on the answer, and where its caret is
         self.note_caret = 0
         self.state: Optional[str] = None
-        self.prefilled = False
+        self.prefilled = default is not None
         self.problem = ""
 
 
@@ -5105,7 +5106,7 @@ class _Dialog:
 
     def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
-        self.entries = [_Entry() for _ in items]
+        self.entries = [_Entry(item) for item in items]
         self.notice = ""
         self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
@@ -5113,9 +5114,6 @@ class _Dialog:
         self.clock: Callable[[], float] = time.monotonic
         self.countdown: Optional[int] = None  # seconds left before the timeout, in its last minute
         self.tab = 0
-        for item, entry in zip(items, self.entries):
-            if item.default is not None and not item.question_type.is_choice:
-                entry.text, entry.caret, entry.prefilled = item.default, len(item.default), True
 
     @property
     def tab(self) -> int:
@@ -5276,7 +5274,7 @@ class _Dialog:
             self._choice_text(text)
 
     def _skip_if_optional(self) -> None:
-        """Tab past an optional question left empty skips it, as its hints say."""
+        """Tab or Enter past an optional question left empty skips it, as its hints say."""
         if not self.items[self.tab].required and not self.has_answer(self.tab):
             self.entry.skipped = True
 
@@ -5377,19 +5375,13 @@ class _Dialog:
         self.entry.custom = False
         self.entry.state = None
 
-    def _toggle(self, label: str) -> None:
-        self.entry.state = None
-        chosen = set(self.entry.picked) ^ {label}
-        self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
-
     def _confirm(self) -> None:
         """Enter on a question: go on; an empty one is a skip when optional,
         and a notice when required."""
-        if not self.has_answer(self.tab):
-            if self.items[self.tab].required:
-                self.notice = _NEEDS_ANSWER
-                return
-            self.entry.skipped = True
+        if self.items[self.tab].required and not self.has_answer(self.tab):
+            self.notice = _NEEDS_ANSWER
+            return
+        self._skip_if_optional()
         if len(self.items) == 1:
             self._submit()
         else:
@@ -5439,7 +5431,9 @@ class _Dialog:
         if row.takes_text:
             return
         if self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
-            self._toggle(row.label)
+            self.entry.state = None
+            chosen = set(self.entry.picked) ^ {row.label}  # toggled, and kept in the options' order
+            self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
             return
         self._pick(row.label)
         if advance:
@@ -5590,12 +5584,9 @@ class _Frame:
         tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
         if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
             tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
-        if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
-            foot = [self.brief]
-        if height - len(tabs) - len(foot) < 1:
-            tabs = []
-        if height - len(tabs) - len(foot) < 1:
-            foot = []
+        for fewer_tabs, fewer_foot in ((tabs, [self.brief]), ([], [self.brief]), ([], [])):
+            if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
+                tabs, foot = fewer_tabs, fewer_foot
         room = height - len(tabs) - len(foot)
         self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
@@ -5773,7 +5764,11 @@ class _Painter:
             if not dialog.shown_rows():
                 self._add(" No row holds that text.", "dim")
         self._state_and_problem(dialog)
-        self._note(dialog)
+        if dialog.noting:
+            self._add("")
+            self._line_editor(dialog, " Note: ", None, True)
+        elif dialog.entry.note.strip():
+            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _state_and_problem(self, dialog: _Dialog) -> None:
         """Under the entry: the state given instead of an answer, and why
@@ -5784,13 +5779,6 @@ class _Painter:
             self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
         if entry.problem:
             self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
-
-    def _note(self, dialog: _Dialog) -> None:
-        if dialog.noting:
-            self._add("")
-            self._line_editor(dialog, " Note: ", None, True)
-        elif dialog.entry.note.strip():
-            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
