@@ -4933,7 +4933,6 @@ _DISMISS_KEYS = ("esc", "ctrl-c", "ctrl-d")
 # One key for each state a person can give instead of an answer: control
 # keys, so that they act on a line being typed as on a row.
 _STATE_KEYS = {"ctrl-y": _YOU_DECIDE, "ctrl-t": _DISCUSS}
-_STATE_HINTS = {"ctrl-y": "Ctrl-Y", "ctrl-t": "Ctrl-T"}
 _FOLLOW_UP_KEY = "m"  # on the review, where nothing is typed
 # The timeout's last seconds are counted down on the screen.
 _COUNTDOWN_SECONDS = 60
@@ -4949,24 +4948,15 @@ _ROW_KEYS: "_Registry" = _Registry()
 _FILTER_KEYS: "_Registry" = _Registry()
 
 
-def _word_start(line: str, caret: int) -> int:
-    """Where the word before the caret starts, as shells and editors find it:
-    back over spaces, then over the word."""
-    at = caret
-    while at > 0 and line[at - 1].isspace():
-        at -= 1
-    while at > 0 and not line[at - 1].isspace():
-        at -= 1
-    return at
-
-
-def _word_end(line: str, caret: int) -> int:
-    """Where the word after the caret ends."""
-    at = caret
-    while at < len(line) and line[at].isspace():
-        at += 1
-    while at < len(line) and not line[at].isspace():
-        at += 1
+def _word_edge(line: str, caret: int, step: int) -> int:
+    """Where the word before the caret starts (``step`` -1), or the word
+    after it ends (1), as shells and editors find it: over spaces, then over
+    the word."""
+    at, ahead = caret, min(step, 0)  # the character stepped over: before the caret, or at it
+    while 0 <= at + ahead < len(line) and line[at + ahead].isspace():
+        at += step
+    while 0 <= at + ahead < len(line) and not line[at + ahead].isspace():
+        at += step
     return at
 
 
@@ -4982,17 +4972,18 @@ class _Entry:
     __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "skipped", "state",
                  "text")
 
-    def __init__(self) -> None:
+    def __init__(self, item: QuestionItem) -> None:
+        default = None if item.question_type.is_choice else item.default
         self.row = 0
         self.picked: List[str] = []
         self.custom = False
-        self.text = ""
-        self.caret = 0
+        self.text = default or ""
+        self.caret = len(self.text)
         self.skipped = False
         self.note = ""  # the person's note on the answer, and where its caret is
         self.note_caret = 0
         self.state: Optional[str] = None
-        self.prefilled = False
+        self.prefilled = default is not None
         self.problem = ""
 
 
@@ -5007,7 +4998,7 @@ class _Dialog:
 
     def __init__(self, items: "List[QuestionItem]") -> None:
         self.items = items
-        self.entries = [_Entry() for _ in items]
+        self.entries = [_Entry(item) for item in items]
         self.notice = ""
         self.noting = False  # keys go to the current question's note
         self.status: Optional[Outcome] = None
@@ -5015,9 +5006,6 @@ class _Dialog:
         self.clock: Callable[[], float] = time.monotonic
         self.countdown: Optional[int] = None  # seconds left before the timeout, in its last minute
         self.tab = 0
-        for item, entry in zip(items, self.entries):
-            if item.default is not None and not item.question_type.is_choice:
-                entry.text, entry.caret, entry.prefilled = item.default, len(item.default), True
 
     @property
     def tab(self) -> int:
@@ -5060,9 +5048,7 @@ class _Dialog:
             return True
         if self.tab == self.review_tab or self.filter is not None:
             return False
-        if not self.items[self.tab].question_type.is_choice:
-            return True
-        return self.rows(self.tab)[self.entry.row].takes_text
+        return not self.items[self.tab].question_type.is_choice or self.rows(self.tab)[self.entry.row].takes_text
 
     def answer(self, index: int) -> "Optional[AnswerItem]":
         """What question ``index`` shows as its answer: AnswerItem(id) for a
@@ -5139,7 +5125,6 @@ class _Dialog:
             self.press(key)
 
     def press(self, key: "_Key") -> None:
-        """Apply one key."""
         name, text = key
         self.notice = ""
         if name == "esc" and self.noting:  # ends the note, kept as written
@@ -5181,7 +5166,7 @@ class _Dialog:
             self._choice_text(text)
 
     def _skip_if_optional(self) -> None:
-        """Tab past an optional question left empty skips it, as its hints say."""
+        """Tab or Enter past an optional question left empty skips it, as its hints say."""
         if not self.items[self.tab].required and not self.has_answer(self.tab):
             self.entry.skipped = True
 
@@ -5219,52 +5204,28 @@ class _Dialog:
     def _go_to_row(self, row: int) -> None:
         self.entry.row, self.view = row, 0
 
-    @_ROW_KEYS.on("up", "down")
+    @_ROW_KEYS.on("up", "down", "home", "end", "pgup", "pgdn")
     def _step_row(self, name: str) -> None:
         shown = self.shown_rows()
-        if shown:
-            at = shown.index(self.entry.row) if self.entry.row in shown else 0
-            self._go_to_row(shown[(at + (1 if name == "down" else -1)) % len(shown)])
-
-    @_ROW_KEYS.on("home", "end")
-    def _row_at_end(self, name: str) -> None:
-        shown = self.shown_rows()
-        if shown:
-            self._go_to_row(shown[0] if name == "home" else shown[-1])
-
-    @_ROW_KEYS.on("pgup", "pgdn")
-    def _row_page(self, name: str) -> None:
-        shown = self.shown_rows() or [self.entry.row]
         at = shown.index(self.entry.row) if self.entry.row in shown else 0
         if name == "pgup" and at == 0:
             self.view -= self.page  # the question above the rows, read a page at a time
         elif name == "pgdn" and self.view < 0:
             self.view = min(0, self.view + self.page)
-        else:
-            self._go_to_row(shown[max(0, min(len(shown) - 1, at + (self.page if name == "pgdn" else -self.page)))])
+        elif shown:
+            steps = {"up": at - 1, "down": at + 1, "home": 0, "end": -1, "pgup": max(0, at - self.page),
+                     "pgdn": min(len(shown) - 1, at + self.page)}
+            self._go_to_row(shown[steps[name] % len(shown)])
 
     # The filter, on a question with many options: typed text narrows the
     # rows; Enter acts on the highlighted row; Esc or an empty filter ends it.
-
-    def _set_filter(self, text: "Optional[str]") -> None:
-        """A new filter text: the first row it leaves is highlighted."""
-        self.filter = text or None
-        shown = self.shown_rows()
-        if shown and self.filter is not None:
-            self._go_to_row(shown[0])
+    # It is a line being edited, its caret at its end: _set_line narrows the
+    # rows anew, and _delete shortens it.
 
     @_FILTER_KEYS.on("text", "paste")
     def _filter_text(self, name: str, text: str) -> None:
-        self._set_filter((self.filter or "") + text.replace("\r", " ").replace("\n", " "))
-
-    @_FILTER_KEYS.on("backspace")
-    def _filter_backspace(self, name: str, text: str) -> None:
-        self._set_filter((self.filter or "")[:-1])
-
-    @_FILTER_KEYS.on("ctrl-u", "ctrl-w", "alt-backspace")
-    def _filter_cleared(self, name: str, text: str) -> None:
-        line = self.filter or ""
-        self._set_filter(line[: _word_start(line, len(line))] if name != "ctrl-u" else "")
+        line = self.line()[0] + text.replace("\r", " ").replace("\n", " ")
+        self._set_line(line, len(line))
 
     @_FILTER_KEYS.on("enter")
     def _filter_enter(self, name: str, text: str) -> None:
@@ -5284,7 +5245,8 @@ class _Dialog:
         self.tab = missing[0]
         self.notice = _NEEDS_ANSWER
 
-    def _enter(self) -> None:
+    @_EDIT_KEYS.on("enter")
+    def _enter(self, name: str = "enter", text: str = "") -> None:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
         entry.prefilled = False  # Enter on the default takes it
@@ -5305,19 +5267,13 @@ class _Dialog:
         self.entry.custom = False
         self.entry.state = None
 
-    def _toggle(self, label: str) -> None:
-        self.entry.state = None
-        chosen = set(self.entry.picked) ^ {label}
-        self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
-
     def _confirm(self) -> None:
         """Enter on a question: go on; an empty one is a skip when optional,
         and a notice when required."""
-        if not self.has_answer(self.tab):
-            if self.items[self.tab].required:
-                self.notice = _NEEDS_ANSWER
-                return
-            self.entry.skipped = True
+        if self.items[self.tab].required and not self.has_answer(self.tab):
+            self.notice = _NEEDS_ANSWER
+            return
+        self._skip_if_optional()
         if len(self.items) == 1:
             self._submit()
         else:
@@ -5367,7 +5323,9 @@ class _Dialog:
         if row.takes_text:
             return
         if self.items[self.tab].question_type is QuestionType.MULTI_CHOICE:
-            self._toggle(row.label)
+            self.entry.state = None
+            chosen = set(self.entry.picked) ^ {row.label}  # toggled, and kept in the options' order
+            self.entry.picked = [o.label for o in self.items[self.tab].options or () if o.label in chosen]
             return
         self._pick(row.label)
         if advance:
@@ -5385,6 +5343,12 @@ class _Dialog:
 
     def _set_line(self, line: str, caret: int) -> None:
         entry = self.entry
+        if self.filter is not None and not self.noting:  # a new filter: the first row it leaves is highlighted
+            self.filter = line or None
+            shown = self.shown_rows()
+            if shown and self.filter is not None:
+                self._go_to_row(shown[0])
+            return
         if self.noting:
             entry.note, entry.note_caret = line, caret
             return
@@ -5403,43 +5367,24 @@ class _Dialog:
         if self.items[self.tab].question_type is QuestionType.SINGLE_CHOICE and not self.noting:
             self.entry.custom = True
 
-    @_EDIT_KEYS.on("backspace")
-    def _backspace(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        if caret:
-            self._set_line(line[: caret - 1] + line[caret:], caret - 1)
-
-    @_EDIT_KEYS.on("delete")
+    @_EDIT_KEYS.on("backspace", "delete", "ctrl-u", "ctrl-k", "ctrl-w", "alt-backspace")
+    @_FILTER_KEYS.on("backspace", "ctrl-u", "ctrl-w", "alt-backspace")
     def _delete(self, name: str, text: str) -> None:
+        """Take out the characters from the caret to where the key reaches
+        (a character either side, either end, the word before), the caret
+        left where they started."""
         line, caret = self.line()
-        self._set_line(line[:caret] + line[caret + 1:], caret)
+        spans = {"backspace": (max(0, caret - 1), caret), "delete": (caret, caret + 1), "ctrl-u": (0, caret),
+                 "ctrl-k": (caret, len(line))}
+        start, end = spans.get(name) or (_word_edge(line, caret, -1), caret)
+        self._set_line(line[:start] + line[end:], start)
 
-    @_EDIT_KEYS.on("left", "right", "home", "end")
+    @_EDIT_KEYS.on("left", "right", "home", "end", "alt-b", "alt-f")
     def _move_caret(self, name: str, text: str) -> None:
         line, caret = self.line()
         moves = {"left": caret - 1, "right": caret + 1, "home": 0, "end": len(line)}
-        self._set_line(line, max(0, min(len(line), moves[name])))
-
-    @_EDIT_KEYS.on("ctrl-u")
-    def _delete_to_start(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        self._set_line(line[caret:], 0)
-
-    @_EDIT_KEYS.on("ctrl-k")
-    def _delete_to_end(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        self._set_line(line[:caret], caret)
-
-    @_EDIT_KEYS.on("ctrl-w", "alt-backspace")
-    def _delete_word_back(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        start = _word_start(line, caret)
-        self._set_line(line[:start] + line[caret:], start)
-
-    @_EDIT_KEYS.on("alt-b", "alt-f")
-    def _move_by_word(self, name: str, text: str) -> None:
-        line, caret = self.line()
-        self._set_line(line, _word_start(line, caret) if name == "alt-b" else _word_end(line, caret))
+        at = moves[name] if name in moves else _word_edge(line, caret, -1 if name == "alt-b" else 1)
+        self._set_line(line, max(0, min(len(line), at)))
 
     @_EDIT_KEYS.on("up", "down")
     def _leave_line(self, name: str, text: str) -> None:
@@ -5448,16 +5393,10 @@ class _Dialog:
         if self.items[self.tab].question_type.is_choice and not self.noting:
             self._step_row(name)
 
-    @_EDIT_KEYS.on("enter")
-    def _enter_line(self, name: str, text: str) -> None:
-        self._enter()
-
 
 _PREVIEW_LINES = 12
 _MIN_WIDTH = 20
 _SGR = {"bold": "1", "dim": "2", "reverse": "7", "cyan": "36", "green": "32", "yellow": "33"}
-
-
 _SGR_CODE = re.compile("\x1b\\[[0-9;]*m")
 
 
@@ -5537,12 +5476,9 @@ class _Frame:
         tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
         if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
             tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
-        if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
-            foot = [self.brief]
-        if height - len(tabs) - len(foot) < 1:
-            tabs = []
-        if height - len(tabs) - len(foot) < 1:
-            foot = []
+        for fewer_tabs, fewer_foot in ((tabs, [self.brief]), ([], [self.brief]), ([], [])):
+            if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
+                tabs, foot = fewer_tabs, fewer_foot
         room = height - len(tabs) - len(foot)
         self.page = max(1, (room - 2 if room >= 4 else room) - 1)
         body = lines[self.head: len(lines) - self.foot]
@@ -5659,7 +5595,7 @@ class _Painter:
             keys = ["\u2191\u2193 move", "Enter pick", "Tab skip" if skip else "Tab next"]
         if len(item.options or ()) > 9 and not dialog.editing():
             keys.append("/ filter")
-        keys += [f"{_STATE_HINTS[key]} {_STATES[state].label.lower()}" for key, state in _STATE_KEYS.items()]
+        keys += [f"{key.title()} {_STATES[state].label.lower()}" for key, state in _STATE_KEYS.items()]
         return keys + ["Ctrl-N note", "Esc dismiss"]
 
     def _add(self, text: str, *looks: str) -> None:
@@ -5711,35 +5647,30 @@ class _Painter:
         if not item.question_type.is_choice:
             self.frame.focus = len(self.frame.lines)
             self._line_editor(dialog, " > ", item.placeholder, not dialog.noting, item.secret)
-            self._state_and_problem(dialog)
-            self._note(dialog)
-            return
-        if dialog.filter is not None:
-            self._line_editor(dialog, " Filter: ", None, not dialog.noting)
-        rows = dialog.rows(dialog.tab)
-        for number in dialog.shown_rows():
-            self._row(dialog, number, rows[number])
-        if not dialog.shown_rows():
-            self._add(" No row holds that text.", "dim")
+        else:
+            if dialog.filter is not None:
+                self._line_editor(dialog, " Filter: ", None, not dialog.noting)
+            rows = dialog.rows(dialog.tab)
+            for number in dialog.shown_rows():
+                self._row(dialog, number, rows[number])
+            if not dialog.shown_rows():
+                self._add(" No row holds that text.", "dim")
         self._state_and_problem(dialog)
-        self._note(dialog)
+        if dialog.noting:
+            self._add("")
+            self._line_editor(dialog, " Note: ", None, True)
+        elif dialog.entry.note.strip():
+            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _state_and_problem(self, dialog: _Dialog) -> None:
         """Under the entry: the state given instead of an answer, and why
         the text last confirmed was refused."""
         entry = dialog.entry
         if entry.state is not None:
-            key = next(_STATE_HINTS[key] for key, state in _STATE_KEYS.items() if state == entry.state)
+            key = next(key.title() for key, state in _STATE_KEYS.items() if state == entry.state)
             self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
         if entry.problem:
             self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
-
-    def _note(self, dialog: _Dialog) -> None:
-        if dialog.noting:
-            self._add("")
-            self._line_editor(dialog, " Note: ", None, True)
-        elif dialog.entry.note.strip():
-            self._wrapped("Note: " + self.style.text(dialog.entry.note.strip()), " ", "       ", "dim")
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -5840,15 +5771,13 @@ class _Terminated(Exception):
 
 def _dialog_possible(reader: Any, writer: Any) -> bool:
     """Raw keys from a terminal, drawn on a terminal that can move its cursor."""
-    if os.name != "posix" or os.environ.get("TERM", "") in ("", "dumb"):
-        return False
-    if _fileno(reader) is None or not (_is_terminal(reader) and _is_terminal(writer)):
+    if os.name != "posix" or os.environ.get("TERM", "") in ("", "dumb") or _fileno(reader) is None:
         return False
     try:
         import termios  # noqa: F401  (absent on some platforms)
     except ImportError:
         return False
-    return True
+    return _is_terminal(reader) and _is_terminal(writer)
 
 
 def _run_dialog(
@@ -5994,10 +5923,7 @@ class _KeyReader:
         if not ready:
             return False
         data = os.read(self.fd, 4096)
-        if not data:
-            self.pending += "\x04"  # the terminal went away: as Ctrl-D
-            return True
-        self.pending += self.decoder.decode(data)
+        self.pending += self.decoder.decode(data) if data else "\x04"  # none: the terminal went away, as Ctrl-D
         return True
 
 
@@ -6101,42 +6027,34 @@ class _Screen:
     ) -> None:
         """Draw the dialog and feed it keys until it ends; then leave its summary."""
         try:
-            self._follow_keys(dialog, keys, timeout, cancel, terminal)
+            self.draw(dialog)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while dialog.status is None:
+                if cancel is not None and cancel.is_set():
+                    raise _Cancelled
+                wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
+                if wait <= 0:
+                    dialog.status = Outcome.TIMED_OUT
+                    break
+                if deadline is not None:
+                    self._count_down(dialog, deadline - time.monotonic())
+                pressed = keys.read(wait)
+                dialog.feed(key for key in pressed if key[0] != "ctrl-z")
+                if ("ctrl-z", "") in pressed and terminal is not None:
+                    terminal.stop_wanted = True
+                if terminal is not None and (terminal.stop_wanted or terminal.continued):
+                    self._stopped(terminal)
+                elif not pressed:
+                    if self.resized():
+                        self.draw(dialog)
+                    continue
+                deadline = None if timeout is None else time.monotonic() + timeout
+                dialog.countdown = None
+                self.draw(dialog)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
-
-    def _follow_keys(
-        self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any,
-        terminal: "Optional[_RawTerminal]",
-    ) -> None:
-        self.draw(dialog)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while dialog.status is None:
-            if cancel is not None and cancel.is_set():
-                raise _Cancelled
-            wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
-            if wait <= 0:
-                dialog.status = Outcome.TIMED_OUT
-                break
-            if deadline is not None:
-                self._count_down(dialog, deadline - time.monotonic())
-            pressed = keys.read(wait)
-            for key in pressed:
-                if key[0] == "ctrl-z" and terminal is not None:
-                    terminal.stop_wanted = True
-                elif key[0] != "ctrl-z":
-                    dialog.feed([key])
-            if terminal is not None and (terminal.stop_wanted or terminal.continued):
-                self._stopped(terminal)
-            elif not pressed:
-                if self.resized():
-                    self.draw(dialog)
-                continue
-            deadline = None if timeout is None else time.monotonic() + timeout
-            dialog.countdown = None
-            self.draw(dialog)
 
     def _count_down(self, dialog: _Dialog, left: float) -> None:
         """In the timeout's last minute, the seconds left, drawn as they change."""
@@ -6232,8 +6150,7 @@ class _HttpRequest:
 
         self.method, self.path, self.headers, self.body = method, path, headers, body
         self.query = parse_qs(query)
-        content_type = _header_values(headers, "Content-Type")[:1] or [""]
-        is_form = content_type[0].split(";")[0].strip() == "application/x-www-form-urlencoded"
+        is_form = self.header("Content-Type").split(";")[0].strip() == "application/x-www-form-urlencoded"
         self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if is_form else {}
 
     def header(self, name: str) -> str:
@@ -6423,13 +6340,6 @@ class _HttpServer:
             self.listener.shutdown()
             self.listener.server_close()
 
-    def admit(self) -> bool:
-        """Whether a new connection may open: it takes a slot until it closes."""
-        return self.slots.acquire(blocking=False)
-
-    def release(self) -> None:
-        self.slots.release()
-
     def serve(self, connection: Any) -> None:
         """One request on a connection, whatever its method.  What the client
         still sends of a body left unread is drained before the connection
@@ -6445,16 +6355,12 @@ class _HttpServer:
         words = connection.requestline.split()
         target = words[1] if len(words) == 3 else connection.path
         response = self.core.respond(connection.command, target, connection.headers, read)
-        self.send(connection, response)
-        if response.headers.get("Connection") == "close" and not taken:
-            _drain(connection.rfile)
-
-    @staticmethod
-    def send(connection: Any, response: _HttpResponse) -> None:
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
         response.write_body(connection)
+        if response.headers.get("Connection") == "close" and not taken:
+            _drain(connection.rfile)
 
 
 # http.server's classes, bent to hand their work to an _HttpServer, are made
@@ -6462,42 +6368,10 @@ class _HttpServer:
 
 @functools.lru_cache(maxsize=None)
 def _stdlib_listener() -> Any:
-    """A threading server that admits connections through its _HttpServer."""
+    """A threading server that admits connections by its _HttpServer's
+    slots, and hands every request, whatever its method, to that server."""
     import socket
-    from http.server import ThreadingHTTPServer
-
-    class Listener(ThreadingHTTPServer):
-        daemon_threads = True
-        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
-
-        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
-            self.owner = owner
-            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            super().__init__((host, port), _stdlib_connection())
-
-        def process_request(self, request: Any, client_address: Any) -> None:
-            if self.owner.admit():
-                super().process_request(request, client_address)
-            else:
-                self.shutdown_request(request)
-
-        def process_request_thread(self, request: Any, client_address: Any) -> None:
-            try:
-                super().process_request_thread(request, client_address)
-            finally:
-                self.owner.release()
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # a client that went away mid-request leaves no traceback
-
-    return Listener
-
-
-@functools.lru_cache(maxsize=None)
-def _stdlib_connection() -> Any:
-    """A request handler that hands every request, whatever its method, to
-    its server's _HttpServer."""
-    from http.server import BaseHTTPRequestHandler
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
@@ -6517,7 +6391,31 @@ def _stdlib_connection() -> Any:
         def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
             pass
 
-    return Connection
+    class Listener(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
+
+        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
+            self.owner = owner
+            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            super().__init__((host, port), Connection)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if self.owner.slots.acquire(blocking=False):  # a connection takes a slot until it closes
+                super().process_request(request, client_address)
+            else:
+                self.shutdown_request(request)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.owner.slots.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that went away mid-request leaves no traceback
+
+    return Listener
 
 
 def _drain(stream: Any) -> None:
