@@ -447,8 +447,18 @@ except ImportError:  # Windows, Pyodide
 
 
 def spawn_askq(test: unittest.TestCase, *args: str, **options: Any) -> Any:
-    """``python askq.py ARGS`` as a child process, killed and its pipes closed after the test."""
-    process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), *args], **options)
+    """``python askq.py ARGS`` as a child process, killed and its pipes closed
+    after the test.  A child inherits an ignored SIGINT (as this suite has it
+    when a shell without job control starts it in the background), and the
+    tests that send one must reach the child's own handling of Ctrl-C."""
+    ignored = hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a handled signal is reset to its default on exec
+    try:
+        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), *args], **options)
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def clean_up() -> None:
         process.kill()

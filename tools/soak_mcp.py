@@ -53,6 +53,7 @@ import os
 import queue
 import random
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -1889,7 +1890,7 @@ def soak_http(askq: str, python: str, seed: int, lines: int, max_seconds: float)
         n += 1
     idle = idle_sockets_check(run)
     memory = child.rss()
-    child.proc.send_signal(__import__("signal").SIGINT)
+    child.proc.send_signal(signal.SIGINT)
     status = child.finish(TIMEOUT)
     if b"Traceback" in child.stderr:
         at = child.stderr.index(b"Traceback")
@@ -2011,6 +2012,8 @@ def print_violations(report: Dict[str, Any]) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # as a background job without job control: the
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # servers it starts must still take their Ctrl-C
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the root, above tools/
