@@ -5553,7 +5553,10 @@ class _Painter:
         self.frame.foot = len(self.frame.lines) - foot
         self.frame.brief = self.style.paint(self._brief(keys), "dim")
         up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
-        self.frame.more = (self.style.paint(f" {up} more (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
+        above = "more"
+        if dialog.tab != dialog.review_tab:  # a short screen that scrolled the question away still says what is asked
+            above = self.style.clipped(" ".join(self.style.text(dialog.items[dialog.tab].question).split()), self.width - 10)
+        self.frame.more = (self.style.paint(f" {up} {above} (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
     def _brief(self, keys: "List[str]") -> str:

@@ -4887,6 +4887,25 @@ class DialogLongListTests(unittest.TestCase):
         state.feed([("pgup", "")] * 5)
         self.assertEqual(state.view, 0)
 
+    def test_a_short_screen_that_scrolled_the_question_away_still_shows_it(self) -> None:
+        output = askq.ask(askq.tool_description()["exampleArgs"])
+        state = askq._Dialog(output.questions)
+        state.feed([("down", "")])
+        for style, up, ellipsis in ((askq._Style(False, False), " ^ ", "..."), (askq._Style(False, True), " \u2191 ", "\u2026")):
+            for width in (20, 60, 200):
+                lines, _, _ = askq._Painter(width, style).paint(state).cut(7)
+                marks = [line for line in lines if line.startswith(up)]
+                self.assertEqual(len(marks), 1, lines)
+                self.assertTrue(marks[0].endswith(" (PgUp)") and askq._cells(marks[0]) <= width, marks)
+                asked, whole = marks[0][3:-7], "Which database should the new service use?"
+                self.assertTrue(asked == whole or asked.endswith(ellipsis) and whole.startswith(asked[:-len(ellipsis)]), asked)
+                self.assertIn("2. SQLite", "".join(lines))
+        plain = askq._Style(False, False)
+        state.feed([("tab", "")] * 3)  # the review is no question: its mark says only that more is above
+        state.feed([("down", "")] * 3)
+        lines, _, _ = askq._Painter(30, plain).paint(state).cut(5)
+        self.assertNotIn("Which database", "".join(lines))
+
     def test_a_long_question_can_be_read_in_full(self) -> None:
         words = " ".join(f"w{n}" for n in range(400))
         output = askq.ask({"questions": [{"question": words, "purpose": "why " * 50, "options": ["A", "B"]}]})
@@ -4895,7 +4914,7 @@ class DialogLongListTests(unittest.TestCase):
         seen: List[str] = []
         lines, _, state.view = askq._Painter(40, plain).paint(state).cut(10, state.view)
         self.assertTrue(any("1. A" in line for line in lines), lines)  # the highlighted row first
-        self.assertIn(" ^ more (PgUp)", lines)
+        self.assertIn(" ^ w0 w1 w2 w3 w4 w5 w6 w7 w8 ... (PgUp)", lines)  # what is asked, as far as it fits
         for _ in range(80):
             state.feed([("pgup", "")])
             frame = askq._Painter(40, plain).paint(state)
