@@ -5555,7 +5555,8 @@ class _Painter:
         up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
         above = "more"
         if dialog.tab != dialog.review_tab:  # a short screen that scrolled the question away still says what is asked
-            above = self.style.clipped(" ".join(self.style.text(dialog.items[dialog.tab].question).split()), self.width - 10)
+            asked = " ".join(self.style.text(dialog.items[dialog.tab].question).split())
+            above = self.style.clipped(asked, self.width - _cells(f" {up}  (PgUp)"))
         self.frame.more = (self.style.paint(f" {up} {above} (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
