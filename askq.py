@@ -707,6 +707,7 @@ _RECOMMENDED_WORDS = frozenset(word.lower() for word in (
     "Рекомендуется", "Рекомендовано", "Önerilen",
     "I recommend", "my recommendation", "my pick", "suggested", "preferred",
     "我主张", "我推荐", "我建议", "建议", "首选",
+    "我提的", "我的建议", "my suggestion", "I'd go with", "I\u2019d go with",
 ))
 _MARK_BRACKETS = {"(": ")", "[": "]", "\uff08": "\uff09", "\u3010": "\u3011"}
 _MARK_DASHES = (" - ", " \u2014 ", " \u2013 ", "\u2014", "\u2013")

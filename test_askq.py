@@ -1850,8 +1850,16 @@ class NewestShapeTests(unittest.TestCase):
                 item = one(question(options=["Postgres", label]))
                 self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
 
+    def test_the_fourth_harvests_first_person_marks(self) -> None:
+        for label in ("SQLite (我提的)", "SQLite（我的建议）", "SQLite [my suggestion]", "SQLite - I'd go with",
+                      "(I\u2019d go with) SQLite", "SQLite (My Suggestion)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+
     def test_words_that_give_the_option_to_the_user_stay_in_the_label(self) -> None:
-        for label in ("SQLite (你原本的倾向)", "SQLite (your earlier choice)", "SQLite (I recommend it)"):
+        for label in ("SQLite (你原本的倾向)", "SQLite (your earlier choice)", "SQLite (I recommend it)",
+                      "SQLite (你提的)", "SQLite (your suggestion)", "SQLite (you'd go with)"):
             with self.subTest(label=label):
                 item = one(question(options=["Postgres", label]))
                 self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
