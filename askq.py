@@ -489,15 +489,27 @@ class AnswerItem(_Record):
 
 @dataclass(init=False, repr=False, eq=False)
 class QuestionInput(_Record):
-    """A batch of questions: the arguments of one tool call."""
+    """A batch of questions: the arguments of one tool call.
+
+    ``title`` and ``purpose`` are the batch's own heading and why it is
+    asked, when the call gives them beside its questions.
+    """
 
     questions: List[QuestionItem]
+    title: Optional[str] = None
+    purpose: Optional[str] = None
 
-    def __init__(self, questions: "List[QuestionItem]") -> None:
+    def __init__(
+        self, questions: "List[QuestionItem]", title: "Optional[str]" = None, purpose: "Optional[str]" = None,
+    ) -> None:
         self.questions = questions
+        if title is not None or purpose is not None:  # most calls have neither: the class's defaults serve
+            self.title, self.purpose = title, purpose
 
     def to_dict(self) -> "Dict[str, Any]":
-        return {"questions": [item.to_dict() for item in self.questions]}
+        data: Dict[str, Any] = {"questions": [item.to_dict() for item in self.questions]}
+        _put_heading(data, self)
+        return data
 
 
 @dataclass(init=False, repr=False, eq=False)
@@ -507,15 +519,24 @@ class QuestionOutput(_Record):
     ``status`` is None until a person was asked; then "answered",
     "declined" (dismissed), "timed_out" or "unavailable" (nobody could be
     asked).  ``answers`` holds what the person answered, also the part
-    answered before a dismissal or a timeout.
+    answered before a dismissal or a timeout.  ``title`` and ``purpose``
+    are the batch's, as in QuestionInput: every UI shows them above the
+    questions.
     """
 
     questions: List[QuestionItem]
     answers: List[AnswerItem]
     status: Optional[str] = None
+    title: Optional[str] = None
+    purpose: Optional[str] = None
 
-    def __init__(self, questions: "List[QuestionItem]", answers: "List[AnswerItem]", status: "Optional[str]" = None) -> None:
+    def __init__(
+        self, questions: "List[QuestionItem]", answers: "List[AnswerItem]", status: "Optional[str]" = None,
+        title: "Optional[str]" = None, purpose: "Optional[str]" = None,
+    ) -> None:
         self.questions, self.answers, self.status = questions, answers, status
+        if title is not None or purpose is not None:
+            self.title, self.purpose = title, purpose
 
     def to_dict(self) -> "Dict[str, Any]":
         """The JSON form; answers in any form collect_answers() takes are
@@ -527,6 +548,7 @@ class QuestionOutput(_Record):
         data: Dict[str, Any] = {"questions": questions, "answers": _answer_dicts(self)}
         if self.status is not None:
             data["status"] = getattr(self.status, "value", self.status)
+        _put_heading(data, self)
         return data
 
     def to_json(self, indent: "Optional[int]" = None) -> str:
@@ -685,6 +707,14 @@ def _question_list(questions: Any) -> "List[QuestionItem]":
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
         raise AnswerError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
     return list(items)
+
+
+def _put_heading(data: "Dict[str, Any]", batch: "Union[QuestionInput, QuestionOutput]") -> None:
+    """A batch's title and purpose into its JSON form, each only when set."""
+    if batch.title is not None:
+        data["title"] = batch.title
+    if batch.purpose is not None:
+        data["purpose"] = batch.purpose
 
 
 def _position(key: Any) -> "Optional[int]":
@@ -1253,10 +1283,11 @@ def ask(payload: Any) -> QuestionOutput:
     QuestionError, written for the model, for a call that cannot be shown.
     """
     if isinstance(payload, QuestionInput):
-        return QuestionOutput(validate_and_normalize(payload), [])
+        return QuestionOutput(validate_and_normalize(payload), [], None, payload.title, payload.purpose)
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
-    return QuestionOutput(_normalize(_decoded_items(payload)), [])
+    batch = _decoded_input(payload)
+    return QuestionOutput(_normalize(batch.questions), [], None, batch.title, batch.purpose)
 
 
 def decode(payload: Any) -> QuestionInput:
@@ -1272,14 +1303,17 @@ def decode(payload: Any) -> QuestionInput:
 options=None, multi_select=False, purpose=None, required=True, \
 question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
 placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
-unit=None, default=None, secret=False)])
+unit=None, default=None, secret=False)], title=None, purpose=None)
     """
-    return QuestionInput(_decoded_items(payload))
+    return _decoded_input(payload)
 
 
-def _decoded_items(payload: Any) -> "List[QuestionItem]":
-    entries = _question_entries(_payload_root(payload))
-    return [_decode_entry(index, entry) for index, entry in enumerate(entries)]
+def _decoded_input(payload: Any) -> QuestionInput:
+    entries, call = _question_entries(_payload_root(payload))
+    items = [_decode_entry(index, entry) for index, entry in enumerate(entries)]
+    if call is None or _HEADING_KEYS.isdisjoint(call):  # one look, where most calls have neither
+        return QuestionInput(items)
+    return QuestionInput(items, _first_text(call, _TITLE_KEYS), _first_text(call, _BATCH_PURPOSE_KEYS))
 
 
 def _payload_root(payload: Any) -> Any:
@@ -1492,9 +1526,15 @@ def _markup_questions(text: str) -> Any:
 # gives _UNREAD, or raises, for text it cannot read.
 _REPAIRS = (_with_control_characters, _inside_fence, _python_literal, _tolerant)
 
+def _envelope_parameters(text: str) -> Any:
+    """A whole call in a tool-call envelope of markup, as its parameters."""
+    call = _envelope_markup(text)
+    return _UNREAD if call is None else call
+
+
 # A whole call may be in tool-call markup instead, looked for first: JSON
 # never starts like markup, so for broken JSON the look is one character's.
-_CALL_REPAIRS = (_markup_questions, *_REPAIRS)
+_CALL_REPAIRS = (_markup_questions, _envelope_parameters, *_REPAIRS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -1926,7 +1966,9 @@ def _number(token: str) -> "Union[int, float]":
 # Decoding: tool-call markup
 #
 # _markup_call(): a call, or the value of 'questions', in the markup of
-# Cline, Roo Code and Kilo Code.
+# Cline, Roo Code and Kilo Code.  _envelope_markup(): a whole call in the
+# envelope of a model that writes its tool calls as text.  _leak_repaired():
+# the same envelope's parameters leaked into a string field.
 
 _MARKUP_STARTS = ("<ask_followup_question>", "<question>")
 # A tag of the markup: its name, then anything up to the next '<' or '>'.
@@ -2021,15 +2063,78 @@ def _markup_options(raw: str) -> Any:
     return value
 
 
+# The envelope of a call written as text: Qwen's and Hermes' markup
+# ('<tool_call>\n<function=NAME>\n<parameter=KEY>VALUE</parameter>') and
+# Anthropic's ('<function_calls>\n<invoke name="NAME">\n<parameter
+# name="KEY">VALUE</parameter>', under any namespace prefix).  Closing tags
+# are optional, and the text may end anywhere.  Names and prefixes are
+# bounded, so that each '<' costs a bounded look.
+_TAG_PREFIX = r"(?:[\w.-]{1,32}:)?"
+_ENVELOPE_START_SOURCE = r"\s*<" + _TAG_PREFIX + r"(?:(tool_call)\s{0,8}>|function_calls\s{0,8}>|function=|invoke[\s>])"
+_PARAMETER_SOURCE = (
+    r"<" + _TAG_PREFIX + r"parameter(?:=([^<>\n]{1,64})|\s{1,8}name\s{0,8}=\s{0,8}[\"']([^\"'<>]{1,64})[\"']\s{0,8})>"
+)
+_CLOSING_TAG_SOURCE = r"</" + _TAG_PREFIX + r"[\w.-]{1,64}\s{0,8}>"
+_PARAMETER_END_SOURCE = r"</" + _TAG_PREFIX + r"parameter\s{0,8}>"
+# A tag the model was writing when its output was cut off.
+_CUT_TAG_SOURCE = r"</?(?:[A-Za-z_][\w.:=-]{0,64}(?:\s[^<>]{0,200})?)?"
+# Hermes' form of the envelope: JSON inside <tool_call>, up to its end.
+_TOOL_CALL_END_SOURCE = r"</" + _TAG_PREFIX + r"tool_call\s{0,8}>"
+
+
+def _envelope_markup(text: str) -> "Optional[Dict[str, Any]]":
+    """The parameters of a call in Qwen/Hermes or Anthropic markup (each
+    value JSON when it reads as JSON, else its text, the first of each key
+    kept); None when ``text`` does not start, after whitespace, with
+    <tool_call>, <function=, <function_calls> or <invoke.  The names of the
+    function and the tool are not read: models call askq by their
+    harness's name for it."""
+    first = text[:1]
+    if first != "<" and not first.isspace():
+        return None
+    start = _pattern(_ENVELOPE_START_SOURCE).match(text)
+    if start is None:
+        return None
+    call: Dict[str, Any] = {}
+    for key, value in _parameters(text, start.start()):
+        call.setdefault(key, value)
+    if not call and start.group(1):
+        envelope = _hermes_envelope(text[start.end():])
+        if envelope is not None:
+            return envelope
+    return call
+
+
+def _hermes_envelope(body: str) -> "Optional[Dict[str, Any]]":
+    """The JSON a <tool_call> holds ('{"name": ..., "arguments": {...}}'),
+    which the call's own rules unwrap; None when it holds none."""
+    end = _pattern(_TOOL_CALL_END_SOURCE).search(body)
+    inner = (body if end is None else body[: end.start()]).strip()
+    if not inner.startswith("{"):
+        return None
+    value = _parameter_value(inner)
+    return value if isinstance(value, dict) else None
+
+
+def _parameters(text: str, start: int) -> "Iterator[Tuple[str, Any]]":
+    """(key, value) of each <parameter=KEY> or <parameter name="KEY"> from
+    ``start``, in order.  A value ends at its </parameter>, else at the
+    next parameter or the end of the text; closing tags after it, and a
+    tag cut off at the end, are not part of it.  Blank values are left out."""
+    tags = list(_pattern(_PARAMETER_SOURCE).finditer(text, start))
+    for place, tag in enumerate(tags):
+        end = tags[place + 1].start() if place + 1 < len(tags) else len(text)
+        closed = _pattern(_PARAMETER_END_SOURCE).search(text, tag.end(), end)
+        raw = text[tag.end(): end if closed is None else closed.start()]
+        value = _parameter_value(_without_closing_tags(raw))
+        if value is not None:
+            yield (tag.group(1) or tag.group(2)).strip(), value
+
+
 # Markup leaked into a string field: a model that writes its calls as
 # markup closes a field with a tag of its own and goes on with the next
 # parameter, which the harness kept as part of the field's text:
 # 'Commit it?</question>\n<parameter name="choices">["Commit", "Skip"]'.
-# Names and prefixes are bounded, so that each '<' costs a bounded look.
-_LEAK_NAME = r"(?:[\w.-]{1,32}:)?[\w.-]{1,64}"
-_LEAK_PARAMETER_SOURCE = r"<(?:[\w.-]{1,32}:)?parameter\s{1,8}name\s{0,8}=\s{0,8}[\"']([^\"'<>]{1,64})[\"']\s{0,8}>"
-_LEAK_CLOSING_SOURCE = r"</" + _LEAK_NAME + r"\s{0,8}>"
-_LEAK_PARAMETER_END_SOURCE = r"</(?:[\w.-]{1,32}:)?parameter\s{0,8}>"
 
 
 def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
@@ -2040,7 +2145,7 @@ def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
     repaired: Optional[Dict[Any, Any]] = None
     leaked: List[Tuple[str, Any]] = []
     for key, value in entry.items():
-        if isinstance(value, str) and "<" in value:
+        if isinstance(value, str) and "</" in value:
             found = _leak_in(value)
             if found is not None:
                 repaired = dict(entry) if repaired is None else repaired
@@ -2058,54 +2163,54 @@ def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
 def _leak_in(text: str) -> "Optional[Tuple[str, List[Tuple[str, Any]]]]":
     """The text before the leak and the leaked (key, value) pairs, in order;
     None when the text holds no closing tag followed by a leaked parameter."""
-    tags = list(_pattern(_LEAK_PARAMETER_SOURCE).finditer(text))
-    for at, tag in enumerate(tags):
+    for tag in _pattern(_PARAMETER_SOURCE).finditer(text):
         head = _without_closing_tag(text[: tag.start()])
         if head is not None:
-            break
-    else:
-        return None
-    parameters = []
-    for place, tag in enumerate(tags[at:], at):
-        end = tags[place + 1].start() if place + 1 < len(tags) else len(text)
-        raw = text[tag.end(): end]
-        closed = _pattern(_LEAK_PARAMETER_END_SOURCE).search(raw)
-        raw = raw if closed is None else raw[: closed.start()]
-        value = _leaked_value(_without_closing_tags(raw))
-        if value is not None:
-            parameters.append((tag.group(1).strip(), value))
-    return head, parameters
+            return head, list(_parameters(text, tag.start()))
+    return None
 
 
 def _without_closing_tag(head: str) -> "Optional[str]":
     """Text that ends (before whitespace) in a closing tag, without it; None
     when it does not end in one."""
-    head = head.rstrip()
-    start = head.rfind("</")
-    if start < 0 or _pattern(_LEAK_CLOSING_SOURCE).fullmatch(head, start) is None:
+    end = _end_of_closing_tag(head, len(head.rstrip()))
+    return None if end is None else head[:end].rstrip()
+
+
+def _end_of_closing_tag(text: str, end: int) -> "Optional[int]":
+    """Where the closing tag that ``text[:end]`` ends with starts; None when
+    it ends with none."""
+    start = text.rfind("</", 0, end)
+    if start < 0 or _pattern(_CLOSING_TAG_SOURCE).fullmatch(text, start, end) is None:
         return None
-    return head[:start].rstrip()
+    return start
 
 
 def _without_closing_tags(raw: str) -> str:
-    """A leaked value without the closing tags the model ended it with
-    ('["A", "B"]</invoke>')."""
-    text = raw.strip()
-    while text.endswith(">"):
-        shorter = _without_closing_tag(text)
-        if shorter is None:
+    """A parameter's value without the closing tags the model ended it with
+    ('["A", "B"]</invoke>'), nor a tag it was writing when its output was
+    cut off ('Stack</para'), trimmed."""
+    end = len(raw.rstrip())
+    cut = raw.rfind("<", 0, end)
+    if cut >= 0 and _pattern(_CUT_TAG_SOURCE).fullmatch(raw, cut, end) is not None:
+        end = len(raw[:cut].rstrip())
+    while raw.endswith(">", 0, end):
+        start = _end_of_closing_tag(raw, end)
+        if start is None:
             break
-        text = shorter
-    return text
+        end = start
+        while end and raw[end - 1].isspace():
+            end -= 1
+    return raw[:end].strip()
 
 
-def _leaked_value(text: str) -> Any:
-    """A leaked parameter's value: JSON when it reads as JSON, through the
-    repairs; else the text.  None when blank."""
+def _parameter_value(text: str) -> Any:
+    """A parameter's value: JSON when it reads as JSON, through the repairs
+    (text cut off included); else the text.  None when blank."""
     if not text:
         return None
     try:
-        return _parse_json(text, "a leaked parameter", _REPAIRS)
+        return _parse_json(text, "a parameter", _REPAIRS)
     except QuestionError:
         return text
 
@@ -2151,6 +2256,19 @@ _RARE_QUESTION_KEYS = frozenset(_KIND_KEYS + _DEFAULT_KEYS + _ALLOW_CUSTOM_KEYS 
 # Most entries say nothing of multi-select or the rare fields: one look for any of their keys.
 _UNCOMMON_QUESTION_KEYS = _RARE_QUESTION_KEYS.union(_MULTI_SELECT_KEYS, _SELECTION_MODE_KEYS)
 
+# The batch's own heading and purpose, beside its questions (Crush's
+# confirm_title and confirm_description among them).
+_TITLE_KEYS = ("title", "form_title", "confirm_title")
+_BATCH_PURPOSE_KEYS = ("description", "confirm_description")
+_HEADING_KEYS = frozenset(_TITLE_KEYS + _BATCH_PURPOSE_KEYS)
+
+# A call sent inside a JSON envelope: {"name": ..., "arguments": ARGS},
+# {"function": {...}}, {"type": "tool_use", "input": ...}, {"tool_calls": [...]}.
+_ENVELOPE_KEYS = ("arguments", "input", "function")
+_TOOL_CALLS_KEY = "tool_calls"
+# How many envelopes one call may be wrapped in: the deepest sent is three.
+_ENVELOPE_DEPTH = 4
+
 # Text that may be JSON, fenced JSON or a Python literal: anything else in
 # 'questions' is a sentence.
 _JSON_STARTS = ("[", "{", "`", '"')
@@ -2178,21 +2296,59 @@ _KIND_WORDS = {
 }
 
 
-def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
-    """The raw question entries, counted before any of them is looked at."""
+def _question_entries(
+    root: "Union[Dict[Any, Any], List[Any]]",
+) -> "Tuple[List[Any], Optional[Dict[Any, Any]]]":
+    """The raw question entries, counted before any of them is looked at,
+    and the object that holds them under 'questions' (None when there is none)."""
+    call: Optional[Dict[Any, Any]] = None
     if isinstance(root, list):
         entries: List[Any] = root
     elif "questions" in root:
-        entries = _questions_value(root["questions"])
+        call, entries = root, _questions_value(root["questions"])
     elif _first_text(root, _QUESTION_KEYS) is not None:
         entries = [root]
     else:
-        raise QuestionError(
-            _NO_QUESTIONS + " The call has no 'questions' array: send"
-            " {\"questions\": [{\"question\": \"...\"}]}."
-        )
+        inner = _unwrapped(root, _ENVELOPE_DEPTH)
+        if inner is None:
+            raise QuestionError(
+                _NO_QUESTIONS + " The call has no 'questions' array: send"
+                " {\"questions\": [{\"question\": \"...\"}]}."
+            )
+        return _question_entries(inner)
     _check_question_count(len(entries))
-    return entries
+    return entries, call
+
+
+def _unwrapped(envelope: "Dict[Any, Any]", depth: int) -> "Optional[Union[Dict[Any, Any], List[Any]]]":
+    """The call inside a JSON envelope that holds no questions of its own:
+    its arguments (an object, or JSON text of one), or, of its tool calls,
+    the first that holds questions; None when there is none."""
+    if depth <= 0:
+        return None
+    for key in _ENVELOPE_KEYS:
+        if key in envelope:
+            inner = _envelope_value(envelope[key], key)
+            if isinstance(inner, dict):
+                return inner if _holds_questions(inner) else _unwrapped(inner, depth - 1)
+    calls = envelope.get(_TOOL_CALLS_KEY)
+    for call in calls if isinstance(calls, list) else ():
+        inner = _unwrapped(call, depth - 1) if isinstance(call, dict) else None
+        if inner is not None:
+            return inner
+    return None
+
+
+def _holds_questions(call: "Dict[Any, Any]") -> bool:
+    return "questions" in call or _first_text(call, _QUESTION_KEYS) is not None
+
+
+def _envelope_value(value: Any, key: str) -> Any:
+    """An envelope's arguments: an object, or text of one (JSON through the
+    repairs, or markup)."""
+    if isinstance(value, str) and value.strip():
+        return _parse_json(value.strip(), f"The call's '{key}'", _CALL_REPAIRS)
+    return value
 
 
 def _questions_value(value: Any) -> "List[Any]":
@@ -2236,7 +2392,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
                 question = _field_text(entry, "question")
                 if question is None:
                     raise _missing_question(index)
-                if "<" not in question:
+                if "</" not in question:
                     return QuestionItem(question)
                 fields = {"question": question}  # read for leaked markup below
             entry = fields
@@ -2250,10 +2406,9 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         if question is None:
             raise _missing_question(index)
         item = _decode_fields(question, entry)
-        # Leaked markup shows in the question text, or, where the question
-        # stands under another key ("title"), leaves it without the options
-        # it leaked into a field beside it: only then are the fields read again.
-        if "<" in question or item.options is None and "question" not in entry and _holds_markup(entry):
+        # Leaked markup may be in any string field; a leak starts with a
+        # closing tag, so one look for '</' in each clears a field.
+        if _holds_closing_tag(entry):
             repaired = _leak_repaired(entry)
             if repaired is not None:
                 question = _first_text(repaired, _QUESTION_KEYS)
@@ -2265,8 +2420,11 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         raise err.placed(index, question) from None
 
 
-def _holds_markup(entry: "Dict[Any, Any]") -> bool:
-    return any(value.__class__ is str and "<" in value for value in entry.values())
+def _holds_closing_tag(entry: "Dict[Any, Any]") -> bool:
+    for value in entry.values():
+        if value.__class__ is str and "</" in value:
+            return True
+    return False
 
 
 def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
@@ -3834,8 +3992,8 @@ class _AskedOutput:
         self.questions: Any = None
         if call is not None:
             root = _payload_root(call)
-            self.entries = _question_entries(root)
-            self.questions = root.get("questions") if isinstance(root, dict) else root
+            self.entries, held = _question_entries(root)
+            self.questions = held["questions"] if held is not None else root if isinstance(root, list) else None
             if isinstance(self.questions, str):
                 self.questions = self.entries
 

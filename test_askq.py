@@ -705,8 +705,17 @@ class DataModelTests(unittest.TestCase):
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
                                              ("note", None), ("unanswered", None)])
-        self.assertEqual(shape(QuestionInput), [("questions", "-")])
-        self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None)])
+        self.assertEqual(shape(QuestionInput), [("questions", "-"), ("title", None), ("purpose", None)])
+        self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None),
+                                                 ("title", None), ("purpose", None)])
+
+    def test_a_batchs_title_and_purpose_are_in_to_dict_only_when_set(self) -> None:
+        self.assertEqual(QuestionInput([]).to_dict(), {"questions": []})
+        self.assertEqual(QuestionInput([], "Stack", "Why").to_dict(), {"questions": [], "title": "Stack", "purpose": "Why"})
+        self.assertEqual(QuestionInput([], purpose="Why").to_dict(), {"questions": [], "purpose": "Why"})
+        self.assertEqual(QuestionOutput([], [], "answered").to_dict(), {"questions": [], "answers": [], "status": "answered"})
+        self.assertEqual(QuestionOutput([], [], None, "Stack").to_dict(), {"questions": [], "answers": [], "title": "Stack"})
+        self.assertNotEqual(QuestionInput([], "Stack"), QuestionInput([]))
 
     def test_records_compare_and_show_as_dataclasses_do(self) -> None:
         option = QuestionOption("A", "d")
@@ -718,7 +727,7 @@ class DataModelTests(unittest.TestCase):
         self.assertEqual(
             repr(QuestionOutput([], [AnswerItem("q0", "x")])),
             "QuestionOutput(questions=[], answers=[AnswerItem(id='q0', answer='x', selected=None, assumed=False, "
-            "note=None, unanswered=None)], status=None)",
+            "note=None, unanswered=None)], status=None, title=None, purpose=None)",
         )
         self.assertEqual(example_output(), example_output())
         for record in (option, QuestionItem("Q?"), AnswerItem("q0"), QuestionInput([]), QuestionOutput([], [])):
