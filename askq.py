@@ -702,11 +702,37 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+# A plain list at run time, as _HandlerTable below is a plain dict.
+if _typing.TYPE_CHECKING:
+    _ItemList = List[QuestionItem]
+else:
+    _ItemList = list
+
+
+class _Questions(_ItemList):
+    """The questions a UI asks, and the batch's own title and purpose, which
+    every UI shows above them: the heading travels with the list that each
+    UI's parts already pass along."""
+
+    title: "Optional[str]" = None
+    purpose: "Optional[str]" = None
+
+
 def _question_list(questions: Any) -> "List[QuestionItem]":
     items = questions.questions if isinstance(questions, QuestionOutput) else questions
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, QuestionItem) for i in items):
         raise AnswerError("Expected the normalized questions: a QuestionOutput or a list of QuestionItem.")
-    return list(items)
+    batch = _Questions(items)
+    if isinstance(questions, QuestionOutput):
+        batch.title, batch.purpose = questions.title, questions.purpose
+    elif isinstance(items, _Questions):
+        batch.title, batch.purpose = items.title, items.purpose
+    return batch
+
+
+def _heading(items: "Sequence[QuestionItem]") -> "Tuple[Optional[str], Optional[str]]":
+    """The batch's title and purpose, as every UI shows them above the questions."""
+    return (items.title, items.purpose) if isinstance(items, _Questions) else (None, None)
 
 
 def _put_heading(data: "Dict[str, Any]", batch: "Union[QuestionInput, QuestionOutput]") -> None:
@@ -1286,8 +1312,11 @@ def ask(payload: Any) -> QuestionOutput:
         return QuestionOutput(validate_and_normalize(payload), [], None, payload.title, payload.purpose)
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
-    batch = _decoded_input(payload)
-    return QuestionOutput(_normalize(batch.questions), [], None, batch.title, batch.purpose)
+    root = _payload_root(payload)
+    output = QuestionOutput(_normalize(_decoded_items(root)), [])
+    if root.__class__ is not list and not _HEADING_KEYS.isdisjoint(root):  # one look, where most calls have neither
+        output.title, output.purpose = _batch_heading(root)
+    return output
 
 
 def decode(payload: Any) -> QuestionInput:
@@ -1305,15 +1334,21 @@ question_type=<QuestionType.TEXT: 'Text'>, id='', recommended=None, \
 placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
 unit=None, default=None, secret=False)], title=None, purpose=None)
     """
-    return _decoded_input(payload)
+    root = _payload_root(payload)
+    return QuestionInput(_decoded_items(root), *_batch_heading(root))
 
 
-def _decoded_input(payload: Any) -> QuestionInput:
-    entries, call = _question_entries(_payload_root(payload))
-    items = [_decode_entry(index, entry) for index, entry in enumerate(entries)]
-    if call is None or _HEADING_KEYS.isdisjoint(call):  # one look, where most calls have neither
-        return QuestionInput(items)
-    return QuestionInput(items, _first_text(call, _TITLE_KEYS), _first_text(call, _BATCH_PURPOSE_KEYS))
+def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]") -> "List[QuestionItem]":
+    entries = _question_entries(root)
+    return [_decode_entry(index, entry) for index, entry in enumerate(entries)]
+
+
+def _batch_heading(root: "Union[Dict[Any, Any], List[Any]]") -> "Tuple[Optional[str], Optional[str]]":
+    """The title and purpose of a call that holds its questions under
+    'questions' (of a call that is one question, the title is its text)."""
+    if isinstance(root, list) or "questions" not in root:
+        return None, None
+    return _first_text(root, _TITLE_KEYS), _first_text(root, _BATCH_PURPOSE_KEYS)
 
 
 def _payload_root(payload: Any) -> Any:
@@ -1323,8 +1358,14 @@ def _payload_root(payload: Any) -> Any:
         value = _parse_json(payload, "The call", _CALL_REPAIRS)
         if isinstance(value, str):
             value = _parse_json(value, "The call", _REPAIRS)
-    if isinstance(value, (dict, list)):
+    if isinstance(value, list):
         return value
+    if isinstance(value, dict):
+        # A call inside an envelope holds no questions of its own: unwrapped only then.
+        if "questions" in value or _first_text(value, _QUESTION_KEYS) is not None:
+            return value
+        inner = _unwrapped(value, _ENVELOPE_DEPTH)
+        return value if inner is None else inner
     raise QuestionError(
         f"The call must be a JSON object like {{\"questions\": [...]}},"
         f" not {_json_type(value)}."
@@ -2145,7 +2186,7 @@ def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
     repaired: Optional[Dict[Any, Any]] = None
     leaked: List[Tuple[str, Any]] = []
     for key, value in entry.items():
-        if isinstance(value, str) and "</" in value:
+        if isinstance(value, str) and "</" in value:  # one search for each field, the rest only where it finds one
             found = _leak_in(value)
             if found is not None:
                 repaired = dict(entry) if repaired is None else repaired
@@ -2202,6 +2243,10 @@ def _without_closing_tags(raw: str) -> str:
         while end and raw[end - 1].isspace():
             end -= 1
     return raw[:end].strip()
+
+
+def _holds_markup(entry: "Dict[Any, Any]") -> bool:
+    return any(value.__class__ is str and "<" in value for value in entry.values())
 
 
 def _parameter_value(text: str) -> Any:
@@ -2296,28 +2341,21 @@ _KIND_WORDS = {
 }
 
 
-def _question_entries(
-    root: "Union[Dict[Any, Any], List[Any]]",
-) -> "Tuple[List[Any], Optional[Dict[Any, Any]]]":
-    """The raw question entries, counted before any of them is looked at,
-    and the object that holds them under 'questions' (None when there is none)."""
-    call: Optional[Dict[Any, Any]] = None
+def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
+    """The raw question entries, counted before any of them is looked at."""
     if isinstance(root, list):
         entries: List[Any] = root
     elif "questions" in root:
-        call, entries = root, _questions_value(root["questions"])
+        entries = _questions_value(root["questions"])
     elif _first_text(root, _QUESTION_KEYS) is not None:
         entries = [root]
     else:
-        inner = _unwrapped(root, _ENVELOPE_DEPTH)
-        if inner is None:
-            raise QuestionError(
-                _NO_QUESTIONS + " The call has no 'questions' array: send"
-                " {\"questions\": [{\"question\": \"...\"}]}."
-            )
-        return _question_entries(inner)
+        raise QuestionError(
+            _NO_QUESTIONS + " The call has no 'questions' array: send"
+            " {\"questions\": [{\"question\": \"...\"}]}."
+        )
     _check_question_count(len(entries))
-    return entries, call
+    return entries
 
 
 def _unwrapped(envelope: "Dict[Any, Any]", depth: int) -> "Optional[Union[Dict[Any, Any], List[Any]]]":
@@ -2406,25 +2444,24 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         if question is None:
             raise _missing_question(index)
         item = _decode_fields(question, entry)
-        # Leaked markup may be in any string field; a leak starts with a
-        # closing tag, so one look for '</' in each clears a field.
-        if _holds_closing_tag(entry):
-            repaired = _leak_repaired(entry)
-            if repaired is not None:
-                question = _first_text(repaired, _QUESTION_KEYS)
-                if question is None:
-                    raise _missing_question(index)
-                item = _decode_fields(question, repaired)
-        return item
+        # Leaked markup shows in the question text or the purpose, or leaves
+        # a question without the options it leaked: only then is every string
+        # field looked at.  A look for '<' is far cheaper than one for '</',
+        # and each look costs every question: the fields most entries have
+        # are looked at alone.
+        purpose = item.purpose
+        if not ("<" in question or purpose is not None and "<" in purpose
+                or item.options is None and "question" not in entry and _holds_markup(entry)):
+            return item
+        repaired = _leak_repaired(entry)
+        if repaired is None:
+            return item
+        question = _first_text(repaired, _QUESTION_KEYS)
+        if question is None:
+            raise _missing_question(index)
+        return _decode_fields(question, repaired)
     except QuestionError as err:
         raise err.placed(index, question) from None
-
-
-def _holds_closing_tag(entry: "Dict[Any, Any]") -> bool:
-    for value in entry.values():
-        if value.__class__ is str and "</" in value:
-            return True
-    return False
 
 
 def _object_in_text(text: str) -> "Optional[Dict[Any, Any]]":
@@ -3992,8 +4029,8 @@ class _AskedOutput:
         self.questions: Any = None
         if call is not None:
             root = _payload_root(call)
-            self.entries, held = _question_entries(root)
-            self.questions = held["questions"] if held is not None else root if isinstance(root, list) else None
+            self.entries = _question_entries(root)
+            self.questions = root.get("questions") if isinstance(root, dict) else root
             if isinstance(self.questions, str):
                 self.questions = self.entries
 
@@ -4598,7 +4635,9 @@ def _elicitation_message(items: "List[QuestionItem]") -> str:
     if len(names) > _MESSAGE_CHARS:
         names = names[: _MESSAGE_CHARS - 3].rstrip() + "..."
     lead = "Please answer this question" if len(items) == 1 else f"Please answer these {len(items)} questions"
-    return f"{lead}: {names}"
+    title, purpose = _heading(items)
+    above = "".join(f"{text}\n" for text in (title, purpose) if text is not None)
+    return f"{above}{lead}: {names}"
 
 
 def _is_form_value(value: Any, multi: bool) -> bool:
@@ -5691,6 +5730,11 @@ class _Painter:
         self.frame = _Frame()
 
     def paint(self, dialog: _Dialog) -> _Frame:
+        title, purpose = _heading(dialog.items)
+        if title is not None:
+            self._wrapped(self.style.text(title), " ", " ", "bold")
+        if purpose is not None:
+            self._wrapped(self.style.text(purpose), " ", " ", "dim")
         self._tabs(dialog)
         self._add("")
         self.frame.head = len(self.frame.lines)
@@ -7014,7 +7058,7 @@ class _WebPage(_HttpHandlers):
                           if key.partition(":")[2] not in retype or key.startswith(("note:", "q:", "state:"))}
         parts = [
             self._head(),
-            "<h1>Questions for you</h1>",
+            _heading_html(self.items),
             ("<p class=\"note\">An assistant is waiting for your answers. "
              "Fields marked <span class=\"required\">*</span> need an answer.</p>"),
             f"<div class=\"bar\" id=\"bar\">{self._countdown_html()}",
@@ -7862,11 +7906,19 @@ def _view_tool() -> "Dict[str, Any]":
     }
 
 
+def _heading_html(items: "Sequence[QuestionItem]") -> str:
+    """The heading of the page and of the in-chat view: the batch's title,
+    and its purpose below it, when the call gave them."""
+    title, purpose = _heading(items)
+    heading = f"<h1>{_html_escaped(title or 'Questions for you')}</h1>"
+    return heading if purpose is None else f"{heading}<p class=\"purpose\">{_html_escaped(purpose)}</p>"
+
+
 def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]") -> str:
     """The questions as the page draws them (the states of each among its
     entries), every entry in place and every problem beside its question,
     with the view's buttons."""
-    parts = ["<h1>Questions for you</h1>"]
+    parts = [_heading_html(items)]
     if problems:
         parts.append(_WebPage(items)._problems_html(problems))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
@@ -7928,7 +7980,7 @@ def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
         output = ask(given.get("call"))
     except QuestionError as err:
         return _tool_result(error_text(err), error=True)
-    view = _view_action(output.questions, form, status)
+    view = _view_action(_question_list(output), form, status)
     text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
     return {"content": [{"type": "text", "text": text}], "structuredContent": view, "isError": False}
 
@@ -7937,7 +7989,7 @@ def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
     """A call from a host that draws the view and no forms, answered at once:
     the model is told to wait for the user's message; the view gets the form."""
     result = _tool_result(_VIEW_CALL_TEXT, QuestionOutput(output.questions, []), context)
-    result["_meta"] = {_VIEW_META: {"html": _view_form(output.questions, {}, {})}}
+    result["_meta"] = {_VIEW_META: {"html": _view_form(_question_list(output), {}, {})}}
     return result
 
 
@@ -8353,7 +8405,7 @@ class _McpServer:
     ) -> "Optional[Dict[str, Any]]":
         """The page, for the client to open where the person is: a URL-mode
         request, or under 2026-07-28 an input request whose retry waits for it."""
-        session = (self.web or self.board.web).open(output.questions)
+        session = (self.web or self.board.web).open(_question_list(output))
         self.log(f"the client is asked to open the page for a call at {session.url}")
         params = {"mode": "url", "message": _URL_MESSAGE, "url": session.url}
         if context.stateless:
@@ -8442,7 +8494,7 @@ class _McpServer:
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
         assert self.web is not None
-        session = self.web.open(output.questions)
+        session = self.web.open(_question_list(output))
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, output, context, session)
         opened = _open_browser(session.url)
