@@ -2279,11 +2279,205 @@ class LeakedMarkupTests(unittest.TestCase):
                 item = one(question(question=text, purpose=text))
                 self.assertEqual((item.question, item.purpose, item.options), (text, text, None))
 
+    def test_leak_in_the_purpose_of_a_question_with_options(self) -> None:
+        for key in ("purpose", "description", "context"):
+            with self.subTest(key=key):
+                entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
+                         key: f"Before each commit.</{key}>\n<parameter name=\"multiSelect\">true</parameter>"}
+                item = one({"questions": [entry]})
+                self.assertEqual((item.purpose, item.question_type), ("Before each commit.", QuestionType.MULTI_CHOICE))
+
     def test_the_caller_s_entry_is_left_alone(self) -> None:
         payload = {"questions": [{"question": LEAK, "context": "x</context>\n<parameter name=\"header\">H"}]}
         before = copy.deepcopy(payload)
         one(payload)
         self.assertEqual(payload, before)
+
+
+ENVELOPE_QUESTIONS = [
+    {"question": "Which framework should the landing page use?", "header": "Framework",
+     "options": [{"label": "Astro (I'd go with)", "description": "Static first"}, {"label": "Next.js"}]},
+    {"question": "Which tone should the copy take?", "header": "Tone", "options": ["Calm", "Bold"], "multiSelect": False},
+]
+ENVELOPE_JSON = json.dumps(ENVELOPE_QUESTIONS)
+
+
+def qwen_call(questions: str = ENVELOPE_JSON) -> str:
+    return ("<tool_call>\n<function=question>\n<parameter=questions>\n" + questions + "\n</parameter>\n"
+            "<parameter=title>\nLanding Page Stack\n</parameter>\n</function>\n</tool_call>")
+
+
+def anthropic_call(prefix: str = P) -> str:
+    return (f"<{prefix}function_calls>\n<{prefix}invoke name=\"AskUserQuestion\">\n"
+            f"<{prefix}parameter name=\"questions\">{ENVELOPE_JSON}</{prefix}parameter>\n"
+            f"<{prefix}parameter name=\"description\">Decides the stack before any page is built.</{prefix}parameter>\n"
+            f"</{prefix}invoke>\n</{prefix}function_calls>")
+
+
+class EnvelopeTests(RefusalCase):
+    """A whole call inside the tool-call envelope a model wrote it in, unwrapped where no questions were found."""
+
+    def assert_envelope_questions(self, output: QuestionOutput) -> None:
+        self.assertEqual([item.question for item in output.questions],
+                         ["Which framework should the landing page use?", "Which tone should the copy take?"])
+        self.assertEqual(labels(output.questions[0]), ["Astro", "Next.js"])
+        self.assertEqual(output.questions[0].recommended, "Astro")
+
+    def test_qwen_markup(self) -> None:
+        output = askq.ask(qwen_call())
+        self.assert_envelope_questions(output)
+        self.assertEqual((output.title, output.purpose), ("Landing Page Stack", None))
+        self.assertEqual(askq.decode(qwen_call().encode()).title, "Landing Page Stack")
+
+    def test_qwen_markup_without_closing_tags(self) -> None:
+        text = "<tool_call>\n<function=question>\n<parameter=questions>\n" + ENVELOPE_JSON + "\n<parameter=title>\nStack\n"
+        output = askq.ask(text)
+        self.assert_envelope_questions(output)
+        self.assertEqual(output.title, "Stack")
+        self.assert_envelope_questions(askq.ask("<function=ask>\n<parameter=questions>" + ENVELOPE_JSON))
+
+    def test_hermes_json_inside_tool_call(self) -> None:
+        call = json.dumps({"name": "ask_user", "arguments": {"questions": ENVELOPE_QUESTIONS}})
+        self.assert_envelope_questions(askq.ask("<tool_call>\n" + call + "\n</tool_call>"))
+        self.assert_envelope_questions(askq.ask("<tool_call>\n" + call[:-1]))  # cut off before its last brace
+
+    def test_anthropic_markup_with_any_prefix_or_none(self) -> None:
+        for prefix in (P, "", "fc:", "my.tools:"):
+            with self.subTest(prefix=prefix):
+                output = askq.ask(anthropic_call(prefix))
+                self.assert_envelope_questions(output)
+                self.assertEqual((output.title, output.purpose), (None, "Decides the stack before any page is built."))
+        bare = f"<{P}invoke name=\"question\">\n<{P}parameter name=\"questions\">{ENVELOPE_JSON}"
+        self.assert_envelope_questions(askq.ask(bare))
+
+    def test_values_go_through_the_repairs(self) -> None:
+        self.assert_envelope_questions(askq.ask(qwen_call(repr(ENVELOPE_QUESTIONS))))  # a Python literal
+        fenced = "```json\n" + ENVELOPE_JSON + "\n```"
+        self.assert_envelope_questions(askq.ask(qwen_call(fenced)))
+        broken = ENVELOPE_JSON.replace('"header": "Tone", ', '"header": "Tone" ')  # a missing comma
+        self.assert_envelope_questions(askq.ask(qwen_call(broken)))
+
+    def test_the_tools_name_is_not_checked(self) -> None:
+        for name in ("AskUserQuestion", "question", "ask_questions", "anything"):
+            text = f"<{P}invoke name=\"{name}\">\n<{P}parameter name=\"questions\">{ENVELOPE_JSON}</{P}parameter>"
+            with self.subTest(name=name):
+                self.assert_envelope_questions(askq.ask(text))
+
+    def test_json_envelopes(self) -> None:
+        arguments = {"questions": ENVELOPE_QUESTIONS, "form_title": "Landing Page Stack & Design Direction"}
+        for envelope in (
+            {"name": "AskUserQuestion", "arguments": arguments},
+            {"name": "AskUserQuestion", "arguments": json.dumps(arguments)},
+            {"id": "call_1", "type": "function", "function": {"name": "question", "arguments": json.dumps(arguments)}},
+            {"type": "tool_use", "id": "toolu_1", "name": "AskUserQuestion", "input": arguments},
+            {"type": "function_call", "call_id": "c1", "name": "question", "arguments": json.dumps(arguments)},
+            {"role": "assistant", "tool_calls": [
+                {"function": {"name": "read_file", "arguments": "{\"path\": \"a.txt\"}"}},
+                {"function": {"name": "question", "arguments": arguments}}]},
+        ):
+            with self.subTest(envelope=envelope):
+                for payload in (envelope, json.dumps(envelope)):
+                    output = askq.ask(payload)
+                    self.assert_envelope_questions(output)
+                    self.assertEqual(output.title, "Landing Page Stack & Design Direction")
+
+    def test_trailing_text_after_a_json_envelope_is_ignored(self) -> None:
+        text = json.dumps({"name": "AskUserQuestion", "arguments": {"questions": ENVELOPE_QUESTIONS}})
+        self.assert_envelope_questions(askq.ask(text + "\n[END TOOL CALL]\n[END TOOL CALL]"))
+        self.assert_envelope_questions(askq.ask(text + " Let me know."))
+
+    def test_arguments_in_markup_inside_a_json_envelope(self) -> None:
+        self.assert_envelope_questions(askq.ask({"name": "question", "arguments": qwen_call()}))
+
+    def test_a_call_with_questions_is_never_unwrapped(self) -> None:
+        inner = {"questions": [{"question": "Inner?"}]}
+        output = askq.ask({"questions": [{"question": "Outer?"}], "arguments": inner})
+        self.assertEqual([item.question for item in output.questions], ["Outer?"])
+        self.assertEqual(one({"question": "Outer?", "input": inner}).question, "Outer?")
+
+    def test_text_that_mentions_the_envelope_is_left_alone(self) -> None:
+        for text in ("Keep <function=question> in the docs?", 'Rename "arguments" to "input"?',
+                     "Parse <tool_call> blocks?", f"Does <{P}invoke name=\"x\"> still work?",
+                     'Is {"name": "x", "arguments": {}} the format?'):
+            with self.subTest(text=text):
+                item = one(question(question=text, purpose=text))
+                self.assertEqual((item.question, item.purpose, item.options), (text, text, None))
+                self.assertEqual(one(json.dumps({"questions": [text]})).question, text)
+
+    def test_refusals(self) -> None:
+        self.assertRefused("<tool_call>\n<function=question>\n", "No questions provided")
+        self.assertRefused({"name": "question", "arguments": {"path": "a.txt"}}, "The call has no 'questions' array")
+        self.assertRefused({"name": "question", "arguments": "not json at all"},
+                           "The call's 'arguments' is not valid JSON")
+        self.assertRefused({"tool_calls": [{"function": {"name": "x", "arguments": "{}"}}]}, "No questions provided")
+        deep: Dict[str, Any] = {"questions": [{"question": "Deep?"}]}
+        for _ in range(askq._ENVELOPE_DEPTH + 1):
+            deep = {"arguments": deep}
+        self.assertRefused(deep, "No questions provided")
+
+    def test_cut_off_at_every_length(self) -> None:
+        for name, full in (("qwen", qwen_call()), ("anthropic", anthropic_call()),
+                           ("json", json.dumps({"name": "AskUserQuestion", "arguments": {"questions": ENVELOPE_QUESTIONS}}))):
+            whole = full.index(ENVELOPE_JSON[-1], full.index(ENVELOPE_JSON[-8:])) + 1  # the questions' last bracket
+            first_question = full.index("Which framework")
+            for cut in range(len(full) + 1):
+                with self.subTest(name=name, cut=cut):
+                    try:
+                        output = askq.ask(full[:cut] or " ")
+                    except QuestionError:
+                        self.assertLess(cut, whole)  # refused only before the questions were whole
+                        continue
+                    self.assertGreater(cut, first_question)
+                    texts = [item.question for item in output.questions]
+                    self.assertTrue(set(texts) <= {"Which framework should the landing page use?",
+                                                   "Which tone should the copy take?", "Framework", "Tone"}, texts)
+                    if cut >= whole:
+                        self.assert_envelope_questions(output)
+
+
+class BatchHeadingTests(unittest.TestCase):
+    """A batch's own title and purpose, beside its questions."""
+
+    def test_each_key(self) -> None:
+        for key, field in (("title", "title"), ("form_title", "title"), ("confirm_title", "title"),
+                           ("description", "purpose"), ("confirm_description", "purpose")):
+            with self.subTest(key=key):
+                output = askq.ask({key: "  Landing Page Stack  ", "questions": [{"question": "Region?"}]})
+                self.assertEqual(getattr(output, field), "Landing Page Stack")
+                self.assertEqual(output.to_dict()["questions"][0]["question"], "Region?")
+                self.assertEqual(getattr(askq.decode({key: "Landing Page Stack", "questions": ["Region?"]}), field),
+                                 "Landing Page Stack")
+
+    def test_first_key_wins_and_blank_falls_through(self) -> None:
+        output = askq.ask({"title": " ", "form_title": "Form", "confirm_title": "Confirm", "description": None,
+                           "confirm_description": "Why", "questions": ["Region?"]})
+        self.assertEqual((output.title, output.purpose), ("Form", "Why"))
+
+    def test_beside_string_encoded_questions(self) -> None:
+        output = askq.ask(json.dumps({"confirm_title": "Deploy", "confirm_description": "Before the release.",
+                                      "questions": json.dumps([{"question": "Region?"}])}))
+        self.assertEqual((output.title, output.purpose), ("Deploy", "Before the release."))
+        self.assertEqual(output.to_dict()["title"], "Deploy")
+
+    def test_absent_or_a_single_question_call(self) -> None:
+        output = askq.ask({"questions": ["Region?"]})
+        self.assertEqual((output.title, output.purpose), (None, None))
+        self.assertNotIn("title", output.to_dict())
+        self.assertNotIn("purpose", output.to_dict())
+        single = askq.ask({"title": "Which region?", "description": "For latency."})
+        self.assertEqual((single.questions[0].question, single.title), ("Which region?", None))
+
+    def test_a_question_input_keeps_it_through_ask(self) -> None:
+        output = askq.ask(QuestionInput([QuestionItem.text("Region?")], "Deploy", "Why"))
+        self.assertEqual((output.title, output.purpose), ("Deploy", "Why"))
+
+    def test_the_model_is_not_given_it_again(self) -> None:
+        output = askq.ask({"title": "Landing Page Stack", "description": "Why we ask", "questions": ["Region?"]})
+        answered = QuestionOutput(output.questions, askq.collect_answers(output, {"q0": "EU"}), "answered",
+                                  output.title, output.purpose)
+        for text in (askq.result_text(answered), askq.declined_text()):
+            self.assertNotIn("Landing Page Stack", text)
+            self.assertNotIn("Why we ask", text)
 
 
 class FenceTests(unittest.TestCase):
@@ -6570,6 +6764,41 @@ class WebCommandTests(unittest.TestCase):
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+class BatchHeadingShownTests(unittest.TestCase):
+    """Every UI shows a batch's title and purpose above its questions."""
+
+    CALL: ClassVar[Dict[str, Any]] = {"title": "Landing <Page> Stack", "description": "Decides the stack first.",
+            "questions": [{"question": "Which framework?", "options": ["Astro", "Next.js"]}]}
+
+    def test_the_dialogs_first_lines(self) -> None:
+        output = askq.ask(self.CALL)
+        state = askq._Dialog(askq._question_list(output))
+        lines = askq._Painter(80, askq._Style(False, False)).paint(state).lines
+        self.assertEqual([line.strip() for line in lines[:2]], ["Landing <Page> Stack", "Decides the stack first."])
+        plain = askq._Painter(80, askq._Style(False, False)).paint(askq._Dialog(askq.ask({"questions": ["Q?"]}).questions))
+        self.assertNotIn("Landing", " ".join(plain.lines))
+
+    def test_the_pages_heading(self) -> None:
+        html = askq._WebPage(askq._question_list(askq.ask(self.CALL))).form_html()
+        self.assertIn("<h1>Landing &lt;Page&gt; Stack</h1><p class=\"purpose\">Decides the stack first.</p>", html)
+        self.assertLess(html.index("<h1>"), html.index("Which framework?"))
+        self.assertIn("<h1>Questions for you</h1>", askq._WebPage(askq.ask({"questions": ["Q?"]}).questions).form_html())
+
+    def test_the_in_chat_views_heading(self) -> None:
+        result = askq._view_call_result(askq.ask(self.CALL), None)
+        html = result["_meta"]["askq/view"]["html"]
+        self.assertTrue(html.startswith("<h1>Landing &lt;Page&gt; Stack</h1><p class=\"purpose\">Decides"), html[:80])
+        self.assertNotIn("Landing", json.dumps({key: value for key, value in result.items() if key != "_meta"}))
+        done = askq._view_tool_result({"call": self.CALL, "action": "submit", "form": {}})
+        self.assertIn("<h1>Landing &lt;Page&gt; Stack</h1>", done["structuredContent"].get("html", ""))
+
+    def test_the_forms_message(self) -> None:
+        message = askq.to_elicitation(askq.ask(self.CALL))["message"]
+        self.assertEqual(message.splitlines()[:2], ["Landing <Page> Stack", "Decides the stack first."])
+        self.assertEqual(message.splitlines()[2], "Please answer this question: Which framework?")
+        self.assertEqual(askq.to_elicitation(askq.ask({"questions": ["Q?"]}))["message"], "Please answer this question: Q?")
+
+
 class McpServerTests(unittest.TestCase):
     """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
 
