@@ -1314,7 +1314,7 @@ def ask(payload: Any) -> QuestionOutput:
     # normalize them in place, without a copy.
     root = _payload_root(payload)
     output = QuestionOutput(_normalize(_decoded_items(root)), [])
-    if root.__class__ is not list and not _HEADING_KEYS.isdisjoint(root):  # one look, where most calls have neither
+    if len(root) > 1:  # a heading stands beside the questions: most calls hold nothing else
         output.title, output.purpose = _batch_heading(root)
     return output
 
@@ -1346,7 +1346,7 @@ def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]") -> "List[QuestionIt
 def _batch_heading(root: "Union[Dict[Any, Any], List[Any]]") -> "Tuple[Optional[str], Optional[str]]":
     """The title and purpose of a call that holds its questions under
     'questions' (of a call that is one question, the title is its text)."""
-    if isinstance(root, list) or "questions" not in root:
+    if isinstance(root, list) or "questions" not in root or _HEADING_KEYS.isdisjoint(root):
         return None, None
     return _first_text(root, _TITLE_KEYS), _first_text(root, _BATCH_PURPOSE_KEYS)
 
@@ -1358,6 +1358,8 @@ def _payload_root(payload: Any) -> Any:
         value = _parse_json(payload, "The call", _CALL_REPAIRS)
         if isinstance(value, str):
             value = _parse_json(value, "The call", _REPAIRS)
+    if value.__class__ is dict and "questions" in value:  # the common case, in one look
+        return value
     if isinstance(value, list):
         return value
     if isinstance(value, dict):
@@ -2136,9 +2138,7 @@ def _envelope_markup(text: str) -> "Optional[Dict[str, Any]]":
     start = _pattern(_ENVELOPE_START_SOURCE).match(text)
     if start is None:
         return None
-    call: Dict[str, Any] = {}
-    for key, value in _parameters(text, start.start()):
-        call.setdefault(key, value)
+    call = dict(_parameters(text, start.start()))
     if not call and start.group(1):
         envelope = _hermes_envelope(text[start.end():])
         if envelope is not None:
@@ -2161,15 +2161,20 @@ def _parameters(text: str, start: int) -> "Iterator[Tuple[str, Any]]":
     """(key, value) of each <parameter=KEY> or <parameter name="KEY"> from
     ``start``, in order.  A value ends at its </parameter>, else at the
     next parameter or the end of the text; closing tags after it, and a
-    tag cut off at the end, are not part of it.  Blank values are left out."""
+    tag cut off at the end, are not part of it.  Blank values are left out,
+    and only the first value of a key is read: the first is the one kept."""
     tags = list(_pattern(_PARAMETER_SOURCE).finditer(text, start))
+    read = set()
     for place, tag in enumerate(tags):
+        key = (tag.group(1) or tag.group(2)).strip()
+        if key in read:
+            continue
         end = tags[place + 1].start() if place + 1 < len(tags) else len(text)
         closed = _pattern(_PARAMETER_END_SOURCE).search(text, tag.end(), end)
-        raw = text[tag.end(): end if closed is None else closed.start()]
-        value = _parameter_value(_without_closing_tags(raw))
+        value = _parameter_value(_without_closing_tags(text[tag.end(): end if closed is None else closed.start()]))
         if value is not None:
-            yield (tag.group(1) or tag.group(2)).strip(), value
+            read.add(key)
+            yield key, value
 
 
 # Markup leaked into a string field: a model that writes its calls as
@@ -2449,8 +2454,7 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         # field looked at.  A look for '<' is far cheaper than one for '</',
         # and each look costs every question: the fields most entries have
         # are looked at alone.
-        purpose = item.purpose
-        if not ("<" in question or purpose is not None and "<" in purpose
+        if not ("<" in question or "<" in (item.purpose or "")
                 or item.options is None and "question" not in entry and _holds_markup(entry)):
             return item
         repaired = _leak_repaired(entry)

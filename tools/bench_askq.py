@@ -4,6 +4,7 @@
     python tools/bench_askq.py --json          # the same figures as JSON
     python tools/bench_askq.py --against DIR   # also the askq.py in DIR, in the same rounds
     python tools/bench_askq.py --reader        # the tolerant reader on 1 MiB broken texts
+    python tools/bench_askq.py --markup        # the envelope reader: 1 MB against 100 KB, at most 12 x
     python tools/bench_askq.py --transport     # a tools/call round trip: stdio against serve --http
 
 ``--against`` compares two versions fairly: give it a folder holding the
@@ -466,11 +467,65 @@ def transport_table() -> str:
     return "\n".join(rows)
 
 
+MARKUP_SIZES = (100_000, 1_000_000)
+MARKUP_MOST = 12.0  # the longest time 1 MB may take, in times 100 KB's: linear, with room for the machine
+
+
+def markup_text(size: int, style: str) -> str:
+    """A whole call in a tool-call envelope, ``size`` characters long: the
+    example's questions repeated in its questions parameter, then short
+    parameters until the size is reached, cut off there as a model's output
+    is; or ("cut off") the questions alone, cut off inside their JSON."""
+    with open(os.path.join(HERE, "example_args.json"), encoding="utf-8") as stream:
+        questions = json.load(stream)["questions"]
+    body = json.dumps(questions * max(1, size // 2 // len(json.dumps(questions))))
+    prefix = "ns:"
+    if style == "cut off":  # the questions themselves end early: the tolerant reader closes them
+        body = json.dumps(questions * (size // len(json.dumps(questions)) + 1))
+        return ("<tool_call>\n<function=question>\n<parameter=questions>\n" + body)[:size]
+    if style == "qwen":
+        head = "<tool_call>\n<function=question>\n<parameter=questions>\n" + body + "\n"
+        extra = "<parameter=note>\nA note beside the questions, with no closing tag.\n"
+    else:
+        head = (f"<{prefix}function_calls>\n<{prefix}invoke name=\"AskUserQuestion\">\n"
+                f"<{prefix}parameter name=\"questions\">{body}</{prefix}parameter>\n")
+        extra = f"<{prefix}parameter name=\"note\">A note beside the questions.</{prefix}parameter>\n"
+    text = head + extra * ((size - len(head)) // len(extra) + 1)
+    return text[:size]
+
+
+def markup_seconds(text: str, repeats: int = 3) -> float:
+    """The best of a few runs of the envelope reader on a text."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = timeit.default_timer()
+        call = askq._envelope_markup(text)
+        best = min(best, timeit.default_timer() - started)
+        assert call is not None and isinstance(call.get("questions"), list), "the envelope was not read"
+    return best
+
+
+def markup_table() -> "tuple[str, bool]":
+    """The envelope reader on 100 KB and on 1 MB; whether 1 MB took at most MARKUP_MOST times as long."""
+    rows = [f"the envelope reader, best of 3 (s): {MARKUP_SIZES[0]} chars, {MARKUP_SIZES[1]} chars, ratio (at most {MARKUP_MOST:g})"]
+    linear = True
+    for style in ("qwen", "anthropic", "cut off"):
+        small, large = (markup_seconds(markup_text(size, style)) for size in MARKUP_SIZES)
+        ratio = large / small
+        linear = linear and ratio <= MARKUP_MOST
+        rows.append(f"  {style:10} {small:8.4f} {large:8.4f} {ratio:6.2f} x" + ("" if ratio <= MARKUP_MOST else "  TOO SLOW"))
+    return "\n".join(rows), linear
+
+
 def main(argv: List[str]) -> int:
     against = argv[argv.index("--against") + 1] if "--against" in argv else None
     if "--reader" in argv:
         print(reader_table(against))
         return 0
+    if "--markup" in argv:
+        text, linear = markup_table()
+        print(text)
+        return 0 if linear else 1
     if "--transport" in argv:
         print(transport_table())
         return 0
