@@ -38,7 +38,8 @@ The file, in the order of one call's life (each part under a banner of its own):
 
     Vocabulary          constants and bounds, QuestionError, AnswerError, Outcome,
                         QuestionType, QuestionOption, QuestionItem, AnswerItem,
-                        QuestionInput, QuestionOutput
+                        QuestionInput, QuestionOutput, the questions a UI asks
+                        with the batch's heading (_Questions)
     Shared helpers      naming a question in a message, text made safe to show,
                         display cells, the recommended mark, _Registry (names to
                         handlers, filled beside each handler), the rows of a
@@ -48,8 +49,9 @@ The file, in the order of one call's life (each part under a banner of its own):
     Decoding            ask(), decode(): whatever the model sent, mended where it is
                         almost JSON.  In parts: the entry points, strict JSON and
                         its bounds, the repairs (one chain of steps), code fences,
-                        the tolerant reader, tool-call markup, the questions, the
-                        options, field readers
+                        the tolerant reader, tool-call markup (Cline's, a whole
+                        call's envelope, a leak into a field), the questions (and
+                        JSON envelopes), the options, field readers
     Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
                         questions; assumed_answers()
