@@ -1359,7 +1359,7 @@ def _payload_root(payload: Any) -> Any:
     if isinstance(value, (str, bytes, bytearray)):
         value = _parse_json(payload, "The call", _CALL_REPAIRS)
         if isinstance(value, str):
-            value = _parse_json(value, "The call", _REPAIRS)
+            value = _parse_json(value, "The call", _CALL_REPAIRS)
     if value.__class__ is dict and "questions" in value:  # the common case, in one look
         return value
     if isinstance(value, list):

@@ -2328,6 +2328,7 @@ class EnvelopeTests(RefusalCase):
         self.assert_envelope_questions(output)
         self.assertEqual((output.title, output.purpose), ("Landing Page Stack", None))
         self.assertEqual(askq.decode(qwen_call().encode()).title, "Landing Page Stack")
+        self.assert_envelope_questions(askq.ask(json.dumps(qwen_call())))  # the markup encoded as a JSON string
 
     def test_qwen_markup_without_closing_tags(self) -> None:
         text = "<tool_call>\n<function=question>\n<parameter=questions>\n" + ENVELOPE_JSON + "\n<parameter=title>\nStack\n"
