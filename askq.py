@@ -3316,7 +3316,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
     _check_typed(index, item, texts, given.custom)
-    if texts and item.question_type is _NUMBER:
+    if texts and item.question_type is QuestionType.NUMBER:
         _check_number(index, item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
@@ -3370,9 +3370,6 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
             index, item, "custom_not_allowed",
             f" takes only its options ({options}), not typed text: pick one of them.",
         )
-
-
-_NUMBER = QuestionType.NUMBER
 
 
 def _check_number(index: int, item: QuestionItem, text: str) -> None:
@@ -4780,7 +4777,7 @@ def _typed_refusal(item: QuestionItem, text: str) -> "Optional[AnswerError]":
 
 def _refusal_words(item: QuestionItem, err: AnswerError, text: str) -> str:
     """A refusal of typed text in the person's words."""
-    problem = _number_problem(item, text) if item.question_type is _NUMBER else None
+    problem = _number_problem(item, text) if item.question_type is QuestionType.NUMBER else None
     if problem is not None:
         return _visible(f"That {problem[1]}.")
     return _PERSON_WORDS.get(err.reason, "That answer cannot be taken. Check it and type it again.")
@@ -8744,9 +8741,22 @@ class _McpHttp(_HttpHandlers):
         new one for an initialize, a fresh one of its own for a request of
         2026-07-28 (which keeps nothing)."""
         new = isinstance(message, dict) and message.get("method") == "initialize"
-        if new or _speaks_stateless(request, message):
+        if new or self._speaks_stateless(request, message):
             return _McpSession(self.log, self.web, self.seal, self.board), new
         return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
+
+    @staticmethod
+    def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
+        """Whether a request without a session speaks 2026-07-28: by its header,
+        its envelope, or a discover (which is how that era begins)."""
+        if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
+            return True
+        first = message[0] if isinstance(message, list) and message else message
+        if not isinstance(first, dict):
+            return False
+        params = first.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
 
     def _keep(self, session: _McpSession) -> str:
         import secrets
@@ -8777,19 +8787,6 @@ class _McpHttp(_HttpHandlers):
             sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             session.close()
-
-
-def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
-    """Whether a request without a session speaks 2026-07-28: by its header,
-    its envelope, or a discover (which is how that era begins)."""
-    if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
-        return True
-    first = message[0] if isinstance(message, list) and message else message
-    if not isinstance(first, dict):
-        return False
-    params = first.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
 
 
 def _rpc_error_response(status: int, request_id: Any, err: _RpcError) -> _HttpResponse:
