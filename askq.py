@@ -5018,13 +5018,19 @@ class _Dialog:
 
     def shown_rows(self) -> "List[int]":
         """The rows of the current question that are drawn: all, or those a
-        filter leaves (its text in the label or description, without case)."""
+        filter leaves (its text in the row's words or description, without case)."""
         rows = self.rows(self.tab)
         if self.filter is None:
             return list(range(len(rows)))
         folded = self.filter.lower()
-        return [index for index, row in enumerate(rows)
-                if folded in row.label.lower() or row.option is not None and folded in (row.option.description or "").lower()]
+        return [index for index, row in enumerate(rows) if folded in self.row_words(row).lower()
+                or row.option is not None and folded in (row.option.description or "").lower()]
+
+    @staticmethod
+    def row_words(row: _Row) -> str:
+        """A row's words as the dialog shows them, drawn, measured and filtered
+        by: an option's label; the row for typing's, before the line typed on it."""
+        return row.label
 
     @property
     def review_tab(self) -> int:
@@ -5688,13 +5694,13 @@ class _Painter:
         lead = f" {style.pointer if here else ' '} {box} {number + 1}. "
         if here:
             self.frame.focus = len(self.frame.lines)
+        words = dialog.row_words(row)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting,
-                              item.secret)
+            self._line_editor(dialog, f"{lead}{words}: ", None, here and dialog.editing() and not dialog.noting, item.secret)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(self.style.text(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        self._wrapped(self.style.text(words) + badge, lead, hang, *(("bold", "cyan") if here else ()))
         option = row.option
         if option is not None and option.description:
             self._wrapped(self.style.text(option.description), hang, hang, "dim")

@@ -4860,6 +4860,7 @@ class DialogLongListTests(unittest.TestCase):
         self.assertEqual(state.entries[0].row, 2)
         state = self.keyed(self.MANY, "/", "REGION 1", ESC)  # Esc ends the filter, and dismisses nothing
         self.assertEqual((state.filter, state.status, len(state.shown_rows())), (None, None, 13))
+        self.assertEqual(self.keyed(self.MANY, "/", "your resp").shown_rows(), [12])  # the row for typing, by its words
         state = self.keyed(self.MANY, "/", "x", "\x7f")  # an empty filter ends it
         self.assertIsNone(state.filter)
         state = self.keyed(self.MANY, "/", "zzz", ENTER)
