@@ -52,13 +52,18 @@ The file, in the order of one call's life (each part under a banner of its own):
                         options, field readers
     Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
-                        questions; assumed_answers()
+                        questions (a harness's form read back by its class, below);
+                        assumed_answers()
     Results             result_text(), declined_text(), unavailable_text(), error_text()
     Harness answers     harness_answers(): one _HarnessForm per runtime, which
-                        writes its form and says how collect_answers() reads it
+                        writes its form and reads it back (its shape, unwrap(); its
+                        own entries for a note; what it cannot carry); HARNESSES,
+                        the names registered, read when asked for
     Elicitation         to_elicitation(), from_elicitation(), input_request()
     Line prompt         prompt(), prompt_async(), _LinePrompt
-    Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
+    Dialog              _Dialog (state and keys; a row's words, row_words(), which
+                        the painter draws and the filter looks in), _Painter
+                        (drawing), the terminal
     HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
                         _HttpStream (an event stream)
     Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers and
@@ -118,7 +123,7 @@ from typing import (
 __all__ = [
     "ANSWER_ERROR_REASONS",
     "CUSTOM_RESPONSE_LABEL",
-    "HARNESSES",
+    "HARNESSES",  # noqa: F822 (the module's __getattr__ gives it: every form registered, when asked)
     "MAX_DEPTH",
     "MAX_OPTIONS",
     "MAX_PAYLOAD_BYTES",
@@ -251,11 +256,14 @@ class QuestionType(str, enum.Enum):
 
     is_choice: bool
     """Whether the question is answered by picking options."""
+    is_number: bool
 
     def __init__(self, value: str) -> None:
-        # A plain attribute of each member, not a property: code reads it for
-        # every question, and a read through the enum class is slow.
+        # Plain attributes of each member, not properties, nor members read
+        # through the enum class: code reads them for every question, and a
+        # read through the enum class is slow.
         self.is_choice = value in ("SingleChoice", "MultiChoice")
+        self.is_number = value == "Number"
 
 
 class Outcome(str, enum.Enum):
@@ -3066,7 +3074,7 @@ class _Given:
         # "(notes only)"): a note with nothing beside it is the typed answer.
         self.note_is_typed = False
 
-    def add_text(self, item: QuestionItem, text: str, readers: "_FormReaders") -> None:
+    def add_text(self, item: QuestionItem, text: str, readers: "_EntryReader") -> None:
         """One string of an answer: a note (as the harness forms mark one), a
         state's marker, a pick or picks, typed text."""
         answer, note = text, None
@@ -3088,7 +3096,7 @@ class _Given:
         if typed is not None:
             self.typed.append(typed)
 
-    def read_row(self, item: QuestionItem, text: str, readers: "_FormReaders") -> bool:
+    def read_row(self, item: QuestionItem, text: str, readers: "_EntryReader") -> bool:
         """Whether ``text`` is one of the forms' own entries, read: a state's
         marker, an outcome's (which says nothing of the question), or a
         row meaning "my answer is in the note"."""
@@ -3117,12 +3125,14 @@ class _Given:
 
 def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
     """What was given for each question, by its index, before any check."""
-    if isinstance(raw, dict) and isinstance(raw.get("answers"), list) and set(raw) <= _REPLY_KEYS:
-        raw = raw["answers"]  # OpenCode's reply body: {"answers": [[...], ...]}
+    asides: Dict[Any, _Given] = {}
+    readers: Optional[_EntryReader] = None  # a list is no harness's form: a form is a mapping
     if isinstance(raw, dict):
-        raw, asides = _unwrapped_answers(items, raw)
+        raw, asides, readers = _read_form(items, raw)
+    if isinstance(raw, dict):
         pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
-        given = [(index, _given_values(items, index, value, asides.get(key))) for index, key, value in pairs]
+        given = [(index, _given_values(items, index, value, readers or _forms_view().reader, asides.get(key)))
+                 for index, key, value in pairs]
         if asides:  # what a form said of questions its answers leave out
             given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
@@ -3133,7 +3143,8 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
                 f"The answers list {len(raw)} entries, one per question, but there are only"
                 f" {len(items)} questions."
             )
-        given = [(index, _given_values(items, index, value)) for index, value in enumerate(raw)]
+        readers = readers or _forms_view().reader
+        given = [(index, _given_values(items, index, value, readers)) for index, value in enumerate(raw)]
     else:
         raise AnswerError(
             "The answers must be a list of {\"id\", \"answer\", \"selected\"} objects, an"
@@ -3148,28 +3159,16 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
     return found
 
 
-# The keys beside "answers" in the forms that wrap them: Codex's, OpenCode's
-# reply body, and Claude Code's AskUserQuestion input with its answers.
-_REPLY_KEYS = frozenset((
-    "answers", "annotations", "questions", "metadata", "title", "status", "message", "response", "followUp",
-))
-
-
-def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, _Given]]":
-    """A wrapped form as a plain mapping, and what it says beside the answers
-    (notes, states) by key: each harness form takes off its own wrapper and
-    gathers its own asides (Codex's {"answers": {id: {"answers": [...]}}},
-    Claude Code's annotations)."""
-    asides: Dict[Any, _Given] = {}
-    readers = _form_readers()
-    inner = raw.get("answers")
-    if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
-        for form in readers.aside_gatherers:
-            form.gather_asides(items, raw, asides)
-        raw = inner
-    for form in readers.unwrappers:
-        raw = form.unwrap(items, raw)
-    return raw, asides
+def _read_form(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Any, Dict[Any, _Given], _EntryReader]":
+    """A mapping's answers made plain, what their form says beside them by
+    key (notes, states), and the reader of their entries: the harness form
+    whose shape they have reads them, its own entries only (_FormsView)."""
+    view = _forms_view()
+    for form in view.bare if view.wrapper_keys.isdisjoint(raw) else view.forms:
+        found = form.unwrap(items, raw)
+        if found is not None:
+            return found[0], found[1], _entry_reader((form,))
+    return raw, {}, view.reader
 
 
 def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
@@ -3203,7 +3202,9 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     )
 
 
-def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "Optional[_Given]" = None) -> _Given:
+def _given_values(
+    items: "List[QuestionItem]", index: int, value: Any, readers: "_EntryReader", aside: "Optional[_Given]" = None,
+) -> _Given:
     """A string, a list of strings, None, or an answer object: each string
     picks, typed text, a note or a state, by the naming rule."""
     if isinstance(value, dict) and not _ENTRY_KEYS.isdisjoint(value):
@@ -3219,7 +3220,6 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "O
         texts = [number]
     _check_pick_count(index, items[index], texts)
     given = aside or _Given()
-    readers = _form_readers()
     for text in texts:
         given.add_text(items[index], text, readers)
     return given.settle_note() if given.note_is_typed else given
@@ -3316,7 +3316,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
     _check_typed(index, item, texts, given.custom)
-    if texts and item.question_type is QuestionType.NUMBER:
+    if texts and item.question_type.is_number:
         _check_number(index, item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
@@ -3903,9 +3903,14 @@ class _AskedOutput:
 
 
 class _HarnessForm:
-    """One runtime's answer form: how askq writes it, and what collect_answers()
-    must know to read it back (its wrapper, and how it carries a note)."""
+    """One runtime's answer form: how askq writes it, and how it is read back
+    (its shape, its own entries for a note, what it cannot carry)."""
 
+    # The keys of the object its runtime wraps the answers in, "answers" among
+    # them (with_outcome() puts the outcome beside them): unwrap() is asked of
+    # answers that hold one of them, and of any mapping when it reads them bare.
+    wrapper_keys: "ClassVar[FrozenSet[str]]" = frozenset(("answers", "status", "message"))
+    reads_bare: "ClassVar[bool]" = False
     # A string that starts so is a note (an entry of a list, or a whole value).
     note_prefix: "ClassVar[Optional[str]]" = None
     # Whether a note entry with nothing beside it is the typed answer.
@@ -3918,23 +3923,55 @@ class _HarnessForm:
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         raise NotImplementedError
 
-    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
-        """Put into ``asides``, by key, what this form says beside its answers
-        in ``wrapper``, the object around the answers (notes, states)."""
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """When ``raw`` is this form, whatever its shape: its answers as a
+        plain mapping or list (a list of strings or a string per question),
+        and what it says beside them by key (notes, states); else None."""
+        return None
 
-    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
-        """The answers mapping with this form's values made plain (a list of
-        strings or a string per key) and its own extra entries taken out;
-        unchanged when they are not its own."""
-        return answers
+    def wrapped(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> Any:
+        """The answers inside ``raw`` when it is this form's wrapper (and no
+        question is named "answers"); else None."""
+        if "answers" in raw and raw.keys() <= self.wrapper_keys and not any(item.id == "answers" for item in items):
+            return raw["answers"]
+        return None
+
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        """The answers a form this wrote gives back to collect_answers()
+        (``partial`` unless answered); None for one that carries none, only
+        the outcome in words."""
+        return collect_answers(output, written, output.status != Outcome.ANSWERED)
+
+    def carried(self, answer: AnswerItem) -> AnswerItem:
+        """An answer as this form gives it back: what it has no field for,
+        as it reads back."""
+        return answer
 
     def __init_subclass__(cls, name: str, **kwargs: Any) -> None:
         """Register a runtime's form under its name, where its class is written."""
         super().__init_subclass__(**kwargs)
         _HARNESS_FORMS[name] = cls()
+        _forms_view.cache_clear()
 
 
 _HARNESS_FORMS: "Dict[str, _HarnessForm]" = {}
+
+
+class _FormsView:
+    """The forms registered, as reading answers asks them (worked out once a
+    registration): all, in order, for answers that hold a key of some form's
+    wrapper, else those that read a mapping bare; and the reader of answers
+    in no form's shape, which may hold any form's entries (a harness took
+    the wrapper off)."""
+
+    def __init__(self) -> None:
+        self.forms = tuple(_HARNESS_FORMS.values())
+        self.wrapper_keys: FrozenSet[str] = frozenset().union(*(form.wrapper_keys for form in self.forms))
+        self.bare = tuple(form for form in self.forms if form.reads_bare)
+        self.reader = _entry_reader(self.forms)
+
+
+_forms_view = functools.lru_cache(maxsize=None)(_FormsView)
 
 
 class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
@@ -3942,6 +3979,7 @@ class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
     allow with the answers only for a full answer; otherwise deny with
     result_text, which its model reads (it cannot see skips in annotations)."""
 
+    wrapper_keys = frozenset(("answers", "annotations", "questions", "metadata", "title", "response", "followUp"))
     note_rows = frozenset(("(notes only)",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
@@ -3967,12 +4005,17 @@ class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
             updated["followUp"] = True
         return {"behavior": "allow", "updatedInput": updated}
 
-    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
-        """Its annotations, by question text: a note, and ``unanswered``
-        (``replied_in_chat`` is a question to discuss); its ``response``,
-        typed instead of answering, leaves each question without an answer
-        to discuss, the text the note of the first."""
-        annotations = wrapper.get("annotations")
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """Its AskUserQuestion input with the answers, by question text, and
+        something of its own beside them.  Its annotations: a note, and
+        ``unanswered`` (``replied_in_chat`` is a question to discuss); its
+        ``response``, typed instead of answering, leaves each question without
+        an answer to discuss, the text the note of the first."""
+        answers = self.wrapped(items, raw)
+        if not isinstance(answers, dict) or len(raw) == 1:  # answers alone: its input sends the questions beside them
+            return None
+        asides: Dict[Any, _Given] = {}
+        annotations = raw.get("annotations")
         for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
             aside = _Given()
             note = value.get("notes") if isinstance(value, dict) else None
@@ -3981,12 +4024,16 @@ class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
             aside.note = note if isinstance(note, str) else None
             aside.note_is_typed = True  # a note on a question the answers leave out is its answer
             asides[key] = aside
-        response = wrapper.get("response")
+        response = raw.get("response")
         if isinstance(response, str) and response.strip():
-            said = {_answer_key(items, key) for key in (*wrapper["answers"], *asides)}
+            said = {_answer_key(items, key) for key in (*answers, *asides)}
             for index in (index for index in range(len(items)) if index not in said):
                 aside = asides[items[index].id] = _Given()
                 aside.unanswered, aside.note, response = _DISCUSS, response or None, ""
+        return answers, asides
+
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        return None if written["behavior"] == "deny" else super().read_back(output, written["updatedInput"])
 
 
 # Its annotations' words for a question without an answer, as askq's states.
@@ -4003,6 +4050,7 @@ class _OpenCodeForm(_HarnessForm, name="opencode"):
     """The body of OpenCode's question reply, one list per question; any
     outcome but an answer is its reject, with result_text."""
 
+    wrapper_keys = frozenset(("answers",))
     note_prefix = "note: "
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
@@ -4013,6 +4061,13 @@ class _OpenCodeForm(_HarnessForm, name="opencode"):
         if marker and lists and not any(marker in parts for parts in lists):
             lists[-1].append(marker)  # every question answered: the outcome must still show
         return {"answers": lists}
+
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        answers = self.wrapped(items, raw)
+        return (answers, {}) if isinstance(answers, list) else None
+
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        return None if "reject" in written else super().read_back(output, written)
 
 
 class _GeminiForm(_HarnessForm, name="gemini"):
@@ -4030,6 +4085,13 @@ class _GeminiForm(_HarnessForm, name="gemini"):
                 replies[str(index)] = ", ".join(parts)
         return asked.with_outcome({"answers": replies})
 
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """Its answers by position, each a string: an object among them is no part of its form."""
+        answers = self.wrapped(items, raw)
+        if isinstance(answers, dict) and not any(isinstance(value, dict) for value in answers.values()):
+            return answers, {}
+        return None
+
 
 class _CodexForm(_HarnessForm, name="codex"):
     """Codex's request_user_input response, {id: {"answers": [...]}}.  Codex
@@ -4037,6 +4099,7 @@ class _CodexForm(_HarnessForm, name="codex"):
     picks goes there, joined to a note; its "None of the above" row with a
     note is an answer of one's own."""
 
+    reads_bare = True
     note_prefix = "user_note: "
     note_is_typed = True
     note_rows = frozenset(("none of the above",))
@@ -4058,15 +4121,26 @@ class _CodexForm(_HarnessForm, name="codex"):
             replies[_outcome_key(asked.items)] = {"answers": asked.outcome_lines()}
         return asked.with_outcome({"answers": replies})
 
-    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
-        if not any(isinstance(value, dict) for value in answers.values()):
-            return answers
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """Its answers by id, objects among them, wrapped or bare; its outcome entry left out."""
+        inner = self.wrapped(items, raw) if "answers" in raw else None  # bare, without one
+        answers = raw if inner is None else inner
+        if not isinstance(answers, dict) or not any(isinstance(value, dict) for value in answers.values()):
+            return None
         outcome = _outcome_key(items)
         return {
             key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
             for key, value in answers.items()
             if key != outcome or not isinstance(value, dict)
-        }
+        }, {}
+
+    def carried(self, answer: AnswerItem) -> AnswerItem:
+        """Typed text goes into the one free-text channel: beside picks, it
+        comes back as the note, joined to it."""
+        if answer.answer is None:
+            return answer
+        text = "\n".join(part for part in (answer.answer, answer.note) if part)
+        return AnswerItem(answer.id, None, answer.selected, note=text) if answer.selected else AnswerItem(answer.id, text)
 
 
 def _outcome_key(items: "List[QuestionItem]") -> str:
@@ -4080,7 +4154,7 @@ def _outcome_key(items: "List[QuestionItem]") -> str:
 
 class _McpForm(_HarnessForm, name="mcp"):
     """The ElicitResult a client sends back for to_elicitation()'s form; read
-    back by from_elicitation()."""
+    back by from_elicitation().  The form has no field for a note."""
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         if asked.status is Outcome.DECLINED:
@@ -4106,17 +4180,30 @@ class _McpForm(_HarnessForm, name="mcp"):
             content[keys.value] = picks if item.question_type is QuestionType.MULTI_CHOICE else picks[0]
         return {"action": "accept", "content": content}
 
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        return from_elicitation(output, written)[1]
 
-HARNESSES = tuple(_HARNESS_FORMS)
+    def carried(self, answer: AnswerItem) -> AnswerItem:
+        return AnswerItem(answer.id, answer.answer, answer.selected)
 
 
-class _FormReaders:
-    """What collect_answers() needs of the harness forms to read them back:
-    the prefixes of a note entry, the parts that join a note to an answer,
-    the rows whose note is the answer, and the forms that unwrap answers or
-    carry notes beside them."""
+def __getattr__(name: str) -> "Tuple[str, ...]":
+    """HARNESSES: the names of the forms registered, read when asked for."""
+    if name == "HARNESSES":
+        return tuple(_HARNESS_FORMS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def __init__(self, forms: "List[_HarnessForm]") -> None:
+
+def __dir__() -> "List[str]":
+    return [*globals(), "HARNESSES"]
+
+
+class _EntryReader:
+    """What reading the entries of some forms needs: the prefixes of a note
+    entry, the parts that join a note to an answer, the rows whose note is
+    the answer, and askq's own markers, which every form writes."""
+
+    def __init__(self, forms: "Tuple[_HarnessForm, ...]") -> None:
         self.note_prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
         self.typed_note_prefixes = frozenset(form.note_prefix for form in forms if form.note_is_typed)
         self.note_parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
@@ -4128,13 +4215,9 @@ class _FormReaders:
         # A look at the first character spares most strings the folding.
         rows = [*self.note_rows, *self.markers]
         self.row_starts = frozenset(row[:1] for row in rows) | {row[:1].upper() for row in rows}
-        self.unwrappers = [form for form in forms if type(form).unwrap is not _HarnessForm.unwrap]
-        self.aside_gatherers = [form for form in forms if type(form).gather_asides is not _HarnessForm.gather_asides]
 
 
-@functools.lru_cache(maxsize=None)
-def _form_readers() -> _FormReaders:
-    return _FormReaders(list(_HARNESS_FORMS.values()))
+_entry_reader = functools.lru_cache(maxsize=None)(_EntryReader)
 
 
 def _sent_text(value: Any) -> "Optional[str]":
