@@ -54,13 +54,18 @@ The file, in the order of one call's life (each part under a banner of its own):
                         JSON envelopes), the options, field readers
     Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
-                        questions; assumed_answers()
+                        questions (a harness's form read back by its class, below);
+                        assumed_answers()
     Results             result_text(), declined_text(), unavailable_text(), error_text()
     Harness answers     harness_answers(): one _HarnessForm per runtime, which
-                        writes its form and says how collect_answers() reads it
+                        writes its form and reads it back (its shape, unwrap(); its
+                        own entries for a note; what it cannot carry); HARNESSES,
+                        the names registered, read when asked for
     Elicitation         to_elicitation(), from_elicitation(), input_request()
     Line prompt         prompt(), prompt_async(), _LinePrompt
-    Dialog              _Dialog (state and keys), _Painter (drawing), the terminal
+    Dialog              _Dialog (state and keys; a row's words, row_words(), which
+                        the painter draws and the filter looks in), _Painter
+                        (drawing), the terminal
     HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
                         _HttpStream (an event stream)
     Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers and
@@ -120,7 +125,7 @@ from typing import (
 __all__ = [
     "ANSWER_ERROR_REASONS",
     "CUSTOM_RESPONSE_LABEL",
-    "HARNESSES",
+    "HARNESSES",  # noqa: F822 (the module's __getattr__ gives it: every form registered, when asked)
     "MAX_DEPTH",
     "MAX_OPTIONS",
     "MAX_PAYLOAD_BYTES",
@@ -253,11 +258,14 @@ class QuestionType(str, enum.Enum):
 
     is_choice: bool
     """Whether the question is answered by picking options."""
+    is_number: bool
 
     def __init__(self, value: str) -> None:
-        # A plain attribute of each member, not a property: code reads it for
-        # every question, and a read through the enum class is slow.
+        # Plain attributes of each member, not properties, nor members read
+        # through the enum class: code reads them for every question, and a
+        # read through the enum class is slow.
         self.is_choice = value in ("SingleChoice", "MultiChoice")
+        self.is_number = value == "Number"
 
 
 class Outcome(str, enum.Enum):
@@ -3268,7 +3276,7 @@ class _Given:
         # "(notes only)"): a note with nothing beside it is the typed answer.
         self.note_is_typed = False
 
-    def add_text(self, item: QuestionItem, text: str, readers: "_FormReaders") -> None:
+    def add_text(self, item: QuestionItem, text: str, readers: "_EntryReader") -> None:
         """One string of an answer: a note (as the harness forms mark one), a
         state's marker, a pick or picks, typed text."""
         answer, note = text, None
@@ -3290,7 +3298,7 @@ class _Given:
         if typed is not None:
             self.typed.append(typed)
 
-    def read_row(self, item: QuestionItem, text: str, readers: "_FormReaders") -> bool:
+    def read_row(self, item: QuestionItem, text: str, readers: "_EntryReader") -> bool:
         """Whether ``text`` is one of the forms' own entries, read: a state's
         marker, an outcome's (which says nothing of the question), or a
         row meaning "my answer is in the note"."""
@@ -3319,12 +3327,14 @@ class _Given:
 
 def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]":
     """What was given for each question, by its index, before any check."""
-    if isinstance(raw, dict) and isinstance(raw.get("answers"), list) and set(raw) <= _REPLY_KEYS:
-        raw = raw["answers"]  # OpenCode's reply body: {"answers": [[...], ...]}
+    asides: Dict[Any, _Given] = {}
+    readers: Optional[_EntryReader] = None  # a list is no harness's form: a form is a mapping
     if isinstance(raw, dict):
-        raw, asides = _unwrapped_answers(items, raw)
+        raw, asides, readers = _read_form(items, raw)
+    if isinstance(raw, dict):
         pairs = [(_answer_key(items, key), key, value) for key, value in raw.items()]
-        given = [(index, _given_values(items, index, value, asides.get(key))) for index, key, value in pairs]
+        given = [(index, _given_values(items, index, value, readers or _forms_view().reader, asides.get(key)))
+                 for index, key, value in pairs]
         if asides:  # what a form said of questions its answers leave out
             given += [(_answer_key(items, key), aside.settle_note()) for key, aside in asides.items() if key not in raw]
     elif isinstance(raw, (list, tuple)) and any(isinstance(e, (dict, AnswerItem)) for e in raw):
@@ -3335,7 +3345,8 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
                 f"The answers list {len(raw)} entries, one per question, but there are only"
                 f" {len(items)} questions."
             )
-        given = [(index, _given_values(items, index, value)) for index, value in enumerate(raw)]
+        readers = readers or _forms_view().reader
+        given = [(index, _given_values(items, index, value, readers)) for index, value in enumerate(raw)]
     else:
         raise AnswerError(
             "The answers must be a list of {\"id\", \"answer\", \"selected\"} objects, an"
@@ -3350,28 +3361,16 @@ def _given_answers(items: "List[QuestionItem]", raw: Any) -> "Dict[int, _Given]"
     return found
 
 
-# The keys beside "answers" in the forms that wrap them: Codex's, OpenCode's
-# reply body, and Claude Code's AskUserQuestion input with its answers.
-_REPLY_KEYS = frozenset((
-    "answers", "annotations", "questions", "metadata", "title", "status", "message", "response", "followUp",
-))
-
-
-def _unwrapped_answers(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Dict[Any, Any], Dict[Any, _Given]]":
-    """A wrapped form as a plain mapping, and what it says beside the answers
-    (notes, states) by key: each harness form takes off its own wrapper and
-    gathers its own asides (Codex's {"answers": {id: {"answers": [...]}}},
-    Claude Code's annotations)."""
-    asides: Dict[Any, _Given] = {}
-    readers = _form_readers()
-    inner = raw.get("answers")
-    if isinstance(inner, dict) and set(raw) <= _REPLY_KEYS and not any(item.id == "answers" for item in items):
-        for form in readers.aside_gatherers:
-            form.gather_asides(items, raw, asides)
-        raw = inner
-    for form in readers.unwrappers:
-        raw = form.unwrap(items, raw)
-    return raw, asides
+def _read_form(items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Tuple[Any, Dict[Any, _Given], _EntryReader]":
+    """A mapping's answers made plain, what their form says beside them by
+    key (notes, states), and the reader of their entries: the harness form
+    whose shape they have reads them, its own entries only (_FormsView)."""
+    view = _forms_view()
+    for form in view.bare if view.wrapper_keys.isdisjoint(raw) else view.forms:
+        found = form.unwrap(items, raw)
+        if found is not None:
+            return found[0], found[1], _entry_reader((form,))
+    return raw, {}, view.reader
 
 
 def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
@@ -3405,7 +3404,9 @@ def _answer_key(items: "List[QuestionItem]", key: Any) -> int:
     )
 
 
-def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "Optional[_Given]" = None) -> _Given:
+def _given_values(
+    items: "List[QuestionItem]", index: int, value: Any, readers: "_EntryReader", aside: "Optional[_Given]" = None,
+) -> _Given:
     """A string, a list of strings, None, or an answer object: each string
     picks, typed text, a note or a state, by the naming rule."""
     if isinstance(value, dict) and not _ENTRY_KEYS.isdisjoint(value):
@@ -3421,7 +3422,6 @@ def _given_values(items: "List[QuestionItem]", index: int, value: Any, aside: "O
         texts = [number]
     _check_pick_count(index, items[index], texts)
     given = aside or _Given()
-    readers = _form_readers()
     for text in texts:
         given.add_text(items[index], text, readers)
     return given.settle_note() if given.note_is_typed else given
@@ -3518,7 +3518,7 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
     note = given.note.strip() or None if given.note is not None else None
     picked = [option.label for option in item.options or () if option.label in given.picked]
     _check_typed(index, item, texts, given.custom)
-    if texts and item.question_type is _NUMBER:
+    if texts and item.question_type.is_number:
         _check_number(index, item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
@@ -3572,9 +3572,6 @@ def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: boo
             index, item, "custom_not_allowed",
             f" takes only its options ({options}), not typed text: pick one of them.",
         )
-
-
-_NUMBER = QuestionType.NUMBER
 
 
 def _check_number(index: int, item: QuestionItem, text: str) -> None:
@@ -4108,9 +4105,14 @@ class _AskedOutput:
 
 
 class _HarnessForm:
-    """One runtime's answer form: how askq writes it, and what collect_answers()
-    must know to read it back (its wrapper, and how it carries a note)."""
+    """One runtime's answer form: how askq writes it, and how it is read back
+    (its shape, its own entries for a note, what it cannot carry)."""
 
+    # The keys of the object its runtime wraps the answers in, "answers" among
+    # them (with_outcome() puts the outcome beside them): unwrap() is asked of
+    # answers that hold one of them, and of any mapping when it reads them bare.
+    wrapper_keys: "ClassVar[FrozenSet[str]]" = frozenset(("answers", "status", "message"))
+    reads_bare: "ClassVar[bool]" = False
     # A string that starts so is a note (an entry of a list, or a whole value).
     note_prefix: "ClassVar[Optional[str]]" = None
     # Whether a note entry with nothing beside it is the typed answer.
@@ -4123,23 +4125,55 @@ class _HarnessForm:
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         raise NotImplementedError
 
-    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
-        """Put into ``asides``, by key, what this form says beside its answers
-        in ``wrapper``, the object around the answers (notes, states)."""
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """When ``raw`` is this form, whatever its shape: its answers as a
+        plain mapping or list (a list of strings or a string per question),
+        and what it says beside them by key (notes, states); else None."""
+        return None
 
-    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
-        """The answers mapping with this form's values made plain (a list of
-        strings or a string per key) and its own extra entries taken out;
-        unchanged when they are not its own."""
-        return answers
+    def wrapped(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> Any:
+        """The answers inside ``raw`` when it is this form's wrapper (and no
+        question is named "answers"); else None."""
+        if "answers" in raw and raw.keys() <= self.wrapper_keys and not any(item.id == "answers" for item in items):
+            return raw["answers"]
+        return None
+
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        """The answers a form this wrote gives back to collect_answers()
+        (``partial`` unless answered); None for one that carries none, only
+        the outcome in words."""
+        return collect_answers(output, written, output.status != Outcome.ANSWERED)
+
+    def carried(self, answer: AnswerItem) -> AnswerItem:
+        """An answer as this form gives it back: what it has no field for,
+        as it reads back."""
+        return answer
 
     def __init_subclass__(cls, name: str, **kwargs: Any) -> None:
         """Register a runtime's form under its name, where its class is written."""
         super().__init_subclass__(**kwargs)
         _HARNESS_FORMS[name] = cls()
+        _forms_view.cache_clear()
 
 
 _HARNESS_FORMS: "Dict[str, _HarnessForm]" = {}
+
+
+class _FormsView:
+    """The forms registered, as reading answers asks them (worked out once a
+    registration): all, in order, for answers that hold a key of some form's
+    wrapper, else those that read a mapping bare; and the reader of answers
+    in no form's shape, which may hold any form's entries (a harness took
+    the wrapper off)."""
+
+    def __init__(self) -> None:
+        self.forms = tuple(_HARNESS_FORMS.values())
+        self.wrapper_keys: FrozenSet[str] = frozenset().union(*(form.wrapper_keys for form in self.forms))
+        self.bare = tuple(form for form in self.forms if form.reads_bare)
+        self.reader = _entry_reader(self.forms)
+
+
+_forms_view = functools.lru_cache(maxsize=None)(_FormsView)
 
 
 class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
@@ -4147,6 +4181,7 @@ class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
     allow with the answers only for a full answer; otherwise deny with
     result_text, which its model reads (it cannot see skips in annotations)."""
 
+    wrapper_keys = frozenset(("answers", "annotations", "questions", "metadata", "title", "response", "followUp"))
     note_rows = frozenset(("(notes only)",))
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
@@ -4172,12 +4207,17 @@ class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
             updated["followUp"] = True
         return {"behavior": "allow", "updatedInput": updated}
 
-    def gather_asides(self, items: "List[QuestionItem]", wrapper: "Dict[Any, Any]", asides: "Dict[Any, _Given]") -> None:
-        """Its annotations, by question text: a note, and ``unanswered``
-        (``replied_in_chat`` is a question to discuss); its ``response``,
-        typed instead of answering, leaves each question without an answer
-        to discuss, the text the note of the first."""
-        annotations = wrapper.get("annotations")
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """Its AskUserQuestion input with the answers, by question text, and
+        something of its own beside them.  Its annotations: a note, and
+        ``unanswered`` (``replied_in_chat`` is a question to discuss); its
+        ``response``, typed instead of answering, leaves each question without
+        an answer to discuss, the text the note of the first."""
+        answers = self.wrapped(items, raw)
+        if not isinstance(answers, dict) or len(raw) == 1:  # answers alone: its input sends the questions beside them
+            return None
+        asides: Dict[Any, _Given] = {}
+        annotations = raw.get("annotations")
         for key, value in (annotations.items() if isinstance(annotations, dict) else ()):
             aside = _Given()
             note = value.get("notes") if isinstance(value, dict) else None
@@ -4186,12 +4226,16 @@ class _ClaudeCodeForm(_HarnessForm, name="claude-code"):
             aside.note = note if isinstance(note, str) else None
             aside.note_is_typed = True  # a note on a question the answers leave out is its answer
             asides[key] = aside
-        response = wrapper.get("response")
+        response = raw.get("response")
         if isinstance(response, str) and response.strip():
-            said = {_answer_key(items, key) for key in (*wrapper["answers"], *asides)}
+            said = {_answer_key(items, key) for key in (*answers, *asides)}
             for index in (index for index in range(len(items)) if index not in said):
                 aside = asides[items[index].id] = _Given()
                 aside.unanswered, aside.note, response = _DISCUSS, response or None, ""
+        return answers, asides
+
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        return None if written["behavior"] == "deny" else super().read_back(output, written["updatedInput"])
 
 
 # Its annotations' words for a question without an answer, as askq's states.
@@ -4208,6 +4252,7 @@ class _OpenCodeForm(_HarnessForm, name="opencode"):
     """The body of OpenCode's question reply, one list per question; any
     outcome but an answer is its reject, with result_text."""
 
+    wrapper_keys = frozenset(("answers",))
     note_prefix = "note: "
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
@@ -4218,6 +4263,13 @@ class _OpenCodeForm(_HarnessForm, name="opencode"):
         if marker and lists and not any(marker in parts for parts in lists):
             lists[-1].append(marker)  # every question answered: the outcome must still show
         return {"answers": lists}
+
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        answers = self.wrapped(items, raw)
+        return (answers, {}) if isinstance(answers, list) else None
+
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        return None if "reject" in written else super().read_back(output, written)
 
 
 class _GeminiForm(_HarnessForm, name="gemini"):
@@ -4235,6 +4287,13 @@ class _GeminiForm(_HarnessForm, name="gemini"):
                 replies[str(index)] = ", ".join(parts)
         return asked.with_outcome({"answers": replies})
 
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """Its answers by position, each a string: an object among them is no part of its form."""
+        answers = self.wrapped(items, raw)
+        if isinstance(answers, dict) and not any(isinstance(value, dict) for value in answers.values()):
+            return answers, {}
+        return None
+
 
 class _CodexForm(_HarnessForm, name="codex"):
     """Codex's request_user_input response, {id: {"answers": [...]}}.  Codex
@@ -4242,6 +4301,7 @@ class _CodexForm(_HarnessForm, name="codex"):
     picks goes there, joined to a note; its "None of the above" row with a
     note is an answer of one's own."""
 
+    reads_bare = True
     note_prefix = "user_note: "
     note_is_typed = True
     note_rows = frozenset(("none of the above",))
@@ -4263,15 +4323,26 @@ class _CodexForm(_HarnessForm, name="codex"):
             replies[_outcome_key(asked.items)] = {"answers": asked.outcome_lines()}
         return asked.with_outcome({"answers": replies})
 
-    def unwrap(self, items: "List[QuestionItem]", answers: "Dict[Any, Any]") -> "Dict[Any, Any]":
-        if not any(isinstance(value, dict) for value in answers.values()):
-            return answers
+    def unwrap(self, items: "List[QuestionItem]", raw: "Dict[Any, Any]") -> "Optional[Tuple[Any, Dict[Any, _Given]]]":
+        """Its answers by id, objects among them, wrapped or bare; its outcome entry left out."""
+        inner = self.wrapped(items, raw) if "answers" in raw else None  # bare, without one
+        answers = raw if inner is None else inner
+        if not isinstance(answers, dict) or not any(isinstance(value, dict) for value in answers.values()):
+            return None
         outcome = _outcome_key(items)
         return {
             key: value["answers"] if isinstance(value, dict) and set(value) == {"answers"} else value
             for key, value in answers.items()
             if key != outcome or not isinstance(value, dict)
-        }
+        }, {}
+
+    def carried(self, answer: AnswerItem) -> AnswerItem:
+        """Typed text goes into the one free-text channel: beside picks, it
+        comes back as the note, joined to it."""
+        if answer.answer is None:
+            return answer
+        text = "\n".join(part for part in (answer.answer, answer.note) if part)
+        return AnswerItem(answer.id, None, answer.selected, note=text) if answer.selected else AnswerItem(answer.id, text)
 
 
 def _outcome_key(items: "List[QuestionItem]") -> str:
@@ -4285,7 +4356,7 @@ def _outcome_key(items: "List[QuestionItem]") -> str:
 
 class _McpForm(_HarnessForm, name="mcp"):
     """The ElicitResult a client sends back for to_elicitation()'s form; read
-    back by from_elicitation()."""
+    back by from_elicitation().  The form has no field for a note."""
 
     def write(self, asked: _AskedOutput) -> "Dict[str, Any]":
         if asked.status is Outcome.DECLINED:
@@ -4311,17 +4382,30 @@ class _McpForm(_HarnessForm, name="mcp"):
             content[keys.value] = picks if item.question_type is QuestionType.MULTI_CHOICE else picks[0]
         return {"action": "accept", "content": content}
 
+    def read_back(self, output: QuestionOutput, written: "Dict[str, Any]") -> "Optional[List[AnswerItem]]":
+        return from_elicitation(output, written)[1]
 
-HARNESSES = tuple(_HARNESS_FORMS)
+    def carried(self, answer: AnswerItem) -> AnswerItem:
+        return AnswerItem(answer.id, answer.answer, answer.selected)
 
 
-class _FormReaders:
-    """What collect_answers() needs of the harness forms to read them back:
-    the prefixes of a note entry, the parts that join a note to an answer,
-    the rows whose note is the answer, and the forms that unwrap answers or
-    carry notes beside them."""
+def __getattr__(name: str) -> "Tuple[str, ...]":
+    """HARNESSES: the names of the forms registered, read when asked for."""
+    if name == "HARNESSES":
+        return tuple(_HARNESS_FORMS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def __init__(self, forms: "List[_HarnessForm]") -> None:
+
+def __dir__() -> "List[str]":
+    return [*globals(), "HARNESSES"]
+
+
+class _EntryReader:
+    """What reading the entries of some forms needs: the prefixes of a note
+    entry, the parts that join a note to an answer, the rows whose note is
+    the answer, and askq's own markers, which every form writes."""
+
+    def __init__(self, forms: "Tuple[_HarnessForm, ...]") -> None:
         self.note_prefixes = tuple(dict.fromkeys(form.note_prefix for form in forms if form.note_prefix))
         self.typed_note_prefixes = frozenset(form.note_prefix for form in forms if form.note_is_typed)
         self.note_parts = tuple(dict.fromkeys(form.note_part for form in forms if form.note_part))
@@ -4333,13 +4417,9 @@ class _FormReaders:
         # A look at the first character spares most strings the folding.
         rows = [*self.note_rows, *self.markers]
         self.row_starts = frozenset(row[:1] for row in rows) | {row[:1].upper() for row in rows}
-        self.unwrappers = [form for form in forms if type(form).unwrap is not _HarnessForm.unwrap]
-        self.aside_gatherers = [form for form in forms if type(form).gather_asides is not _HarnessForm.gather_asides]
 
 
-@functools.lru_cache(maxsize=None)
-def _form_readers() -> _FormReaders:
-    return _FormReaders(list(_HARNESS_FORMS.values()))
+_entry_reader = functools.lru_cache(maxsize=None)(_EntryReader)
 
 
 def _sent_text(value: Any) -> "Optional[str]":
@@ -4984,7 +5064,7 @@ def _typed_refusal(item: QuestionItem, text: str) -> "Optional[AnswerError]":
 
 def _refusal_words(item: QuestionItem, err: AnswerError, text: str) -> str:
     """A refusal of typed text in the person's words."""
-    problem = _number_problem(item, text) if item.question_type is _NUMBER else None
+    problem = _number_problem(item, text) if item.question_type is QuestionType.NUMBER else None
     if problem is not None:
         return _visible(f"That {problem[1]}.")
     return _PERSON_WORDS.get(err.reason, "That answer cannot be taken. Check it and type it again.")
@@ -5225,13 +5305,19 @@ class _Dialog:
 
     def shown_rows(self) -> "List[int]":
         """The rows of the current question that are drawn: all, or those a
-        filter leaves (its text in the label or description, without case)."""
+        filter leaves (its text in the row's words or description, without case)."""
         rows = self.rows(self.tab)
         if self.filter is None:
             return list(range(len(rows)))
         folded = self.filter.lower()
-        return [index for index, row in enumerate(rows)
-                if folded in row.label.lower() or row.option is not None and folded in (row.option.description or "").lower()]
+        return [index for index, row in enumerate(rows) if folded in self.row_words(row).lower()
+                or row.option is not None and folded in (row.option.description or "").lower()]
+
+    @staticmethod
+    def row_words(row: _Row) -> str:
+        """A row's words as the dialog shows them, drawn, measured and filtered
+        by: an option's label; the row for typing's, before the line typed on it."""
+        return row.label
 
     @property
     def review_tab(self) -> int:
@@ -5900,13 +5986,13 @@ class _Painter:
         lead = f" {style.pointer if here else ' '} {box} {number + 1}. "
         if here:
             self.frame.focus = len(self.frame.lines)
+        words = dialog.row_words(row)
         if row.takes_text and (here or entry.text):
-            self._line_editor(dialog, lead + row.label + ": ", None, here and dialog.editing() and not dialog.noting,
-                              item.secret)
+            self._line_editor(dialog, f"{lead}{words}: ", None, here and dialog.editing() and not dialog.noting, item.secret)
             return
         badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
         hang = " " * _cells(lead)
-        self._wrapped(self.style.text(row.label) + badge, lead, hang, *(("bold", "cyan") if here else ()))
+        self._wrapped(self.style.text(words) + badge, lead, hang, *(("bold", "cyan") if here else ()))
         option = row.option
         if option is not None and option.description:
             self._wrapped(self.style.text(option.description), hang, hang, "dim")
@@ -8961,9 +9047,22 @@ class _McpHttp(_HttpHandlers):
         new one for an initialize, a fresh one of its own for a request of
         2026-07-28 (which keeps nothing)."""
         new = isinstance(message, dict) and message.get("method") == "initialize"
-        if new or _speaks_stateless(request, message):
+        if new or self._speaks_stateless(request, message):
             return _McpSession(self.log, self.web, self.seal, self.board), new
         return _HttpResponse.text(400, "Bad request: no Mcp-Session-Id header; a session starts with initialize.")
+
+    @staticmethod
+    def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
+        """Whether a request without a session speaks 2026-07-28: by its header,
+        its envelope, or a discover (which is how that era begins)."""
+        if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
+            return True
+        first = message[0] if isinstance(message, list) and message else message
+        if not isinstance(first, dict):
+            return False
+        params = first.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
 
     def _keep(self, session: _McpSession) -> str:
         import secrets
@@ -8994,19 +9093,6 @@ class _McpHttp(_HttpHandlers):
             sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             session.close()
-
-
-def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
-    """Whether a request without a session speaks 2026-07-28: by its header,
-    its envelope, or a discover (which is how that era begins)."""
-    if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
-        return True
-    first = message[0] if isinstance(message, list) and message else message
-    if not isinstance(first, dict):
-        return False
-    params = first.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return first.get("method") == "server/discover" or (isinstance(meta, dict) and _META_VERSION in meta)
 
 
 def _rpc_error_response(status: int, request_id: Any, err: _RpcError) -> _HttpResponse:

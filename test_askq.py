@@ -856,7 +856,7 @@ class DataModelTests(unittest.TestCase):
         for name in askq.__all__:
             self.assertTrue(hasattr(askq, name), name)
         public = {
-            name for name in vars(askq)
+            name for name in dir(askq)
             if not name.startswith("_") and getattr(getattr(askq, name), "__module__", "askq") == "askq"
             and name.isidentifier() and not isinstance(getattr(askq, name), type(os))
         }
@@ -3723,41 +3723,39 @@ class HarnessAnswerTests(unittest.TestCase):
                 QuestionOutput(out.questions, full[1:2], "timed_out"),
                 QuestionOutput(out.questions, [], "unavailable")]
 
-    def read_back(self, harness: str, form: Any, output: QuestionOutput) -> Optional[List[AnswerItem]]:
-        partial = output.status != "answered"
-        if harness == "mcp":
-            return askq.from_elicitation(output, form)[1]
-        if harness == "claude-code":
-            return askq.collect_answers(output, form["updatedInput"], partial) if form["behavior"] == "allow" else None
-        if "reject" in form:
-            return None
-        return askq.collect_answers(output, form, partial)
-
-    def expected(self, harness: str, output: QuestionOutput) -> List[AnswerItem]:
-        given = [a for a in output.answers if a.answer is not None or a.selected]
-        if harness == "codex":  # one free-text channel: typed text beside picks comes back as the note
-            given = [AnswerItem(a.id, None, a.selected, note="\n".join(t for t in (a.answer, a.note) if t))
-                     if a.selected and a.answer is not None else
-                     AnswerItem(a.id, "\n".join(t for t in (a.answer, a.note) if t)) if a.answer is not None else a
-                     for a in given]
-        if harness == "mcp":  # the form has no notes
-            given = [AnswerItem(a.id, a.answer, a.selected) for a in given]
-        return given
-
     def test_round_trips_for_every_harness_and_outcome(self) -> None:
         for call in (json.loads(askq._BUILTIN_EXAMPLE_ARGS), HOSTILE_CALL, {"questions": json.dumps(HOSTILE_CALL["questions"])}):
             for output in self.outcomes(call):
                 for harness in askq.HARNESSES:
                     with self.subTest(harness=harness, status=output.status, answers=len(output.answers)):
-                        form = askq.harness_answers(output, harness, call)
-                        json.dumps(form)  # plain JSON data
-                        read = self.read_back(harness, form, output)
+                        form, written = askq._HARNESS_FORMS[harness], askq.harness_answers(output, harness, call)
+                        json.dumps(written)  # plain JSON data
+                        read = form.read_back(output, written)
                         if read is None:  # a form that carries no answers: the outcome says why
                             self.assertTrue(output.status != "answered" or any(
-                                not (a.answer or a.selected) for a in output.answers), form)
+                                not (a.answer or a.selected) for a in output.answers), written)
                             continue
                         got = [a for a in read if a.answer is not None or a.selected]
-                        self.assertEqual(got, self.expected(harness, output), form)
+                        given = [form.carried(a) for a in output.answers if a.answer is not None or a.selected]
+                        self.assertEqual(got, given, written)
+
+    def test_a_form_written_later_is_listed_and_read_back_by_its_own_entries(self) -> None:
+        class TallyForm(askq._HarnessForm, name="tally"):  # a made-up runtime's form: {"tally": [[...], ...]}
+            wrapper_keys = frozenset(("tally",))
+            note_prefix = "remark: "
+
+            def write(self, asked: Any) -> Dict[str, Any]:
+                return {"tally": [asked.parts(index, self.note_prefix) for index in range(len(asked.items))]}
+
+            def unwrap(self, items: Any, raw: Any) -> Any:
+                return (raw["tally"], {}) if isinstance(raw, dict) and set(raw) == {"tally"} else None
+
+        self.addCleanup(askq._forms_view.cache_clear)
+        self.addCleanup(askq._HARNESS_FORMS.pop, "tally")
+        self.assertEqual(askq.HARNESSES[-1], "tally")
+        self.test_round_trips_for_every_harness_and_outcome()
+        out = example_output()  # its note entry is its own: inside another form's answers it is typed text
+        self.assertEqual(askq.collect_answers(out, {"answers": [["remark: x"]]}, partial=True), [AnswerItem("q0", "remark: x")])
 
     def states(self) -> List[QuestionOutput]:
         out = askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS))
@@ -5072,6 +5070,7 @@ class DialogLongListTests(unittest.TestCase):
         self.assertEqual(state.entries[0].row, 2)
         state = self.keyed(self.MANY, "/", "REGION 1", ESC)  # Esc ends the filter, and dismisses nothing
         self.assertEqual((state.filter, state.status, len(state.shown_rows())), (None, None, 13))
+        self.assertEqual(self.keyed(self.MANY, "/", "your resp").shown_rows(), [12])  # the row for typing, by its words
         state = self.keyed(self.MANY, "/", "x", "\x7f")  # an empty filter ends it
         self.assertIsNone(state.filter)
         state = self.keyed(self.MANY, "/", "zzz", ENTER)
