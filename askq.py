@@ -917,10 +917,36 @@ def _option_named(options: "Sequence[QuestionOption]", text: str) -> "Optional[Q
     return None
 
 
-def _custom_text(text: "Optional[str]", custom_picked: bool, options_picked: bool) -> "Optional[str]":
-    """Text typed for the custom row counts when the row is picked, or when
-    nothing else is: a person who typed and picked an option meant the option."""
-    return text if custom_picked or not options_picked else None
+def _blank(text: str) -> bool:
+    """Whether typed text says nothing: only whitespace and invisible format
+    characters (a zero-width space alone never answers a question)."""
+    if not text.strip():
+        return True
+    if text.isascii():
+        return False
+    import unicodedata
+
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
+
+
+def _custom_text(
+    item: "QuestionItem", text: "Optional[str]", custom_picked: bool, options_picked: bool,
+) -> "Tuple[Optional[str], Optional[str]]":
+    """Text typed in a choice question's field for the custom row, as
+    (typed answer, note): it is never dropped.  On a multi choice it is the
+    typed part beside the picks; on a single choice it is the answer when
+    the row or nothing else is picked, and the question's note when another
+    option is (the person picked that one and said something about it)."""
+    if item.question_type is QuestionType.MULTI_CHOICE or custom_picked or not options_picked:
+        return text, None
+    return None, text
+
+
+def _with_note(note: "Optional[str]", more: "Optional[str]") -> "Optional[str]":
+    """A note with more words for it after it, on a line of their own."""
+    if more is None or _blank(more):
+        return note
+    return more.strip() if note is None or _blank(note) else f"{note.strip()}\n{more.strip()}"
 
 
 def _shown_answer(answer: "Optional[AnswerItem]", secret: bool = False) -> str:
@@ -3312,12 +3338,13 @@ def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pic
 
 
 def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> "Optional[AnswerItem]":
-    texts = [text.strip() for text in given.typed if text.strip()]  # blank is no answer
-    note = given.note.strip() or None if given.note is not None else None
+    texts = [text.strip() for text in given.typed if not _blank(text)]  # blank is no answer
+    note = None if given.note is None or _blank(given.note) else given.note.strip()
     picked = [option.label for option in item.options or () if option.label in given.picked]
     _check_typed(index, item, texts, given.custom)
     if texts and item.question_type is _NUMBER:
         _check_number(index, item, texts[0])
+        texts[0] = _number_written(item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
@@ -3387,6 +3414,12 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     (reason, words), or None when it is one number within the question's
     bounds.  The person's decimal comma is a point, and the question's
     unit typed after the number is no part of it."""
+    number = _typed_digits(item, text)
+    if _pattern(_GROUPED_NUMBER_SOURCE).fullmatch(number):
+        return "not_a_number", (
+            "could be read two ways, its comma as a thousands separator or as a decimal comma:"
+            f" type it without the comma, or with a point for a decimal; {_number_range(item)}"
+        )
     value = _typed_value(item, text)
     if value is None:
         return "not_a_number", f"is not a number: {_number_range(item)}"
@@ -3400,15 +3433,40 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     return None
 
 
-def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
-    """The number a person typed for a number question, or None."""
+# A comma with exactly three digits after it and no point: a thousands
+# separator to some, a decimal comma to others, so it is read as neither.
+_GROUPED_NUMBER_SOURCE = r"[+-]?[0-9]+,[0-9]{3}"
+
+
+def _typed_digits(item: QuestionItem, text: str) -> str:
+    """What a person typed for a number question without the question's
+    unit after it: the number's own characters."""
     number = text.strip()
     unit = item.unit
     if unit and number.lower().endswith(unit.lower()):
         number = number[: len(number) - len(unit)].rstrip()
+    return number
+
+
+def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
+    """The number a person typed for a number question, or None."""
+    number = _typed_digits(item, text)
     if number.count(",") == 1 and "." not in number:
         number = number.replace(",", ".")
     return _typed_number(number)
+
+
+def _number_written(item: QuestionItem, text: str) -> str:
+    """A number the person typed in its one written form, for the model:
+    a point, no separator, no exponent, no sign on zero (``3,5`` is
+    ``3.5``, ``1e3`` is ``1000``); the unit is added where it is shown."""
+    import decimal
+
+    number = _typed_digits(item, text).replace(",", ".")
+    written = format(decimal.Decimal(number).normalize(), "f")
+    if written.startswith("-") and not written.strip("-0."):
+        written = "0"
+    return written
 
 
 def _number_range(item: QuestionItem) -> str:
@@ -4471,7 +4529,8 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
     ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
     custom = any(_names_custom_row(label) for label in picked) or bool(ticked and other)
     picked = picked + ticked
-    return AnswerItem(item.id, _custom_text(other, custom, bool(picked)), picked)
+    typed, note = _custom_text(item, other, custom, bool(picked))
+    return AnswerItem(item.id, typed, picked, note=note)
 
 
 # ===========================================================================
@@ -5060,7 +5119,9 @@ class _Dialog:
         text = None if entry.prefilled else entry.text.strip() or None
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
-        typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
+        # the dialog's rows are one list: a person who typed on the row for
+        # typing and then picked another row moved away from the text
+        typed = _custom_text(item, text, custom, bool(picked))[0] if item.question_type.is_choice else text
         if typed is not None and _typed_refusal(item, typed) is not None:
             typed = None  # what cannot be an answer is not kept as one
         if typed is not None or picked:
@@ -7003,14 +7064,15 @@ def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sen
         picked = form.get(f"q:{item.id}", [])
         states = form.get(f"state:{item.id}", [])
         state = states[0] if len(states) == 1 else None  # two at once is the page's own problem
+        note = _form_text(form, f"note:{item.id}").strip() or None
         if item.question_type.is_choice:
             custom = any(_names_custom_row(label) for label in picked)
-            typed = _custom_text(_form_text(form, f"other:{item.id}"), custom, bool(picked))
+            typed, more = _custom_text(item, _form_text(form, f"other:{item.id}"), custom, bool(picked))
+            note = _with_note(note, more)
         else:
             typed = _form_text(form, f"text:{item.id}")
             if item.default is not None and typed.strip() == item.default.strip() and (state or not sent):
                 typed = ""
-        note = _form_text(form, f"note:{item.id}").strip() or None
         if picked or (typed or "").strip() or note or state:
             answers.append(AnswerItem(item.id, typed if (typed or "").strip() else None, picked or None, note=note,
                                       unanswered=state))

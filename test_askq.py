@@ -2903,7 +2903,7 @@ def number_output() -> QuestionOutput:
 
 
 class NumberAnswerTests(unittest.TestCase):
-    """A number question takes one number within its bounds, kept as typed."""
+    """A number question takes one number within its bounds, kept in one written form."""
 
     def answer(self, typed: str, output: Optional[QuestionOutput] = None) -> Optional[str]:
         return askq.collect_answers(output or number_output(), {"n": typed})[0].answer
@@ -2914,11 +2914,26 @@ class NumberAnswerTests(unittest.TestCase):
         self.assertEqual(caught.exception.question_id, "n")
         return caught.exception
 
-    def test_numbers_are_kept_as_typed(self) -> None:
-        for typed, kept in (("8", "8"), (" 8 ", "8"), ("+8.5", "+8.5"), ("1e1", "1e1"), ("64.0", "64.0"),
-                            (".5e1", ".5e1"), ("2,5", "2,5"), ("8 GB", "8 GB"), ("8gb", "8gb"), ("1", "1")):
+    def test_numbers_are_kept_in_one_written_form(self) -> None:
+        # the model never reads "3,5" or "1e1": a point, no exponent, no separator, no unit in the answer
+        for typed, kept in (("8", "8"), (" 8 ", "8"), ("+8.5", "8.5"), ("1e1", "10"), ("64.0", "64"),
+                            (".5e1", "5"), ("2,5", "2.5"), ("3,5", "3.5"), ("8 GB", "8"), ("8gb", "8"), ("1", "1")):
             with self.subTest(typed=typed):
                 self.assertEqual(self.answer(typed), kept)
+        free = askq.ask({"questions": [{"id": "n", "question": "Offset?", "kind": "number"}]})
+        for typed, kept in (("-0", "0"), ("-0.0", "0"), ("1e3", "1000"), ("0.000012", "0.000012"), ("-2.50", "-2.5")):
+            with self.subTest(typed=typed):
+                self.assertEqual(self.answer(typed, free), kept)
+
+    def test_a_comma_before_three_digits_is_refused_as_ambiguous(self) -> None:
+        hundred = askq.ask({"questions": [{"id": "n", "question": "Percent?", "kind": "number", "min": 1, "max": 100}]})
+        for typed in ("1,000", "12,500", "-1,000", "1,000 GB"):
+            with self.subTest(typed=typed):
+                err = self.refused(typed, hundred if "GB" not in typed else None)
+                self.assertEqual(err.reason, "not_a_number")
+                self.assertIn("thousands separator or as a decimal comma: type it without the comma, or with a point", str(err))
+        self.assertEqual(self.answer("1,5", hundred), "1.5")  # not three digits after it: a decimal comma
+        self.assertEqual(self.answer("1,0001", hundred), "1.0001")
 
     def test_what_is_not_one_number(self) -> None:
         for typed in ("many", "8 MB", "1,000.5", "1.2.3", "0x10", "٣", "8 8", "1e400", "nan", "inf", "--1", "GB", "1_0"):
@@ -2941,10 +2956,10 @@ class NumberAnswerTests(unittest.TestCase):
         self.assertIn("it takes one number of at least 1024 in steps of 1.", str(self.refused("80", low)))
         self.assertIn("in steps of 1", str(self.refused("1024.5", low)))
         high = askq.ask({"questions": [{"id": "n", "question": "Ratio?", "kind": "number", "max": 1.0}]})
-        self.assertEqual(self.answer("0,25", high), "0,25")
+        self.assertEqual(self.answer("0,25", high), "0.25")
         self.assertIn("it takes one number of at most 1.", str(self.refused("1.5", high)))
         free = askq.ask({"questions": [{"id": "n", "question": "Weight?", "kind": "number", "unit": "kg"}]})
-        self.assertEqual(self.answer("-1e6 kg", free), "-1e6 kg")
+        self.assertEqual(self.answer("-1e6 kg", free), "-1000000")
         self.assertIn("it takes one number (in kg).", str(self.refused("heavy", free)))
 
     def test_steps_count_from_the_minimum(self) -> None:
@@ -2960,11 +2975,11 @@ class NumberAnswerTests(unittest.TestCase):
 
     def test_the_result_writes_the_number_as_typed_with_its_unit(self) -> None:
         output = number_output()
-        for typed, shown in (("8", '"8 GB"'), ("8 GB", '"8 GB"'), ("8gb", '"8gb"')):
+        for typed, shown in (("8", '"8 GB"'), ("8 GB", '"8 GB"'), ("8gb", '"8 GB"'), ("3,5", '"3.5 GB"'), ("1.6e1", '"16 GB"')):
             with self.subTest(typed=typed):
                 done = QuestionOutput(output.questions, askq.collect_answers(output, {"n": typed}), "answered")
-                self.assertIn(f"   typed: {shown}", askq.result_text(done))
-        self.assertEqual(askq.collect_answers(output, {"n": "8"})[0].answer, "8")  # the answer itself is as typed
+                self.assertIn(f"   typed: {shown}\n", askq.result_text(done))
+        self.assertEqual(askq.collect_answers(output, {"n": "8"})[0].answer, "8")  # the answer itself is the number
         plain = askq.ask({"questions": [{"id": "n", "question": "Count?", "type": "integer"}]})
         done = QuestionOutput(plain.questions, askq.collect_answers(plain, {"n": "3"}), "answered")
         self.assertIn('   typed: "3"\n', askq.result_text(done))
@@ -3996,11 +4011,15 @@ class ElicitationTests(unittest.TestCase):
                 askq.from_elicitation(elicitation_questions(), result)
             self.assertIn(fragment, str(caught.exception))
 
-    def test_companion_text_counts_only_with_the_custom_row_or_alone(self) -> None:
+    def test_companion_text_is_never_dropped(self) -> None:
+        # on a single choice with another option picked it is that question's note; beside picks, the typed part
         base = {"name": "n", "checks": ["Lint"]}
         _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
-            **base, "db": "SQLite", "db_other": "typed, then picked an option"}})
-        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
+            **base, "db": "SQLite", "db_other": "or MariaDB if possible"}})
+        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"], note="or MariaDB if possible"))
+        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
+            "name": "n", "db": "SQLite", "checks": ["Tests"], "checks_other": "and ruff"}})
+        self.assertEqual((answers or [])[2], AnswerItem("checks", "and ruff", ["Tests"]))
         _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
             **base, "db_other": "MariaDB"}})
         self.assertEqual((answers or [])[1], AnswerItem("db", "MariaDB"))
@@ -4142,8 +4161,8 @@ class PromptTests(unittest.TestCase):
         self.assertTrue(all(len(line) <= 80 for line in screen.splitlines()))
 
     def test_a_number_question_asks_again_until_the_line_is_a_number_in_range(self) -> None:
-        output, screen = drive(number_output(), "lots\n99\n8 GB\n")
-        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("n", "8 GB")]))
+        output, screen = drive(number_output(), "lots\n99\n8,5 GB\n")
+        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("n", "8.5")]))
         self.assertIn("That is not a number: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
         self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
 
@@ -4377,7 +4396,7 @@ class LinePromptStateTests(unittest.TestCase):
         if not NUMBER_CHECK:
             self.skipTest("collect_answers() does not check numbers yet")
         output, screen = drive(number_question(), "lots\n100\n8 GB\n")
-        self.assertEqual(output.answers, [AnswerItem("q0", "8 GB")])
+        self.assertEqual(output.answers, [AnswerItem("q0", "8")])
         self.assertIn("That is not a number: it takes one number from 1 to 64 GB", screen)
         self.assertIn("That is out of range: it takes", screen)
 
@@ -4757,7 +4776,7 @@ class DialogStateTests(unittest.TestCase):
         state.feed([("text", "lots"), ("enter", "")])
         self.assertIn("That is not a number: it takes", frame_text(state))
         state = dialog(number_question(), "8,5 gb" + ENTER)
-        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "8,5 gb")]))
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "8.5")]))  # in its one written form
         with refusing_bad():  # any refusal of typed text is shown, in the person's words
             state = dialog(askq.ask({"questions": ["Name?"]}), "bad" + ENTER)
             self.assertIn("> bad\n This answer could not be read.", frame_text(state))
