@@ -3692,6 +3692,14 @@ _OUTCOME_WORDS = {
 # The person's words for asking for the outcome follow_up, in every UI.
 _ASK_ME_MORE = "Ask me more first"
 
+# The first words of a refused form, by what the person asked for: a
+# request for more questions is no sending of answers.
+_REFUSED_LEADS = {
+    Outcome.ANSWERED: "Your answers were not sent.",
+    Outcome.FOLLOW_UP: (f"Your request ({_ASK_ME_MORE}) was not sent yet: what you answered goes with it,"
+                        " and part of it cannot be taken."),
+}
+
 
 def _alone_text(status: Outcome) -> str:
     """The whole result of an outcome that came with no answers at all."""
@@ -4839,10 +4847,17 @@ def _typed_refusal(item: QuestionItem, text: str) -> "Optional[AnswerError]":
 
 def _refusal_words(item: QuestionItem, err: AnswerError, text: str) -> str:
     """A refusal of typed text in the person's words."""
-    problem = _number_problem(item, text) if item.question_type is _NUMBER else None
-    if problem is not None:
-        return _visible(f"That {problem[1]}.")
+    words = _number_refusal(item, text)
+    if words is not None:
+        return words
     return _PERSON_WORDS.get(err.reason, "That answer cannot be taken. Check it and type it again.")
+
+
+def _number_refusal(item: QuestionItem, text: str) -> "Optional[str]":
+    """Why a number question refuses what was typed, in the person's words
+    (every way of asking says the same), or None."""
+    problem = _number_problem(item, text) if item.question_type is _NUMBER else None
+    return None if problem is None else _visible(f"That {problem[1]}.")
 
 
 def _checked_typed(item: QuestionItem, text: str) -> AnswerItem:
@@ -6833,7 +6848,7 @@ class _WebPage(_HttpHandlers):
         except AnswerError as err:
             problems = problems or {err.index or 0: err.reason}
         if problems:
-            return _HttpResponse.html(400, self.form_html(problems))
+            return _HttpResponse.html(400, self.form_html(problems, status=status))
         self.end(status, answers)
         return _HttpResponse.html(200, self.ended_html())
 
@@ -6870,6 +6885,9 @@ class _WebPage(_HttpHandlers):
                 answers = collect_answers(self.items, self._carried_answers(request), partial)
             except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
+            too_long = _too_long_error(self.items, answers)
+            if too_long is not None:
+                return _HttpResponse.json(400, {"error": too_long})
         self.end(status, answers)
         return _HttpResponse.json(200, self.shown_outcome())
 
@@ -6903,7 +6921,9 @@ class _WebPage(_HttpHandlers):
             f"<title>Questions for you</title><style nonce=\"{self.nonce}\">{_WEB_STYLE}</style></head><body><main>"
         )
 
-    def form_html(self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False) -> str:
+    def form_html(
+        self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False, status: Outcome = Outcome.ANSWERED,
+    ) -> str:
         """The form, every entry of the last form in place; after a refused
         submission, every problem at the top and beside its question, in the
         page's words; on the way to a dismissal, the step that confirms it."""
@@ -6925,7 +6945,7 @@ class _WebPage(_HttpHandlers):
              " open, or copy them before you close it.</p></div>"),
         ]
         if problems:
-            parts.append(self._problems_html(problems))
+            parts.append(self._problems_html(problems, self.last_form, status))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
         # Enter on a radio button or a check box clicks the first submit button
@@ -6955,16 +6975,18 @@ class _WebPage(_HttpHandlers):
         return (f"<p class=\"countdown\" id=\"countdown\" role=\"timer\">This page stops waiting after"
                 f" {_duration(self.timeout)} without activity.</p>")
 
-    def _problems_html(self, problems: "Dict[int, str]") -> str:
+    def _problems_html(
+        self, problems: "Dict[int, str]", form: "Dict[str, List[str]]", status: Outcome = Outcome.ANSWERED,
+    ) -> str:
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
             f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
-            f"</a>: {_person_words(self.items[index], reason)}</li>"
+            f"</a>: {_person_words(self.items[index], reason, form)}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
-                f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
+                f"<p>{_REFUSED_LEADS.get(status, _REFUSED_LEADS[Outcome.ANSWERED])} Please fix:</p><ul>{links}</ul></div>")
 
     def _confirm_html(self) -> str:
         """The second step of a dismissal, saying what it would keep."""
@@ -7100,7 +7122,27 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]", pa
                 collect_answers([item], [answer or AnswerItem(item.id)], partial=partial)
             except AnswerError as err:
                 problems[index] = "state_and_answer" if states and err.reason == "two_answers" else err.reason
+            else:
+                if answer is not None and _too_long(answer):
+                    problems[index] = "too_long"
     return problems
+
+
+def _too_long(answer: AnswerItem) -> bool:
+    """Whether an answer's typed text or note is over MAX_TEXT, which the
+    page and its JSON interface refuse, as the line prompt does."""
+    return any(text is not None and len(text) > MAX_TEXT for text in (answer.answer, answer.note))
+
+
+def _too_long_error(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "Optional[str]":
+    """The refusal of answers over MAX_TEXT, for a client of the JSON interface, or None."""
+    for index, item in enumerate(items):
+        answer = next((answer for answer in answers if answer.id == item.id), None)
+        if answer is not None and _too_long(answer):
+            longest = max(len(text or "") for text in (answer.answer, answer.note))
+            return (f"{_where(index, item.question)}: its answer is {longest} characters long; an answer or a note"
+                    f" holds at most MAX_TEXT ({MAX_TEXT}) characters. Shorten it.")
+    return None
 
 
 def _html_escaped(text: str) -> str:
@@ -7125,6 +7167,7 @@ _PERSON_WORDS = {
     "ambiguous_question": "This answer could not be matched to its question. Reload the page and try again.",
     "malformed": "This answer could not be read. Check it and send it again.",
     "not_a_number": "Type a number here, in digits: {range}.",
+    "too_long": f"This answer is too long: an answer or a note holds at most {MAX_TEXT} characters. Shorten it.",
     "out_of_range": "That number is not one this question takes: {range}.",
     "two_states": f"Tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or \u201c{_STATES[_DISCUSS].label}\u201d, not both.",
     "state_and_answer": (f"Answer it, or tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or"
@@ -7132,8 +7175,13 @@ _PERSON_WORDS = {
 }
 
 
-def _person_words(item: QuestionItem, reason: str) -> str:
-    """A problem in the page's words, for the person; escaped for HTML."""
+def _person_words(item: QuestionItem, reason: str, form: "Dict[str, List[str]]") -> str:
+    """A problem in the page's words, for the person; escaped for HTML.  A
+    number refused says why in the dialog's words."""
+    if reason in ("not_a_number", "out_of_range"):
+        number = _number_refusal(item, _form_text(form, f"text:{item.id}"))
+        if number is not None:
+            return _html_escaped(number)
     words = _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
     return _html_escaped(words.format(range=_number_range(item)) if "{" in words else words)
 
@@ -7159,7 +7207,8 @@ class _WebEntry:
         self, index: int, item: QuestionItem, form: "Dict[str, List[str]]", has_problem: bool, retype: bool = False,
     ) -> None:
         self.index, self.item, self.form = index, item, form
-        said = " ".join(([f"problem-{index}"] if has_problem else []) + ([f"retype-{index}"] if retype else []))
+        said = " ".join(([f"problem-{index}"] if has_problem else []) + ([f"retype-{index}"] if retype else [])
+                        + ([f"takes-{index}"] if item.question_type is _NUMBER else []))
         self.tie = (" aria-invalid=\"true\"" if has_problem else "") + (f" aria-describedby=\"{said}\"" if said else "")
 
     def value(self, field: str) -> str:
@@ -7217,16 +7266,15 @@ class _WebEntry:
         """One number, with the keyboard for it, its bounds, and its unit beside it."""
         item = self.item
         unit = _html_escaped(item.unit or "")
-        attributes = f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
-        if not item.secret:
-            bounds = (("min", item.minimum), ("max", item.maximum), ("step", item.step))
-            attributes = " type=\"number\"" + attributes + "".join(
-                f" {name}=\"{_shown_number(value)}\"" for name, value in bounds if value is not None)
-            attributes += "" if item.step is not None else " step=\"any\""
+        # A text field, never type="number": browsers drop a decimal comma
+        # and clear what is not a number before the server can read it.
+        attributes = (f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
+                      f" autocomplete=\"off\" spellcheck=\"false\"")
         label = f"Your answer in {unit}" if unit else "Your answer"
         field = self.typed_field("text", f"{attributes} aria-label=\"{label}\"")
         beside = f" <span class=\"unit\" dir=\"auto\">{unit}</span>" if unit else ""
-        return [f"<span class=\"number\">{field}{beside}</span>"]
+        takes = f"<p class=\"desc takes\" id=\"takes-{self.index}\">{_html_escaped(_number_words(item))}.</p>"
+        return [f"<span class=\"number\">{field}{beside}</span>{takes}"]
 
     def states(self) -> str:
         """You decide and Let's discuss, instead of an answer: a check box each,
@@ -7263,7 +7311,7 @@ def _web_fieldset(
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
     if reason is not None:
-        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason)}</p>")
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason, form)}</p>")
     if retype:
         parts.append(f"<p class=\"error\" id=\"retype-{index}\">{_WEB_RETYPE}</p>")
     entry = _WebEntry(index, item, form, reason is not None, retype)
@@ -7283,8 +7331,7 @@ def _web_input_mode(item: QuestionItem) -> str:
     both of those keyboards lack the minus sign on some phones."""
     if item.minimum is None or item.minimum < 0:
         return ""
-    whole = all(value is None or float(value).is_integer() for value in (item.minimum, item.step)) and item.step is not None
-    return f" inputmode=\"{'numeric' if whole else 'decimal'}\""
+    return " inputmode=\"decimal\""
 
 
 def _secret_typed(item: QuestionItem, form: "Dict[str, List[str]]") -> bool:
@@ -7771,7 +7818,7 @@ def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", proble
     with the view's buttons."""
     parts = ["<h1>Questions for you</h1>"]
     if problems:
-        parts.append(_WebPage(items)._problems_html(problems))
+        parts.append(_WebPage(items)._problems_html(problems, form))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
     parts.extend(_web_fieldset(index, item, form, problems.get(index)) for index, item in enumerate(items))
     parts.append(

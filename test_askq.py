@@ -2925,6 +2925,16 @@ class NumberAnswerTests(unittest.TestCase):
             with self.subTest(typed=typed):
                 self.assertEqual(self.answer(typed, free), kept)
 
+    def test_an_invisible_format_character_alone_is_blank(self) -> None:
+        name = askq.ask({"questions": [{"id": "n", "question": "Name?"}]})
+        for blank in ("\u200b", "\u2060", "\ufeff", "\u200b \ufeff\n"):
+            with self.subTest(blank=blank):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(name, {"n": blank})
+                self.assertEqual(caught.exception.reason, "required")
+                self.assertEqual(askq.collect_answers(name, [{"id": "n", "answer": "a", "note": blank}])[0].note, None)
+        self.assertEqual(askq.collect_answers(name, {"n": "a\u200bb"})[0].answer, "a\u200bb")  # kept inside text
+
     def test_a_comma_before_three_digits_is_refused_as_ambiguous(self) -> None:
         hundred = askq.ask({"questions": [{"id": "n", "question": "Percent?", "kind": "number", "min": 1, "max": 100}]})
         for typed in ("1,000", "12,500", "-1,000", "1,000 GB"):
@@ -5848,8 +5858,9 @@ class WebRequestTests(unittest.TestCase):
         self.assertIn('<button type="submit" name="action" value="follow-up">Ask me more first</button>', html)
         status, _, body = self.form_post(page, {"text:ram": "80", "q:db": "SQLite", "action": "follow-up"})
         self.assertEqual((status, page.status), (400, None))  # what it sends is checked, as partial
-        self.assertIn("That number is not one this question takes: it takes one number from 1 to 64 GB in steps of 1.",
-                      body.decode())
+        self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 1.", body.decode())
+        self.assertIn("Your request (Ask me more first) was not sent yet", body.decode())
+        self.assertNotIn("Your answers were not sent", body.decode())  # the person asked for more, not to send
         self.assertNotIn("This question needs an answer.", body.decode())  # partial: nothing else is asked for
         status, _, body = self.form_post(page, {"text:ram": "8", "q:db": "SQLite", "note:why": "later",
                                                 "action": "follow-up"})
@@ -5886,29 +5897,47 @@ class WebRequestTests(unittest.TestCase):
     def test_a_number_entry(self) -> None:
         page = self.state_page()
         html = self.get_form(page)
-        self.assertIn('<span class="number"><input name="text:ram" value="8" type="number" id="answer-2" class="number"'
-                      ' inputmode="numeric" min="1" max="64" step="1" aria-label="Your answer in GB">'
-                      ' <span class="unit" dir="auto">GB</span></span>', html)
+        # a text field, never type="number", with what it takes written beside it before anything is sent
+        self.assertIn('<span class="number"><input name="text:ram" value="8" id="answer-2" class="number"'
+                      ' inputmode="decimal" autocomplete="off" spellcheck="false" aria-label="Your answer in GB"'
+                      ' aria-describedby="takes-2"> <span class="unit" dir="auto">GB</span></span>'
+                      '<p class="desc takes" id="takes-2">Type one number from 1 to 64 GB in steps of 1.</p>', html)
+        self.assertNotIn('type="number"', html)
         self.assertIn("<form class=\"questions\" novalidate", html)  # the page's own words, and every button always sends
         for bounds, mode in (({"minimum": 0, "step": 0.5}, ' inputmode="decimal"'), ({"minimum": 0}, ' inputmode="decimal"'),
-                             ({"minimum": 0, "step": 2}, ' inputmode="numeric"'), ({"minimum": -5, "step": 1}, ""),
+                             ({"minimum": 0, "step": 2}, ' inputmode="decimal"'), ({"minimum": -5, "step": 1}, ""),
                              ({}, "")):
             with self.subTest(bounds=bounds):
                 item = askq.ask({"questions": [{"question": "N?", "type": "number", **bounds}]}).questions[0]
                 self.assertEqual(askq._web_input_mode(item), mode)
-        item = askq.ask({"questions": [{"question": "N?", "type": "number"}]}).questions[0]
-        self.assertIn(' step="any"', askq._WebEntry(0, item, {}, False).number_entry()[0])
-        for typed, words in (("lots", "Type a number here, in digits: it takes one number from 1 to 64 GB in steps of 1."),
-                             ("0", ("That number is not one this question takes: it takes one number from 1 to 64 GB"
-                                    " in steps of 1.")),
-                             ("2.5", "That number is not one this question takes")):
+        # refused in the dialog's words, never "needs an answer" for what is typed
+        for typed, words in (("lots", "That is not a number: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("NaN", "That is not a number: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("inf", "That is not a number: it takes"), ("\u0663", "That is not a number: it takes"),
+                             ("0x10", "That is not a number: it takes"),
+                             ("0", "That is out of range: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("2.5", "That is between the steps: it takes"),
+                             ("1,000", "That could be read two ways")):
             with self.subTest(typed=typed):
                 page = self.state_page()
                 status, _, body = self.form_post(page, {"text:ram": typed, "action": "submit"})
                 self.assertEqual(status, 400)
                 self.assertIn(f'<p class="error" id="problem-2">{words}', body.decode())
                 self.assertIn(f"</a>: {words}", body.decode())
+                self.assertNotIn("This question needs an answer.</p>", body.decode().split('id="question-3"')[0].split('id="question-2"')[1])
                 self.assertIn(f'value="{typed}"', body.decode())  # kept where the person typed it
+
+    def test_a_decimal_comma_on_the_page_reaches_the_model_as_the_number_typed(self) -> None:
+        page = askq._WebPage(number_output().questions)
+        status, _, _ = self.form_post(page, {"text:n": "3,5", "action": "submit"})
+        self.assertEqual((status, page.outcome().answers), (200, [AnswerItem("n", "3.5")]))
+        self.assertIn('   typed: "3.5 GB"\n', askq.result_text(page.outcome()))
+        for typed in ("0x10", "1,000"):
+            with self.subTest(typed=typed):
+                page = askq._WebPage(number_output().questions)
+                status, _, body = self.form_post(page, {"text:n": typed, "action": "submit"})
+                self.assertEqual((status, page.status), (400, None))
+                self.assertIn(f'value="{typed}"', body.decode())
 
     def test_a_default_starts_the_entry_and_is_never_an_answer_unless_sent(self) -> None:
         call = {"questions": [{"question": "Name?", "id": "name", "default": "billing", "required": False},
@@ -5998,6 +6027,47 @@ class WebRequestTests(unittest.TestCase):
         headers = {"Host": "localhost", "Content-Length": str(len(body)), "Authorization": f"Bearer {page.token}"}
         status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
         return status, json.loads(reply)
+
+    def test_text_typed_beside_a_pick_is_never_dropped(self) -> None:
+        # without script nothing ticks the custom row: the typed part beside the picks, or the single choice's note
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, _ = self.form_post(page, {"q:q0": "SQLite", "other:q0": "or MariaDB if possible", "note:q0": "",
+                                             "q:q1": "Unit tests", "other:q1": "and ruff", "text:q2": "billing",
+                                             "action": "submit"})
+        self.assertEqual((status, page.status), (200, "answered"))
+        self.assertEqual(page.answers[:3], [AnswerItem("q0", None, ["SQLite"], note="or MariaDB if possible"),
+                                            AnswerItem("q1", "and ruff", ["Unit tests"]), AnswerItem("q2", "billing")])
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)  # beside a note of its own, both are kept
+        self.form_post(page, {"q:q0": "SQLite", "other:q0": "or MariaDB", "note:q0": "small data",
+                              "q:q1": "Lint", "text:q2": "billing", "action": "submit"})
+        self.assertEqual(page.answers[0], AnswerItem("q0", None, ["SQLite"], note="small data\nor MariaDB"))
+
+    def test_an_answer_over_max_text_is_refused_by_the_page_and_the_json_interface(self) -> None:
+        long = "x" * (askq.MAX_TEXT + 1)
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": long, "action": "submit"})
+        self.assertEqual((status, page.status), (400, None))
+        words = f"This answer is too long: an answer or a note holds at most {askq.MAX_TEXT} characters. Shorten it."
+        self.assertIn(f'<p class="error" id="problem-2">{words}</p>', body.decode())
+        self.assertIn(long, body.decode())  # kept on the page to be shortened
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": "b", "note:q2": long,
+                                                "action": "submit"})
+        self.assertEqual(status, 400)
+        status, reply = self.json_post(page, "/answers", {"q0": "SQLite", "q1": "Lint", "q2": "x" * 10000})
+        self.assertEqual((status, page.status), (400, None))
+        self.assertEqual(reply["error"], 'questions[2] ("Name?"): its answer is 10000 characters long; an answer or a'
+                                         f" note holds at most MAX_TEXT ({askq.MAX_TEXT}) characters. Shorten it.")
+        status, reply = self.json_post(page, "/answers", {"q0": "SQLite", "q1": "Lint", "q2": "x" * askq.MAX_TEXT})
+        self.assertEqual((status, page.status), (200, "answered"))
+
+    def test_an_invisible_character_alone_answers_nothing_on_the_page(self) -> None:
+        for blank in ("\u200b", "\u2060", "\ufeff", " \u200b "):
+            with self.subTest(blank=blank):
+                page = askq._WebPage(askq.ask(WEB_CALL).questions)
+                status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": blank,
+                                                        "action": "submit"})
+                self.assertEqual((status, page.status), (400, None))
+                self.assertIn('<p class="error" id="problem-2">This question needs an answer.</p>', body.decode())
 
     def test_a_note_alone_is_never_an_answer(self) -> None:
         call = {"questions": [{"question": "Why?", "id": "why"}, {"question": "Which?", "id": "db", "options": ["A", "B"]},
