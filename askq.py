@@ -4650,6 +4650,7 @@ class _LinePrompt:
         self.writer = writer
         self.note: Optional[AnswerItem] = None  # a note written for the question being asked
         self.width = _line_width(writer)
+        self.heard = False  # whether a line was read: then the end of input is someone who stopped
 
     def say(self, text: str, first: str = "  ", rest: str = "  ") -> None:
         """Write text wrapped to the terminal's width, with a hanging indent."""
@@ -4668,7 +4669,7 @@ class _LinePrompt:
             status = Outcome.FOLLOW_UP
         except EOFError:
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
-            someone = answers or self.note or _is_terminal(self.reader.stream)
+            someone = answers or self.note or self.heard or _is_terminal(self.reader.stream)
             status = Outcome.DECLINED if someone else Outcome.UNAVAILABLE
         except KeyboardInterrupt:
             status = Outcome.DECLINED
@@ -4738,12 +4739,17 @@ class _LinePrompt:
         words = line.replace(",", " ").split()
         if words and all(word.isascii() and word.isdigit() for word in words):
             return self.picked_rows(item, [int(word) for word in words])
-        picks = _options_named_by(item, line)
-        if picks is None:
-            if not item.allow_custom:
-                raise _Retry("Pick one of the options by its number.")
+        picks, typed = _picks_and_text(item, line)  # the rule every answer form is read by
+        if typed is not None and not item.allow_custom:
+            raise _Retry("Pick one of the options by its number.")
+        if not picks:
             return AnswerItem(item.id, line)
-        return self.picked(item, picks)
+        answer = self.picked(item, picks)
+        if typed is not None:
+            if answer.answer is not None:
+                raise _Retry("Type your own answer once: beside the options you named, or on the line after the row for it.")
+            answer = dataclasses.replace(answer, answer=typed)
+        return answer
 
     def picked_rows(self, item: QuestionItem, numbers: "List[int]") -> AnswerItem:
         rows = _question_rows(item)
@@ -4772,6 +4778,7 @@ class _LinePrompt:
             self.writer.write(cue)
             self.writer.flush()
             line = self.reader.readline(secret).strip()
+            self.heard = True
             if secret and _is_terminal(self.reader.stream):
                 self.writer.write("\n")  # the Enter that was not echoed
             if len(line) <= MAX_TEXT:
@@ -4827,7 +4834,7 @@ def _line_words(item: QuestionItem) -> str:
     ]
     if item.question_type.is_choice:
         words.insert(0, "a row number, or an option's name: pick it;")
-    return "You can type: " + " ".join(words)
+    return "You can type: " + " ".join(words)[:-1] + "."  # one sentence, ending as one
 
 
 def _number_words(item: QuestionItem) -> str:

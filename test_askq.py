@@ -4322,6 +4322,38 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(output.answers, [AnswerItem("q0", "x")])
         self.assertIn("Name?", err.getvalue())
 
+    def test_a_line_of_labels_and_text_on_a_multi_choice_is_picks_and_the_text(self) -> None:
+        checks = askq.ask({"questions": [{"id": "c", "question": "Checks?", "multiSelect": True,
+                                          "options": ["Unit tests", "Lint"]}]})
+        output, _ = drive(checks, "Unit tests, Lint, ruff\n")
+        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("c", "ruff", ["Unit tests", "Lint"])]))
+        self.assertEqual(drive(checks, "lint, and a changelog check\n")[0].answers,
+                         [AnswerItem("c", "and a changelog check", ["Lint"])])
+        self.assertEqual(drive(checks, "Postgres 16 please\n")[0].answers, [AnswerItem("c", "Postgres 16 please")])
+        closed = askq.ask({"questions": [{"id": "c", "question": "Checks?", "multiSelect": True, "allowCustom": False,
+                                          "options": ["Unit tests", "Lint"]}]})
+        output, screen = drive(closed, "Unit tests, ruff\n2\n")
+        self.assertEqual(output.answers, [AnswerItem("c", None, ["Lint"])])
+        self.assertIn("Pick one of the options by its number.", screen)
+
+    def test_the_end_of_input_after_a_line_is_a_dismissal(self) -> None:
+        single = askq.ask({"questions": [{"id": "db", "question": "Database?", "options": ["SQLite", "Postgres"]}]})
+        for typed in ("3\n", "?\n", "\n", "note:\n"):  # the custom row, the words, a required question's empty line
+            with self.subTest(typed=typed):
+                output, _ = drive(single, typed)
+                self.assertEqual((output.status, output.answers), ("declined", []))
+                self.assertEqual(askq.result_text(output), askq.declined_text())
+        self.assertEqual(drive(single, "")[0].status, "unavailable")  # no line at all: nobody was asked
+
+    def test_the_list_of_words_is_a_sentence(self) -> None:
+        for item in (mixed().questions[0], mixed().questions[1]):
+            with self.subTest(item=item.id):
+                words = askq._line_words(item)
+                self.assertTrue(words.endswith("."), words)
+                self.assertNotIn(";.", words)
+        _, screen = drive(mixed(), "?\n")
+        self.assertIn("needs an answer).\n> ", screen)
+
     def test_a_note_is_kept_at_the_end_of_input_and_on_a_skip(self) -> None:
         def asked(typed: str) -> Any:
             return askq._LinePrompt(askq._LineReader(io.StringIO(typed), None), io.StringIO()).ask(mixed().questions)
@@ -4331,7 +4363,7 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
         self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1],
                          AnswerItem("notes", note="later", unanswered="skipped"))  # a skip keeps it
-        self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
+        self.assertEqual(asked("note:\n"), ("declined", []))  # an empty note is no note, but a person typed a line
         answers = asked("note: x\nme\n")[1]
         self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
         output, _ = drive(mixed(), "n\nnote: ask the team\n")  # and so it comes out of prompt()
