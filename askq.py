@@ -3609,17 +3609,18 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
+    __slots__ = ("advice", "advice_none", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
         marker: "Optional[str]" = None, alone: "Optional[str]" = None,
-        late: str = "The questions had already ended.",
+        late: str = "The questions had already ended.", advice_none: "Optional[str]" = None,
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
         self.unanswered = unanswered  # why a question has no answer
         self.advice = advice  # the result's last line: what the model should do now
+        self.advice_none = advice_none or advice  # ... when nothing was answered (notes alone, say)
         self.alone = alone or f"{head_none} {advice}"  # the whole result when nothing was answered
         self.ended = ended  # the dialog's summary and the page: how it ended, for the person
         self.sent = sent  # the page once it ended: what became of the answers
@@ -3650,6 +3651,7 @@ _OUTCOME_WORDS = {
         "The user saw your questions and dismissed them without answering. Do not act on"
         " assumptions about them: wait for the user's next message rather than going on.",
         late="The questions had already been dismissed, here or elsewhere.",
+        advice_none="Do not act on assumptions about them: wait for the user's next message rather than going on.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
@@ -3674,6 +3676,8 @@ _OUTCOME_WORDS = {
         "Nobody was asked: no interactive user is available to answer questions in this run,"
         " so there are no answers. Go on with reasonable assumptions and state each one"
         " plainly, or stop and say what information you need.",
+        advice_none="There are no answers: go on with reasonable assumptions and state each one plainly,"
+        " or stop and say what information you need.",
     ),
     Outcome.FOLLOW_UP: _OutcomeWords(
         "The user answered what is listed and asked for more questions before you go on.",
@@ -3827,6 +3831,8 @@ def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, st
         )
     if status == Outcome.ANSWERED and not said:
         return head, "Go on without these answers; do not assume any."
+    if not said and not assumed:  # notes alone: there are no answers to use
+        return head, words.advice_none
     return head, words.advice + (" State each assumed answer plainly as an assumption." if assumed else "")
 
 

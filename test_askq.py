@@ -4345,6 +4345,22 @@ class PromptTests(unittest.TestCase):
                 self.assertEqual(askq.result_text(output), askq.declined_text())
         self.assertEqual(drive(single, "")[0].status, "unavailable")  # no line at all: nobody was asked
 
+    def test_a_dismissal_with_only_a_note_never_says_to_use_the_answers_given(self) -> None:
+        output, _ = drive(mixed(), "note: ask the team first\n")
+        self.assertEqual((output.status, output.answers), ("declined", [AnswerItem("name", note="ask the team first")]))
+        text = askq.result_text(output)
+        self.assertNotIn("answers given", text)
+        self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
+        self.assertTrue(text.endswith("Do not act on assumptions about them: wait for the user's next message"
+                                      " rather than going on."), text)
+        self.assertIn('note: "ask the team first"', text)
+        for status in ("timed_out", "unavailable", "follow_up"):
+            with self.subTest(status=status):
+                noted = QuestionOutput(output.questions, output.answers, status)
+                self.assertNotIn("answers given", askq.result_text(noted))
+        answered, _ = drive(mixed(), "n\n")  # one real answer: its words stand
+        self.assertIn("Use the answers given", askq.result_text(answered))
+
     def test_the_list_of_words_is_a_sentence(self) -> None:
         for item in (mixed().questions[0], mixed().questions[1]):
             with self.subTest(item=item.id):
