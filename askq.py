@@ -9109,9 +9109,12 @@ def _parse_args(argv: "List[str]") -> Any:
     serve.add_argument("--token", help="with --http, the bearer token clients must send (made at start off loopback)")
     serve.add_argument("--state-key", metavar="KEY",
                        help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
-    _web_arguments(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="with --http or --web, the address to listen on"
+                       " (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=_port, help=f"with --http, the port (default {_MCP_DEFAULT_PORT});"
+                       " with --web alone, the page's port (default: a free one)")
     serve.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                       help="with --web, end a page as timed_out after this many idle seconds")
+                       help="with --http or --web, end a page as timed_out after this many idle seconds")
     serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")

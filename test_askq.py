@@ -7965,6 +7965,16 @@ class CommandLineErrorTests(unittest.TestCase):
                          "--assume", "standard input"):
             self.assertIn(fragment, out)
 
+    def test_serve_help_says_which_mode_each_option_is_for(self) -> None:
+        status, out, _ = run_main(["serve", "--help"])
+        self.assertEqual(status, 0)
+        options = " ".join(out.split())
+        for words in ("--host HOST with --http or --web, the address to listen on (default 127.0.0.1",
+                      "--port PORT with --http, the port (default 8765); with --web alone, the page's port (default: a free one)",
+                      "--timeout SECONDS with --http or --web, end a page as timed_out"):
+            self.assertIn(words, options)
+        self.assertNotIn("--port PORT with --web, the port", options)
+
     def test_no_command_prints_the_help(self) -> None:
         status, out, err = run_main([])
         self.assertEqual((status, out), (2, ""))
