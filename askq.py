@@ -5053,11 +5053,12 @@ class _Entry:
     row for typing is the single choice (``custom``), the ``text`` typed and
     its ``caret``, and whether an optional question was ``skipped``; the
     ``state`` given instead of an answer, whether ``text`` is still the
-    question's default, unconfirmed (``prefilled``), and the ``problem``
-    with the text the person last confirmed."""
+    question's default, unconfirmed (``prefilled``), and still selected,
+    so that a character typed replaces it (``selected``), and the
+    ``problem`` with the text the person last confirmed."""
 
-    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "skipped", "state",
-                 "text")
+    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "selected", "skipped",
+                 "state", "text")
 
     def __init__(self, item: QuestionItem) -> None:
         default = None if item.question_type.is_choice else item.default
@@ -5070,7 +5071,7 @@ class _Entry:
         self.note = ""  # the person's note on the answer, and where its caret is
         self.note_caret = 0
         self.state: Optional[str] = None
-        self.prefilled = default is not None
+        self.prefilled = self.selected = default is not None
         self.problem = ""
 
 
@@ -5338,7 +5339,7 @@ class _Dialog:
     def _enter(self, name: str = "enter", text: str = "") -> None:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
-        entry.prefilled = False  # Enter on the default takes it
+        entry.prefilled = entry.selected = False  # Enter on the default takes it
         text = entry.text.strip()
         refusal = _typed_refusal(item, text) if row.takes_text and text else None
         entry.problem = "" if refusal is None else _refusal_words(item, refusal, text)
@@ -5441,6 +5442,7 @@ class _Dialog:
         if self.noting:
             entry.note, entry.note_caret = line, caret
             return
+        entry.selected = False  # a key that edits or moves the caret keeps the default to edit
         if line != entry.text:  # an edit is the person's own answer, to be checked again
             entry.prefilled, entry.problem, entry.state = False, "", None
         entry.text, entry.caret = line, caret
@@ -5448,6 +5450,8 @@ class _Dialog:
     @_EDIT_KEYS.on("text", "paste")
     def _insert(self, name: str, text: str) -> None:
         line, caret = self.line()
+        if self.entry.selected and not self.noting and self.filter is None:
+            line, caret = "", 0  # the default starts selected: what is typed replaces it
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
         kept = text[: max(0, MAX_TEXT - len(line))]  # the bound every answer and note has
         self._set_line(line[:caret] + kept + line[caret:], caret + len(kept))
@@ -5814,9 +5818,11 @@ class _Painter:
         if not text and placeholder:
             self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
-            default = dialog.entry.prefilled and not (active and dialog.noting)  # not yet taken: drawn faint
-            look = ("dim",) if default else ("bold",) if active else ()
-            self._add(lead + _cut_cells(text, start, room), *look)
+            shown = _cut_cells(text, start, room)
+            if dialog.entry.selected and not (active and dialog.noting):  # not yet taken: drawn selected
+                self.frame.lines.append(lead + self.style.paint(shown, "reverse"))
+            else:
+                self._add(lead + shown, *(("bold",) if active else ()))
         if active:
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 

@@ -4849,6 +4849,17 @@ class DialogStateTests(unittest.TestCase):
         optional = askq.ask({"questions": [{"question": "Name?", "default": "svc", "required": False}, "Other?"]})
         self.assertEqual(outcome(dialog(optional, TAB + "x" + ENTER + ENTER))[1][0], AnswerItem("q0", unanswered="skipped"))
 
+    def test_a_default_starts_selected_and_the_first_character_typed_replaces_it(self) -> None:
+        questions = number_question(defaultValue=3)
+        for keys, kept in (("6", "6"), ("16", "16"), (LEFT + "2", "23"), (HOME + "2", "23"), (END + "2", "32"),
+                           (RIGHT + "2", "32"), ("\x7f6", "6"), ("6\x7f3", "3")):
+            with self.subTest(keys=keys):
+                self.assertEqual(outcome(dialog(questions, keys + ENTER)), ("answered", [AnswerItem("q0", kept)]))
+        painted = "\n".join(askq._Painter(80, askq._Style(True, True)).paint(dialog(questions, "")).lines)
+        self.assertIn(" > \x1b[7m3\x1b[0m", painted)  # drawn selected, not faint like a placeholder
+        painted = "\n".join(askq._Painter(80, askq._Style(True, True)).paint(dialog(questions, LEFT)).lines)
+        self.assertNotIn("\x1b[7m3", painted)
+
     def test_a_secret_shows_dots_and_is_hidden_in_the_review_and_summary(self) -> None:
         questions = askq.ask({"questions": [{"question": "API token?", "isSecret": True}, "Name?"]})
         state = dialog(questions, "hunter2")
