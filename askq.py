@@ -4691,11 +4691,12 @@ class _LinePrompt:
         self.say(f"{tag}{_visible(item.question)}  ({number} of {count})", "", "  ")
         if item.purpose:
             self.say(_visible(item.purpose), "  Why: ", "       ")
-        for place, row in enumerate(_question_rows(item), 1):
+        rows = _question_rows(item)
+        for place, row in enumerate(rows, 1):
             option = row.option
             badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
             about = f" - {_visible(option.description)}" if option and option.description else ""
-            lead = f"  {place}. "
+            lead = f"  {place:>{len(str(len(rows)))}}. "  # labels start in one column from row 10 on too
             self.say(f"{_visible(row.label)}{badge}{about}", lead, " " * len(lead))
             for line in option.preview.splitlines() if option and option.preview else ():
                 self.say(_visible(line), "       ", "       ")
@@ -5781,7 +5782,8 @@ class _Painter:
             box = style.checked if on else style.unchecked
         else:
             box = style.chosen if on else style.unchosen
-        lead = f" {style.pointer if here else ' '} {box} {number + 1}. "
+        places = len(str(len(dialog.rows(dialog.tab))))  # numbers right-aligned: labels start in one column
+        lead = f" {style.pointer if here else ' '} {box} {number + 1:>{places}}. "
         if here:
             self.frame.focus = len(self.frame.lines)
         if row.takes_text and (here or entry.text):

@@ -4860,6 +4860,18 @@ class DialogStateTests(unittest.TestCase):
         painted = "\n".join(askq._Painter(80, askq._Style(True, True)).paint(dialog(questions, LEFT)).lines)
         self.assertNotIn("\x1b[7m3", painted)
 
+    def test_labels_start_in_one_column_past_row_nine(self) -> None:
+        many = askq.ask({"questions": [{"question": "Pick?", "options": [f"opt{n}" for n in range(11)]}]})
+        lines = askq._Painter(60, askq._Style(False, True)).paint(dialog(many, "")).lines
+        starts = {line.index("opt") for line in lines if "opt" in line}
+        self.assertEqual(starts, {11}, lines)
+        self.assertIn("   ( )  1. opt0", lines)
+        self.assertIn("   ( ) 12. Personalize your response", lines)
+        _, screen = drive(many, "")
+        starts = {line.index("opt") for line in screen.splitlines() if "opt" in line}
+        self.assertEqual(starts, {6}, screen)  # the line prompt's rows too
+        self.assertIn("\n  10. opt9\n", screen)
+
     def test_a_secret_shows_dots_and_is_hidden_in_the_review_and_summary(self) -> None:
         questions = askq.ask({"questions": [{"question": "API token?", "isSecret": True}, "Name?"]})
         state = dialog(questions, "hunter2")
