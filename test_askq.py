@@ -4865,7 +4865,7 @@ class DialogStateTests(unittest.TestCase):
         lines = askq._Painter(60, askq._Style(False, True)).paint(dialog(many, "")).lines
         starts = {line.index("opt") for line in lines if "opt" in line}
         self.assertEqual(starts, {11}, lines)
-        self.assertIn("   ( )  1. opt0", lines)
+        self.assertIn("   ( )  2. opt1", lines)
         self.assertIn("   ( ) 12. Personalize your response", lines)
         _, screen = drive(many, "")
         starts = {line.index("opt") for line in screen.splitlines() if "opt" in line}
