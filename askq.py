@@ -5556,7 +5556,8 @@ class _Frame:
         self.foot = 0
         self.notice = 0  # the foot's first lines: the notice
         self.tab_line = 0  # the line of the tab bar with the current tab
-        self.brief = ""
+        self.briefs: List[List[str]] = [[""]]  # the hints a short screen keeps, in one line, two, three
+        self.notice_brief = ""  # the notice's first line, in fewer words where they fit better
         self.more = ("", "")
         self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
 
@@ -5569,8 +5570,10 @@ class _Frame:
             return lines, caret, 0
         tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
         if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
-            tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
-        for fewer_tabs, fewer_foot in ((tabs, [self.brief]), ([], [self.brief]), ([], [])):
+            brief = self.briefs[max(0, min(len(self.briefs), (height - 7) // 2) - 1)]
+            notice = [self.notice_brief or foot[0]] if self.notice else []
+            tabs, foot = tabs[self.tab_line: self.tab_line + 1], notice + brief
+        for fewer_tabs, fewer_foot in ((tabs, self.briefs[0]), ([], self.briefs[0]), ([], [])):
             if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
                 tabs, foot = fewer_tabs, fewer_foot
         room = height - len(tabs) - len(foot)
@@ -5581,6 +5584,11 @@ class _Frame:
         # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
         ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
         start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        if 2 <= room < 4 and start > 0:  # too short for both marks: the one that says what is asked stays
+            start, size, _, _, view = _window(len(body), max(ends), room - 1, view, min(ends))
+            above, below = start > 0, False
+            size += 0 if above else 1
+            self.page = max(1, room - 2)
         shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
             row = caret[0] - self.head - start
@@ -5612,6 +5620,41 @@ def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tupl
     return top, inner, True, True, top - follow
 
 
+# What a short screen says of the countdown, in fewer words as it narrows.
+_COUNTDOWN_WORDS = ("Time runs out in {} s: press any key to wait longer.", "{} s left: press any key to wait longer.",
+                    "{} s left: press a key.", "{} s left.")
+
+# How much a hint is needed, by the words it ends with: a short screen keeps
+# the most needed that fit (how to skip, then how to dismiss, come first).
+_HINT_NEED = (("skip", 0), ("dismiss", 1), ("pick", 2), ("confirm", 2), ("toggle", 2), ("done", 2), ("answer", 2),
+              ("decide", 3), ("discuss", 3), ("note", 4), ("submit", 2), ("first", 3), ("next", 5), ("question", 5),
+              ("back", 5), ("filter", 6), ("rows", 6), ("move", 7), ("scroll", 7))
+
+
+def _hint_need(key: str) -> int:
+    return next((need for end, need in _HINT_NEED if key.endswith(end)), 8)
+
+
+def _short_hint(key: str) -> str:
+    """A hint in the words of a short screen: Ctrl-Y as ^Y, as terminals write it."""
+    return key.replace("Ctrl-", "^").replace("let's discuss", "discuss").replace("type your answer", "type")
+
+
+def _hint_lines(keys: "List[str]", width: int, dot: str) -> "List[str]":
+    """Hints laid out in lines no wider than ``width``, each line starting
+    with a space, broken between hints: no line starts or ends with the
+    separator, and no hint is split from its word."""
+    lines: List[str] = []
+    for key in keys:
+        if lines and _cells(lines[-1] + dot + key) <= width:
+            lines[-1] += dot + key
+        elif _cells(" " + key) <= width:
+            lines.append(" " + key)
+        else:  # a hint wider than the screen: its own lines, broken between its words
+            lines.extend(_wrap(key, width, " ", "   "))
+    return lines
+
+
 class _Painter:
     """Draws a dialog's state as lines no wider than ``width`` cells.
 
@@ -5636,16 +5679,18 @@ class _Painter:
         self._add("")
         foot = len(self.frame.lines)
         if dialog.countdown is not None:  # first: a short screen keeps only the foot's first line
-            self._wrapped(f"Time runs out in {dialog.countdown} s: press any key to wait longer.", " ", " ", "yellow")
+            self._wrapped(_COUNTDOWN_WORDS[0].format(dialog.countdown), " ", " ", "yellow")
+            fits = [words.format(dialog.countdown) for words in _COUNTDOWN_WORDS]
+            shortest = next((words for words in fits if _cells(words) < self.width), fits[-1])
+            self.frame.notice_brief = self.style.paint(" " + shortest, "yellow")
         if dialog.notice:
             self._wrapped(dialog.notice, " ", " ", "yellow")
         self.frame.notice = len(self.frame.lines) - foot
-        keys = self.hints(dialog).split(self.style.dot)
-        # A hint never breaks between its key and its word: each is one word to _wrap.
-        for line in _wrap(self.style.dot.join(key.replace(" ", "\u00a0") for key in keys), self.width, " ", " "):
-            self._add(line.replace("\u00a0", " "), "dim")
+        keys = self.hint_list(dialog)
+        for line in _hint_lines(keys, self.width, self.style.dot):
+            self._add(line, "dim")
         self.frame.foot = len(self.frame.lines) - foot
-        self.frame.brief = self.style.paint(self._brief(keys), "dim")
+        self.frame.briefs = [[self.style.paint(line, "dim") for line in self._brief(keys, count)] for count in (1, 2, 3)]
         up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
         above = "more"
         if dialog.tab != dialog.review_tab:  # a short screen that scrolled the question away still says what is asked
@@ -5654,17 +5699,30 @@ class _Painter:
         self.frame.more = (self.style.paint(f" {up} {above} (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
-    def _brief(self, keys: "List[str]") -> str:
-        """One line of hints for a short screen: the first that fit, and
-        always the last, which says how to dismiss."""
-        kept: List[str] = []
-        for key in keys[:-1]:
-            if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
-                kept.append(key)
-        return self.style.clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+    def _brief(self, keys: "List[str]", count: int) -> "List[str]":
+        """At most ``count`` lines of hints for a short screen, chosen, not
+        cut: in their words for a short screen, the most needed that fit
+        (skipping and dismissing first, then in the order of _HINT_NEED),
+        drawn in their own order."""
+        keys = [_short_hint(key) for key in keys]
+        needed = sorted(range(len(keys)), key=lambda at: (_hint_need(keys[at]), at))
+        first = [at for at in needed if _hint_need(keys[at]) == 0][:1] + [at for at in needed if _hint_need(keys[at]) == 1]
+        needed = first + [at for at in needed if at not in first]  # one way to skip, then how to dismiss
+        chosen: List[int] = []
+        for at in needed:
+            tried = [keys[place] for place in sorted(chosen + [at])]
+            if len(_hint_lines(tried, self.width, self.style.dot)) <= count:
+                chosen.append(at)
+        lines = _hint_lines([keys[place] for place in sorted(chosen)], self.width, self.style.dot)
+        return [self.style.clipped(line, self.width) for line in lines] or [""]
 
     def hints(self, dialog: _Dialog) -> str:
-        """The keys that act now, in one line; the last says how to dismiss."""
+        """The keys that act now, in one line."""
+        return self.style.dot.join(self.hint_list(dialog))
+
+    def hint_list(self, dialog: _Dialog) -> "List[str]":
+        """The keys that act now: how to skip an optional question and how
+        to dismiss first, then the others."""
         if dialog.tab == dialog.review_tab:
             keys = ["Enter submit", f"{_FOLLOW_UP_KEY.upper()} {_ASK_ME_MORE.lower()}", "\u2191\u2193 scroll",
                     "Shift-Tab back", "Esc dismiss"]
@@ -5678,7 +5736,8 @@ class _Painter:
             keys = self._question_hints(dialog)
         if self.style.pointer == ">":
             keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
-        return self.style.dot.join(keys)
+        first = [key for key in keys if _hint_need(key) < 2]
+        return first + [key for key in keys if key not in first]
 
     def _question_hints(self, dialog: _Dialog) -> "List[str]":
         item = dialog.items[dialog.tab]

@@ -5041,7 +5041,8 @@ class DialogLongListTests(unittest.TestCase):
                         if frame.caret and frame.caret[0] - frame.focus <= frame.page:  # the row's label too, if both fit
                             self.assertIn(frame.lines[frame.focus], lines)
                         self.assertIn(frame.lines[frame.tab_line], lines)
-                        self.assertIn("dismiss", lines[-1])
+                        self.assertTrue(any(" dismiss" in line for line in lines), lines)  # chosen first, after a skip
+                        self.assertFalse(any(line.lstrip().startswith("\u00b7") or line.endswith("\u00b7") for line in lines))
                         if caret is None:
                             self.assertIsNone(frame.caret)
 
@@ -5137,7 +5138,10 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertEqual(lines[0], "[  Database]")  # the line of the tab bar with the current tab
         self.assertEqual(lines[-2:], [" This question needs", " Esc dismiss"])  # a line of the notice, and of hints
         lines = askq._Painter(39, plain).paint(state).cut(11)[0]
-        self.assertIn(" Which database should the new service", lines)  # the question above its rows
+        # the question above its rows, or its first words in the mark above them, beside two lines of chosen hints
+        self.assertTrue(any(line.startswith((" Which database should the new", " \u2191 Which database should the"))
+                            for line in lines), lines)
+        self.assertEqual(lines[-2:], [" Esc dismiss \u00b7 Enter pick \u00b7 Tab next", " ^Y you decide \u00b7 ^T discuss \u00b7 ^N note"])
         review = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)[0]
         self.assertEqual(review[0], "[  Submit]")
         self.assertIn(" \u2714 Database: SQLite", review)
@@ -5399,7 +5403,7 @@ class DialogFuzzTests(unittest.TestCase):
         if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
             self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
             self.assertIn(frame.lines[frame.tab_line], lines, case)
-            self.assertIn("dismiss", SGR.sub("", lines[-1]), case)
+            self.assertTrue(any(" dismiss" in SGR.sub("", line) for line in lines[1:]), case)
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
@@ -5419,7 +5423,7 @@ class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
 
     def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss",
-              **popen: Any) -> Any:
+              call: str = EXAMPLE, **popen: Any) -> Any:
         """The CLI's dialog on a pseudo-terminal: without colour, or with it
         on a terminal of ``size`` (columns, rows)."""
         import fcntl
@@ -5434,7 +5438,7 @@ class DialogTerminalTests(unittest.TestCase):
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
             del env["NO_COLOR"]
         self.before = termios.tcgetattr(slave)
-        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
+        process = spawn_askq(self, "ask", call, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
                              **popen)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
@@ -5471,6 +5475,39 @@ class DialogTerminalTests(unittest.TestCase):
         out, _ = process.communicate(timeout=10)
         self.assertEqual(termios.tcgetattr(self.slave), self.before, "the terminal's mode was not restored")
         return json.loads(out) if out else None
+
+    def drawn(self) -> str:
+        """What was drawn, without the escapes that move and colour it."""
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z~]", "", bytes(self.screen).decode("utf-8", "replace"))
+
+    def test_the_hints_are_chosen_at_the_sizes_a_person_tried(self) -> None:
+        six = write_temp(self, json.dumps({"questions": [
+            {"question": f"Which database should service {n} use?", "header": f"DB{n}", "required": n != 0,
+             "options": ["SQLite", "Postgres (Recommended)", "MySQL"]} for n in range(6)]}))
+        for columns, rows in ((40, 12), (80, 7), (80, 8), (80, 9)):
+            with self.subTest(columns=columns, rows=rows):
+                self.screen = bytearray()
+                process = self.start(size=(columns, rows), ready=b"dismiss", call=six)
+                self.wait_for(b"note")
+                self.press(ESC)
+                self.assertEqual(self.finish(process)["status"], "declined")
+                drawn = self.drawn()
+                for hint in ("Tab skip", "Esc dismiss", "^Y you decide", "^T discuss", "^N note"):
+                    self.assertIn(hint, drawn)
+                self.assertNotIn("\n \u00b7", drawn.replace("\r", "\n"))  # no wrapped line starts with the separator
+
+    def test_a_short_screen_keeps_the_countdown_whole_and_the_question(self) -> None:
+        process = self.start("--timeout", "40", size=(30, 6), ready=b"s left")
+        self.press(ESC)
+        self.finish(process)
+        drawn = self.drawn()
+        self.assertRegex(drawn, r"\d+ s left: press a key\.")
+        self.assertNotIn("wait longer", drawn)  # never cut mid-sentence: fewer words instead
+        self.assertIn("Which database", drawn)  # the question's first words, in the mark above its rows
+        process = self.start(size=(80, 6), ready=b"dismiss")
+        self.press(ESC)
+        self.finish(process)
+        self.assertIn("Which database should the new service", self.drawn())
 
     def test_small_terminals_with_colour(self) -> None:
         for columns, rows in ((20, 10), (40, 12)):
