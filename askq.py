@@ -6741,8 +6741,7 @@ _WEB_SCRIPT = """
   function send() {
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
-    // A secret goes only with a button the person presses, never as they type.
-    form.querySelectorAll("input[type=password]").forEach(function (secret) { data.delete(secret.name); });
+    // A secret goes too, only to this server: a timeout keeps it with the rest, shown as (hidden).
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       lost(false);
