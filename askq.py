@@ -6735,7 +6735,6 @@ _WEB_SCRIPT = """
   function showEnd() {
     var field = document.createElement("input");
     field.type = "hidden"; field.name = "action"; field.value = "draft";
-    form.querySelectorAll("input[type=password]").forEach(function (secret) { secret.disabled = true; });
     form.appendChild(field); form.submit();
   }
   function send() {
