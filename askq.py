@@ -6679,7 +6679,7 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .entry.resting .text, .entry.resting summary { color: var(--muted); }
 span.number { display: flex; align-items: center; gap: 0.5rem; }
 input.number { max-width: 12rem; }
-input[type=text], input[type=number], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
+input[type=text], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
 .countdown.soon { color: var(--warn); font-weight: 600; }
@@ -7346,7 +7346,8 @@ class _WebEntry:
         unit = _html_escaped(item.unit or "")
         # A text field, never type="number": browsers drop a decimal comma
         # and clear what is not a number before the server can read it.
-        attributes = (f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
+        attributes = (("" if item.secret else " type=\"text\"")
+                      + f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
                       f" autocomplete=\"off\" spellcheck=\"false\"")
         label = f"Your answer in {unit}" if unit else "Your answer"
         field = self.typed_field("text", f"{attributes} aria-label=\"{label}\"")

@@ -6006,7 +6006,7 @@ class WebRequestTests(unittest.TestCase):
         page = self.state_page()
         html = self.get_form(page)
         # a text field, never type="number", with what it takes written beside it before anything is sent
-        self.assertIn('<span class="number"><input name="text:ram" value="8" id="answer-2" class="number"'
+        self.assertIn('<span class="number"><input name="text:ram" value="8" type="text" id="answer-2" class="number"'
                       ' inputmode="decimal" autocomplete="off" spellcheck="false" aria-label="Your answer in GB"'
                       ' aria-describedby="takes-2"> <span class="unit" dir="auto">GB</span></span>'
                       '<p class="desc takes" id="takes-2">Type one number from 1 to 64 GB in steps of 1.</p>', html)
