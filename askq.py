@@ -984,10 +984,36 @@ def _option_named(options: "Sequence[QuestionOption]", text: str) -> "Optional[Q
     return None
 
 
-def _custom_text(text: "Optional[str]", custom_picked: bool, options_picked: bool) -> "Optional[str]":
-    """Text typed for the custom row counts when the row is picked, or when
-    nothing else is: a person who typed and picked an option meant the option."""
-    return text if custom_picked or not options_picked else None
+def _blank(text: str) -> bool:
+    """Whether typed text says nothing: only whitespace and invisible format
+    characters (a zero-width space alone never answers a question)."""
+    if not text.strip():
+        return True
+    if text.isascii():
+        return False
+    import unicodedata
+
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
+
+
+def _custom_text(
+    item: "QuestionItem", text: "Optional[str]", custom_picked: bool, options_picked: bool,
+) -> "Tuple[Optional[str], Optional[str]]":
+    """Text typed in a choice question's field for the custom row, as
+    (typed answer, note): it is never dropped.  On a multi choice it is the
+    typed part beside the picks; on a single choice it is the answer when
+    the row or nothing else is picked, and the question's note when another
+    option is (the person picked that one and said something about it)."""
+    if item.question_type is QuestionType.MULTI_CHOICE or custom_picked or not options_picked:
+        return text, None
+    return None, text
+
+
+def _with_note(note: "Optional[str]", more: "Optional[str]") -> "Optional[str]":
+    """A note with more words for it after it, on a line of their own."""
+    if more is None or _blank(more):
+        return note
+    return more.strip() if note is None or _blank(note) else f"{note.strip()}\n{more.strip()}"
 
 
 def _shown_answer(answer: "Optional[AnswerItem]", secret: bool = False) -> str:
@@ -3514,12 +3540,13 @@ def _picks_of_selected(index: int, item: QuestionItem, label: str) -> "List[_Pic
 
 
 def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool) -> "Optional[AnswerItem]":
-    texts = [text.strip() for text in given.typed if text.strip()]  # blank is no answer
-    note = given.note.strip() or None if given.note is not None else None
+    texts = [text.strip() for text in given.typed if not _blank(text)]  # blank is no answer
+    note = None if given.note is None or _blank(given.note) else given.note.strip()
     picked = [option.label for option in item.options or () if option.label in given.picked]
     _check_typed(index, item, texts, given.custom)
     if texts and item.question_type.is_number:
         _check_number(index, item, texts[0])
+        texts[0] = _number_written(item, texts[0])
     if item.question_type is QuestionType.SINGLE_CHOICE and len(picked) + len(texts) > 1:
         raise _refused(
             index, item, "two_answers",
@@ -3586,6 +3613,12 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     (reason, words), or None when it is one number within the question's
     bounds.  The person's decimal comma is a point, and the question's
     unit typed after the number is no part of it."""
+    number = _typed_digits(item, text)
+    if _pattern(_GROUPED_NUMBER_SOURCE).fullmatch(number):
+        return "not_a_number", (
+            "could be read two ways, its comma as a thousands separator or as a decimal comma:"
+            f" type it without the comma, or with a point for a decimal; {_number_range(item)}"
+        )
     value = _typed_value(item, text)
     if value is None:
         return "not_a_number", f"is not a number: {_number_range(item)}"
@@ -3599,15 +3632,40 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     return None
 
 
-def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
-    """The number a person typed for a number question, or None."""
+# A comma with exactly three digits after it and no point: a thousands
+# separator to some, a decimal comma to others, so it is read as neither.
+_GROUPED_NUMBER_SOURCE = r"[+-]?[0-9]+,[0-9]{3}"
+
+
+def _typed_digits(item: QuestionItem, text: str) -> str:
+    """What a person typed for a number question without the question's
+    unit after it: the number's own characters."""
     number = text.strip()
     unit = item.unit
     if unit and number.lower().endswith(unit.lower()):
         number = number[: len(number) - len(unit)].rstrip()
+    return number
+
+
+def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
+    """The number a person typed for a number question, or None."""
+    number = _typed_digits(item, text)
     if number.count(",") == 1 and "." not in number:
         number = number.replace(",", ".")
     return _typed_number(number)
+
+
+def _number_written(item: QuestionItem, text: str) -> str:
+    """A number the person typed in its one written form, for the model:
+    a point, no separator, no exponent, no sign on zero (``3,5`` is
+    ``3.5``, ``1e3`` is ``1000``); the unit is added where it is shown."""
+    import decimal
+
+    number = _typed_digits(item, text).replace(",", ".")
+    written = format(decimal.Decimal(number).normalize(), "f")
+    if written.startswith("-") and not written.strip("-0."):
+        written = "0"
+    return written
 
 
 def _number_range(item: QuestionItem) -> str:
@@ -3750,17 +3808,18 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("advice", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
+    __slots__ = ("advice", "advice_none", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
         marker: "Optional[str]" = None, alone: "Optional[str]" = None,
-        late: str = "The questions had already ended.",
+        late: str = "The questions had already ended.", advice_none: "Optional[str]" = None,
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
         self.unanswered = unanswered  # why a question has no answer
         self.advice = advice  # the result's last line: what the model should do now
+        self.advice_none = advice_none or advice  # ... when nothing was answered (notes alone, say)
         self.alone = alone or f"{head_none} {advice}"  # the whole result when nothing was answered
         self.ended = ended  # the dialog's summary and the page: how it ended, for the person
         self.sent = sent  # the page once it ended: what became of the answers
@@ -3791,6 +3850,7 @@ _OUTCOME_WORDS = {
         "The user saw your questions and dismissed them without answering. Do not act on"
         " assumptions about them: wait for the user's next message rather than going on.",
         late="The questions had already been dismissed, here or elsewhere.",
+        advice_none="Do not act on assumptions about them: wait for the user's next message rather than going on.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
         "The user answered some of your questions, then did not respond in time.",
@@ -3815,6 +3875,8 @@ _OUTCOME_WORDS = {
         "Nobody was asked: no interactive user is available to answer questions in this run,"
         " so there are no answers. Go on with reasonable assumptions and state each one"
         " plainly, or stop and say what information you need.",
+        advice_none="There are no answers: go on with reasonable assumptions and state each one plainly,"
+        " or stop and say what information you need.",
     ),
     Outcome.FOLLOW_UP: _OutcomeWords(
         "The user answered what is listed and asked for more questions before you go on.",
@@ -3832,6 +3894,14 @@ _OUTCOME_WORDS = {
 
 # The person's words for asking for the outcome follow_up, in every UI.
 _ASK_ME_MORE = "Ask me more first"
+
+# The first words of a refused form, by what the person asked for: a
+# request for more questions is no sending of answers.
+_REFUSED_LEADS = {
+    Outcome.ANSWERED: "Your answers were not sent.",
+    Outcome.FOLLOW_UP: (f"Your request ({_ASK_ME_MORE}) was not sent yet: what you answered goes with it,"
+                        " and part of it cannot be taken."),
+}
 
 
 def _alone_text(status: Outcome) -> str:
@@ -3960,6 +4030,8 @@ def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, st
         )
     if status == Outcome.ANSWERED and not said:
         return head, "Go on without these answers; do not assume any."
+    if not said and not assumed:  # notes alone: there are no answers to use
+        return head, words.advice_none
     return head, words.advice + (" State each assumed answer plainly as an assumption." if assumed else "")
 
 
@@ -4755,7 +4827,8 @@ def _elicited_answer(index: int, item: QuestionItem, content: "Dict[str, Any]", 
     ticked = [option.label for key, option in zip(keys.options, item.options or ()) if content.get(key) is True]
     custom = any(_names_custom_row(label) for label in picked) or bool(ticked and other)
     picked = picked + ticked
-    return AnswerItem(item.id, _custom_text(other, custom, bool(picked)), picked)
+    typed, note = _custom_text(item, other, custom, bool(picked))
+    return AnswerItem(item.id, typed, picked, note=note)
 
 
 # ===========================================================================
@@ -4867,6 +4940,7 @@ class _LinePrompt:
         self.writer = writer
         self.note: Optional[AnswerItem] = None  # a note written for the question being asked
         self.width = _line_width(writer)
+        self.heard = False  # whether a line was read: then the end of input is someone who stopped
 
     def say(self, text: str, first: str = "  ", rest: str = "  ") -> None:
         """Write text wrapped to the terminal's width, with a hanging indent."""
@@ -4885,7 +4959,7 @@ class _LinePrompt:
             status = Outcome.FOLLOW_UP
         except EOFError:
             # A person at a terminal ended it; from a pipe, no line means nobody was there.
-            someone = answers or self.note or _is_terminal(self.reader.stream)
+            someone = answers or self.note or self.heard or _is_terminal(self.reader.stream)
             status = Outcome.DECLINED if someone else Outcome.UNAVAILABLE
         except KeyboardInterrupt:
             status = Outcome.DECLINED
@@ -4901,11 +4975,12 @@ class _LinePrompt:
         self.say(f"{tag}{_visible(item.question)}  ({number} of {count})", "", "  ")
         if item.purpose:
             self.say(_visible(item.purpose), "  Why: ", "       ")
-        for place, row in enumerate(_question_rows(item), 1):
+        rows = _question_rows(item)
+        for place, row in enumerate(rows, 1):
             option = row.option
             badge = f" {RECOMMENDED_SUFFIX}" if _is_recommended(item, row) else ""
             about = f" - {_visible(option.description)}" if option and option.description else ""
-            lead = f"  {place}. "
+            lead = f"  {place:>{len(str(len(rows)))}}. "  # labels start in one column from row 10 on too
             self.say(f"{_visible(row.label)}{badge}{about}", lead, " " * len(lead))
             for line in option.preview.splitlines() if option and option.preview else ():
                 self.say(_visible(line), "       ", "       ")
@@ -4955,12 +5030,17 @@ class _LinePrompt:
         words = line.replace(",", " ").split()
         if words and all(word.isascii() and word.isdigit() for word in words):
             return self.picked_rows(item, [int(word) for word in words])
-        picks = _options_named_by(item, line)
-        if picks is None:
-            if not item.allow_custom:
-                raise _Retry("Pick one of the options by its number.")
+        picks, typed = _picks_and_text(item, line)  # the rule every answer form is read by
+        if typed is not None and not item.allow_custom:
+            raise _Retry("Pick one of the options by its number.")
+        if not picks:
             return AnswerItem(item.id, line)
-        return self.picked(item, picks)
+        answer = self.picked(item, picks)
+        if typed is not None:
+            if answer.answer is not None:
+                raise _Retry("Type your own answer once: beside the options you named, or on the line after the row for it.")
+            answer = dataclasses.replace(answer, answer=typed)
+        return answer
 
     def picked_rows(self, item: QuestionItem, numbers: "List[int]") -> AnswerItem:
         rows = _question_rows(item)
@@ -4989,6 +5069,7 @@ class _LinePrompt:
             self.writer.write(cue)
             self.writer.flush()
             line = self.reader.readline(secret).strip()
+            self.heard = True
             if secret and _is_terminal(self.reader.stream):
                 self.writer.write("\n")  # the Enter that was not echoed
             if len(line) <= MAX_TEXT:
@@ -5044,7 +5125,7 @@ def _line_words(item: QuestionItem) -> str:
     ]
     if item.question_type.is_choice:
         words.insert(0, "a row number, or an option's name: pick it;")
-    return "You can type: " + " ".join(words)
+    return "You can type: " + " ".join(words)[:-1] + "."  # one sentence, ending as one
 
 
 def _number_words(item: QuestionItem) -> str:
@@ -5064,10 +5145,17 @@ def _typed_refusal(item: QuestionItem, text: str) -> "Optional[AnswerError]":
 
 def _refusal_words(item: QuestionItem, err: AnswerError, text: str) -> str:
     """A refusal of typed text in the person's words."""
-    problem = _number_problem(item, text) if item.question_type is QuestionType.NUMBER else None
-    if problem is not None:
-        return _visible(f"That {problem[1]}.")
+    words = _number_refusal(item, text)
+    if words is not None:
+        return words
     return _PERSON_WORDS.get(err.reason, "That answer cannot be taken. Check it and type it again.")
+
+
+def _number_refusal(item: QuestionItem, text: str) -> "Optional[str]":
+    """Why a number question refuses what was typed, in the person's words
+    (every way of asking says the same), or None."""
+    problem = _number_problem(item, text) if item.question_type is QuestionType.NUMBER else None
+    return None if problem is None else _visible(f"That {problem[1]}.")
 
 
 def _checked_typed(item: QuestionItem, text: str) -> AnswerItem:
@@ -5250,11 +5338,12 @@ class _Entry:
     row for typing is the single choice (``custom``), the ``text`` typed and
     its ``caret``, and whether an optional question was ``skipped``; the
     ``state`` given instead of an answer, whether ``text`` is still the
-    question's default, unconfirmed (``prefilled``), and the ``problem``
-    with the text the person last confirmed."""
+    question's default, unconfirmed (``prefilled``), and still selected,
+    so that a character typed replaces it (``selected``), and the
+    ``problem`` with the text the person last confirmed."""
 
-    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "skipped", "state",
-                 "text")
+    __slots__ = ("caret", "custom", "note", "note_caret", "picked", "prefilled", "problem", "row", "selected", "skipped",
+                 "state", "text")
 
     def __init__(self, item: QuestionItem) -> None:
         default = None if item.question_type.is_choice else item.default
@@ -5267,7 +5356,7 @@ class _Entry:
         self.note = ""  # the person's note on the answer, and where its caret is
         self.note_caret = 0
         self.state: Optional[str] = None
-        self.prefilled = default is not None
+        self.prefilled = self.selected = default is not None
         self.problem = ""
 
 
@@ -5350,7 +5439,9 @@ class _Dialog:
         text = None if entry.prefilled else entry.text.strip() or None
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
-        typed = _custom_text(text, custom, bool(picked)) if item.question_type.is_choice else text
+        # the dialog's rows are one list: a person who typed on the row for
+        # typing and then picked another row moved away from the text
+        typed = _custom_text(item, text, custom, bool(picked))[0] if item.question_type.is_choice else text
         if typed is not None and _typed_refusal(item, typed) is not None:
             typed = None  # what cannot be an answer is not kept as one
         if typed is not None or picked:
@@ -5539,7 +5630,7 @@ class _Dialog:
     def _enter(self, name: str = "enter", text: str = "") -> None:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
-        entry.prefilled = False  # Enter on the default takes it
+        entry.prefilled = entry.selected = False  # Enter on the default takes it
         text = entry.text.strip()
         refusal = _typed_refusal(item, text) if row.takes_text and text else None
         entry.problem = "" if refusal is None else _refusal_words(item, refusal, text)
@@ -5642,6 +5733,7 @@ class _Dialog:
         if self.noting:
             entry.note, entry.note_caret = line, caret
             return
+        entry.selected = False  # a key that edits or moves the caret keeps the default to edit
         if line != entry.text:  # an edit is the person's own answer, to be checked again
             entry.prefilled, entry.problem, entry.state = False, "", None
         entry.text, entry.caret = line, caret
@@ -5649,6 +5741,8 @@ class _Dialog:
     @_EDIT_KEYS.on("text", "paste")
     def _insert(self, name: str, text: str) -> None:
         line, caret = self.line()
+        if self.entry.selected and not self.noting and self.filter is None:
+            line, caret = "", 0  # the default starts selected: what is typed replaces it
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # a terminal pastes line breaks as CR
         kept = text[: max(0, MAX_TEXT - len(line))]  # the bound every answer and note has
         self._set_line(line[:caret] + kept + line[caret:], caret + len(kept))
@@ -5752,7 +5846,8 @@ class _Frame:
         self.foot = 0
         self.notice = 0  # the foot's first lines: the notice
         self.tab_line = 0  # the line of the tab bar with the current tab
-        self.brief = ""
+        self.briefs: List[List[str]] = [[""]]  # the hints a short screen keeps, in one line, two, three
+        self.notice_brief = ""  # the notice's first line, in fewer words where they fit better
         self.more = ("", "")
         self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
 
@@ -5765,8 +5860,10 @@ class _Frame:
             return lines, caret, 0
         tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
         if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
-            tabs, foot = tabs[self.tab_line: self.tab_line + 1], foot[: min(self.notice, 1)] + [self.brief]
-        for fewer_tabs, fewer_foot in ((tabs, [self.brief]), ([], [self.brief]), ([], [])):
+            brief = self.briefs[max(0, min(len(self.briefs), (height - 7) // 2) - 1)]
+            notice = [self.notice_brief or foot[0]] if self.notice else []
+            tabs, foot = tabs[self.tab_line: self.tab_line + 1], notice + brief
+        for fewer_tabs, fewer_foot in ((tabs, self.briefs[0]), ([], self.briefs[0]), ([], [])):
             if height - len(tabs) - len(foot) < 1:  # too short even for those: the hints, then the body alone
                 tabs, foot = fewer_tabs, fewer_foot
         room = height - len(tabs) - len(foot)
@@ -5777,6 +5874,11 @@ class _Frame:
         # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
         ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
         start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        if 2 <= room < 4 and start > 0:  # too short for both marks: the one that says what is asked stays
+            start, size, _, _, view = _window(len(body), max(ends), room - 1, view, min(ends))
+            above, below = start > 0, False
+            size += 0 if above else 1
+            self.page = max(1, room - 2)
         shown = tabs + ([self.more[0]] if above else []) + body[start: start + size] + ([self.more[1]] if below else [])
         if caret is not None:
             row = caret[0] - self.head - start
@@ -5808,6 +5910,41 @@ def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tupl
     return top, inner, True, True, top - follow
 
 
+# What a short screen says of the countdown, in fewer words as it narrows.
+_COUNTDOWN_WORDS = ("Time runs out in {} s: press any key to wait longer.", "{} s left: press any key to wait longer.",
+                    "{} s left: press a key.", "{} s left.")
+
+# How much a hint is needed, by the words it ends with: a short screen keeps
+# the most needed that fit (how to skip, then how to dismiss, come first).
+_HINT_NEED = (("skip", 0), ("dismiss", 1), ("pick", 2), ("confirm", 2), ("toggle", 2), ("done", 2), ("answer", 2),
+              ("decide", 3), ("discuss", 3), ("note", 4), ("submit", 2), ("first", 3), ("next", 5), ("question", 5),
+              ("back", 5), ("filter", 6), ("rows", 6), ("move", 7), ("scroll", 7))
+
+
+def _hint_need(key: str) -> int:
+    return next((need for end, need in _HINT_NEED if key.endswith(end)), 8)
+
+
+def _short_hint(key: str) -> str:
+    """A hint in the words of a short screen: Ctrl-Y as ^Y, as terminals write it."""
+    return key.replace("Ctrl-", "^").replace("let's discuss", "discuss").replace("type your answer", "type")
+
+
+def _hint_lines(keys: "List[str]", width: int, dot: str) -> "List[str]":
+    """Hints laid out in lines no wider than ``width``, each line starting
+    with a space, broken between hints: no line starts or ends with the
+    separator, and no hint is split from its word."""
+    lines: List[str] = []
+    for key in keys:
+        if lines and _cells(lines[-1] + dot + key) <= width:
+            lines[-1] += dot + key
+        elif _cells(" " + key) <= width:
+            lines.append(" " + key)
+        else:  # a hint wider than the screen: its own lines, broken between its words
+            lines.extend(_wrap(key, width, " ", "   "))
+    return lines
+
+
 class _Painter:
     """Draws a dialog's state as lines no wider than ``width`` cells.
 
@@ -5837,16 +5974,18 @@ class _Painter:
         self._add("")
         foot = len(self.frame.lines)
         if dialog.countdown is not None:  # first: a short screen keeps only the foot's first line
-            self._wrapped(f"Time runs out in {dialog.countdown} s: press any key to wait longer.", " ", " ", "yellow")
+            self._wrapped(_COUNTDOWN_WORDS[0].format(dialog.countdown), " ", " ", "yellow")
+            fits = [words.format(dialog.countdown) for words in _COUNTDOWN_WORDS]
+            shortest = next((words for words in fits if _cells(words) < self.width), fits[-1])
+            self.frame.notice_brief = self.style.paint(" " + shortest, "yellow")
         if dialog.notice:
             self._wrapped(dialog.notice, " ", " ", "yellow")
         self.frame.notice = len(self.frame.lines) - foot
-        keys = self.hints(dialog).split(self.style.dot)
-        # A hint never breaks between its key and its word: each is one word to _wrap.
-        for line in _wrap(self.style.dot.join(key.replace(" ", "\u00a0") for key in keys), self.width, " ", " "):
-            self._add(line.replace("\u00a0", " "), "dim")
+        keys = self.hint_list(dialog)
+        for line in _hint_lines(keys, self.width, self.style.dot):
+            self._add(line, "dim")
         self.frame.foot = len(self.frame.lines) - foot
-        self.frame.brief = self.style.paint(self._brief(keys), "dim")
+        self.frame.briefs = [[self.style.paint(line, "dim") for line in self._brief(keys, count)] for count in (1, 2, 3)]
         up, down = ("\u2191", "\u2193") if self.style.pointer != ">" else ("^", "v")
         above = "more"
         if dialog.tab != dialog.review_tab:  # a short screen that scrolled the question away still says what is asked
@@ -5855,17 +5994,30 @@ class _Painter:
         self.frame.more = (self.style.paint(f" {up} {above} (PgUp)", "dim"), self.style.paint(f" {down} more (PgDn)", "dim"))
         return self.frame
 
-    def _brief(self, keys: "List[str]") -> str:
-        """One line of hints for a short screen: the first that fit, and
-        always the last, which says how to dismiss."""
-        kept: List[str] = []
-        for key in keys[:-1]:
-            if _cells(" " + self.style.dot.join(kept + [key, keys[-1]])) <= self.width:
-                kept.append(key)
-        return self.style.clipped(" " + self.style.dot.join(kept + keys[-1:]), self.width)
+    def _brief(self, keys: "List[str]", count: int) -> "List[str]":
+        """At most ``count`` lines of hints for a short screen, chosen, not
+        cut: in their words for a short screen, the most needed that fit
+        (skipping and dismissing first, then in the order of _HINT_NEED),
+        drawn in their own order."""
+        keys = [_short_hint(key) for key in keys]
+        needed = sorted(range(len(keys)), key=lambda at: (_hint_need(keys[at]), at))
+        first = [at for at in needed if _hint_need(keys[at]) == 0][:1] + [at for at in needed if _hint_need(keys[at]) == 1]
+        needed = first + [at for at in needed if at not in first]  # one way to skip, then how to dismiss
+        chosen: List[int] = []
+        for at in needed:
+            tried = [keys[place] for place in sorted(chosen + [at])]
+            if len(_hint_lines(tried, self.width, self.style.dot)) <= count:
+                chosen.append(at)
+        lines = _hint_lines([keys[place] for place in sorted(chosen)], self.width, self.style.dot)
+        return [self.style.clipped(line, self.width) for line in lines] or [""]
 
     def hints(self, dialog: _Dialog) -> str:
-        """The keys that act now, in one line; the last says how to dismiss."""
+        """The keys that act now, in one line."""
+        return self.style.dot.join(self.hint_list(dialog))
+
+    def hint_list(self, dialog: _Dialog) -> "List[str]":
+        """The keys that act now: how to skip an optional question and how
+        to dismiss first, then the others."""
         if dialog.tab == dialog.review_tab:
             keys = ["Enter submit", f"{_FOLLOW_UP_KEY.upper()} {_ASK_ME_MORE.lower()}", "\u2191\u2193 scroll",
                     "Shift-Tab back", "Esc dismiss"]
@@ -5879,7 +6031,8 @@ class _Painter:
             keys = self._question_hints(dialog)
         if self.style.pointer == ">":
             keys = [key.replace("\u2191\u2193", "Up/Down") for key in keys]
-        return self.style.dot.join(keys)
+        first = [key for key in keys if _hint_need(key) < 2]
+        return first + [key for key in keys if key not in first]
 
     def _question_hints(self, dialog: _Dialog) -> "List[str]":
         item = dialog.items[dialog.tab]
@@ -5983,7 +6136,8 @@ class _Painter:
             box = style.checked if on else style.unchecked
         else:
             box = style.chosen if on else style.unchosen
-        lead = f" {style.pointer if here else ' '} {box} {number + 1}. "
+        places = len(str(len(dialog.rows(dialog.tab))))  # numbers right-aligned: labels start in one column
+        lead = f" {style.pointer if here else ' '} {box} {number + 1:>{places}}. "
         if here:
             self.frame.focus = len(self.frame.lines)
         words = dialog.row_words(row)
@@ -6020,9 +6174,11 @@ class _Painter:
         if not text and placeholder:
             self._add(self.style.clipped(lead + self.style.text(placeholder), self.width), "dim")
         else:
-            default = dialog.entry.prefilled and not (active and dialog.noting)  # not yet taken: drawn faint
-            look = ("dim",) if default else ("bold",) if active else ()
-            self._add(lead + _cut_cells(text, start, room), *look)
+            shown = _cut_cells(text, start, room)
+            if dialog.entry.selected and not (active and dialog.noting):  # not yet taken: drawn selected
+                self.frame.lines.append(lead + self.style.paint(shown, "reverse"))
+            else:
+                self._add(lead + shown, *(("bold",) if active else ()))
         if active:
             self.frame.caret = (len(self.frame.lines) - 1, _cells(lead) + caret - start)
 
@@ -6818,7 +6974,7 @@ details.preview summary { color: var(--accent); font-size: 0.9rem; }
 .entry.resting .text, .entry.resting summary { color: var(--muted); }
 span.number { display: flex; align-items: center; gap: 0.5rem; }
 input.number { max-width: 12rem; }
-input[type=text], input[type=number], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
+input[type=text], input[type=password], textarea { box-sizing: border-box; width: 100%; font: inherit; color: inherit;
         background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 0.45rem; }
 input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% - 1.7rem); }
 .countdown.soon { color: var(--warn); font-weight: 600; }
@@ -6874,14 +7030,12 @@ _WEB_SCRIPT = """
   function showEnd() {
     var field = document.createElement("input");
     field.type = "hidden"; field.name = "action"; field.value = "draft";
-    form.querySelectorAll("input[type=password]").forEach(function (secret) { secret.disabled = true; });
     form.appendChild(field); form.submit();
   }
   function send() {
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
-    // A secret goes only with a button the person presses, never as they type.
-    form.querySelectorAll("input[type=password]").forEach(function (secret) { data.delete(secret.name); });
+    // A secret goes too, only to this server: a timeout keeps it with the rest, shown as (hidden).
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       lost(false);
@@ -7067,7 +7221,7 @@ class _WebPage(_HttpHandlers):
         except AnswerError as err:
             problems = problems or {err.index or 0: err.reason}
         if problems:
-            return _HttpResponse.html(400, self.form_html(problems))
+            return _HttpResponse.html(400, self.form_html(problems, status=status))
         self.end(status, answers)
         return _HttpResponse.html(200, self.ended_html())
 
@@ -7104,6 +7258,9 @@ class _WebPage(_HttpHandlers):
                 answers = collect_answers(self.items, self._carried_answers(request), partial)
             except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
+            too_long = _too_long_error(self.items, answers)
+            if too_long is not None:
+                return _HttpResponse.json(400, {"error": too_long})
         self.end(status, answers)
         return _HttpResponse.json(200, self.shown_outcome())
 
@@ -7137,7 +7294,9 @@ class _WebPage(_HttpHandlers):
             f"<title>Questions for you</title><style nonce=\"{self.nonce}\">{_WEB_STYLE}</style></head><body><main>"
         )
 
-    def form_html(self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False) -> str:
+    def form_html(
+        self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False, status: Outcome = Outcome.ANSWERED,
+    ) -> str:
         """The form, every entry of the last form in place; after a refused
         submission, every problem at the top and beside its question, in the
         page's words; on the way to a dismissal, the step that confirms it."""
@@ -7159,7 +7318,7 @@ class _WebPage(_HttpHandlers):
              " open, or copy them before you close it.</p></div>"),
         ]
         if problems:
-            parts.append(self._problems_html(problems))
+            parts.append(self._problems_html(problems, self.last_form, status))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
         # Enter on a radio button or a check box clicks the first submit button
@@ -7189,16 +7348,18 @@ class _WebPage(_HttpHandlers):
         return (f"<p class=\"countdown\" id=\"countdown\" role=\"timer\">This page stops waiting after"
                 f" {_duration(self.timeout)} without activity.</p>")
 
-    def _problems_html(self, problems: "Dict[int, str]") -> str:
+    def _problems_html(
+        self, problems: "Dict[int, str]", form: "Dict[str, List[str]]", status: Outcome = Outcome.ANSWERED,
+    ) -> str:
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
         links = "".join(
             f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
-            f"</a>: {_person_words(self.items[index], reason)}</li>"
+            f"</a>: {_person_words(self.items[index], reason, form)}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
-                f"<p>Your answers were not sent. Please fix:</p><ul>{links}</ul></div>")
+                f"<p>{_REFUSED_LEADS.get(status, _REFUSED_LEADS[Outcome.ANSWERED])} Please fix:</p><ul>{links}</ul></div>")
 
     def _confirm_html(self) -> str:
         """The second step of a dismissal, saying what it would keep."""
@@ -7298,14 +7459,15 @@ def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sen
         picked = form.get(f"q:{item.id}", [])
         states = form.get(f"state:{item.id}", [])
         state = states[0] if len(states) == 1 else None  # two at once is the page's own problem
+        note = _form_text(form, f"note:{item.id}").strip() or None
         if item.question_type.is_choice:
             custom = any(_names_custom_row(label) for label in picked)
-            typed = _custom_text(_form_text(form, f"other:{item.id}"), custom, bool(picked))
+            typed, more = _custom_text(item, _form_text(form, f"other:{item.id}"), custom, bool(picked))
+            note = _with_note(note, more)
         else:
             typed = _form_text(form, f"text:{item.id}")
             if item.default is not None and typed.strip() == item.default.strip() and (state or not sent):
                 typed = ""
-        note = _form_text(form, f"note:{item.id}").strip() or None
         if picked or (typed or "").strip() or note or state:
             answers.append(AnswerItem(item.id, typed if (typed or "").strip() else None, picked or None, note=note,
                                       unanswered=state))
@@ -7333,7 +7495,27 @@ def _form_problems(items: "List[QuestionItem]", form: "Dict[str, List[str]]", pa
                 collect_answers([item], [answer or AnswerItem(item.id)], partial=partial)
             except AnswerError as err:
                 problems[index] = "state_and_answer" if states and err.reason == "two_answers" else err.reason
+            else:
+                if answer is not None and _too_long(answer):
+                    problems[index] = "too_long"
     return problems
+
+
+def _too_long(answer: AnswerItem) -> bool:
+    """Whether an answer's typed text or note is over MAX_TEXT, which the
+    page and its JSON interface refuse, as the line prompt does."""
+    return any(text is not None and len(text) > MAX_TEXT for text in (answer.answer, answer.note))
+
+
+def _too_long_error(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "Optional[str]":
+    """The refusal of answers over MAX_TEXT, for a client of the JSON interface, or None."""
+    for index, item in enumerate(items):
+        answer = next((answer for answer in answers if answer.id == item.id), None)
+        if answer is not None and _too_long(answer):
+            longest = max(len(text or "") for text in (answer.answer, answer.note))
+            return (f"{_where(index, item.question)}: its answer is {longest} characters long; an answer or a note"
+                    f" holds at most MAX_TEXT ({MAX_TEXT}) characters. Shorten it.")
+    return None
 
 
 def _html_escaped(text: str) -> str:
@@ -7358,6 +7540,7 @@ _PERSON_WORDS = {
     "ambiguous_question": "This answer could not be matched to its question. Reload the page and try again.",
     "malformed": "This answer could not be read. Check it and send it again.",
     "not_a_number": "Type a number here, in digits: {range}.",
+    "too_long": f"This answer is too long: an answer or a note holds at most {MAX_TEXT} characters. Shorten it.",
     "out_of_range": "That number is not one this question takes: {range}.",
     "two_states": f"Tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or \u201c{_STATES[_DISCUSS].label}\u201d, not both.",
     "state_and_answer": (f"Answer it, or tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or"
@@ -7365,8 +7548,13 @@ _PERSON_WORDS = {
 }
 
 
-def _person_words(item: QuestionItem, reason: str) -> str:
-    """A problem in the page's words, for the person; escaped for HTML."""
+def _person_words(item: QuestionItem, reason: str, form: "Dict[str, List[str]]") -> str:
+    """A problem in the page's words, for the person; escaped for HTML.  A
+    number refused says why in the dialog's words."""
+    if reason in ("not_a_number", "out_of_range"):
+        number = _number_refusal(item, _form_text(form, f"text:{item.id}"))
+        if number is not None:
+            return _html_escaped(number)
     words = _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
     return _html_escaped(words.format(range=_number_range(item)) if "{" in words else words)
 
@@ -7392,7 +7580,8 @@ class _WebEntry:
         self, index: int, item: QuestionItem, form: "Dict[str, List[str]]", has_problem: bool, retype: bool = False,
     ) -> None:
         self.index, self.item, self.form = index, item, form
-        said = " ".join(([f"problem-{index}"] if has_problem else []) + ([f"retype-{index}"] if retype else []))
+        said = " ".join(([f"problem-{index}"] if has_problem else []) + ([f"retype-{index}"] if retype else [])
+                        + ([f"takes-{index}"] if item.question_type is QuestionType.NUMBER else []))
         self.tie = (" aria-invalid=\"true\"" if has_problem else "") + (f" aria-describedby=\"{said}\"" if said else "")
 
     def value(self, field: str) -> str:
@@ -7450,16 +7639,16 @@ class _WebEntry:
         """One number, with the keyboard for it, its bounds, and its unit beside it."""
         item = self.item
         unit = _html_escaped(item.unit or "")
-        attributes = f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
-        if not item.secret:
-            bounds = (("min", item.minimum), ("max", item.maximum), ("step", item.step))
-            attributes = " type=\"number\"" + attributes + "".join(
-                f" {name}=\"{_shown_number(value)}\"" for name, value in bounds if value is not None)
-            attributes += "" if item.step is not None else " step=\"any\""
+        # A text field, never type="number": browsers drop a decimal comma
+        # and clear what is not a number before the server can read it.
+        attributes = (("" if item.secret else " type=\"text\"")
+                      + f" id=\"{_control_id(self.index)}\" class=\"number\"{_web_input_mode(item)}"
+                      f" autocomplete=\"off\" spellcheck=\"false\"")
         label = f"Your answer in {unit}" if unit else "Your answer"
         field = self.typed_field("text", f"{attributes} aria-label=\"{label}\"")
         beside = f" <span class=\"unit\" dir=\"auto\">{unit}</span>" if unit else ""
-        return [f"<span class=\"number\">{field}{beside}</span>"]
+        takes = f"<p class=\"desc takes\" id=\"takes-{self.index}\">{_html_escaped(_number_words(item))}.</p>"
+        return [f"<span class=\"number\">{field}{beside}</span>{takes}"]
 
     def states(self) -> str:
         """You decide and Let's discuss, instead of an answer: a check box each,
@@ -7496,7 +7685,7 @@ def _web_fieldset(
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
     if reason is not None:
-        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason)}</p>")
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason, form)}</p>")
     if retype:
         parts.append(f"<p class=\"error\" id=\"retype-{index}\">{_WEB_RETYPE}</p>")
     entry = _WebEntry(index, item, form, reason is not None, retype)
@@ -7516,8 +7705,7 @@ def _web_input_mode(item: QuestionItem) -> str:
     both of those keyboards lack the minus sign on some phones."""
     if item.minimum is None or item.minimum < 0:
         return ""
-    whole = all(value is None or float(value).is_integer() for value in (item.minimum, item.step)) and item.step is not None
-    return f" inputmode=\"{'numeric' if whole else 'decimal'}\""
+    return " inputmode=\"decimal\""
 
 
 def _secret_typed(item: QuestionItem, form: "Dict[str, List[str]]") -> bool:
@@ -8012,7 +8200,7 @@ def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", proble
     with the view's buttons."""
     parts = [_heading_html(items)]
     if problems:
-        parts.append(_WebPage(items)._problems_html(problems))
+        parts.append(_WebPage(items)._problems_html(problems, form))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
     parts.extend(_web_fieldset(index, item, form, problems.get(index)) for index, item in enumerate(items))
     parts.append(
@@ -9290,9 +9478,12 @@ def _parse_args(argv: "List[str]") -> Any:
     serve.add_argument("--token", help="with --http, the bearer token clients must send (made at start off loopback)")
     serve.add_argument("--state-key", metavar="KEY",
                        help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
-    _web_arguments(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="with --http or --web, the address to listen on"
+                       " (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=_port, help=f"with --http, the port (default {_MCP_DEFAULT_PORT});"
+                       " with --web alone, the page's port (default: a free one)")
     serve.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                       help="with --web, end a page as timed_out after this many idle seconds")
+                       help="with --http or --web, end a page as timed_out after this many idle seconds")
     serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")

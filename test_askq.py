@@ -3115,7 +3115,7 @@ def number_output() -> QuestionOutput:
 
 
 class NumberAnswerTests(unittest.TestCase):
-    """A number question takes one number within its bounds, kept as typed."""
+    """A number question takes one number within its bounds, kept in one written form."""
 
     def answer(self, typed: str, output: Optional[QuestionOutput] = None) -> Optional[str]:
         return askq.collect_answers(output or number_output(), {"n": typed})[0].answer
@@ -3126,11 +3126,36 @@ class NumberAnswerTests(unittest.TestCase):
         self.assertEqual(caught.exception.question_id, "n")
         return caught.exception
 
-    def test_numbers_are_kept_as_typed(self) -> None:
-        for typed, kept in (("8", "8"), (" 8 ", "8"), ("+8.5", "+8.5"), ("1e1", "1e1"), ("64.0", "64.0"),
-                            (".5e1", ".5e1"), ("2,5", "2,5"), ("8 GB", "8 GB"), ("8gb", "8gb"), ("1", "1")):
+    def test_numbers_are_kept_in_one_written_form(self) -> None:
+        # the model never reads "3,5" or "1e1": a point, no exponent, no separator, no unit in the answer
+        for typed, kept in (("8", "8"), (" 8 ", "8"), ("+8.5", "8.5"), ("1e1", "10"), ("64.0", "64"),
+                            (".5e1", "5"), ("2,5", "2.5"), ("3,5", "3.5"), ("8 GB", "8"), ("8gb", "8"), ("1", "1")):
             with self.subTest(typed=typed):
                 self.assertEqual(self.answer(typed), kept)
+        free = askq.ask({"questions": [{"id": "n", "question": "Offset?", "kind": "number"}]})
+        for typed, kept in (("-0", "0"), ("-0.0", "0"), ("1e3", "1000"), ("0.000012", "0.000012"), ("-2.50", "-2.5")):
+            with self.subTest(typed=typed):
+                self.assertEqual(self.answer(typed, free), kept)
+
+    def test_an_invisible_format_character_alone_is_blank(self) -> None:
+        name = askq.ask({"questions": [{"id": "n", "question": "Name?"}]})
+        for blank in ("\u200b", "\u2060", "\ufeff", "\u200b \ufeff\n"):
+            with self.subTest(blank=blank):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(name, {"n": blank})
+                self.assertEqual(caught.exception.reason, "required")
+                self.assertEqual(askq.collect_answers(name, [{"id": "n", "answer": "a", "note": blank}])[0].note, None)
+        self.assertEqual(askq.collect_answers(name, {"n": "a\u200bb"})[0].answer, "a\u200bb")  # kept inside text
+
+    def test_a_comma_before_three_digits_is_refused_as_ambiguous(self) -> None:
+        hundred = askq.ask({"questions": [{"id": "n", "question": "Percent?", "kind": "number", "min": 1, "max": 100}]})
+        for typed in ("1,000", "12,500", "-1,000", "1,000 GB"):
+            with self.subTest(typed=typed):
+                err = self.refused(typed, hundred if "GB" not in typed else None)
+                self.assertEqual(err.reason, "not_a_number")
+                self.assertIn("thousands separator or as a decimal comma: type it without the comma, or with a point", str(err))
+        self.assertEqual(self.answer("1,5", hundred), "1.5")  # not three digits after it: a decimal comma
+        self.assertEqual(self.answer("1,0001", hundred), "1.0001")
 
     def test_what_is_not_one_number(self) -> None:
         for typed in ("many", "8 MB", "1,000.5", "1.2.3", "0x10", "٣", "8 8", "1e400", "nan", "inf", "--1", "GB", "1_0"):
@@ -3153,10 +3178,10 @@ class NumberAnswerTests(unittest.TestCase):
         self.assertIn("it takes one number of at least 1024 in steps of 1.", str(self.refused("80", low)))
         self.assertIn("in steps of 1", str(self.refused("1024.5", low)))
         high = askq.ask({"questions": [{"id": "n", "question": "Ratio?", "kind": "number", "max": 1.0}]})
-        self.assertEqual(self.answer("0,25", high), "0,25")
+        self.assertEqual(self.answer("0,25", high), "0.25")
         self.assertIn("it takes one number of at most 1.", str(self.refused("1.5", high)))
         free = askq.ask({"questions": [{"id": "n", "question": "Weight?", "kind": "number", "unit": "kg"}]})
-        self.assertEqual(self.answer("-1e6 kg", free), "-1e6 kg")
+        self.assertEqual(self.answer("-1e6 kg", free), "-1000000")
         self.assertIn("it takes one number (in kg).", str(self.refused("heavy", free)))
 
     def test_steps_count_from_the_minimum(self) -> None:
@@ -3172,11 +3197,11 @@ class NumberAnswerTests(unittest.TestCase):
 
     def test_the_result_writes_the_number_as_typed_with_its_unit(self) -> None:
         output = number_output()
-        for typed, shown in (("8", '"8 GB"'), ("8 GB", '"8 GB"'), ("8gb", '"8gb"')):
+        for typed, shown in (("8", '"8 GB"'), ("8 GB", '"8 GB"'), ("8gb", '"8 GB"'), ("3,5", '"3.5 GB"'), ("1.6e1", '"16 GB"')):
             with self.subTest(typed=typed):
                 done = QuestionOutput(output.questions, askq.collect_answers(output, {"n": typed}), "answered")
-                self.assertIn(f"   typed: {shown}", askq.result_text(done))
-        self.assertEqual(askq.collect_answers(output, {"n": "8"})[0].answer, "8")  # the answer itself is as typed
+                self.assertIn(f"   typed: {shown}\n", askq.result_text(done))
+        self.assertEqual(askq.collect_answers(output, {"n": "8"})[0].answer, "8")  # the answer itself is the number
         plain = askq.ask({"questions": [{"id": "n", "question": "Count?", "type": "integer"}]})
         done = QuestionOutput(plain.questions, askq.collect_answers(plain, {"n": "3"}), "answered")
         self.assertIn('   typed: "3"\n', askq.result_text(done))
@@ -4206,11 +4231,15 @@ class ElicitationTests(unittest.TestCase):
                 askq.from_elicitation(elicitation_questions(), result)
             self.assertIn(fragment, str(caught.exception))
 
-    def test_companion_text_counts_only_with_the_custom_row_or_alone(self) -> None:
+    def test_companion_text_is_never_dropped(self) -> None:
+        # on a single choice with another option picked it is that question's note; beside picks, the typed part
         base = {"name": "n", "checks": ["Lint"]}
         _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
-            **base, "db": "SQLite", "db_other": "typed, then picked an option"}})
-        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"]))
+            **base, "db": "SQLite", "db_other": "or MariaDB if possible"}})
+        self.assertEqual((answers or [])[1], AnswerItem("db", None, ["SQLite"], note="or MariaDB if possible"))
+        _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
+            "name": "n", "db": "SQLite", "checks": ["Tests"], "checks_other": "and ruff"}})
+        self.assertEqual((answers or [])[2], AnswerItem("checks", "and ruff", ["Tests"]))
         _, answers = askq.from_elicitation(elicitation_questions(), {"action": "accept", "content": {
             **base, "db_other": "MariaDB"}})
         self.assertEqual((answers or [])[1], AnswerItem("db", "MariaDB"))
@@ -4352,8 +4381,8 @@ class PromptTests(unittest.TestCase):
         self.assertTrue(all(len(line) <= 80 for line in screen.splitlines()))
 
     def test_a_number_question_asks_again_until_the_line_is_a_number_in_range(self) -> None:
-        output, screen = drive(number_output(), "lots\n99\n8 GB\n")
-        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("n", "8 GB")]))
+        output, screen = drive(number_output(), "lots\n99\n8,5 GB\n")
+        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("n", "8.5")]))
         self.assertIn("That is not a number: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
         self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
 
@@ -4503,6 +4532,54 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(output.answers, [AnswerItem("q0", "x")])
         self.assertIn("Name?", err.getvalue())
 
+    def test_a_line_of_labels_and_text_on_a_multi_choice_is_picks_and_the_text(self) -> None:
+        checks = askq.ask({"questions": [{"id": "c", "question": "Checks?", "multiSelect": True,
+                                          "options": ["Unit tests", "Lint"]}]})
+        output, _ = drive(checks, "Unit tests, Lint, ruff\n")
+        self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("c", "ruff", ["Unit tests", "Lint"])]))
+        self.assertEqual(drive(checks, "lint, and a changelog check\n")[0].answers,
+                         [AnswerItem("c", "and a changelog check", ["Lint"])])
+        self.assertEqual(drive(checks, "Postgres 16 please\n")[0].answers, [AnswerItem("c", "Postgres 16 please")])
+        closed = askq.ask({"questions": [{"id": "c", "question": "Checks?", "multiSelect": True, "allowCustom": False,
+                                          "options": ["Unit tests", "Lint"]}]})
+        output, screen = drive(closed, "Unit tests, ruff\n2\n")
+        self.assertEqual(output.answers, [AnswerItem("c", None, ["Lint"])])
+        self.assertIn("Pick one of the options by its number.", screen)
+
+    def test_the_end_of_input_after_a_line_is_a_dismissal(self) -> None:
+        single = askq.ask({"questions": [{"id": "db", "question": "Database?", "options": ["SQLite", "Postgres"]}]})
+        for typed in ("3\n", "?\n", "\n", "note:\n"):  # the custom row, the words, a required question's empty line
+            with self.subTest(typed=typed):
+                output, _ = drive(single, typed)
+                self.assertEqual((output.status, output.answers), ("declined", []))
+                self.assertEqual(askq.result_text(output), askq.declined_text())
+        self.assertEqual(drive(single, "")[0].status, "unavailable")  # no line at all: nobody was asked
+
+    def test_a_dismissal_with_only_a_note_never_says_to_use_the_answers_given(self) -> None:
+        output, _ = drive(mixed(), "note: ask the team first\n")
+        self.assertEqual((output.status, output.answers), ("declined", [AnswerItem("name", note="ask the team first")]))
+        text = askq.result_text(output)
+        self.assertNotIn("answers given", text)
+        self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
+        self.assertTrue(text.endswith("Do not act on assumptions about them: wait for the user's next message"
+                                      " rather than going on."), text)
+        self.assertIn('note: "ask the team first"', text)
+        for status in ("timed_out", "unavailable", "follow_up"):
+            with self.subTest(status=status):
+                noted = QuestionOutput(output.questions, output.answers, status)
+                self.assertNotIn("answers given", askq.result_text(noted))
+        answered, _ = drive(mixed(), "n\n")  # one real answer: its words stand
+        self.assertIn("Use the answers given", askq.result_text(answered))
+
+    def test_the_list_of_words_is_a_sentence(self) -> None:
+        for item in (mixed().questions[0], mixed().questions[1]):
+            with self.subTest(item=item.id):
+                words = askq._line_words(item)
+                self.assertTrue(words.endswith("."), words)
+                self.assertNotIn(";.", words)
+        _, screen = drive(mixed(), "?\n")
+        self.assertIn("needs an answer).\n> ", screen)
+
     def test_a_note_is_kept_at_the_end_of_input_and_on_a_skip(self) -> None:
         def asked(typed: str) -> Any:
             return askq._LinePrompt(askq._LineReader(io.StringIO(typed), None), io.StringIO()).ask(mixed().questions)
@@ -4512,7 +4589,7 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(asked("note: first\n"), ("declined", [AnswerItem("name", note="first")]))
         self.assertEqual(asked("n\n1\n1\nnote: later\n\n")[1][-1],
                          AnswerItem("notes", note="later", unanswered="skipped"))  # a skip keeps it
-        self.assertEqual(asked("note:\n"), ("unavailable", []))  # an empty note is no note
+        self.assertEqual(asked("note:\n"), ("declined", []))  # an empty note is no note, but a person typed a line
         answers = asked("note: x\nme\n")[1]
         self.assertEqual(answers, [AnswerItem("name", "me", note="x")])  # used once, by its own answer
         output, _ = drive(mixed(), "n\nnote: ask the team\n")  # and so it comes out of prompt()
@@ -4587,7 +4664,7 @@ class LinePromptStateTests(unittest.TestCase):
         if not NUMBER_CHECK:
             self.skipTest("collect_answers() does not check numbers yet")
         output, screen = drive(number_question(), "lots\n100\n8 GB\n")
-        self.assertEqual(output.answers, [AnswerItem("q0", "8 GB")])
+        self.assertEqual(output.answers, [AnswerItem("q0", "8")])
         self.assertIn("That is not a number: it takes one number from 1 to 64 GB", screen)
         self.assertIn("That is out of range: it takes", screen)
 
@@ -4967,7 +5044,7 @@ class DialogStateTests(unittest.TestCase):
         state.feed([("text", "lots"), ("enter", "")])
         self.assertIn("That is not a number: it takes", frame_text(state))
         state = dialog(number_question(), "8,5 gb" + ENTER)
-        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "8,5 gb")]))
+        self.assertEqual(outcome(state), ("answered", [AnswerItem("q0", "8.5")]))  # in its one written form
         with refusing_bad():  # any refusal of typed text is shown, in the person's words
             state = dialog(askq.ask({"questions": ["Name?"]}), "bad" + ENTER)
             self.assertIn("> bad\n This answer could not be read.", frame_text(state))
@@ -4981,6 +5058,29 @@ class DialogStateTests(unittest.TestCase):
         self.assertEqual(outcome(dialog(questions, "\x7f16" + ESC)), ("declined", [AnswerItem("q0", "16")]))
         optional = askq.ask({"questions": [{"question": "Name?", "default": "svc", "required": False}, "Other?"]})
         self.assertEqual(outcome(dialog(optional, TAB + "x" + ENTER + ENTER))[1][0], AnswerItem("q0", unanswered="skipped"))
+
+    def test_a_default_starts_selected_and_the_first_character_typed_replaces_it(self) -> None:
+        questions = number_question(defaultValue=3)
+        for keys, kept in (("6", "6"), ("16", "16"), (LEFT + "2", "23"), (HOME + "2", "23"), (END + "2", "32"),
+                           (RIGHT + "2", "32"), ("\x7f6", "6"), ("6\x7f3", "3")):
+            with self.subTest(keys=keys):
+                self.assertEqual(outcome(dialog(questions, keys + ENTER)), ("answered", [AnswerItem("q0", kept)]))
+        painted = "\n".join(askq._Painter(80, askq._Style(True, True)).paint(dialog(questions, "")).lines)
+        self.assertIn(" > \x1b[7m3\x1b[0m", painted)  # drawn selected, not faint like a placeholder
+        painted = "\n".join(askq._Painter(80, askq._Style(True, True)).paint(dialog(questions, LEFT)).lines)
+        self.assertNotIn("\x1b[7m3", painted)
+
+    def test_labels_start_in_one_column_past_row_nine(self) -> None:
+        many = askq.ask({"questions": [{"question": "Pick?", "options": [f"opt{n}" for n in range(11)]}]})
+        lines = askq._Painter(60, askq._Style(False, True)).paint(dialog(many, "")).lines
+        starts = {line.index("opt") for line in lines if "opt" in line}
+        self.assertEqual(starts, {11}, lines)
+        self.assertIn("   ( )  2. opt1", lines)
+        self.assertIn("   ( ) 12. Personalize your response", lines)
+        _, screen = drive(many, "")
+        starts = {line.index("opt") for line in screen.splitlines() if "opt" in line}
+        self.assertEqual(starts, {6}, screen)  # the line prompt's rows too
+        self.assertIn("\n  10. opt9\n", screen)
 
     def test_a_secret_shows_dots_and_is_hidden_in_the_review_and_summary(self) -> None:
         questions = askq.ask({"questions": [{"question": "API token?", "isSecret": True}, "Name?"]})
@@ -5152,7 +5252,8 @@ class DialogLongListTests(unittest.TestCase):
                         if frame.caret and frame.caret[0] - frame.focus <= frame.page:  # the row's label too, if both fit
                             self.assertIn(frame.lines[frame.focus], lines)
                         self.assertIn(frame.lines[frame.tab_line], lines)
-                        self.assertIn("dismiss", lines[-1])
+                        self.assertTrue(any(" dismiss" in line for line in lines), lines)  # chosen first, after a skip
+                        self.assertFalse(any(line.lstrip().startswith("\u00b7") or line.endswith("\u00b7") for line in lines))
                         if caret is None:
                             self.assertIsNone(frame.caret)
 
@@ -5248,7 +5349,10 @@ class DialogDrawingTests(unittest.TestCase):
         self.assertEqual(lines[0], "[  Database]")  # the line of the tab bar with the current tab
         self.assertEqual(lines[-2:], [" This question needs", " Esc dismiss"])  # a line of the notice, and of hints
         lines = askq._Painter(39, plain).paint(state).cut(11)[0]
-        self.assertIn(" Which database should the new service", lines)  # the question above its rows
+        # the question above its rows, or its first words in the mark above them, beside two lines of chosen hints
+        self.assertTrue(any(line.startswith((" Which database should the new", " \u2191 Which database should the"))
+                            for line in lines), lines)
+        self.assertEqual(lines[-2:], [" Esc dismiss \u00b7 Enter pick \u00b7 Tab next", " ^Y you decide \u00b7 ^T discuss \u00b7 ^N note"])
         review = askq._Painter(19, plain).paint(dialog(example_output(), "2" + TAB + TAB)).cut(9)[0]
         self.assertEqual(review[0], "[  Submit]")
         self.assertIn(" \u2714 Database: SQLite", review)
@@ -5510,7 +5614,7 @@ class DialogFuzzTests(unittest.TestCase):
         if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
             self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
             self.assertIn(frame.lines[frame.tab_line], lines, case)
-            self.assertIn("dismiss", SGR.sub("", lines[-1]), case)
+            self.assertTrue(any(" dismiss" in SGR.sub("", line) for line in lines[1:]), case)
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
@@ -5530,7 +5634,7 @@ class DialogTerminalTests(unittest.TestCase):
     """The CLI's dialog on a real pseudo-terminal, typed at as a person would."""
 
     def start(self, *extra: str, size: Optional[Tuple[int, int]] = None, ready: bytes = b"Esc dismiss",
-              **popen: Any) -> Any:
+              call: str = EXAMPLE, **popen: Any) -> Any:
         """The CLI's dialog on a pseudo-terminal: without colour, or with it
         on a terminal of ``size`` (columns, rows)."""
         import fcntl
@@ -5545,7 +5649,7 @@ class DialogTerminalTests(unittest.TestCase):
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
             del env["NO_COLOR"]
         self.before = termios.tcgetattr(slave)
-        process = spawn_askq(self, "ask", EXAMPLE, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
+        process = spawn_askq(self, "ask", call, *extra, stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
                              **popen)
         self.master, self.slave, self.screen = master, slave, bytearray()
 
@@ -5582,6 +5686,39 @@ class DialogTerminalTests(unittest.TestCase):
         out, _ = process.communicate(timeout=10)
         self.assertEqual(termios.tcgetattr(self.slave), self.before, "the terminal's mode was not restored")
         return json.loads(out) if out else None
+
+    def drawn(self) -> str:
+        """What was drawn, without the escapes that move and colour it."""
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z~]", "", bytes(self.screen).decode("utf-8", "replace"))
+
+    def test_the_hints_are_chosen_at_the_sizes_a_person_tried(self) -> None:
+        six = write_temp(self, json.dumps({"questions": [
+            {"question": f"Which database should service {n} use?", "header": f"DB{n}", "required": n != 0,
+             "options": ["SQLite", "Postgres (Recommended)", "MySQL"]} for n in range(6)]}))
+        for columns, rows in ((40, 12), (80, 7), (80, 8), (80, 9)):
+            with self.subTest(columns=columns, rows=rows):
+                self.screen = bytearray()
+                process = self.start(size=(columns, rows), ready=b"dismiss", call=six)
+                self.wait_for(b"note")
+                self.press(ESC)
+                self.assertEqual(self.finish(process)["status"], "declined")
+                drawn = self.drawn()
+                for hint in ("Tab skip", "Esc dismiss", "^Y you decide", "^T discuss", "^N note"):
+                    self.assertIn(hint, drawn)
+                self.assertNotIn("\n \u00b7", drawn.replace("\r", "\n"))  # no wrapped line starts with the separator
+
+    def test_a_short_screen_keeps_the_countdown_whole_and_the_question(self) -> None:
+        process = self.start("--timeout", "40", size=(30, 6), ready=b"s left")
+        self.press(ESC)
+        self.finish(process)
+        drawn = self.drawn()
+        self.assertRegex(drawn, r"\d+ s left: press a key\.")
+        self.assertNotIn("wait longer", drawn)  # never cut mid-sentence: fewer words instead
+        self.assertIn("Which database", drawn)  # the question's first words, in the mark above its rows
+        process = self.start(size=(80, 6), ready=b"dismiss")
+        self.press(ESC)
+        self.finish(process)
+        self.assertIn("Which database should the new service", self.drawn())
 
     def test_small_terminals_with_colour(self) -> None:
         for columns, rows in ((20, 10), (40, 12)):
@@ -6040,8 +6177,9 @@ class WebRequestTests(unittest.TestCase):
         self.assertIn('<button type="submit" name="action" value="follow-up">Ask me more first</button>', html)
         status, _, body = self.form_post(page, {"text:ram": "80", "q:db": "SQLite", "action": "follow-up"})
         self.assertEqual((status, page.status), (400, None))  # what it sends is checked, as partial
-        self.assertIn("That number is not one this question takes: it takes one number from 1 to 64 GB in steps of 1.",
-                      body.decode())
+        self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 1.", body.decode())
+        self.assertIn("Your request (Ask me more first) was not sent yet", body.decode())
+        self.assertNotIn("Your answers were not sent", body.decode())  # the person asked for more, not to send
         self.assertNotIn("This question needs an answer.", body.decode())  # partial: nothing else is asked for
         status, _, body = self.form_post(page, {"text:ram": "8", "q:db": "SQLite", "note:why": "later",
                                                 "action": "follow-up"})
@@ -6078,29 +6216,47 @@ class WebRequestTests(unittest.TestCase):
     def test_a_number_entry(self) -> None:
         page = self.state_page()
         html = self.get_form(page)
-        self.assertIn('<span class="number"><input name="text:ram" value="8" type="number" id="answer-2" class="number"'
-                      ' inputmode="numeric" min="1" max="64" step="1" aria-label="Your answer in GB">'
-                      ' <span class="unit" dir="auto">GB</span></span>', html)
+        # a text field, never type="number", with what it takes written beside it before anything is sent
+        self.assertIn('<span class="number"><input name="text:ram" value="8" type="text" id="answer-2" class="number"'
+                      ' inputmode="decimal" autocomplete="off" spellcheck="false" aria-label="Your answer in GB"'
+                      ' aria-describedby="takes-2"> <span class="unit" dir="auto">GB</span></span>'
+                      '<p class="desc takes" id="takes-2">Type one number from 1 to 64 GB in steps of 1.</p>', html)
+        self.assertNotIn('type="number"', html)
         self.assertIn("<form class=\"questions\" novalidate", html)  # the page's own words, and every button always sends
         for bounds, mode in (({"minimum": 0, "step": 0.5}, ' inputmode="decimal"'), ({"minimum": 0}, ' inputmode="decimal"'),
-                             ({"minimum": 0, "step": 2}, ' inputmode="numeric"'), ({"minimum": -5, "step": 1}, ""),
+                             ({"minimum": 0, "step": 2}, ' inputmode="decimal"'), ({"minimum": -5, "step": 1}, ""),
                              ({}, "")):
             with self.subTest(bounds=bounds):
                 item = askq.ask({"questions": [{"question": "N?", "type": "number", **bounds}]}).questions[0]
                 self.assertEqual(askq._web_input_mode(item), mode)
-        item = askq.ask({"questions": [{"question": "N?", "type": "number"}]}).questions[0]
-        self.assertIn(' step="any"', askq._WebEntry(0, item, {}, False).number_entry()[0])
-        for typed, words in (("lots", "Type a number here, in digits: it takes one number from 1 to 64 GB in steps of 1."),
-                             ("0", ("That number is not one this question takes: it takes one number from 1 to 64 GB"
-                                    " in steps of 1.")),
-                             ("2.5", "That number is not one this question takes")):
+        # refused in the dialog's words, never "needs an answer" for what is typed
+        for typed, words in (("lots", "That is not a number: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("NaN", "That is not a number: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("inf", "That is not a number: it takes"), ("\u0663", "That is not a number: it takes"),
+                             ("0x10", "That is not a number: it takes"),
+                             ("0", "That is out of range: it takes one number from 1 to 64 GB in steps of 1."),
+                             ("2.5", "That is between the steps: it takes"),
+                             ("1,000", "That could be read two ways")):
             with self.subTest(typed=typed):
                 page = self.state_page()
                 status, _, body = self.form_post(page, {"text:ram": typed, "action": "submit"})
                 self.assertEqual(status, 400)
                 self.assertIn(f'<p class="error" id="problem-2">{words}', body.decode())
                 self.assertIn(f"</a>: {words}", body.decode())
+                self.assertNotIn("This question needs an answer.</p>", body.decode().split('id="question-3"')[0].split('id="question-2"')[1])
                 self.assertIn(f'value="{typed}"', body.decode())  # kept where the person typed it
+
+    def test_a_decimal_comma_on_the_page_reaches_the_model_as_the_number_typed(self) -> None:
+        page = askq._WebPage(number_output().questions)
+        status, _, _ = self.form_post(page, {"text:n": "3,5", "action": "submit"})
+        self.assertEqual((status, page.outcome().answers), (200, [AnswerItem("n", "3.5")]))
+        self.assertIn('   typed: "3.5 GB"\n', askq.result_text(page.outcome()))
+        for typed in ("0x10", "1,000"):
+            with self.subTest(typed=typed):
+                page = askq._WebPage(number_output().questions)
+                status, _, body = self.form_post(page, {"text:n": typed, "action": "submit"})
+                self.assertEqual((status, page.status), (400, None))
+                self.assertIn(f'value="{typed}"', body.decode())
 
     def test_a_default_starts_the_entry_and_is_never_an_answer_unless_sent(self) -> None:
         call = {"questions": [{"question": "Name?", "id": "name", "default": "billing", "required": False},
@@ -6123,12 +6279,23 @@ class WebRequestTests(unittest.TestCase):
         self.form_post(page, {"text:name": "", "action": "draft"})
         self.assertIn('aria-label="Your answer"></textarea>', self.get_form(page))  # cleared stays cleared
 
+    def test_a_secret_on_the_page_is_kept_on_a_timeout_and_shown_hidden(self) -> None:
+        page = self.state_page()
+        self.form_post(page, {"q:db": "SQLite", "text:token": "s3cr3t-value", "text:ram": "8", "action": "draft"})
+        page.last_seen = time.monotonic() - 10
+        self.assertTrue(page.expire_if_idle(5))
+        self.assertEqual((page.status, page.answers), ("timed_out", [AnswerItem("db", None, ["SQLite"]),
+                                                                     AnswerItem("token", "s3cr3t-value")]))
+        ended = self.get_form(page)
+        self.assertNotIn("s3cr3t", ended)
+        self.assertIn("(hidden)", ended)
+        self.assertIn('"s3cr3t-value"', askq.result_text(page.outcome()))  # for the model, which asked for it
+
     def test_a_secret_is_masked_never_shown_back_and_reaches_the_outcome(self) -> None:
         page = self.state_page()
         html = self.get_form(page)
         self.assertIn('<input type="password" autocomplete="off" name="text:token" value="" class="typed" id="answer-3"', html)
-        self.assertIn('form.querySelectorAll("input[type=password]").forEach(function (secret) { data.delete(secret.name); });',
-                      html)  # drafts leave it out
+        self.assertNotIn("data.delete(secret.name)", html)  # the activity signal carries it, to this server only
         status, _, body = self.form_post(page, {"text:token": "s3cr3t-value", "note:token": "the staging one",
                                                 "action": "submit"})
         refused = body.decode()
@@ -6190,6 +6357,47 @@ class WebRequestTests(unittest.TestCase):
         headers = {"Host": "localhost", "Content-Length": str(len(body)), "Authorization": f"Bearer {page.token}"}
         status, _, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
         return status, json.loads(reply)
+
+    def test_text_typed_beside_a_pick_is_never_dropped(self) -> None:
+        # without script nothing ticks the custom row: the typed part beside the picks, or the single choice's note
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, _ = self.form_post(page, {"q:q0": "SQLite", "other:q0": "or MariaDB if possible", "note:q0": "",
+                                             "q:q1": "Unit tests", "other:q1": "and ruff", "text:q2": "billing",
+                                             "action": "submit"})
+        self.assertEqual((status, page.status), (200, "answered"))
+        self.assertEqual(page.answers[:3], [AnswerItem("q0", None, ["SQLite"], note="or MariaDB if possible"),
+                                            AnswerItem("q1", "and ruff", ["Unit tests"]), AnswerItem("q2", "billing")])
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)  # beside a note of its own, both are kept
+        self.form_post(page, {"q:q0": "SQLite", "other:q0": "or MariaDB", "note:q0": "small data",
+                              "q:q1": "Lint", "text:q2": "billing", "action": "submit"})
+        self.assertEqual(page.answers[0], AnswerItem("q0", None, ["SQLite"], note="small data\nor MariaDB"))
+
+    def test_an_answer_over_max_text_is_refused_by_the_page_and_the_json_interface(self) -> None:
+        long = "x" * (askq.MAX_TEXT + 1)
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": long, "action": "submit"})
+        self.assertEqual((status, page.status), (400, None))
+        words = f"This answer is too long: an answer or a note holds at most {askq.MAX_TEXT} characters. Shorten it."
+        self.assertIn(f'<p class="error" id="problem-2">{words}</p>', body.decode())
+        self.assertIn(long, body.decode())  # kept on the page to be shortened
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": "b", "note:q2": long,
+                                                "action": "submit"})
+        self.assertEqual(status, 400)
+        status, reply = self.json_post(page, "/answers", {"q0": "SQLite", "q1": "Lint", "q2": "x" * 10000})
+        self.assertEqual((status, page.status), (400, None))
+        self.assertEqual(reply["error"], 'questions[2] ("Name?"): its answer is 10000 characters long; an answer or a'
+                                         f" note holds at most MAX_TEXT ({askq.MAX_TEXT}) characters. Shorten it.")
+        status, reply = self.json_post(page, "/answers", {"q0": "SQLite", "q1": "Lint", "q2": "x" * askq.MAX_TEXT})
+        self.assertEqual((status, page.status), (200, "answered"))
+
+    def test_an_invisible_character_alone_answers_nothing_on_the_page(self) -> None:
+        for blank in ("\u200b", "\u2060", "\ufeff", " \u200b "):
+            with self.subTest(blank=blank):
+                page = askq._WebPage(askq.ask(WEB_CALL).questions)
+                status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": blank,
+                                                        "action": "submit"})
+                self.assertEqual((status, page.status), (400, None))
+                self.assertIn('<p class="error" id="problem-2">This question needs an answer.</p>', body.decode())
 
     def test_a_note_alone_is_never_an_answer(self) -> None:
         call = {"questions": [{"question": "Why?", "id": "why"}, {"question": "Which?", "id": "db", "options": ["A", "B"]},
@@ -8073,6 +8281,16 @@ class CommandLineErrorTests(unittest.TestCase):
         for fragment in ("dialog keys:", "Up/Down", "Space", "Tab/Shift-Tab", "Esc, Ctrl-C", "--plain", "--timeout",
                          "--assume", "standard input"):
             self.assertIn(fragment, out)
+
+    def test_serve_help_says_which_mode_each_option_is_for(self) -> None:
+        status, out, _ = run_main(["serve", "--help"])
+        self.assertEqual(status, 0)
+        options = " ".join(out.split())
+        for words in ("--host HOST with --http or --web, the address to listen on (default 127.0.0.1",
+                      "--port PORT with --http, the port (default 8765); with --web alone, the page's port (default: a free one)",
+                      "--timeout SECONDS with --http or --web, end a page as timed_out"):
+            self.assertIn(words, options)
+        self.assertNotIn("--port PORT with --web, the port", options)
 
     def test_no_command_prints_the_help(self) -> None:
         status, out, err = run_main([])

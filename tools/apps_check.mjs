@@ -70,6 +70,9 @@ const HOSTILE = {
     ],
   }, { question: "Why?", placeholder: "\"><script>alert(3)</script>" }],
 };
+const NUMBER_CALL = { questions: [
+  { id: "n", question: "How much memory?", type: "number", minimum: 1, maximum: 64, step: 0.5, unit: "GB" },
+] };
 const SECRET = "tok-9f8e-s3cr3t-Zq7";
 const SECRET_CALL = { questions: [
   { question: "Which region?", options: ["eu-west-1", "us-east-1"] },
@@ -400,6 +403,7 @@ async function viewRound(kind, width, theme) {
     const rounds = Object.entries(CASES).map(([name, spec]) =>
       [name, () => viewCase(mcp.client, host, where, name, spec, width, theme, styles)]);
     rounds.push(["the hostile call", () => hostileRound(mcp.client, host, where, width, theme)]);
+    rounds.push(["the number field", () => numberRound(mcp.client, host, where, width, theme)]);
     for (const [name, round] of rounds) {
       try {
         await round();
@@ -447,6 +451,36 @@ async function viewCase(client, host, where, name, spec, width, theme, styles) {
   check(`${where}: ${name}: one message, no request, no dialog`,
     host.messages.length === 1 && host.requests.length === 0 && host.dialogs.length === 0,
     JSON.stringify({ messages: host.messages.length, requests: host.requests, dialogs: host.dialogs }));
+}
+
+// The view's number field is the page's: text with a decimal keyboard, its range
+// beside it, read by the server's rule (a decimal comma kept, "1,000" refused).
+async function numberRound(client, host, where, width, theme) {
+  const { result, html } = await callForView(client, NUMBER_CALL);
+  await host.open(client, width, theme);
+  const frame = await host.show(html, NUMBER_CALL, result);
+  const field = 'input[name="text:n"]';
+  const kind = await frame.$eval(field, (node) => [node.type, node.inputMode].join());
+  check(`${where}: the number field is a text field with a decimal keyboard`, kind === "text,decimal", kind);
+  const takes = await frame.$eval("#takes-0", (node) => node.textContent);
+  check(`${where}: the number's range and step are beside it before anything is sent`,
+    takes === "Type one number from 1 to 64 GB in steps of 0.5.", takes);
+  await frame.type(field, "1,000");
+  await frame.click('button[data-action="submit"]');
+  await frame.waitForSelector("#problems", { timeout: 10000 });
+  const shown = await frame.$eval("#problem-0", (node) => node.textContent);
+  check(`${where}: "1,000" is refused as ambiguous, in the dialog's words, and sends no message`,
+    shown.startsWith("That could be read two ways") && host.messages.length === 0, shown);
+  await frame.$eval(field, (node) => { node.value = ""; });
+  await frame.type(field, "3,5");
+  const kept = await frame.$eval(field, (node) => node.value);
+  check(`${where}: the number field keeps a decimal comma as typed`, kept === "3,5", kept);
+  await frame.click('button[data-action="submit"]');
+  const message = await host.message();
+  const text = message && message.content && message.content[0] && message.content[0].text;
+  const wanted = resultText(NUMBER_CALL, [{ id: "n", answer: "3,5" }], "answered");
+  check(`${where}: the number reaches the model in one written form`,
+    text === wanted && text.includes('typed: "3.5 GB"'), `\n--- sent:\n${text}\n--- wanted:\n${wanted}`);
 }
 
 async function hostileRound(client, host, where, width, theme) {

@@ -15,7 +15,9 @@
 //   browser context, a second device, sends after the first one), the
 //   connection lost while the person types, and the dismiss confirm without
 //   script.
-// Beside axe, in every state: nothing scrolls sideways.  Once per width and
+// The number field keeps a decimal comma and says its range before anything is
+// sent; a timeout keeps a secret, shown hidden; without script, text typed
+// beside a pick goes with it.  Beside axe, in every state: nothing scrolls sideways.  Once per width and
 // scheme: Enter in a one-line field or on a check box or radio button (with
 // and without script) sends nothing, a problem's link moves
 // the focus to its question's first control, a timeout keeps the picks the
@@ -153,17 +155,23 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
     document.getElementById(field.dataset.row).checked = false;
   });
   await page.evaluate(() => { document.getElementById("answer-4").value = ""; });
+  await page.type("#answer-4", "3,5");  // a decimal comma stays as typed: the field is text, read by the server
+  const comma = await page.$eval("#answer-4", (field) => field.value);
+  if (comma !== "3,5") { fail(`${label}: the number field turned "3,5" into ${JSON.stringify(comma)}`); }
+  const takes = await page.$eval("#takes-4", (hint) => hint.textContent);
+  if (takes !== "Type one number from 1 to 64 GB in steps of 1.") { fail(`${label}: the number's range beside it reads ${takes}`); }
+  await page.evaluate(() => { document.getElementById("answer-4").value = ""; });
   await page.type("#answer-4", "99");
   await page.type("#answer-5", SECRET);
   await clickAndWait(page, "button.send");
   await axeCheck(page, "refused", label, axeSource, results);
   const refused = await page.content();
   if (refused.includes(SECRET)) { fail(`${label}: the refused page writes the secret back`); }
-  if (!refused.includes('id="retype-5"') || !refused.includes("That number is not one this question takes")) {
+  if (!refused.includes('id="retype-5"') || !refused.includes("That is out of range: it takes one number from 1 to 64 GB")) {
     fail(`${label}: the refused page does not ask for the secret again or name the number's range`);
   }
-  const kind = await page.$eval("#answer-4", (field) => [field.type, field.inputMode, field.min, field.max, field.value]);
-  if (JSON.stringify(kind) !== JSON.stringify(["number", "numeric", "1", "64", "99"])) { fail(`${label}: the number entry is ${kind}`); }
+  const kind = await page.$eval("#answer-4", (field) => [field.type, field.inputMode, field.value]);
+  if (JSON.stringify(kind) !== JSON.stringify(["text", "decimal", "99"])) { fail(`${label}: the number entry is ${kind}`); }
   await page.click('#problems a[href="#answer-2"]');
   const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
   if (focused !== "answer-2") { fail(`${label}: a problem's link focused ${JSON.stringify(focused)}, not its question's first control`); }
@@ -190,7 +198,7 @@ async function stateStates(browser, file, width, scheme, label, axeSource, resul
   let secretSent = false;
   page.on("request", (request) => { if ((request.postData() || "").includes("hunter")) { secretSent = true; } });
   await page.goto(await run.url, {waitUntil: "load"});
-  await page.type("#answer-5", "hunter");  // a secret half typed goes with no draft
+  await page.type("#answer-5", "hunter");  // a secret typed goes with the drafts, to this server only
   await page.click("#answer-0");
   await page.click("#state-0-you_decide");
   await page.click("#state-0-discuss");
@@ -202,7 +210,7 @@ async function stateStates(browser, file, width, scheme, label, axeSource, resul
     fail(`${label}: the states are not one at a time, or do not rest the answer's controls: ${seen}`);
   }
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  if (secretSent) { fail(`${label}: a draft carried the secret being typed`); }
+  if (!secretSent) { fail(`${label}: no draft carried the secret being typed, so a timeout would lose it`); }
   await axeCheck(page, "you decide and discuss", label, axeSource, results);
   await page.evaluate(() => { document.getElementById("answer-5").value = ""; });
   await clickAndWait(page, 'button[value="follow-up"]');
@@ -224,14 +232,19 @@ async function timedOutState(browser, file, width, scheme, label, axeSource, res
   const page = await newPage(browser.defaultBrowserContext(), width, scheme);
   await page.goto(await run.url, {waitUntil: "load"});
   await page.click("#answer-1-1");
+  await page.type("#answer-5", SECRET);  // kept on a timeout with the rest, shown hidden
   await page.waitForFunction(() => document.querySelector("h1") && document.querySelector("h1").textContent !== "Questions for you",
                              {timeout: (TIMEOUT_S + 15) * 1000});
   await page.waitForSelector("main", {timeout: 5000});
   await axeCheck(page, "timed out", label, axeSource, results);
   const text = await page.evaluate(() => document.body.innerText);
-  if (!text.includes("No answer in time") || !text.includes("Lint")) { fail(`${label}: the timed-out page does not show the pick kept: ${text}`); }
+  if (!text.includes("No answer in time") || !text.includes("Lint") || !text.includes("(hidden)") || text.includes(SECRET)) {
+    fail(`${label}: the timed-out page does not show the pick and the hidden secret kept: ${text}`);
+  }
   const ended = await run.ended;
-  if (!ended.stdout.includes('"status": "timed_out"') || !ended.stdout.includes('"Lint"')) { fail(`${label}: the timeout kept ${ended.stdout}`); }
+  if (!ended.stdout.includes('"status": "timed_out"') || !ended.stdout.includes('"Lint"') || !ended.stdout.includes(SECRET)) {
+    fail(`${label}: the timeout kept ${ended.stdout}`);
+  }
   await page.close();
 }
 
@@ -298,13 +311,18 @@ async function noScriptState(browser, file, width, scheme, label, axeSource, res
   if ((await page.$("#problems")) || !(await page.$eval("#answer-1-1", (box) => box.checked))) {
     fail(`${label}: without script, Enter on a radio button sent the form or lost an entry`);
   }
+  // Text typed beside a pick, its row not ticked (no script ticks it): never dropped.
+  await page.click("#answer-0");
+  await page.type('input[name="other:q0"]', "or MariaDB if possible");
+  await page.type('input[name="other:q1"]', "and ruff");
   await clickAndWait(page, 'button[value="dismiss"]');
   await page.setJavaScriptEnabled(true);  // for axe only: the page's own script is not on it until it loads again
   await axeCheck(page, "dismiss confirm, no script", label, axeSource, results);
   await page.setJavaScriptEnabled(false);
   await clickAndWait(page, 'button[value="confirm-dismiss"]');
   const ended = await run.ended;
-  if (!ended.stdout.includes('"status": "declined"') || !ended.stdout.includes('"Lint"')) {
+  if (!ended.stdout.includes('"status": "declined"') || !ended.stdout.includes('"Lint"') ||
+      !ended.stdout.includes('"answer": "and ruff"') || !ended.stdout.includes('"note": "or MariaDB if possible"')) {
     fail(`${label}: a dismissal without script ended ${ended.stdout}`);
   }
   await page.close();
