@@ -8094,8 +8094,9 @@ class _McpServer:
 
     @rpc.on("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}, "resources": {}},
-                "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
+        # Always the new era's result, whole, even asked without an envelope.
+        return {"resultType": "complete", "supportedVersions": list(_MCP_VERSIONS),
+                "capabilities": {"tools": {}, "resources": {}}, "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -8120,21 +8121,19 @@ class _McpServer:
         if context.draws_views:
             tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
             result["tools"].append(_view_tool())
-        if context.stateless:
-            result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
-        return result
+        return _cacheable(result, context)
 
     @rpc.on("resources/list")
     def list_resources(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return {"resources": [_view_resource()]}
+        return _cacheable({"resources": [_view_resource()]}, context)
 
     @rpc.on("resources/read")
     def read_resource(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         if params.get("uri") != _VIEW_URI:
             raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: this server has {_VIEW_URI} only.",
                             {"uri": params.get("uri")})
-        return {"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
-                              "_meta": {"ui": {"prefersBorder": False}}}]}
+        return _cacheable({"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
+                                         "_meta": {"ui": {"prefersBorder": False}}}]}, context)
 
     @rpc.on("tools/call")
     def call_tool(
@@ -8150,7 +8149,7 @@ class _McpServer:
         try:
             output = ask(arguments)
         except QuestionError as err:
-            return _tool_result(error_text(err), error=True)
+            return _tool_result(error_text(err), context=context, error=True)
         responses = params.get("inputResponses")
         if context.stateless and responses is not None:
             sealed = self.seal.check(params.get("requestState"), arguments)
@@ -8346,12 +8345,21 @@ def _echoed_id(message: Any) -> Any:
     return request_id if _is_valid_id(request_id) else None
 
 
+def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+    """A list or read result, with what 2026-07-28 requires of it: how long a
+    client may keep it, and that it is the same for everyone (askq's tool and
+    view are)."""
+    if context.stateless:
+        result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
+    return result
+
+
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
     """The tool result for what the client's form gave back."""
     try:
         answers = from_elicitation(output, result)[1]
     except AnswerError as err:
-        return _tool_result(error_text(err), error=True)
+        return _tool_result(error_text(err), context=context, error=True)
     if answers is None:  # declined or cancelled
         return _tool_result(declined_text(), QuestionOutput(output.questions, [], Outcome.DECLINED), context)
     done = QuestionOutput(output.questions, answers, Outcome.ANSWERED)
@@ -8376,15 +8384,20 @@ def _tool_result(
     error: bool = False,
 ) -> "Dict[str, Any]":
     """A tools/call result: the text the model reads and, where the client
-    takes it, the outcome as structuredContent."""
+    takes it, structuredContent: the outcome (or the status "error") with
+    the same text as ``result``, since real hosts hand their model the
+    structured part instead of the text, and the model must read askq's words
+    whichever part it is given."""
     result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
-    if outcome is not None and context is not None and context.structured:
-        result["structuredContent"] = outcome.to_dict()
+    if context is not None and context.structured:
+        shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
+        result["structuredContent"] = {**shown, "result": text}
     return result
 
 
 def _output_schema() -> "Dict[str, Any]":
-    """The JSON Schema of structuredContent: an outcome's to_dict()."""
+    """The JSON Schema of structuredContent: an outcome's to_dict() and the
+    result's text; an error result has the status "error" and its text."""
     text = {"type": "string"}
     answer = {"type": "object", "properties": {
         "id": text, "answer": {"type": ["string", "null"]},
@@ -8393,8 +8406,10 @@ def _output_schema() -> "Dict[str, Any]":
     return {"type": "object", "properties": {
         "questions": {"type": "array", "items": {"type": "object"}},
         "answers": {"type": "array", "items": answer},
-        "status": {"type": "string", "enum": [outcome.value for outcome in Outcome]},
-    }, "required": ["questions", "answers"]}
+        "status": {"type": "string", "enum": [*(outcome.value for outcome in Outcome), "error"]},
+        "result": {"type": "string", "description": "What happened, in words for you: the same text as the"
+                   " result's text content. Read it and do what it says."},
+    }, "required": ["result"]}
 
 
 def _server_info() -> "Dict[str, str]":

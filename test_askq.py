@@ -485,7 +485,8 @@ def read_until(fd: int, marker: bytes, seconds: float = 10) -> bytes:
 
 
 ASKQ_SOURCE = os.path.join(HERE, "askq.py")
-REFERENCE = os.path.join(HERE, "..", "shared", "reference")
+# Beside a CI checkout, shared/ is a sibling; elsewhere ASKQ_REFERENCE names the folder.
+REFERENCE = os.environ.get("ASKQ_REFERENCE") or os.path.join(HERE, "..", "shared", "reference")
 MCP_SCHEMAS = ("mcp-schema-2025-11-25.json", "mcp-schema-2026-07-28.json")
 
 
@@ -495,14 +496,18 @@ def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$"
         return []
     if "$ref" in schema:
         return schema_errors(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, path)
-    if "anyOf" in schema and "type" not in schema:
-        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
-        return [] if any(not errors for errors in branches) else [f"{path}: matches no branch"]
     errors: List[str] = []
+    for branch in schema.get("allOf", ()):
+        errors += schema_errors(value, branch, defs, path)
+    if "anyOf" in schema:
+        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
+        if not any(not found for found in branches):
+            return errors + [f"{path}: matches no branch"]
     types = schema.get("type")
     if types is not None:
         names = types if isinstance(types, list) else [types]
-        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float)}
+        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float),
+                  "null": type(None)}
         def fits(name: str) -> bool:
             if name == "integer":
                 return isinstance(value, int) and not isinstance(value, bool)
@@ -526,6 +531,13 @@ def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$"
                 errors += schema_errors(item, schema["additionalProperties"], defs, f"{path}.{key}")
             elif schema.get("additionalProperties") is False:
                 errors.append(f"{path}: unexpected {key}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{path}: {value!r} is below {schema['minimum']!r}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{path}: {value!r} is above {schema['maximum']!r}")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        errors.append(f"{path}: more than {schema['maxItems']} items")
     if isinstance(value, list) and "items" in schema:
         for place, item in enumerate(value):
             errors += schema_errors(item, schema["items"], defs, f"{path}[{place}]")
@@ -1018,6 +1030,11 @@ class SchemaCheckerTests(unittest.TestCase):
         self.assertTrue(schema_errors({"n": 3}, {"$ref": "#/$defs/S"}, defs))
         self.assertTrue(schema_errors({"type": "string", "n": True}, {"$ref": "#/$defs/S"}, defs))
         self.assertTrue(schema_errors(5, {"anyOf": [{"type": "string"}, {"type": "array"}]}, defs))
+        self.assertTrue(schema_errors({}, {"allOf": [{"$ref": "#/$defs/S"}]}, defs))
+        self.assertTrue(schema_errors(-1, {"type": "integer", "minimum": 0}, defs))
+        self.assertTrue(schema_errors(3, {"type": "integer", "maximum": 2}, defs))
+        self.assertTrue(schema_errors([1, 2], {"type": "array", "maxItems": 1}, defs))
+        self.assertTrue(schema_errors("x", {"type": "string", "anyOf": [{"const": "y"}]}, defs))
 
 
 class ProviderTests(unittest.TestCase):
@@ -6921,6 +6938,74 @@ class McpWire:
         return written
 
 
+class McpResultSchemaTests(unittest.TestCase):
+    """Every result askq answers, for every method, under every version it
+    speaks, against the reference schema of that version (2025-11-25's for
+    the handshake versions before it); every tools/call result's structured
+    part against the tool's outputSchema, with the text the model reads."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
+
+    def setUp(self) -> None:
+        found = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        if len(found) < len(MCP_SCHEMAS):
+            self.skipTest("the MCP reference schemas are not beside the checkout (set ASKQ_REFERENCE)")
+        self.defs = {"handshake": found[MCP_SCHEMAS[0]], "2026-07-28": found[MCP_SCHEMAS[1]]}
+
+    def valid(self, version: str, kind: str, value: Any) -> None:
+        defs = self.defs["2026-07-28" if version == "2026-07-28" else "handshake"]
+        self.assertEqual(schema_errors(value, defs[kind], defs), [], f"{kind} under {version}")
+
+    def tool_result(self, version: str, result: Dict[str, Any]) -> None:
+        self.valid(version, "CallToolResult", result)
+        if version >= "2025-06-18":
+            structured = result["structuredContent"]
+            self.assertEqual(schema_errors(structured, askq._output_schema(), {}), [], structured)
+            self.assertEqual(structured["result"], result["content"][0]["text"])
+            self.assertEqual(structured.get("status") == "error", result["isError"])
+
+    def test_every_method_under_every_version(self) -> None:
+        for version in askq._MCP_VERSIONS:
+            for capabilities in (self.FORMS, {}, McpWire.APPS):
+                with self.subTest(version=version, capabilities=capabilities):
+                    self.every_result(version, capabilities)
+
+    def every_result(self, version: str, capabilities: Dict[str, Any]) -> None:
+        wire = McpWire(self, capabilities, version=version)
+        if version != "2026-07-28":
+            wire.server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}})
+            self.valid(version, "InitializeResult", wire.lines.pop()["result"])
+        for method, params, kind in (
+                ("ping", {}, "EmptyResult"), ("logging/setLevel", {"level": "notice"}, "EmptyResult"),
+                ("tools/list", {}, "ListToolsResult"), ("resources/list", {}, "ListResourcesResult"),
+                ("resources/read", {"uri": askq._VIEW_URI}, "ReadResourceResult")):
+            self.valid(version, kind, wire.request(1, method, params)[0]["result"])
+        self.tool_result(version, wire.call({"questions": []})[0]["result"])
+        first = wire.call(self.CALL)
+        if not (capabilities is self.FORMS and version >= "2025-06-18"):
+            self.tool_result(version, first[0]["result"])
+        elif version == "2026-07-28":
+            self.valid(version, "InputRequiredResult", first[0]["result"])
+            state = first[0]["result"]["requestState"]
+            for response in ({"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}, {"action": "decline"},
+                             {"action": "accept", "content": {"q0": "Oracle"}}):
+                retried = wire.call(self.CALL, requestState=state, inputResponses={"ask_questions": response})
+                self.tool_result(version, retried[0]["result"])
+        else:
+            self.valid(version, "ElicitRequest", first[0])
+            for response in ({"result": {"action": "decline"}}, {"error": {"code": -1, "message": "no"}},
+                             {"result": {"action": "accept", "content": {"q0": "Oracle"}}}):
+                elicit = wire.call(self.CALL)[0]
+                self.tool_result(version, wire.respond(elicit["id"], response)[0]["result"])
+
+    def test_a_bare_discover_is_a_whole_discover_result(self) -> None:
+        wire = McpWire(self, {}, version="2025-11-25")
+        wire.server.handle({"jsonrpc": "2.0", "id": 1, "method": "server/discover"})
+        self.valid("2026-07-28", "DiscoverResult", wire.lines.pop()["result"])
+
+
 def answer_page(url: str, answers: Any, path: str = "/answers") -> Dict[str, Any]:
     """A person's answers to a page, through its JSON interface."""
     import urllib.request
@@ -6999,7 +7084,7 @@ class McpViewTests(unittest.TestCase):
         self.assertEqual(result["content"][0]["text"], askq._VIEW_CALL_TEXT)
         self.assertIn("the user's next message", result["content"][0]["text"].lower())
         self.assertIn("End your turn now", result["content"][0]["text"])
-        self.assertEqual(result["structuredContent"], askq.ask(self.CALL).to_dict())
+        self.assertEqual(result["structuredContent"], {**askq.ask(self.CALL).to_dict(), "result": askq._VIEW_CALL_TEXT})
         self.assertNotIn("status", result["structuredContent"])
         html = result["_meta"]["askq/view"]["html"]
         items = askq.ask(self.CALL).questions
