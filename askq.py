@@ -7802,7 +7802,7 @@ _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_LOG_LEVELS_WITH_INFO = ("debug", "info")
+_LOG_LEVELS_SHOWING_NOTICE = ("debug", "info", "notice")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
@@ -8062,7 +8062,7 @@ class _McpServer:
                             {"requested": version, "supported": list(_MCP_VERSIONS)})
         capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
         # From 2026-07-28 on, a request opts in to log messages by naming a level.
-        logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
+        logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_SHOWING_NOTICE if isinstance(meta, dict) else False
         return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
 
     # The requests, each answered by the method recorded for it.
@@ -8105,11 +8105,11 @@ class _McpServer:
     @rpc.on("logging/setLevel")
     def set_level(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # The one thing askq logs to the client is where a web page waits: any
-        # level that still shows "info" keeps it.
+        # level that still shows "notice" keeps it.
         level = params.get("level")
         if level not in _LOG_LEVELS:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'level' must be one of {', '.join(_LOG_LEVELS)}.")
-        self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
+        self.handshake.logs = level in _LOG_LEVELS_SHOWING_NOTICE
         return {}
 
     @rpc.on("tools/list")
@@ -8194,9 +8194,13 @@ class _McpServer:
         """The page, for the client to open where the person is: a URL-mode
         request, or under 2026-07-28 an input request whose retry waits for it."""
         session = (self.web or self.board.web).open(output.questions)
-        self.log(f"the client is asked to open the page for a call at {session.url}")
         params = {"mode": "url", "message": _URL_MESSAGE, "url": session.url}
+        # Some clients show the URL only once the call has ended, while the
+        # page waits for the person: the log says where it is meanwhile.
+        where = (f"the client is asked to open the page for a call at {session.url}",
+                 f"Answer the questions in a browser: {session.url}")
         if context.stateless:
+            self._tell_where(context, *where)
             return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
                 "method": "elicitation/create", "params": params}},
                 "requestState": self.seal.seal(arguments, self.board.add(session))}
@@ -8205,6 +8209,7 @@ class _McpServer:
         self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context, session)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": {**params, "elicitationId": elicitation_id}})
+        self._tell_where(context, *where)
         return None
 
     def _from_page_response(
@@ -8286,10 +8291,16 @@ class _McpServer:
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, output, context, session)
         opened = _open_browser(session.url)
-        self.log(f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"))
+        self._tell_where(context, f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"),
+                         f"Answer the questions in a browser: {session.url}")
+
+    def _tell_where(self, context: _RequestContext, logged: str, told: str) -> None:
+        """Where a page waits: on stderr, and to the client as a log message
+        at a level clients show."""
+        self.log(logged)
         if context.logs:
             self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                "level": "info", "logger": "askq", "data": f"Answer the questions in a browser: {session.url}"}})
+                "level": "notice", "logger": "askq", "data": told}})
 
     def check_pages(self) -> None:
         """Answer the call of every page that is done (or has been idle too long)."""

@@ -7179,13 +7179,17 @@ class McpUrlModeTests(unittest.TestCase):
             with self.subTest(capabilities=capabilities):
                 wire = McpWire(self, capabilities)
                 asked = wire.call(SECRET_CALL)
-                self.assertEqual(len(asked), 1)
+                self.assertEqual(len(asked), 2)
                 request = asked[0]
                 self.assertEqual((request["method"], request["params"]["mode"]), ("elicitation/create", "url"))
                 self.assertEqual(request["params"]["elicitationId"], request["id"])
                 self.assertNotIn("requestedSchema", request["params"])
                 url = request["params"]["url"]
                 self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/\?token=")
+                # clients that show the URL only after the call find it in the log meanwhile
+                self.assertEqual(asked[1], {"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": "notice", "logger": "askq", "data": f"Answer the questions in a browser: {url}"}})
+                self.assertTrue(any(url in line for line in wire.logs))
                 self.assertEqual(wire.respond(request["id"], {"result": {"action": "accept"}}), [])
                 answer_page(url, {"q0": "us-east-1", "q1": SECRET})
                 done = wire.wait_for_pages()
@@ -7273,6 +7277,19 @@ class McpUrlModeTests(unittest.TestCase):
         reply = wire.call(SECRET_CALL, inputResponses={"ask_questions": {"action": "decline"}},
                           requestState=declined["requestState"])[0]["result"]
         self.assertEqual(reply["content"][0]["text"], askq.declined_text())
+
+    def test_under_2026_07_28_a_request_that_names_a_log_level_is_told_where_the_page_is(self) -> None:
+        for level, told in (("notice", True), ("info", True), ("warning", False), (None, False)):
+            with self.subTest(level=level):
+                wire = McpWire(self, McpWire.URLS, version="2026-07-28")
+                if level is not None:
+                    wire.meta["io.modelcontextprotocol/logLevel"] = level
+                said = wire.call(SECRET_CALL)
+                url = said[-1]["result"]["inputRequests"]["ask_questions"]["params"]["url"]
+                notes = [message["params"] for message in said if message.get("method") == "notifications/message"]
+                self.assertEqual(notes, [{"level": "notice", "logger": "askq",
+                                          "data": f"Answer the questions in a browser: {url}"}] if told else [])
+                self.assertTrue(any(url in line for line in wire.logs))  # stderr always says it
 
 
 class McpHttpClient:
@@ -7377,6 +7394,10 @@ class McpHttpTests(unittest.TestCase):
         assert asked is not None
         self.assertEqual(asked["params"]["mode"], "url")
         self.assertTrue(asked["params"]["url"].startswith(f"{pages.base}/?token="))  # where the client reached /mcp
+        logged = next_event(stream)
+        assert logged is not None
+        self.assertEqual((logged["method"], logged["params"]["level"]), ("notifications/message", "notice"))
+        self.assertIn(asked["params"]["url"], logged["params"]["data"])
         self.assertEqual(client.post({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})[0], 202)
         answer_page(asked["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
         done, result = next_event(stream), next_event(stream)
