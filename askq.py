@@ -4205,7 +4205,8 @@ def to_elicitation(
     for item, keys in zip(items, _form_keys(items)):
         if legacy and item.question_type is QuestionType.MULTI_CHOICE:
             for key, option in zip(keys.options, item.options or ()):
-                properties[key] = {"type": "boolean", "title": _option_title(option), "default": False}
+                described = {} if option.description is None else {"description": option.description}
+                properties[key] = {"type": "boolean", "title": _badged(item, option), **described, "default": False}
         else:
             properties[keys.value] = _elicitation_property(item, legacy)
         if keys.other is not None:
@@ -4218,7 +4219,7 @@ def to_elicitation(
     required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
-        "message": _visible(_elicitation_message(items) if message is None else message),
+        "message": _visible(_elicitation_message(items, legacy) if message is None else message),
         "requestedSchema": {"type": "object", "properties": _shown_safely(properties), "required": required},
     }
 
@@ -4384,17 +4385,18 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     rows = _question_rows(item)
     states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
     labels = [row.label for row in rows] + states
-    titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
+    titles = [row.label if row.option is None else _option_title(item, row.option) for row in rows] + states
     preset = {} if item.recommended is None else {"default": item.recommended}
     if legacy:  # a single choice: 2025-06-18 has no titled enums
-        if item.recommended is not None:
-            at = labels.index(item.recommended)
-            titles[at] = f"{titles[at]} {RECOMMENDED_SUFFIX}"
         return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
+    # The titled choices for clients that read titles, and the labels as a
+    # plain enum beside them for clients that read only that (they would
+    # otherwise draw an empty text box).
     choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is QuestionType.MULTI_CHOICE:
-        return {"type": "array", **field, "items": {"anyOf": choices}, **({"minItems": 1} if item.required else {})}
-    return {"type": "string", **field, "oneOf": choices, **preset}
+        return {"type": "array", **field, "items": {"type": "string", "enum": labels, "anyOf": choices},
+                **({"minItems": 1} if item.required else {})}
+    return {"type": "string", **field, "enum": labels, "oneOf": choices, **preset}
 
 
 def _form_states(item: QuestionItem) -> "List[_StateWords]":
@@ -4427,15 +4429,28 @@ def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) 
     return prop
 
 
-def _option_title(option: QuestionOption) -> str:
-    """An option as a form names it: its label, badged when the model
-    recommended it on a multi-choice question, then its description."""
-    label = f"{option.label} {RECOMMENDED_SUFFIX}" if option.recommended else option.label
+def _option_title(item: QuestionItem, option: QuestionOption) -> str:
+    """An option as a form's choice names it: its label, badged when it is
+    recommended, then its description."""
+    label = _badged(item, option)
     return label if option.description is None else f"{label} - {option.description}"
 
 
-def _elicitation_message(items: "List[QuestionItem]") -> str:
-    names = "; ".join(item.header or item.question for item in items)
+def _badged(item: QuestionItem, option: QuestionOption) -> str:
+    """An option's label, with the recommended badge when it carries one."""
+    recommended = _is_recommended(item, _Row(option.label, option))
+    return f"{option.label} {RECOMMENDED_SUFFIX}" if recommended else option.label
+
+
+def _elicitation_message(items: "List[QuestionItem]", legacy: bool = False) -> str:
+    """What the form is about.  Under 2025-06-18 a multi choice is only its
+    booleans, which name no question: the message says the question itself."""
+    def name(item: QuestionItem) -> str:
+        if legacy and item.question_type is QuestionType.MULTI_CHOICE:
+            return item.question
+        return item.header or item.question
+
+    names = "; ".join(name(item) for item in items)
     if len(names) > _MESSAGE_CHARS:
         names = names[: _MESSAGE_CHARS - 3].rstrip() + "..."
     lead = "Please answer this question" if len(items) == 1 else f"Please answer these {len(items)} questions"

@@ -3806,7 +3806,7 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual((prop["title"], prop["description"]), ("DB", "Database?"))
         self.assertEqual(prop["default"], "Postgres")
         self.assertEqual(prop["oneOf"], [
-            {"const": "Postgres", "title": "Postgres"},
+            {"const": "Postgres", "title": "Postgres (Recommended)"},  # the badge in the titles clients draw
             {"const": "SQLite", "title": "SQLite - one file"},
             {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
             {"const": "You decide", "title": "You decide"},
@@ -3851,6 +3851,17 @@ class ElicitationTests(unittest.TestCase):
         form = askq.harness_answers(done, "mcp")
         self.assertEqual(form["content"]["db"], "You decide")
         self.assertEqual(askq.from_elicitation(done, form)[1], done.answers)
+
+    def test_the_labels_are_a_plain_enum_too_for_clients_that_read_only_that(self) -> None:
+        props = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]
+        self.assertEqual(props["db"]["enum"], [choice["const"] for choice in props["db"]["oneOf"]])
+        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
+        items = props["checks"]["items"]
+        self.assertEqual((items["type"], items["enum"]), ("string", ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]))
+        self.assertEqual(items["enum"], [choice["const"] for choice in items["anyOf"]])
+        for defs in mcp_definitions():  # still a titled enum, and an untitled one as well
+            self.assertEqual(schema_errors(props["checks"], {"$ref": "#/$defs/UntitledMultiSelectEnumSchema"}, defs), [])
+            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
 
     def test_multi_choice_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
@@ -3903,6 +3914,16 @@ class ElicitationTests(unittest.TestCase):
                                                     "You decide", "Let's discuss"])
         self.assertEqual(props["db"]["default"], "Postgres")
         self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
+        # The booleans name no question: the form's message says it.
+        self.assertEqual(form["message"], "Please answer these 5 questions: Name?; DB; Checks?; Notes?; Colour?")
+        described = askq.ask({"questions": [{"question": "Which checks?", "header": "Checks", "multiSelect": True,
+                                             "options": [{"label": "Lint", "description": "ruff"}, "Types (Recommended)"]}]})
+        legacy = askq.to_elicitation(described, protocol_version="2025-06-18")
+        self.assertEqual(legacy["requestedSchema"]["properties"]["q0_1"],
+                         {"type": "boolean", "title": "Lint", "description": "ruff", "default": False})
+        self.assertEqual(legacy["requestedSchema"]["properties"]["q0_2"]["title"], "Types (Recommended)")
+        self.assertEqual(legacy["message"], "Please answer this question: Which checks?")
+        self.assertEqual(askq.to_elicitation(described)["message"], "Please answer this question: Checks")
         self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
         self.assertNotIn("checks", form["requestedSchema"]["required"])  # booleans cannot say "at least one"
         for defs in mcp_definitions():
@@ -8281,6 +8302,46 @@ class McpSdkTests(unittest.TestCase):
             with self.subTest(mode=mode):
                 result, _ = self.run_client(mode, {"action": "decline"})
                 self.assertEqual(result.content[0].text, askq.declined_text())
+                self.assertEqual(result.structured_content["result"], askq.declined_text())
+
+    def test_what_the_client_gets_in_both_eras(self) -> None:
+        """The form as the SDK hands it to its callback (badges in the titles,
+        the labels as a plain enum), the resources, and every result's words
+        in the structured part the SDK checked against the outputSchema."""
+        import asyncio
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        forms: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            forms.append(params.requested_schema)
+            return mcp_types.ElicitResult(action="accept", content={"q0": "SQLite", "q1": ["Lint"]})
+
+        async def session(mode: str) -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback) as client:
+                listed = await client.list_resources()
+                answered = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                refused = await client.call_tool("ask_questions", {"questions": []})
+                return listed, answered, refused
+
+        for mode in ("legacy", "auto"):
+            with self.subTest(mode=mode):
+                forms.clear()
+                listed, answered, refused = asyncio.run(session(mode))
+                self.assertEqual([str(resource.uri) for resource in listed.resources], [askq._VIEW_URI])
+                q0 = forms[0]["properties"]["q0"]
+                self.assertEqual(q0["oneOf"][0]["title"], "PostgreSQL (Recommended) - Same as the other services; needs a server")
+                self.assertEqual(q0["enum"][:2], ["PostgreSQL", "SQLite"])
+                self.assertEqual(forms[0]["properties"]["q1"]["items"]["enum"][:3], ["Unit tests", "Type check", "Lint"])
+                for result in (answered, refused):
+                    self.assertEqual(result.structured_content["result"], result.content[0].text)
+                self.assertIn('picked: "SQLite"', answered.structured_content["result"])
+                self.assertEqual((refused.is_error, refused.structured_content["status"]), (True, "error"))
+                self.assertIn("No questions provided", refused.structured_content["result"])
 
 
 def package_version(name: str) -> Optional[str]:
