@@ -6198,6 +6198,13 @@ class _HttpResponse:
     def html(cls, status: int, page: str) -> "_HttpResponse":
         return cls(status, {"Content-Type": _HTML}, page.encode("utf-8", "surrogatepass"))
 
+    def as_json(self) -> "_HttpResponse":
+        """A plain-text refusal in JSON, for a client of the JSON interface."""
+        if self.headers.get("Content-Type", "").startswith("text/plain"):
+            self.headers["Content-Type"] = "application/json"
+            self.body = json.dumps({"error": self.body.decode("utf-8", "replace")}).encode("ascii")
+        return self
+
     def closing(self) -> "_HttpResponse":
         """The response, as the last on its connection: what the client still
         sends of its body is drained, not read as a request."""
@@ -6240,6 +6247,7 @@ class _HttpHandlers:
     checks (a token, an Origin) and state in front of them."""
 
     routes: "ClassVar[_Registry]"  # (method, path) to the method that answers it
+    json_paths: "ClassVar[FrozenSet[str]]" = frozenset()  # paths whose clients read JSON, refusals too
 
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
         return handler(self, request)
@@ -6255,6 +6263,13 @@ class _HttpCore:
         self.handler_sets = handler_sets
 
     def respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
+        response = self._respond(method, target, headers, read)
+        path = target.partition("?")[0]
+        if response.status >= 400 and any(path in handlers.json_paths for handlers in self.handler_sets):
+            return response.as_json()
+        return response
+
+    def _respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
         path, _, query = target.partition("?")
         length = _body_length(headers)
         found = _host_refusal(headers) or self._route(method, path)
@@ -6301,13 +6316,15 @@ def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
         return _HttpResponse.text(411, "Length required: send the body with a Content-Length, not in chunks.").closing()
     if len(set(lengths)) > 1:
         return _HttpResponse.text(400, "Bad request: Content-Length is given twice, with two values.").closing()
-    try:
-        length = int(lengths[0]) if lengths and lengths[0] else 0
-    except ValueError:
-        return _HttpResponse.text(400, "Bad request: Content-Length is not a number.").closing()
+    # Digits only: int() would also take a sign, spaces and underscores, and
+    # an empty or negative length is no length at all.
+    given = lengths[0].strip() if lengths else "0"
+    if not (given.isascii() and given.isdigit()):
+        return _HttpResponse.text(400, "Bad request: Content-Length is not a number of bytes.").closing()
+    length = int(given)
     if length > MAX_PAYLOAD_BYTES:
         return _HttpResponse.text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.").closing()
-    return max(length, 0)
+    return length
 
 
 def _is_local_host(host: str) -> bool:
@@ -6657,6 +6674,12 @@ def _web_script() -> str:
             .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
 
 
+def _asks_follow_up(raw: Any) -> bool:
+    """Whether answers in Claude Code's form ask for more questions first
+    (its ``followUp``): the outcome follow_up, keeping what was answered."""
+    return isinstance(raw, dict) and raw.get("followUp") is True
+
+
 # How each ending of the JSON interface ends the questions, by its path, and
 # whether the answers it carries are checked as partial.
 _WEB_JSON_ENDINGS = {"/answers": (Outcome.ANSWERED, False), "/dismiss": (Outcome.DECLINED, True),
@@ -6670,6 +6693,7 @@ class _WebPage(_HttpHandlers):
 
     routes = _Registry()
     actions = _Registry()  # what a form posted to / asks for, by its "action" field
+    json_paths = frozenset(("/questions", *_WEB_JSON_ENDINGS))
 
     def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None) -> None:
         import secrets
@@ -6821,7 +6845,10 @@ class _WebPage(_HttpHandlers):
             answers = self.kept_answers()
         else:
             try:
-                answers = collect_answers(self.items, self._carried_answers(request), partial)
+                carried = self._carried_answers(request)
+                if _asks_follow_up(carried):  # Claude Code's answer form says so itself
+                    status, partial = Outcome.FOLLOW_UP, True
+                answers = collect_answers(self.items, carried, partial)
             except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
         self.end(status, answers)

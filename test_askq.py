@@ -5738,7 +5738,7 @@ class WebRequestTests(unittest.TestCase):
 
         headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
         status, _, body = page_request(page, "POST", f"/answers?token={page.token}", headers, read)
-        self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
+        self.assertEqual((status, json.loads(body)), (413, {"error": f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."}))
 
     def test_the_first_submission_wins(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -6008,6 +6008,38 @@ class WebRequestTests(unittest.TestCase):
                             io.BytesIO(f"token={page.token}".encode()).read)
         self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
         self.assertIn(b"width=device-width", form[2])
+
+    def test_claude_codes_answer_form_with_follow_up_ends_follow_up_keeping_the_answers(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, reply = self.json_post(page, "/answers", {"answers": {"Which database?": "SQLite"}, "followUp": True})
+        self.assertEqual((status, page.status, reply["status"]), (200, "follow_up", "follow_up"))
+        self.assertEqual(page.answers, [AnswerItem("q0", None, ["SQLite"])])
+        plain = askq._WebPage(askq.ask(WEB_CALL).questions)  # without it, /answers still needs every required answer
+        status, reply = self.json_post(plain, "/answers", {"answers": {"Which database?": "SQLite"}, "followUp": False})
+        self.assertEqual((status, plain.status), (400, None))
+        self.assertIn("is required but has no answer", reply["error"])
+
+    def test_the_json_interface_answers_every_refusal_in_json(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        bearer = {"Host": "localhost", "Authorization": f"Bearer {page.token}"}
+        refusals = (({**bearer, "Content-Length": "-5"}, 400, "Content-Length is not a number of bytes"),
+                    ({**bearer, "Content-Length": ""}, 400, "Content-Length is not a number of bytes"),
+                    ({**bearer, "Content-Length": "+2"}, 400, "Content-Length is not a number of bytes"),
+                    ({**bearer, "Transfer-Encoding": "chunked"}, 411, "Length required"),
+                    ({**bearer, "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}, 413, "Payload too large"),
+                    ({"Host": "localhost", "Authorization": "Bearer wrong", "Content-Length": "0"}, 403, "token"),
+                    ({**bearer, "Host": "evil.example", "Content-Length": "0"}, 403, "Forbidden"))
+        asked = [("POST", path, *refusal) for path in ("/answers", "/dismiss", "/follow-up") for refusal in refusals]
+        asked += [("GET", "/questions", *refusal) for refusal in refusals[-2:]]
+        asked.append(("PUT", "/answers", bearer, 405, "Method not allowed"))
+        for method, path, headers, status, words in asked:
+            with self.subTest(method=method, path=path, headers=headers):
+                reply = page_request(page, method, path, headers, io.BytesIO(b"{}").read)
+                self.assertEqual(reply[:2], (status, "application/json"))
+                self.assertIn(words, json.loads(reply[2])["error"])
+        self.assertIsNone(page.status)  # nothing of it ended the questions
+        html = page_request(page, "POST", "/", {"Host": "localhost", "Content-Length": "-5"}, io.BytesIO().read)
+        self.assertEqual(html[:2], (400, "text/plain; charset=utf-8"))  # the page's own form is not the JSON interface
 
     def get_form(self, page: Any) -> str:
         return page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
