@@ -8280,7 +8280,8 @@ class SdkPresenceTests(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
-        names = ("mcp",) if os.environ.get("ASKQ_REQUIRE_SDKS") == "mcp-before-2" else (
+        required = os.environ.get("ASKQ_REQUIRE_SDKS")
+        names = ("mcp",) if required == "mcp-before-2" else ("fast_agent",) if required == "fast-agent" else (
             "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
@@ -8776,6 +8777,101 @@ class ClaudeAgentSdkExampleTests(unittest.TestCase):
         self.assertEqual(denied.message, askq.declined_text())
         other = asyncio.run(names["can_use_tool"]("Bash", {"command": "ls"}, None))
         self.assertIsInstance(other, PermissionResultAllow)
+
+
+FAST_AGENT_CALL = {"questions": [
+    {"question": "Which database should the service use?", "header": "Database",
+     "options": [{"label": "Postgres (Recommended)", "description": "Managed"}, {"label": "SQLite", "description": "One file"}]},
+    {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True, "options": ["Lint", "Tests"]}]}
+FAST_AGENT_NUMBER = {"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1, "maximum": 9, "step": 1}]}
+# What the person does with fast-agent's form, and words of askq's its model must read for it.
+FAST_AGENT_CASES = (
+    ("picks", FAST_AGENT_CALL, {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint", "Tests"]}},
+     ('picked: "SQLite"', 'picked: "Lint", "Tests"')),
+    ("typed", FAST_AGENT_CALL, {"action": "accept", "content": {
+        "q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB", "q1": ["Tests", askq.CUSTOM_RESPONSE_LABEL],
+        "q1_other": "a changelog check"}}, ('typed: "MariaDB"', 'typed: "a changelog check"')),
+    ("you_decide", FAST_AGENT_CALL, {"action": "accept", "content": {"q0": "You decide", "q1": ["Tests"]}},
+     ("choose, and say in your reply what you chose and why",)),
+    ("dismissed", FAST_AGENT_CALL, {"action": "decline"}, ("wait for the user's next message",)),
+    ("number", FAST_AGENT_NUMBER, {"action": "accept", "content": {"q0": 3}}, ('typed: "3"',)),
+)
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("fast_agent"), "fast-agent is not installed (CI installs it where a Python 3.12 is)")
+class FastAgentTests(unittest.TestCase):
+    """fast-agent, through its Python API, with askq as its MCP server over stdio
+    and HTTP and a stand-in model API: a scripted person answers its form,
+    and what fast-agent hands its model must hold askq's words for each outcome
+    (it hands over structuredContent, as JSON, instead of the text)."""
+
+    def run_agent(self, server: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, List[Any]]]:
+        import asyncio
+        import tempfile
+
+        sys.path.insert(0, os.path.join(HERE, "tools"))
+        import check_runtimes
+        from fast_agent import FastAgent
+        from mcp_types import ElicitResult
+
+        stand_in = check_runtimes.StandIn(tempfile.mkdtemp(prefix="askq-fast-agent-"))
+        self.addCleanup(stand_in.close)
+        config = {"default_model": "generic.stand-in", "generic": {"api_key": "stand-in", "base_url": f"{stand_in.url}/v1"},
+                  "logger": {"level": "error", "progress_display": False, "show_chat": False, "show_tools": False},
+                  "mcp": {"servers": {"askq": server}}}
+        work = tempfile.mkdtemp(prefix="askq-fast-agent-work-")
+        with open(os.path.join(work, "fastagent.config.yaml"), "w", encoding="utf-8") as stream:
+            json.dump(config, stream)  # JSON is YAML
+        forms: Dict[str, List[Any]] = {}
+        current = [""]
+
+        async def person(context: Any, params: Any) -> Any:
+            forms.setdefault(current[0], []).append(params.requested_schema)
+            return ElicitResult(**next(case[2] for case in FAST_AGENT_CASES if case[0] == current[0]))
+
+        async def session() -> None:
+            fast = FastAgent("askq check", quiet=True, parse_cli_args=False,
+                             config_path=os.path.join(work, "fastagent.config.yaml"))
+
+            @fast.agent("asker", servers=["askq"], elicitation_handler=person, instruction="Ask the user.", use_history=False)
+            async def agent() -> None:
+                pass
+
+            async with fast.run() as app:
+                for name, call, _, _ in FAST_AGENT_CASES:
+                    current[0] = name
+                    stand_in.scripts[name] = check_runtimes.Script("askq__ask_questions", call)
+                    await app.asker.send(f"askq-case:{name} Set up the service.")
+
+        asyncio.run(session())
+        return {name: stand_in.scripts[name].received for name, *_ in FAST_AGENT_CASES}, forms
+
+    def check_words(self, received: Dict[str, Any], forms: Dict[str, List[Any]]) -> None:
+        for name, call, response, words in FAST_AGENT_CASES:
+            with self.subTest(case=name):
+                text = received[name]
+                self.assertIsNotNone(text, "the model received no tool result")
+                handed = json.loads(text)  # fast-agent hands its model structuredContent, as JSON
+                output = askq.ask(call)
+                answers = askq.from_elicitation(output, response)[1]
+                expected = askq.declined_text() if answers is None else \
+                    askq.result_text(askq.QuestionOutput(output.questions, answers, "answered"))
+                self.assertEqual(handed["result"], expected)
+                for word in words:
+                    self.assertIn(word, handed["result"])
+                self.assertEqual(len(forms[name]), 1)  # the person was asked once, in fast-agent's form
+        titles = [choice["title"] for choice in forms["picks"][0]["properties"]["q0"]["oneOf"]]
+        self.assertEqual(titles[0], "Postgres (Recommended) - Managed")
+
+    def test_over_stdio(self) -> None:
+        self.check_words(*self.run_agent({"command": sys.executable, "args": [os.path.join(HERE, "askq.py"), "serve"]}))
+
+    def test_over_http(self) -> None:
+        process = spawn_askq(self, "serve", "--http", "--port", "0", stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        url = re.search(rb"http://\S+/mcp", read_until(process.stderr.fileno(), b"/mcp", 20))
+        assert url is not None, "serve --http did not say where it listens"
+        self.check_words(*self.run_agent({"transport": "http", "url": url.group(0).decode()}))
 
 
 @unittest.skipUnless(importable("agents"), "openai-agents is not installed (CI installs it in a venv)")
