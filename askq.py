@@ -4391,12 +4391,14 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
         return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
     # The titled choices for clients that read titles, and the labels as a
     # plain enum beside them for clients that read only that (they would
-    # otherwise draw an empty text box).
+    # otherwise draw an empty text box).  A single choice also names its
+    # titles in enumNames: a client whose schema keeps one form of a choice
+    # (the TypeScript SDK 1.x keeps enum and drops oneOf beside it) keeps them.
     choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is QuestionType.MULTI_CHOICE:
         return {"type": "array", **field, "items": {"type": "string", "enum": labels, "anyOf": choices},
                 **({"minItems": 1} if item.required else {})}
-    return {"type": "string", **field, "enum": labels, "oneOf": choices, **preset}
+    return {"type": "string", **field, "enum": labels, "enumNames": titles, "oneOf": choices, **preset}
 
 
 def _form_states(item: QuestionItem) -> "List[_StateWords]":

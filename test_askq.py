@@ -3856,6 +3856,8 @@ class ElicitationTests(unittest.TestCase):
         props = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]
         self.assertEqual(props["db"]["enum"], [choice["const"] for choice in props["db"]["oneOf"]])
         self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
+        # the titles in enumNames too, for clients whose schema keeps enum and drops oneOf beside it (the TypeScript SDKs)
+        self.assertEqual(props["db"]["enumNames"], [choice["title"] for choice in props["db"]["oneOf"]])
         items = props["checks"]["items"]
         self.assertEqual((items["type"], items["enum"]), ("string", ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]))
         self.assertEqual(items["enum"], [choice["const"] for choice in items["anyOf"]])
