@@ -10,7 +10,7 @@ in the CLI's settings, as the README shows; the stand-in records the tool
 result in the model's next request.  For each outcome, that request must hold
 askq's own words for it (the CLI hands its model the structured part only).
 
-    python tools/check_claude_mcp.py [--keep DIR]
+    python tools/check_claude_mcp.py [--keep DIR] [--no-isolate]
 
 Exits 0 when every outcome's words reached the model, 1 on a mismatch, 3 when
 the SDK could not be installed or started (said as skipped, never as passed).
@@ -152,7 +152,9 @@ def child(work: str, python: str) -> int:
     return 0
 
 
-def run(where: str) -> int:
+def install_and_run(where: str, no_isolate: bool) -> int:
+    """Install the SDK (the registries are reached here), then run the cases
+    with loopback as the only network where the machine allows it."""
     claude = runtimes.ClaudeCode()
     try:
         claude.install(where)
@@ -160,6 +162,20 @@ def run(where: str) -> int:
         print(f"Claude Code with askq as its MCP server: skipped: {err}")
         return 3
     print(f"Claude Code with askq as its MCP server ({claude.version})")
+    prefix = None if no_isolate else runtimes.isolation()
+    print("network for the CLI: " + ("loopback only (a network namespace of its own)" if prefix else
+          "not isolated (no network namespace here): the CLI is configured to the stand-in only"), flush=True)
+    command = (prefix or []) + [sys.executable, os.path.abspath(__file__), "--run", where]
+    try:
+        return subprocess.run(command, timeout=300 + 90 * len(CASES), check=False).returncode
+    except subprocess.TimeoutExpired:
+        print("claude-mcp: the run did not end in time")
+        return 1
+
+
+def run(where: str) -> int:
+    claude = runtimes.ClaudeCode()
+    claude.install(where)  # installed already: this finds it
     stand_in = runtimes.StandIn(tempfile.mkdtemp(prefix="standin-claude-mcp-", dir=where))
     for name, _, call, _, _ in CASES:
         stand_in.scripts[name] = runtimes.Script(TOOL, call)
@@ -214,6 +230,8 @@ def report(stand_in: Any, lines: Dict[str, Dict[str, Any]]) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", help="install into and keep this directory (reused on the next run)")
+    parser.add_argument("--no-isolate", action="store_true", help="do not run the CLI in a network namespace")
+    parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--hook", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -221,10 +239,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return hook(*args.hook)
     if args.child:
         return child(*args.child)
+    if args.run:
+        return run(args.run)
     where = args.keep or tempfile.mkdtemp(prefix="askq-claude-mcp-")
     os.makedirs(where, exist_ok=True)
     try:
-        return run(where)
+        return install_and_run(where, args.no_isolate)
     finally:
         if not args.keep:
             shutil.rmtree(where, ignore_errors=True)
