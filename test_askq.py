@@ -8876,6 +8876,21 @@ class FastAgentTests(unittest.TestCase):
         self.check_words(*self.run_agent({"transport": "http", "url": url.group(0).decode()}))
 
 
+class ClaudeElicitationHookExampleTests(unittest.TestCase):
+    """The README's Elicitation command hook for a harness on the Agent SDK
+    (tools/check_claude_mcp.py answers the real CLI with it; CI runs that)."""
+
+    def test_the_readmes_hook_answers_the_form_in_the_clis_terms(self) -> None:
+        hook_output = readme_example("claude-agent-sdk-elicitation-hook")["hook_output"]
+        done = QuestionOutput(example_output().questions, askq.collect_answers(example_output(), EXAMPLE_ANSWERS), "answered")
+        reply = hook_output(askq.harness_answers(done, "mcp"))
+        said = reply["hookSpecificOutput"]
+        self.assertEqual((list(reply), said["hookEventName"], said["action"]), (["hookSpecificOutput"], "Elicitation", "accept"))
+        self.assertEqual(askq.from_elicitation(done, said)[1], done.answers)  # askq reads the answer back whole
+        declined = hook_output(askq.harness_answers(QuestionOutput(done.questions, [], "declined"), "mcp"))
+        self.assertEqual(declined, {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
+
+
 @unittest.skipUnless(importable("agents"), "openai-agents is not installed (CI installs it in a venv)")
 class OpenAIAgentsExampleTests(unittest.TestCase):
     def test_the_readmes_function_tool(self) -> None:
