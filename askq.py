@@ -4559,7 +4559,8 @@ def to_elicitation(
     for item, keys in zip(items, _form_keys(items)):
         if legacy and item.question_type is QuestionType.MULTI_CHOICE:
             for key, option in zip(keys.options, item.options or ()):
-                properties[key] = {"type": "boolean", "title": _option_title(option), "default": False}
+                described = {} if option.description is None else {"description": option.description}
+                properties[key] = {"type": "boolean", "title": _badged(item, option), **described, "default": False}
         else:
             properties[keys.value] = _elicitation_property(item, legacy)
         if keys.other is not None:
@@ -4572,7 +4573,7 @@ def to_elicitation(
     required = [item.id for item in items if item.required and not (legacy and item.question_type is QuestionType.MULTI_CHOICE)]
     return {
         "mode": "form",
-        "message": _visible(_elicitation_message(items) if message is None else message),
+        "message": _visible(_elicitation_message(items, legacy) if message is None else message),
         "requestedSchema": {"type": "object", "properties": _shown_safely(properties), "required": required},
     }
 
@@ -4738,17 +4739,20 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     rows = _question_rows(item)
     states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
     labels = [row.label for row in rows] + states
-    titles = [row.label if row.option is None else _option_title(row.option) for row in rows] + states
+    titles = [row.label if row.option is None else _option_title(item, row.option) for row in rows] + states
     preset = {} if item.recommended is None else {"default": item.recommended}
     if legacy:  # a single choice: 2025-06-18 has no titled enums
-        if item.recommended is not None:
-            at = labels.index(item.recommended)
-            titles[at] = f"{titles[at]} {RECOMMENDED_SUFFIX}"
         return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
+    # The titled choices for clients that read titles, and the labels as a
+    # plain enum beside them for clients that read only that (they would
+    # otherwise draw an empty text box).  A single choice also names its
+    # titles in enumNames: a client whose schema keeps one form of a choice
+    # (the TypeScript SDK 1.x keeps enum and drops oneOf beside it) keeps them.
     choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is QuestionType.MULTI_CHOICE:
-        return {"type": "array", **field, "items": {"anyOf": choices}, **({"minItems": 1} if item.required else {})}
-    return {"type": "string", **field, "oneOf": choices, **preset}
+        return {"type": "array", **field, "items": {"type": "string", "enum": labels, "anyOf": choices},
+                **({"minItems": 1} if item.required else {})}
+    return {"type": "string", **field, "enum": labels, "enumNames": titles, "oneOf": choices, **preset}
 
 
 def _form_states(item: QuestionItem) -> "List[_StateWords]":
@@ -4781,15 +4785,28 @@ def _number_property(item: QuestionItem, field: "Dict[str, Any]", legacy: bool) 
     return prop
 
 
-def _option_title(option: QuestionOption) -> str:
-    """An option as a form names it: its label, badged when the model
-    recommended it on a multi-choice question, then its description."""
-    label = f"{option.label} {RECOMMENDED_SUFFIX}" if option.recommended else option.label
+def _option_title(item: QuestionItem, option: QuestionOption) -> str:
+    """An option as a form's choice names it: its label, badged when it is
+    recommended, then its description."""
+    label = _badged(item, option)
     return label if option.description is None else f"{label} - {option.description}"
 
 
-def _elicitation_message(items: "List[QuestionItem]") -> str:
-    names = "; ".join(item.header or item.question for item in items)
+def _badged(item: QuestionItem, option: QuestionOption) -> str:
+    """An option's label, with the recommended badge when it carries one."""
+    recommended = _is_recommended(item, _Row(option.label, option))
+    return f"{option.label} {RECOMMENDED_SUFFIX}" if recommended else option.label
+
+
+def _elicitation_message(items: "List[QuestionItem]", legacy: bool = False) -> str:
+    """What the form is about.  Under 2025-06-18 a multi choice is only its
+    booleans, which name no question: the message says the question itself."""
+    def name(item: QuestionItem) -> str:
+        if legacy and item.question_type is QuestionType.MULTI_CHOICE:
+            return item.question
+        return item.header or item.question
+
+    names = "; ".join(name(item) for item in items)
     if len(names) > _MESSAGE_CHARS:
         names = names[: _MESSAGE_CHARS - 3].rstrip() + "..."
     lead = "Please answer this question" if len(items) == 1 else f"Please answer these {len(items)} questions"
@@ -6634,6 +6651,13 @@ class _HttpResponse:
     def html(cls, status: int, page: str) -> "_HttpResponse":
         return cls(status, {"Content-Type": _HTML}, page.encode("utf-8", "surrogatepass"))
 
+    def as_json(self) -> "_HttpResponse":
+        """A plain-text refusal in JSON, for a client of the JSON interface."""
+        if self.headers.get("Content-Type", "").startswith("text/plain"):
+            self.headers["Content-Type"] = "application/json"
+            self.body = json.dumps({"error": self.body.decode("utf-8", "replace")}).encode("ascii")
+        return self
+
     def closing(self) -> "_HttpResponse":
         """The response, as the last on its connection: what the client still
         sends of its body is drained, not read as a request."""
@@ -6676,6 +6700,7 @@ class _HttpHandlers:
     checks (a token, an Origin) and state in front of them."""
 
     routes: "ClassVar[_Registry]"  # (method, path) to the method that answers it
+    json_paths: "ClassVar[FrozenSet[str]]" = frozenset()  # paths whose clients read JSON, refusals too
 
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
         return handler(self, request)
@@ -6691,6 +6716,13 @@ class _HttpCore:
         self.handler_sets = handler_sets
 
     def respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
+        response = self._respond(method, target, headers, read)
+        path = target.partition("?")[0]
+        if response.status >= 400 and any(path in handlers.json_paths for handlers in self.handler_sets):
+            return response.as_json()
+        return response
+
+    def _respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
         path, _, query = target.partition("?")
         length = _body_length(headers)
         found = _host_refusal(headers) or self._route(method, path)
@@ -6737,13 +6769,15 @@ def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
         return _HttpResponse.text(411, "Length required: send the body with a Content-Length, not in chunks.").closing()
     if len(set(lengths)) > 1:
         return _HttpResponse.text(400, "Bad request: Content-Length is given twice, with two values.").closing()
-    try:
-        length = int(lengths[0]) if lengths and lengths[0] else 0
-    except ValueError:
-        return _HttpResponse.text(400, "Bad request: Content-Length is not a number.").closing()
+    # Digits only: int() would also take a sign, spaces and underscores, and
+    # an empty or negative length is no length at all.
+    given = lengths[0].strip() if lengths else "0"
+    if not (given.isascii() and given.isdigit()):
+        return _HttpResponse.text(400, "Bad request: Content-Length is not a number of bytes.").closing()
+    length = int(given)
     if length > MAX_PAYLOAD_BYTES:
         return _HttpResponse.text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.").closing()
-    return max(length, 0)
+    return length
 
 
 def _is_local_host(host: str) -> bool:
@@ -7091,6 +7125,12 @@ def _web_script() -> str:
             .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
 
 
+def _asks_follow_up(raw: Any) -> bool:
+    """Whether answers in Claude Code's form ask for more questions first
+    (its ``followUp``): the outcome follow_up, keeping what was answered."""
+    return isinstance(raw, dict) and raw.get("followUp") is True
+
+
 # How each ending of the JSON interface ends the questions, by its path, and
 # whether the answers it carries are checked as partial.
 _WEB_JSON_ENDINGS = {"/answers": (Outcome.ANSWERED, False), "/dismiss": (Outcome.DECLINED, True),
@@ -7104,6 +7144,7 @@ class _WebPage(_HttpHandlers):
 
     routes = _Registry()
     actions = _Registry()  # what a form posted to / asks for, by its "action" field
+    json_paths = frozenset(("/questions", *_WEB_JSON_ENDINGS))
 
     def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None) -> None:
         import secrets
@@ -7255,7 +7296,10 @@ class _WebPage(_HttpHandlers):
             answers = self.kept_answers()
         else:
             try:
-                answers = collect_answers(self.items, self._carried_answers(request), partial)
+                carried = self._carried_answers(request)
+                if _asks_follow_up(carried):  # Claude Code's answer form says so itself
+                    status, partial = Outcome.FOLLOW_UP, True
+                answers = collect_answers(self.items, carried, partial)
             except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
             too_long = _too_long_error(self.items, answers)
@@ -8293,7 +8337,7 @@ _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_LOG_LEVELS_WITH_INFO = ("debug", "info")
+_LOG_LEVELS_SHOWING_NOTICE = ("debug", "info", "notice")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
@@ -8553,7 +8597,7 @@ class _McpServer:
                             {"requested": version, "supported": list(_MCP_VERSIONS)})
         capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
         # From 2026-07-28 on, a request opts in to log messages by naming a level.
-        logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_WITH_INFO if isinstance(meta, dict) else False
+        logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_SHOWING_NOTICE if isinstance(meta, dict) else False
         return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
 
     # The requests, each answered by the method recorded for it.
@@ -8585,8 +8629,9 @@ class _McpServer:
 
     @rpc.on("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return {"supportedVersions": list(_MCP_VERSIONS), "capabilities": {"tools": {}, "resources": {}},
-                "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
+        # Always the new era's result, whole, even asked without an envelope.
+        return {"resultType": "complete", "supportedVersions": list(_MCP_VERSIONS),
+                "capabilities": {"tools": {}, "resources": {}}, "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -8595,11 +8640,11 @@ class _McpServer:
     @rpc.on("logging/setLevel")
     def set_level(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # The one thing askq logs to the client is where a web page waits: any
-        # level that still shows "info" keeps it.
+        # level that still shows "notice" keeps it.
         level = params.get("level")
         if level not in _LOG_LEVELS:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'level' must be one of {', '.join(_LOG_LEVELS)}.")
-        self.handshake.logs = level in _LOG_LEVELS_WITH_INFO
+        self.handshake.logs = level in _LOG_LEVELS_SHOWING_NOTICE
         return {}
 
     @rpc.on("tools/list")
@@ -8611,21 +8656,19 @@ class _McpServer:
         if context.draws_views:
             tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
             result["tools"].append(_view_tool())
-        if context.stateless:
-            result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
-        return result
+        return _cacheable(result, context)
 
     @rpc.on("resources/list")
     def list_resources(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return {"resources": [_view_resource()]}
+        return _cacheable({"resources": [_view_resource()]}, context)
 
     @rpc.on("resources/read")
     def read_resource(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         if params.get("uri") != _VIEW_URI:
             raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: this server has {_VIEW_URI} only.",
                             {"uri": params.get("uri")})
-        return {"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
-                              "_meta": {"ui": {"prefersBorder": False}}}]}
+        return _cacheable({"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
+                                         "_meta": {"ui": {"prefersBorder": False}}}]}, context)
 
     @rpc.on("tools/call")
     def call_tool(
@@ -8641,7 +8684,7 @@ class _McpServer:
         try:
             output = ask(arguments)
         except QuestionError as err:
-            return _tool_result(error_text(err), error=True)
+            return _tool_result(error_text(err), context=context, error=True)
         responses = params.get("inputResponses")
         if context.stateless and responses is not None:
             sealed = self.seal.check(params.get("requestState"), arguments)
@@ -8686,9 +8729,13 @@ class _McpServer:
         """The page, for the client to open where the person is: a URL-mode
         request, or under 2026-07-28 an input request whose retry waits for it."""
         session = (self.web or self.board.web).open(_question_list(output))
-        self.log(f"the client is asked to open the page for a call at {session.url}")
         params = {"mode": "url", "message": _URL_MESSAGE, "url": session.url}
+        # Some clients show the URL only once the call has ended, while the
+        # page waits for the person: the log says where it is meanwhile.
+        where = (f"the client is asked to open the page for a call at {session.url}",
+                 f"Answer the questions in a browser: {session.url}")
         if context.stateless:
+            self._tell_where(context, *where)
             return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
                 "method": "elicitation/create", "params": params}},
                 "requestState": self.seal.seal(arguments, self.board.add(session))}
@@ -8697,6 +8744,7 @@ class _McpServer:
         self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context, session)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": {**params, "elicitationId": elicitation_id}})
+        self._tell_where(context, *where)
         return None
 
     def _from_page_response(
@@ -8778,10 +8826,16 @@ class _McpServer:
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, output, context, session)
         opened = _open_browser(session.url)
-        self.log(f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"))
+        self._tell_where(context, f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"),
+                         f"Answer the questions in a browser: {session.url}")
+
+    def _tell_where(self, context: _RequestContext, logged: str, told: str) -> None:
+        """Where a page waits: on stderr, and to the client as a log message
+        at a level clients show."""
+        self.log(logged)
         if context.logs:
             self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                "level": "info", "logger": "askq", "data": f"Answer the questions in a browser: {session.url}"}})
+                "level": "notice", "logger": "askq", "data": told}})
 
     def check_pages(self) -> None:
         """Answer the call of every page that is done (or has been idle too long)."""
@@ -8837,12 +8891,21 @@ def _echoed_id(message: Any) -> Any:
     return request_id if _is_valid_id(request_id) else None
 
 
+def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+    """A list or read result, with what 2026-07-28 requires of it: how long a
+    client may keep it, and that it is the same for everyone (askq's tool and
+    view are)."""
+    if context.stateless:
+        result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
+    return result
+
+
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
     """The tool result for what the client's form gave back."""
     try:
         answers = from_elicitation(output, result)[1]
     except AnswerError as err:
-        return _tool_result(error_text(err), error=True)
+        return _tool_result(error_text(err), context=context, error=True)
     if answers is None:  # declined or cancelled
         return _tool_result(declined_text(), QuestionOutput(output.questions, [], Outcome.DECLINED), context)
     done = QuestionOutput(output.questions, answers, Outcome.ANSWERED)
@@ -8867,15 +8930,20 @@ def _tool_result(
     error: bool = False,
 ) -> "Dict[str, Any]":
     """A tools/call result: the text the model reads and, where the client
-    takes it, the outcome as structuredContent."""
+    takes it, structuredContent: the outcome (or the status "error") with
+    the same text as ``result``, since real hosts hand their model the
+    structured part instead of the text, and the model must read askq's words
+    whichever part it is given."""
     result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
-    if outcome is not None and context is not None and context.structured:
-        result["structuredContent"] = outcome.to_dict()
+    if context is not None and context.structured:
+        shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
+        result["structuredContent"] = {**shown, "result": text}
     return result
 
 
 def _output_schema() -> "Dict[str, Any]":
-    """The JSON Schema of structuredContent: an outcome's to_dict()."""
+    """The JSON Schema of structuredContent: an outcome's to_dict() and the
+    result's text; an error result has the status "error" and its text."""
     text = {"type": "string"}
     answer = {"type": "object", "properties": {
         "id": text, "answer": {"type": ["string", "null"]},
@@ -8884,8 +8952,10 @@ def _output_schema() -> "Dict[str, Any]":
     return {"type": "object", "properties": {
         "questions": {"type": "array", "items": {"type": "object"}},
         "answers": {"type": "array", "items": answer},
-        "status": {"type": "string", "enum": [outcome.value for outcome in Outcome]},
-    }, "required": ["questions", "answers"]}
+        "status": {"type": "string", "enum": [*(outcome.value for outcome in Outcome), "error"]},
+        "result": {"type": "string", "description": "What happened, in words for you: the same text as the"
+                   " result's text content. Read it and do what it says."},
+    }, "required": ["result"]}
 
 
 def _server_info() -> "Dict[str, str]":

@@ -485,7 +485,8 @@ def read_until(fd: int, marker: bytes, seconds: float = 10) -> bytes:
 
 
 ASKQ_SOURCE = os.path.join(HERE, "askq.py")
-REFERENCE = os.path.join(HERE, "..", "shared", "reference")
+# Beside a CI checkout, shared/ is a sibling; elsewhere ASKQ_REFERENCE names the folder.
+REFERENCE = os.environ.get("ASKQ_REFERENCE") or os.path.join(HERE, "..", "shared", "reference")
 MCP_SCHEMAS = ("mcp-schema-2025-11-25.json", "mcp-schema-2026-07-28.json")
 
 
@@ -495,14 +496,18 @@ def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$"
         return []
     if "$ref" in schema:
         return schema_errors(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, path)
-    if "anyOf" in schema and "type" not in schema:
-        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
-        return [] if any(not errors for errors in branches) else [f"{path}: matches no branch"]
     errors: List[str] = []
+    for branch in schema.get("allOf", ()):
+        errors += schema_errors(value, branch, defs, path)
+    if "anyOf" in schema:
+        branches = [schema_errors(value, branch, defs, path) for branch in schema["anyOf"]]
+        if not any(not found for found in branches):
+            return errors + [f"{path}: matches no branch"]
     types = schema.get("type")
     if types is not None:
         names = types if isinstance(types, list) else [types]
-        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float)}
+        checks = {"string": str, "object": dict, "array": list, "boolean": bool, "number": (int, float),
+                  "null": type(None)}
         def fits(name: str) -> bool:
             if name == "integer":
                 return isinstance(value, int) and not isinstance(value, bool)
@@ -526,6 +531,13 @@ def schema_errors(value: Any, schema: Any, defs: Dict[str, Any], path: str = "$"
                 errors += schema_errors(item, schema["additionalProperties"], defs, f"{path}.{key}")
             elif schema.get("additionalProperties") is False:
                 errors.append(f"{path}: unexpected {key}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{path}: {value!r} is below {schema['minimum']!r}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{path}: {value!r} is above {schema['maximum']!r}")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        errors.append(f"{path}: more than {schema['maxItems']} items")
     if isinstance(value, list) and "items" in schema:
         for place, item in enumerate(value):
             errors += schema_errors(item, schema["items"], defs, f"{path}[{place}]")
@@ -1027,6 +1039,11 @@ class SchemaCheckerTests(unittest.TestCase):
         self.assertTrue(schema_errors({"n": 3}, {"$ref": "#/$defs/S"}, defs))
         self.assertTrue(schema_errors({"type": "string", "n": True}, {"$ref": "#/$defs/S"}, defs))
         self.assertTrue(schema_errors(5, {"anyOf": [{"type": "string"}, {"type": "array"}]}, defs))
+        self.assertTrue(schema_errors({}, {"allOf": [{"$ref": "#/$defs/S"}]}, defs))
+        self.assertTrue(schema_errors(-1, {"type": "integer", "minimum": 0}, defs))
+        self.assertTrue(schema_errors(3, {"type": "integer", "maximum": 2}, defs))
+        self.assertTrue(schema_errors([1, 2], {"type": "array", "maxItems": 1}, defs))
+        self.assertTrue(schema_errors("x", {"type": "string", "anyOf": [{"const": "y"}]}, defs))
 
 
 class ProviderTests(unittest.TestCase):
@@ -4024,7 +4041,7 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual((prop["title"], prop["description"]), ("DB", "Database?"))
         self.assertEqual(prop["default"], "Postgres")
         self.assertEqual(prop["oneOf"], [
-            {"const": "Postgres", "title": "Postgres"},
+            {"const": "Postgres", "title": "Postgres (Recommended)"},  # the badge in the titles clients draw
             {"const": "SQLite", "title": "SQLite - one file"},
             {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL},
             {"const": "You decide", "title": "You decide"},
@@ -4069,6 +4086,19 @@ class ElicitationTests(unittest.TestCase):
         form = askq.harness_answers(done, "mcp")
         self.assertEqual(form["content"]["db"], "You decide")
         self.assertEqual(askq.from_elicitation(done, form)[1], done.answers)
+
+    def test_the_labels_are_a_plain_enum_too_for_clients_that_read_only_that(self) -> None:
+        props = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]
+        self.assertEqual(props["db"]["enum"], [choice["const"] for choice in props["db"]["oneOf"]])
+        self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
+        # the titles in enumNames too, for clients whose schema keeps enum and drops oneOf beside it (the TypeScript SDKs)
+        self.assertEqual(props["db"]["enumNames"], [choice["title"] for choice in props["db"]["oneOf"]])
+        items = props["checks"]["items"]
+        self.assertEqual((items["type"], items["enum"]), ("string", ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]))
+        self.assertEqual(items["enum"], [choice["const"] for choice in items["anyOf"]])
+        for defs in mcp_definitions():  # still a titled enum, and an untitled one as well
+            self.assertEqual(schema_errors(props["checks"], {"$ref": "#/$defs/UntitledMultiSelectEnumSchema"}, defs), [])
+            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
 
     def test_multi_choice_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
@@ -4121,6 +4151,16 @@ class ElicitationTests(unittest.TestCase):
                                                     "You decide", "Let's discuss"])
         self.assertEqual(props["db"]["default"], "Postgres")
         self.assertEqual(props["checks_1"], {"type": "boolean", "title": "Tests", "default": False})
+        # The booleans name no question: the form's message says it.
+        self.assertEqual(form["message"], "Please answer these 5 questions: Name?; DB; Checks?; Notes?; Colour?")
+        described = askq.ask({"questions": [{"question": "Which checks?", "header": "Checks", "multiSelect": True,
+                                             "options": [{"label": "Lint", "description": "ruff"}, "Types (Recommended)"]}]})
+        legacy = askq.to_elicitation(described, protocol_version="2025-06-18")
+        self.assertEqual(legacy["requestedSchema"]["properties"]["q0_1"],
+                         {"type": "boolean", "title": "Lint", "description": "ruff", "default": False})
+        self.assertEqual(legacy["requestedSchema"]["properties"]["q0_2"]["title"], "Types (Recommended)")
+        self.assertEqual(legacy["message"], "Please answer this question: Which checks?")
+        self.assertEqual(askq.to_elicitation(described)["message"], "Please answer this question: Checks")
         self.assertEqual((props["notes"]["default"], props["db_other"]["default"]), ("", ""))
         self.assertNotIn("checks", form["requestedSchema"]["required"])  # booleans cannot say "at least one"
         for defs in mcp_definitions():
@@ -6048,7 +6088,7 @@ class WebRequestTests(unittest.TestCase):
 
         headers = {"Host": "127.0.0.1:1", "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}
         status, _, body = page_request(page, "POST", f"/answers?token={page.token}", headers, read)
-        self.assertEqual((status, body.decode()), (413, f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."))
+        self.assertEqual((status, json.loads(body)), (413, {"error": f"Payload too large: the limit is {askq.MAX_PAYLOAD_BYTES} bytes."}))
 
     def test_the_first_submission_wins(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -6348,6 +6388,38 @@ class WebRequestTests(unittest.TestCase):
                             io.BytesIO(f"token={page.token}".encode()).read)
         self.assertEqual((form[0], form[1]), (409, "text/html; charset=utf-8"))  # a browser gets a page it can read
         self.assertIn(b"width=device-width", form[2])
+
+    def test_claude_codes_answer_form_with_follow_up_ends_follow_up_keeping_the_answers(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, reply = self.json_post(page, "/answers", {"answers": {"Which database?": "SQLite"}, "followUp": True})
+        self.assertEqual((status, page.status, reply["status"]), (200, "follow_up", "follow_up"))
+        self.assertEqual(page.answers, [AnswerItem("q0", None, ["SQLite"])])
+        plain = askq._WebPage(askq.ask(WEB_CALL).questions)  # without it, /answers still needs every required answer
+        status, reply = self.json_post(plain, "/answers", {"answers": {"Which database?": "SQLite"}, "followUp": False})
+        self.assertEqual((status, plain.status), (400, None))
+        self.assertIn("is required but has no answer", reply["error"])
+
+    def test_the_json_interface_answers_every_refusal_in_json(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        bearer = {"Host": "localhost", "Authorization": f"Bearer {page.token}"}
+        refusals = (({**bearer, "Content-Length": "-5"}, 400, "Content-Length is not a number of bytes"),
+                    ({**bearer, "Content-Length": ""}, 400, "Content-Length is not a number of bytes"),
+                    ({**bearer, "Content-Length": "+2"}, 400, "Content-Length is not a number of bytes"),
+                    ({**bearer, "Transfer-Encoding": "chunked"}, 411, "Length required"),
+                    ({**bearer, "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)}, 413, "Payload too large"),
+                    ({"Host": "localhost", "Authorization": "Bearer wrong", "Content-Length": "0"}, 403, "token"),
+                    ({**bearer, "Host": "evil.example", "Content-Length": "0"}, 403, "Forbidden"))
+        asked = [("POST", path, *refusal) for path in ("/answers", "/dismiss", "/follow-up") for refusal in refusals]
+        asked += [("GET", "/questions", *refusal) for refusal in refusals[-2:]]
+        asked.append(("PUT", "/answers", bearer, 405, "Method not allowed"))
+        for method, path, headers, status, words in asked:
+            with self.subTest(method=method, path=path, headers=headers):
+                reply = page_request(page, method, path, headers, io.BytesIO(b"{}").read)
+                self.assertEqual(reply[:2], (status, "application/json"))
+                self.assertIn(words, json.loads(reply[2])["error"])
+        self.assertIsNone(page.status)  # nothing of it ended the questions
+        html = page_request(page, "POST", "/", {"Host": "localhost", "Content-Length": "-5"}, io.BytesIO().read)
+        self.assertEqual(html[:2], (400, "text/plain; charset=utf-8"))  # the page's own form is not the JSON interface
 
     def get_form(self, page: Any) -> str:
         return page_request(page, "GET", f"/?token={page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
@@ -7375,6 +7447,74 @@ class McpWire:
         return written
 
 
+class McpResultSchemaTests(unittest.TestCase):
+    """Every result askq answers, for every method, under every version it
+    speaks, against the reference schema of that version (2025-11-25's for
+    the handshake versions before it); every tools/call result's structured
+    part against the tool's outputSchema, with the text the model reads."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
+
+    def setUp(self) -> None:
+        found = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        if len(found) < len(MCP_SCHEMAS):
+            self.skipTest("the MCP reference schemas are not beside the checkout (set ASKQ_REFERENCE)")
+        self.defs = {"handshake": found[MCP_SCHEMAS[0]], "2026-07-28": found[MCP_SCHEMAS[1]]}
+
+    def valid(self, version: str, kind: str, value: Any) -> None:
+        defs = self.defs["2026-07-28" if version == "2026-07-28" else "handshake"]
+        self.assertEqual(schema_errors(value, defs[kind], defs), [], f"{kind} under {version}")
+
+    def tool_result(self, version: str, result: Dict[str, Any]) -> None:
+        self.valid(version, "CallToolResult", result)
+        if version >= "2025-06-18":
+            structured = result["structuredContent"]
+            self.assertEqual(schema_errors(structured, askq._output_schema(), {}), [], structured)
+            self.assertEqual(structured["result"], result["content"][0]["text"])
+            self.assertEqual(structured.get("status") == "error", result["isError"])
+
+    def test_every_method_under_every_version(self) -> None:
+        for version in askq._MCP_VERSIONS:
+            for capabilities in (self.FORMS, {}, McpWire.APPS):
+                with self.subTest(version=version, capabilities=capabilities):
+                    self.every_result(version, capabilities)
+
+    def every_result(self, version: str, capabilities: Dict[str, Any]) -> None:
+        wire = McpWire(self, capabilities, version=version)
+        if version != "2026-07-28":
+            wire.server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}})
+            self.valid(version, "InitializeResult", wire.lines.pop()["result"])
+        for method, params, kind in (
+                ("ping", {}, "EmptyResult"), ("logging/setLevel", {"level": "notice"}, "EmptyResult"),
+                ("tools/list", {}, "ListToolsResult"), ("resources/list", {}, "ListResourcesResult"),
+                ("resources/read", {"uri": askq._VIEW_URI}, "ReadResourceResult")):
+            self.valid(version, kind, wire.request(1, method, params)[0]["result"])
+        self.tool_result(version, wire.call({"questions": []})[0]["result"])
+        first = wire.call(self.CALL)
+        if not (capabilities is self.FORMS and version >= "2025-06-18"):
+            self.tool_result(version, first[0]["result"])
+        elif version == "2026-07-28":
+            self.valid(version, "InputRequiredResult", first[0]["result"])
+            state = first[0]["result"]["requestState"]
+            for response in ({"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}, {"action": "decline"},
+                             {"action": "accept", "content": {"q0": "Oracle"}}):
+                retried = wire.call(self.CALL, requestState=state, inputResponses={"ask_questions": response})
+                self.tool_result(version, retried[0]["result"])
+        else:
+            self.valid(version, "ElicitRequest", first[0])
+            for response in ({"result": {"action": "decline"}}, {"error": {"code": -1, "message": "no"}},
+                             {"result": {"action": "accept", "content": {"q0": "Oracle"}}}):
+                elicit = wire.call(self.CALL)[0]
+                self.tool_result(version, wire.respond(elicit["id"], response)[0]["result"])
+
+    def test_a_bare_discover_is_a_whole_discover_result(self) -> None:
+        wire = McpWire(self, {}, version="2025-11-25")
+        wire.server.handle({"jsonrpc": "2.0", "id": 1, "method": "server/discover"})
+        self.valid("2026-07-28", "DiscoverResult", wire.lines.pop()["result"])
+
+
 def answer_page(url: str, answers: Any, path: str = "/answers") -> Dict[str, Any]:
     """A person's answers to a page, through its JSON interface."""
     import urllib.request
@@ -7453,7 +7593,7 @@ class McpViewTests(unittest.TestCase):
         self.assertEqual(result["content"][0]["text"], askq._VIEW_CALL_TEXT)
         self.assertIn("the user's next message", result["content"][0]["text"].lower())
         self.assertIn("End your turn now", result["content"][0]["text"])
-        self.assertEqual(result["structuredContent"], askq.ask(self.CALL).to_dict())
+        self.assertEqual(result["structuredContent"], {**askq.ask(self.CALL).to_dict(), "result": askq._VIEW_CALL_TEXT})
         self.assertNotIn("status", result["structuredContent"])
         html = result["_meta"]["askq/view"]["html"]
         items = askq.ask(self.CALL).questions
@@ -7548,13 +7688,17 @@ class McpUrlModeTests(unittest.TestCase):
             with self.subTest(capabilities=capabilities):
                 wire = McpWire(self, capabilities)
                 asked = wire.call(SECRET_CALL)
-                self.assertEqual(len(asked), 1)
+                self.assertEqual(len(asked), 2)
                 request = asked[0]
                 self.assertEqual((request["method"], request["params"]["mode"]), ("elicitation/create", "url"))
                 self.assertEqual(request["params"]["elicitationId"], request["id"])
                 self.assertNotIn("requestedSchema", request["params"])
                 url = request["params"]["url"]
                 self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/\?token=")
+                # clients that show the URL only after the call find it in the log meanwhile
+                self.assertEqual(asked[1], {"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": "notice", "logger": "askq", "data": f"Answer the questions in a browser: {url}"}})
+                self.assertTrue(any(url in line for line in wire.logs))
                 self.assertEqual(wire.respond(request["id"], {"result": {"action": "accept"}}), [])
                 answer_page(url, {"q0": "us-east-1", "q1": SECRET})
                 done = wire.wait_for_pages()
@@ -7642,6 +7786,19 @@ class McpUrlModeTests(unittest.TestCase):
         reply = wire.call(SECRET_CALL, inputResponses={"ask_questions": {"action": "decline"}},
                           requestState=declined["requestState"])[0]["result"]
         self.assertEqual(reply["content"][0]["text"], askq.declined_text())
+
+    def test_under_2026_07_28_a_request_that_names_a_log_level_is_told_where_the_page_is(self) -> None:
+        for level, told in (("notice", True), ("info", True), ("warning", False), (None, False)):
+            with self.subTest(level=level):
+                wire = McpWire(self, McpWire.URLS, version="2026-07-28")
+                if level is not None:
+                    wire.meta["io.modelcontextprotocol/logLevel"] = level
+                said = wire.call(SECRET_CALL)
+                url = said[-1]["result"]["inputRequests"]["ask_questions"]["params"]["url"]
+                notes = [message["params"] for message in said if message.get("method") == "notifications/message"]
+                self.assertEqual(notes, [{"level": "notice", "logger": "askq",
+                                          "data": f"Answer the questions in a browser: {url}"}] if told else [])
+                self.assertTrue(any(url in line for line in wire.logs))  # stderr always says it
 
 
 class McpHttpClient:
@@ -7746,6 +7903,10 @@ class McpHttpTests(unittest.TestCase):
         assert asked is not None
         self.assertEqual(asked["params"]["mode"], "url")
         self.assertTrue(asked["params"]["url"].startswith(f"{pages.base}/?token="))  # where the client reached /mcp
+        logged = next_event(stream)
+        assert logged is not None
+        self.assertEqual((logged["method"], logged["params"]["level"]), ("notifications/message", "notice"))
+        self.assertIn(asked["params"]["url"], logged["params"]["data"])
         self.assertEqual(client.post({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})[0], 202)
         answer_page(asked["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
         done, result = next_event(stream), next_event(stream)
@@ -8585,7 +8746,8 @@ class SdkPresenceTests(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("ASKQ_REQUIRE_SDKS"), "set ASKQ_REQUIRE_SDKS where the SDKs must be tested")
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
-        names = ("mcp",) if os.environ.get("ASKQ_REQUIRE_SDKS") == "mcp-before-2" else (
+        required = os.environ.get("ASKQ_REQUIRE_SDKS")
+        names = ("mcp",) if required == "mcp-before-2" else ("fast_agent",) if required == "fast-agent" else (
             "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
@@ -8639,6 +8801,46 @@ class McpSdkTests(unittest.TestCase):
             with self.subTest(mode=mode):
                 result, _ = self.run_client(mode, {"action": "decline"})
                 self.assertEqual(result.content[0].text, askq.declined_text())
+                self.assertEqual(result.structured_content["result"], askq.declined_text())
+
+    def test_what_the_client_gets_in_both_eras(self) -> None:
+        """The form as the SDK hands it to its callback (badges in the titles,
+        the labels as a plain enum), the resources, and every result's words
+        in the structured part the SDK checked against the outputSchema."""
+        import asyncio
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        forms: List[Any] = []
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            forms.append(params.requested_schema)
+            return mcp_types.ElicitResult(action="accept", content={"q0": "SQLite", "q1": ["Lint"]})
+
+        async def session(mode: str) -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(server, mode=mode, elicitation_callback=elicitation_callback) as client:
+                listed = await client.list_resources()
+                answered = await client.call_tool("ask_questions", json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+                refused = await client.call_tool("ask_questions", {"questions": []})
+                return listed, answered, refused
+
+        for mode in ("legacy", "auto"):
+            with self.subTest(mode=mode):
+                forms.clear()
+                listed, answered, refused = asyncio.run(session(mode))
+                self.assertEqual([str(resource.uri) for resource in listed.resources], [askq._VIEW_URI])
+                q0 = forms[0]["properties"]["q0"]
+                self.assertEqual(q0["oneOf"][0]["title"], "PostgreSQL (Recommended) - Same as the other services; needs a server")
+                self.assertEqual(q0["enum"][:2], ["PostgreSQL", "SQLite"])
+                self.assertEqual(forms[0]["properties"]["q1"]["items"]["enum"][:3], ["Unit tests", "Type check", "Lint"])
+                for result in (answered, refused):
+                    self.assertEqual(result.structured_content["result"], result.content[0].text)
+                self.assertIn('picked: "SQLite"', answered.structured_content["result"])
+                self.assertEqual((refused.is_error, refused.structured_content["status"]), (True, "error"))
+                self.assertIn("No questions provided", refused.structured_content["result"])
 
 
 def package_version(name: str) -> Optional[str]:
@@ -9041,6 +9243,116 @@ class ClaudeAgentSdkExampleTests(unittest.TestCase):
         self.assertEqual(denied.message, askq.declined_text())
         other = asyncio.run(names["can_use_tool"]("Bash", {"command": "ls"}, None))
         self.assertIsInstance(other, PermissionResultAllow)
+
+
+FAST_AGENT_CALL = {"questions": [
+    {"question": "Which database should the service use?", "header": "Database",
+     "options": [{"label": "Postgres (Recommended)", "description": "Managed"}, {"label": "SQLite", "description": "One file"}]},
+    {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True, "options": ["Lint", "Tests"]}]}
+FAST_AGENT_NUMBER = {"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1, "maximum": 9, "step": 1}]}
+# What the person does with fast-agent's form, and words of askq's its model must read for it.
+FAST_AGENT_CASES = (
+    ("picks", FAST_AGENT_CALL, {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint", "Tests"]}},
+     ('picked: "SQLite"', 'picked: "Lint", "Tests"')),
+    ("typed", FAST_AGENT_CALL, {"action": "accept", "content": {
+        "q0": askq.CUSTOM_RESPONSE_LABEL, "q0_other": "MariaDB", "q1": ["Tests", askq.CUSTOM_RESPONSE_LABEL],
+        "q1_other": "a changelog check"}}, ('typed: "MariaDB"', 'typed: "a changelog check"')),
+    ("you_decide", FAST_AGENT_CALL, {"action": "accept", "content": {"q0": "You decide", "q1": ["Tests"]}},
+     ("choose, and say in your reply what you chose and why",)),
+    ("dismissed", FAST_AGENT_CALL, {"action": "decline"}, ("wait for the user's next message",)),
+    ("number", FAST_AGENT_NUMBER, {"action": "accept", "content": {"q0": 3}}, ('typed: "3"',)),
+)
+
+
+@unittest.skipUnless(CAN_SPAWN and importable("fast_agent"), "fast-agent is not installed (CI installs it where a Python 3.12 is)")
+class FastAgentTests(unittest.TestCase):
+    """fast-agent, through its Python API, with askq as its MCP server over stdio
+    and HTTP and a stand-in model API: a scripted person answers its form,
+    and what fast-agent hands its model must hold askq's words for each outcome
+    (it hands over structuredContent, as JSON, instead of the text)."""
+
+    def run_agent(self, server: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, List[Any]]]:
+        import asyncio
+        import tempfile
+
+        sys.path.insert(0, os.path.join(HERE, "tools"))
+        import check_runtimes
+        from fast_agent import FastAgent
+        from mcp_types import ElicitResult
+
+        stand_in = check_runtimes.StandIn(tempfile.mkdtemp(prefix="askq-fast-agent-"))
+        self.addCleanup(stand_in.close)
+        config = {"default_model": "generic.stand-in", "generic": {"api_key": "stand-in", "base_url": f"{stand_in.url}/v1"},
+                  "logger": {"level": "error", "progress_display": False, "show_chat": False, "show_tools": False},
+                  "mcp": {"servers": {"askq": server}}}
+        work = tempfile.mkdtemp(prefix="askq-fast-agent-work-")
+        with open(os.path.join(work, "fastagent.config.yaml"), "w", encoding="utf-8") as stream:
+            json.dump(config, stream)  # JSON is YAML
+        forms: Dict[str, List[Any]] = {}
+        current = [""]
+
+        async def person(context: Any, params: Any) -> Any:
+            forms.setdefault(current[0], []).append(params.requested_schema)
+            return ElicitResult(**next(case[2] for case in FAST_AGENT_CASES if case[0] == current[0]))
+
+        async def session() -> None:
+            fast = FastAgent("askq check", quiet=True, parse_cli_args=False,
+                             config_path=os.path.join(work, "fastagent.config.yaml"))
+
+            @fast.agent("asker", servers=["askq"], elicitation_handler=person, instruction="Ask the user.", use_history=False)
+            async def agent() -> None:
+                pass
+
+            async with fast.run() as app:
+                for name, call, _, _ in FAST_AGENT_CASES:
+                    current[0] = name
+                    stand_in.scripts[name] = check_runtimes.Script("askq__ask_questions", call)
+                    await app.asker.send(f"askq-case:{name} Set up the service.")
+
+        asyncio.run(session())
+        return {name: stand_in.scripts[name].received for name, *_ in FAST_AGENT_CASES}, forms
+
+    def check_words(self, received: Dict[str, Any], forms: Dict[str, List[Any]]) -> None:
+        for name, call, response, words in FAST_AGENT_CASES:
+            with self.subTest(case=name):
+                text = received[name]
+                self.assertIsNotNone(text, "the model received no tool result")
+                handed = json.loads(text)  # fast-agent hands its model structuredContent, as JSON
+                output = askq.ask(call)
+                answers = askq.from_elicitation(output, response)[1]
+                expected = askq.declined_text() if answers is None else \
+                    askq.result_text(askq.QuestionOutput(output.questions, answers, "answered"))
+                self.assertEqual(handed["result"], expected)
+                for word in words:
+                    self.assertIn(word, handed["result"])
+                self.assertEqual(len(forms[name]), 1)  # the person was asked once, in fast-agent's form
+        titles = [choice["title"] for choice in forms["picks"][0]["properties"]["q0"]["oneOf"]]
+        self.assertEqual(titles[0], "Postgres (Recommended) - Managed")
+
+    def test_over_stdio(self) -> None:
+        self.check_words(*self.run_agent({"command": sys.executable, "args": [os.path.join(HERE, "askq.py"), "serve"]}))
+
+    def test_over_http(self) -> None:
+        process = spawn_askq(self, "serve", "--http", "--port", "0", stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        url = re.search(rb"http://\S+/mcp", read_until(process.stderr.fileno(), b"/mcp", 20))
+        assert url is not None, "serve --http did not say where it listens"
+        self.check_words(*self.run_agent({"transport": "http", "url": url.group(0).decode()}))
+
+
+class ClaudeElicitationHookExampleTests(unittest.TestCase):
+    """The README's Elicitation command hook for a harness on the Agent SDK
+    (tools/check_claude_mcp.py answers the real CLI with it; CI runs that)."""
+
+    def test_the_readmes_hook_answers_the_form_in_the_clis_terms(self) -> None:
+        hook_output = readme_example("claude-agent-sdk-elicitation-hook")["hook_output"]
+        done = QuestionOutput(example_output().questions, askq.collect_answers(example_output(), EXAMPLE_ANSWERS), "answered")
+        reply = hook_output(askq.harness_answers(done, "mcp"))
+        said = reply["hookSpecificOutput"]
+        self.assertEqual((list(reply), said["hookEventName"], said["action"]), (["hookSpecificOutput"], "Elicitation", "accept"))
+        self.assertEqual(askq.from_elicitation(done, said)[1], done.answers)  # askq reads the answer back whole
+        declined = hook_output(askq.harness_answers(QuestionOutput(done.questions, [], "declined"), "mcp"))
+        self.assertEqual(declined, {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
 
 
 @unittest.skipUnless(importable("agents"), "openai-agents is not installed (CI installs it in a venv)")

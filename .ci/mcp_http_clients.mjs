@@ -5,6 +5,8 @@
 // The SDK 1.x (@modelcontextprotocol/sdk) speaks the handshake versions (2025-11-25,
 // and 2025-06-18 when its initialize asks for it); the client 2.x
 // (@modelcontextprotocol/client) also 2026-07-28, where forms come as input requests.
+// Each checks the form's choice (the badge, the plain labels) and that the structured
+// result holds the text; the client 2.x also lists the resources in the era it speaks.
 // Prints one line per call and exits 1 on the first that does not complete as it should.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -19,11 +21,21 @@ const call = {
   ],
 };
 
+const seen = [];  // what each handler was handed of a single choice: its keys
+
 function answer(action) {
   return async (request) => {
     const properties = Object.keys(request.params.requestedSchema.properties);
     if (!properties.includes("q0") || !properties.includes("q1")) {
       throw new Error(`the form lacks its questions: ${properties.join(", ")}`);
+    }
+    // The recommendation badged in whichever titles the version has, and the
+    // labels as a plain enum for clients that read only that.
+    const q0 = request.params.requestedSchema.properties.q0;
+    seen.push(Object.keys(q0).filter((key) => ["enum", "enumNames", "oneOf"].includes(key)).join("+"));
+    const titles = q0.enumNames ?? (q0.oneOf ?? []).map((choice) => choice.title);
+    if (!titles.includes("Postgres (Recommended)") || !(q0.enum ?? []).includes("Postgres")) {
+      throw new Error(`the form's choice lacks the badge or the plain labels: ${JSON.stringify(q0)}`);
     }
     return action === "accept" ? { action, content: { q0: "SQLite", q1: "billing" } } : { action };
   };
@@ -35,7 +47,10 @@ function check(label, result, action) {
   if (result.isError || !text.includes(wanted)) {
     throw new Error(`${label}: the result does not say what the form gave: ${text}`);
   }
-  console.log(`${label}: ${action}: completed (${result.structuredContent.status})`);
+  if (result.structuredContent.result !== text) {
+    throw new Error(`${label}: structuredContent.result is not the result's text: ${JSON.stringify(result.structuredContent)}`);
+  }
+  console.log(`${label}: ${action}: completed (${result.structuredContent.status}; its handler got a choice as ${seen.pop()})`);
 }
 
 // Asks for 2025-06-18 where the SDK would ask for its latest: the server answers the
@@ -75,6 +90,10 @@ async function client2(action) {
   await client.connect(transport);
   const result = await client.callTool({ name: "ask_questions", arguments: call });
   const spoken = client.getNegotiatedProtocolVersion?.() ?? transport.protocolVersion;
+  const listed = await client.listResources();  // the SDK checks the result against its version's schema
+  if (listed.resources[0]?.uri !== "ui://askq/questions") {
+    throw new Error(`resources/list under ${spoken}: ${JSON.stringify(listed)}`);
+  }
   await client.close();
   check(`@modelcontextprotocol/client StreamableHTTPClientTransport under ${spoken}`, result, action);
 }

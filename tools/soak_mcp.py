@@ -275,6 +275,9 @@ def outcome_problems(result: Message, policy: str, version: str) -> List[Problem
         elif status is not None and structured.get("status") != status:
             problems.append(("structuredContent.status is wrong",
                              f"{structured.get('status')!r}, expected {status!r} ({policy})"))
+        elif structured.get("result") != text_of(result):
+            # hosts hand their model the structured part alone: it must hold the words
+            problems.append(("structuredContent.result is not the result's text", excerpt(str(structured.get("result")), 200)))
     return problems
 
 
