@@ -6130,7 +6130,8 @@ class _Screen:
 # plugged into it: the web page's, and any other server's.
 
 _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
-_HTTP_MAX_CONNECTIONS = 32  # beyond this, a new connection is closed at once
+_HTTP_MAX_CONNECTIONS = 32  # connections still sending a request: beyond this, a new one is closed at once
+_HTTP_BACKLOG = 1024  # connects queued before they are accepted: a crowd arriving at once is not dropped
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
@@ -6196,27 +6197,174 @@ class _HttpResponse:
         connection.wfile.write(body)
 
 
+class _StreamSource:
+    """What an event stream writes, as it comes: the server's stream thread
+    takes what is ready whenever ``wake`` is called, and ticks every source
+    now and then, so that no thread waits on any one stream."""
+
+    def __init__(self) -> None:
+        self.wake: Callable[[], None] = lambda: None  # set when the stream is served
+
+    def take(self) -> "Tuple[bytes, bool]":
+        """What is ready to be written, and whether the stream ends after it."""
+        raise NotImplementedError
+
+    def tick(self) -> None:
+        """Time passed: what the source does unasked (a keep-alive, a progress note)."""
+
+    def left(self) -> None:
+        """The stream ended, or its client went away: nothing more is taken."""
+
+
 class _HttpStream(_HttpResponse):
     """A response whose body is written as it is made (an event stream): it
-    has no length, so the connection ends with it."""
+    has no length, so the connection ends with it.  Once its headers are
+    sent, the connection leaves its thread for the server's _StreamPump."""
 
-    __slots__ = ("chunks",)
+    __slots__ = ("source",)
 
-    def __init__(self, status: int, headers: "Dict[str, str]", chunks: "Iterator[bytes]") -> None:
+    def __init__(self, status: int, headers: "Dict[str, str]", source: _StreamSource) -> None:
         super().__init__(status, {**headers, "Connection": "close"}, b"")
-        self.chunks = chunks
+        self.source = source
 
-    def write_body(self, connection: Any) -> None:
-        connection.end_headers()
-        connection.wfile.flush()
+
+class _ParkedStream:
+    """One event stream on the pump: its socket, its source, and what is
+    taken but not yet written (a slow reader's backlog, bounded)."""
+
+    __slots__ = ("backlog", "ending", "socket", "source")
+
+    def __init__(self, sock: Any, source: _StreamSource) -> None:
+        self.socket, self.source = sock, source
+        self.backlog = b""
+        self.ending = False
+
+    def write(self) -> bool:
+        """Write what the socket takes now; whether the stream goes on."""
         try:
-            for chunk in self.chunks:
-                connection.wfile.write(chunk)
-                connection.wfile.flush()
-        finally:
-            close = getattr(self.chunks, "close", None)
-            if close is not None:  # a client that left ends the stream's work at once
-                close()
+            sent = self.socket.send(self.backlog) if self.backlog else 0
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            return False
+        self.backlog = self.backlog[sent:]
+        return len(self.backlog) <= _HTTP_DRAIN_BYTES and not (self.ending and not self.backlog)
+
+
+class _StreamPump:
+    """Every event stream of one server, served by one thread: a stream
+    that waits (a call waiting on a person) costs its socket and its
+    source, not a thread.  Readable means the client went away (a stream's
+    client sends nothing more), and a stream's source wakes the pump when it
+    has something to write."""
+
+    def __init__(self) -> None:
+        import selectors
+        import socket
+        import threading
+
+        self.selector = selectors.DefaultSelector()
+        self.bell, self.ringer = socket.socketpair()
+        for end in (self.bell, self.ringer):
+            end.setblocking(False)
+        self.selector.register(self.bell, selectors.EVENT_READ)
+        self.streams: Dict[int, _ParkedStream] = {}
+        self.lock = threading.Lock()
+        self.stopped = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def park(self, sock: Any, stream: _HttpStream) -> None:
+        import selectors
+
+        sock.setblocking(False)
+        parked = _ParkedStream(sock, stream.source)
+        with self.lock:
+            self.streams[sock.fileno()] = parked
+            self.selector.register(sock, selectors.EVENT_READ)
+        stream.source.wake = self.wake
+        self.wake()
+
+    def holds(self, sock: Any) -> bool:
+        with self.lock:
+            parked = self.streams.get(sock.fileno())
+        return parked is not None and parked.socket is sock
+
+    def wake(self) -> None:
+        try:
+            self.ringer.send(b"\0")
+        except OSError:  # the bell is full (it rings anyway) or the pump has stopped
+            pass
+
+    def _run(self) -> None:
+        ticked = time.monotonic()
+        while not self.stopped:
+            for key, _ in self.selector.select(_POLL_SECONDS):
+                if key.fileobj is self.bell:
+                    self._quiet_bell()
+                else:
+                    self._client_sent(key.fd)
+            for fd, parked in list(self.streams.items()):
+                self._pump(fd, parked)
+            if time.monotonic() - ticked >= _POLL_SECONDS:
+                ticked = time.monotonic()
+                for parked in list(self.streams.values()):
+                    parked.source.tick()
+
+    def _quiet_bell(self) -> None:
+        try:
+            while self.bell.recv(4096):
+                pass
+        except OSError:
+            pass
+
+    def _client_sent(self, fd: int) -> None:
+        """A stream's client sent something: its leaving, or bytes that no
+        stream reads (dropped)."""
+        parked = self.streams.get(fd)
+        try:
+            left = parked is not None and not parked.socket.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            left = False
+        except OSError:
+            left = True
+        if left and parked is not None:
+            self._end(fd, parked)
+
+    def _pump(self, fd: int, parked: _ParkedStream) -> None:
+        import selectors
+
+        if not parked.ending:
+            data, parked.ending = parked.source.take()
+            parked.backlog += data
+        if not parked.write():
+            self._end(fd, parked)
+            return
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if parked.backlog else 0)
+        if self.selector.get_key(parked.socket).events != events:
+            self.selector.modify(parked.socket, events)
+
+    def _end(self, fd: int, parked: _ParkedStream) -> None:
+        import socket
+
+        with self.lock:
+            self.streams.pop(fd, None)
+            self.selector.unregister(parked.socket)
+        parked.source.left()
+        try:
+            parked.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        parked.socket.close()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.wake()
+        self.thread.join()
+        for fd, parked in list(self.streams.items()):
+            self._end(fd, parked)
+        for end in (self.bell, self.ringer):
+            end.close()
 
 
 class _HttpHandlers:
@@ -6246,13 +6394,12 @@ class _HttpCore:
         if isinstance(found, _HttpResponse):
             if isinstance(length, _HttpResponse):
                 return found.closing()
-            if length:
-                read(length)  # and dropped: the connection stays in step for its next request
+            read(length)  # and dropped: the connection stays in step for its next request
             return found
         if isinstance(length, _HttpResponse):
             return length
         handlers, handler = found
-        return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length) if length else b""))
+        return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length)))
 
     def _route(self, method: str, path: str) -> "Union[_HttpResponse, Tuple[_HttpHandlers, Callable[[Any, _HttpRequest], _HttpResponse]]]":
         for handlers in self.handler_sets:
@@ -6323,9 +6470,12 @@ def _is_local_host(host: str) -> bool:
 
 class _HttpServer:
     """A core's requests served over HTTP: each connection on a thread of
-    its own, at most _HTTP_MAX_CONNECTIONS open at once (a further one is
-    closed at once), every read with a timeout, so that idle or slow
-    sockets never hold up another request."""
+    its own, every read with a timeout, so that idle or slow sockets never
+    hold up another request.  At most _HTTP_MAX_CONNECTIONS connections may
+    be sending a request at once (a further one is closed at once); one
+    whose request is in, and waits for its answer (a call waiting on a
+    person, on its event stream), no longer counts, so that any number of
+    such calls leave room for the requests that answer them."""
 
     def __init__(self, core: _HttpCore, host: str, port: int) -> None:
         import threading
@@ -6337,12 +6487,23 @@ class _HttpServer:
         self.stopped = False
         self.thread = threading.Thread(target=self.listener.serve_forever, args=(_POLL_SECONDS,), daemon=True)
         self.thread.start()
+        self.pump: Optional[_StreamPump] = None
+        self.pump_lock = threading.Lock()
 
     def stop(self) -> None:
         if not self.stopped:
             self.stopped = True
+            if self.pump is not None:
+                self.pump.stop()
             self.listener.shutdown()
             self.listener.server_close()
+
+    def streams(self) -> _StreamPump:
+        """The pump of this server's event streams, started with the first."""
+        with self.pump_lock:
+            if self.pump is None:
+                self.pump = _StreamPump()
+            return self.pump
 
     def serve(self, connection: Any) -> None:
         """One request on a connection, whatever its method.  What the client
@@ -6352,8 +6513,10 @@ class _HttpServer:
         taken: List[int] = []
 
         def read(size: int) -> bytes:
-            taken.append(size)
-            return bytes(connection.rfile.read(size))
+            body = bytes(connection.rfile.read(size)) if size else b""
+            taken.extend([size] if size else [])
+            connection.received()
+            return body
 
         # The target as sent: http.server folds a leading "//" into "/", and paths match exactly.
         words = connection.requestline.split()
@@ -6362,6 +6525,12 @@ class _HttpServer:
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
+        if isinstance(response, _HttpStream):
+            connection.end_headers()
+            connection.wfile.flush()
+            connection.close_connection = True
+            self.streams().park(connection.connection, response)
+            return
         response.write_body(connection)
         if response.headers.get("Connection") == "close" and not taken:
             _drain(connection.rfile)
@@ -6380,6 +6549,26 @@ def _stdlib_listener() -> Any:
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
         server: Any  # the Listener, and through it its _HttpServer
+        holds_slot = True  # the slot taken when the connection was accepted
+
+        def handle_one_request(self) -> None:
+            """A request, while the connection holds a slot: the first from
+            its accept, each later one (keep-alive) taking a slot anew."""
+            if not self.holds_slot:
+                self.holds_slot = self.server.owner.slots.acquire(blocking=False)
+                if not self.holds_slot:
+                    self.close_connection = True
+                    return
+            try:
+                super().handle_one_request()
+            finally:
+                self.received()
+
+        def received(self) -> None:
+            """The request is in whole: its slot goes to the next connection."""
+            if self.holds_slot:
+                self.holds_slot = False
+                self.server.owner.slots.release()
 
         def __getattr__(self, name: str) -> Any:
             if name.startswith("do_"):  # every method reaches the core's rules, never a 501
@@ -6391,13 +6580,15 @@ def _stdlib_listener() -> Any:
                 super().handle()
             except (OSError, ValueError):  # a reset, a half-close or a timeout: nobody to answer
                 self.close_connection = True
+            finally:
+                self.received()
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
             pass
 
     class Listener(ThreadingHTTPServer):
         daemon_threads = True
-        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
+        request_queue_size = _HTTP_BACKLOG
 
         def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
             self.owner = owner
@@ -6405,19 +6596,22 @@ def _stdlib_listener() -> Any:
             super().__init__((host, port), Connection)
 
         def process_request(self, request: Any, client_address: Any) -> None:
-            if self.owner.slots.acquire(blocking=False):  # a connection takes a slot until it closes
-                super().process_request(request, client_address)
-            else:
+            if not self.owner.slots.acquire(blocking=False):  # until its first request is in: Connection.received()
                 self.shutdown_request(request)
-
-        def process_request_thread(self, request: Any, client_address: Any) -> None:
+                return
             try:
-                super().process_request_thread(request, client_address)
-            finally:
+                super().process_request(request, client_address)
+            except RuntimeError:  # no thread to be had: the connection is refused, its slot freed
                 self.owner.slots.release()
+                self.shutdown_request(request)
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             pass  # a client that went away mid-request leaves no traceback
+
+        def shutdown_request(self, request: Any) -> None:
+            pump = self.owner.pump
+            if pump is None or not pump.holds(request):  # an event stream's socket is the pump's now
+                super().shutdown_request(request)
 
     return Listener
 
@@ -8482,38 +8676,67 @@ def _open_browser(url: str) -> bool:
 
 _MCP_PATH = "/mcp"
 _MCP_DEFAULT_PORT = 8765
-_MCP_MAX_SESSIONS = 64  # beyond this, the session idle longest is ended
+_MCP_MAX_SESSIONS = 4096  # beyond this, the session idle longest is ended
 _MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
 _BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
 _STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
 
 
-class _Exchange:
+class _Exchange(_StreamSource):
     """One POST's share of what its server writes: the messages for it, and
-    the requests it carried that are not answered yet; None ends it."""
+    the requests it carried that are not answered yet; it is done once they
+    all are.  As an event stream it is ticked by the pump: then the calls
+    of pages that are done are answered, progress is told, and a quiet
+    stream says now and then that it is alive (and so learns when its
+    client has left)."""
 
-    def __init__(self, awaited: "List[str]") -> None:
-        import queue
-
-        self.messages: Any = queue.Queue()
+    def __init__(self, awaited: "List[str]", session: "Optional[_McpSession]" = None) -> None:
+        super().__init__()
+        self.messages: List[Dict[str, Any]] = []
         self.awaited = dict.fromkeys(awaited)
+        self.done = not awaited
+        self.session = session
+        self.quiet_since = time.monotonic()
+        self.alive_due = False
+
+    def put(self, message: "Dict[str, Any]") -> None:
+        self.messages.append(message)
+        self.wake()
 
     def answered(self, key: str) -> None:
         if self.awaited.pop(key, False) is None and not self.awaited:
-            self.messages.put(None)
+            self.end()
+
+    def end(self) -> None:
+        self.done = True
+        self.wake()
 
     def drained(self) -> "List[Dict[str, Any]]":
         """What has come so far, without waiting."""
-        import queue
+        found, self.messages = self.messages, []
+        return found
 
-        found: List[Dict[str, Any]] = []
-        while True:
-            try:
-                message = self.messages.get_nowait()
-            except queue.Empty:
-                return found
-            if message is not None:
-                found.append(message)
+    def take(self) -> "Tuple[bytes, bool]":
+        done = self.done  # read first: a message put before the end is never left behind
+        found = self.drained()
+        chunks = [b": waiting for the person\n\n"] if self.alive_due else []
+        self.alive_due = False
+        if found:
+            self.quiet_since = time.monotonic()
+        chunks += [b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n" for message in found]
+        return b"".join(chunks), done
+
+    def tick(self) -> None:
+        if self.session is not None:
+            self.session.tick()
+        if time.monotonic() - self.quiet_since >= _MCP_KEEPALIVE_SECONDS:
+            self.quiet_since = time.monotonic()
+            self.alive_due = True
+            self.wake()
+
+    def left(self) -> None:
+        if self.session is not None:
+            self.session.left(self)
 
 
 class _Router:
@@ -8542,7 +8765,7 @@ class _Router:
         elif message["method"] == "notifications/elicitation/complete":
             target = self.asked.pop(_request_key(message["params"]["elicitationId"]), None) or target
         if target is not None:
-            target.messages.put(message)
+            target.put(message)
             target.answered(key)
 
     def flush(self) -> None:
@@ -8558,7 +8781,7 @@ class _Router:
     def end_all(self) -> None:
         """The session ended: every stream still waiting ends with it."""
         for exchange in set(self.requests.values()):
-            exchange.messages.put(None)
+            exchange.end()
         self.requests.clear()
 
     def leave(self, exchange: _Exchange) -> None:
@@ -8584,7 +8807,7 @@ class _McpSession:
         writes for them.  A request whose id is still waiting is refused:
         its answer could not find its way back."""
         awaited = [_request_key(message["id"]) for message in messages if _is_request(message)]
-        exchange = _Exchange(awaited)
+        exchange = _Exchange(awaited, self)
         with self.lock:
             self.used = time.monotonic()
             if any(key in self.router.requests for key in awaited) or len(set(awaited)) < len(awaited):
@@ -8601,31 +8824,17 @@ class _McpSession:
                 self.router.current = None
         return exchange
 
-    def events(self, exchange: _Exchange) -> "Iterator[bytes]":
-        """The exchange as an event stream, until its requests are answered;
-        meanwhile the calls of web pages that are done are answered."""
-        import queue
-
-        quiet = 0.0
-        try:
-            while True:
-                try:
-                    message = exchange.messages.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    with self.lock:
-                        self.server.check_pages()
-                    quiet += _POLL_SECONDS
-                    if quiet >= _MCP_KEEPALIVE_SECONDS:
-                        quiet = 0.0
-                        yield b": waiting for the person\n\n"
-                    continue
-                if message is None:
-                    return
-                quiet = 0.0
-                yield b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n"
-        finally:
+    def tick(self) -> None:
+        """Time passed while a stream waits: the calls of web pages that are
+        done are answered."""
+        if self.server.pages:
             with self.lock:
-                self.router.leave(exchange)
+                self.server.check_pages()
+
+    def left(self, exchange: _Exchange) -> None:
+        """A stream that ended, or whose client left."""
+        with self.lock:
+            self.router.leave(exchange)
 
     def close(self) -> None:
         with self.lock:
@@ -8716,7 +8925,7 @@ class _McpHttp(_HttpHandlers):
         """JSON when every request is answered (202 when the POST carried
         none), else the event stream."""
         if exchange.awaited:
-            return _HttpStream(200, {"Content-Type": "text/event-stream"}, session.events(exchange))
+            return _HttpStream(200, {"Content-Type": "text/event-stream"}, exchange)
         written = [message for message in exchange.drained() if "method" not in message]
         if not written:
             return _HttpResponse(202, {}, b"")
