@@ -970,7 +970,9 @@ _TOOL_DESCRIPTION = (
     " add an 'Other' option of your own. To recommend an option, put it first"
     " and end its label with \" (Recommended)\".\n\n"
     "Do not ask what you can find out yourself from the code, the files or the"
-    " conversation: ask only when you need the user's own decision."
+    " conversation: ask only when you need the user's own decision. If a call"
+    " ends before the user answers, it may be made again with the same questions"
+    " to collect their answers."
 )
 
 # Built-in copies of schema.json and example_args.json, which override them
@@ -7977,6 +7979,163 @@ def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
 
 
 # ===========================================================================
+# Asks: what serve puts to a person, outliving the call that asked
+#
+# A person answers in their own time, and the call that asked may end first
+# (the client cancels, its request times out, the connection drops).  Every
+# batch serve puts to a person is an _Ask, kept on an _AskBoard: the call
+# waits on it, but the ask stays open when the call ends, and the next call
+# with the same questions, from the same client, finds it again: waiting on
+# it, or taking its answers at once if the person has finished since.
+
+_ASK_LIFE_SECONDS = 24 * 3600.0  # how long an ask stays open unless the server's --timeout says otherwise
+_ASK_KEPT_SECONDS = 24 * 3600.0  # how long an ended ask is kept, for a retry to find its answers
+_ASKS_MOST = 20_000  # beyond this, the asks that ended longest ago go first, then the oldest
+_LATE_LINE = "The user answered after the earlier call had ended."
+
+
+class _AskOwner:
+    """Who may find an ask again: the session that made it, and, once that
+    session has ended, another session of the same client (it restarted)."""
+
+    __slots__ = ("client", "ended")
+
+    def __init__(self, client: str = "") -> None:
+        self.client = client
+        self.ended = False
+
+    def may_take(self, other: "_AskOwner") -> bool:
+        """Whether this owner may take an ask that ``other`` made."""
+        return other is self or (other.ended and other.client == self.client)
+
+
+class _Ask:
+    """One batch put to a person: its questions and their fingerprint, who
+    made it, when it opened and when it ends, what the person entered
+    (kept by its page, when it has one), how it ended, and whether that
+    outcome reached a call."""
+
+    __slots__ = ("delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output", "owner", "page", "result")
+
+    def __init__(self, output: QuestionOutput, owner: _AskOwner, life: float) -> None:
+        import secrets
+
+        self.id = secrets.token_urlsafe(18)
+        self.output = QuestionOutput(output.questions, [])
+        self.fingerprint = _ask_fingerprint(output.questions, owner.client)
+        self.owner = owner
+        self.ends = time.time() + life
+        self.result: Optional[QuestionOutput] = None  # how it ended, once it has
+        self.ended = 0.0  # when it ended
+        self.delivered = False
+        self.interrupted = False  # a call that waited on it ended before it did
+        self.page: Any = None  # a page that asks the person: url, done(), outcome, serve_grace(), end()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the person is done (its page is asked first)."""
+        if self.result is None and self.page is not None and self.page.done():
+            self.result, self.ended = self.page.page.outcome(), time.time()
+        return self.result is not None
+
+    def finish(self, outcome: QuestionOutput) -> bool:
+        """End the ask with the person's outcome; whether this was its end
+        (the first ending wins, and the others change nothing)."""
+        if self.finished:
+            return False
+        self.result, self.ended = outcome, time.time()
+        return True
+
+    def deliver(self) -> QuestionOutput:
+        """The outcome, as it reaches a call: the ask is done with, and its
+        page, told that the answers are in, soon stops."""
+        assert self.result is not None
+        if not self.delivered and self.page is not None:
+            self.page.serve_grace()
+        self.delivered = True
+        return self.result
+
+    def withdraw(self) -> None:
+        """A call that waited on the ask ended first: the ask stays open."""
+        self.interrupted = True
+
+    def timed_out(self) -> bool:
+        return self.result is not None and self.result.status is Outcome.TIMED_OUT
+
+    def expire(self, now: float) -> bool:
+        """End the ask as timed out once its time has passed, keeping what
+        was entered; whether it has ended."""
+        if not self.finished and now >= self.ends:
+            entered = self.page.page.kept_answers() if self.page is not None else []
+            self.result, self.ended = QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT), now
+            if self.page is not None:
+                self.page.page.end(Outcome.TIMED_OUT, entered)
+        return self.finished
+
+
+def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
+    """What makes two calls the same ask: their questions as normalized,
+    and the client that asked them."""
+    import hashlib
+
+    canonical = json.dumps([item.to_dict() for item in items], sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(f"{client}\n{canonical}".encode("ascii")).hexdigest()
+
+
+class _AskBoard:
+    """The asks of a server, in its memory: found by their id, or by their
+    fingerprint and who asks; ended ones kept for a while, then dropped
+    (and, beyond a bound, those that ended first, then the oldest).
+    ``web`` makes the pages sent by URL where no ``--web`` does."""
+
+    def __init__(self, web: "Optional[_WebOptions]" = None, life: "Optional[float]" = None) -> None:
+        import threading
+
+        self.web = web or _WebOptions()
+        self.life = life or _ASK_LIFE_SECONDS
+        self.asks: Dict[str, _Ask] = {}
+        self.lock = threading.RLock()
+        self.swept = 0.0
+
+    def open(self, output: QuestionOutput, owner: _AskOwner) -> _Ask:
+        """The ask these questions make: one still open, or ended and never
+        delivered, that the owner may take, else a new one."""
+        fingerprint = _ask_fingerprint(output.questions, owner.client)
+        with self.lock:
+            self.sweep()
+            now = time.time()
+            for ask in self.asks.values():
+                if ask.fingerprint != fingerprint or ask.delivered or not owner.may_take(ask.owner):
+                    continue
+                if ask.expire(now) and (ask.timed_out() or now >= ask.ends):
+                    continue  # ended with nobody to deliver it: never offered again
+                ask.owner = owner
+                return ask
+            ask = _Ask(output, owner, self.life)
+            self.asks[ask.id] = ask
+            while len(self.asks) > _ASKS_MOST:
+                oldest = min(self.asks, key=lambda key: (not self.asks[key].finished, self.asks[key].ends))
+                del self.asks[oldest]
+            return ask
+
+    def get(self, ask_id: Any) -> "Optional[_Ask]":
+        with self.lock:
+            return self.asks.get(ask_id) if isinstance(ask_id, str) else None
+
+    def sweep(self) -> None:
+        """Time out the asks whose time has passed; drop those ended long ago
+        (looked at once a second at most, however many sessions tick)."""
+        now = time.time()
+        with self.lock:
+            if now - self.swept < 1.0:
+                return
+            self.swept = now
+            for key, ask in list(self.asks.items()):
+                if ask.expire(now) and now >= ask.ended + _ASK_KEPT_SECONDS:
+                    del self.asks[key]
+
+
+# ===========================================================================
 # The MCP server: python askq.py serve
 #
 # One reader, one writer: newline-delimited JSON-RPC on stdin and stdout.  A
@@ -7998,6 +8157,7 @@ _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_LEVELS_WITH_INFO = ("debug", "info")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
+_PROGRESS_SECONDS = 10.0  # a call waiting with a progress token is told of this often: clients reset their timeout
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
 _METHOD_NOT_FOUND = -32601
@@ -8070,46 +8230,26 @@ class _RequestContext:
 
 
 class _WaitingCall:
-    """A tools/call that waits for the person: on a form the client draws,
-    on a page the client was asked to open (URL mode), or on a page served
-    beside the server.  ``elicitation`` is the URL-mode request that sent
-    the client to the page, told when the page is done."""
+    """A tools/call that waits on its ask: on a form the client draws, on a
+    page the client was asked to open (URL mode), or on a page served beside
+    the server.  ``elicitation`` is the URL-mode request that sent the
+    client to the page, told when the page is done; ``progress`` the token
+    the client gave for progress notes, which keep its call open."""
 
-    __slots__ = ("call_id", "context", "elicitation", "output", "session")
+    __slots__ = ("ask", "call_id", "context", "elicitation", "progress", "since", "told")
 
-    def __init__(self, call_id: Any, output: QuestionOutput, context: _RequestContext, session: Any = None) -> None:
-        self.call_id, self.output, self.context = call_id, output, context
-        self.session = session  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
+    def __init__(self, call_id: Any, ask: _Ask, context: _RequestContext, progress: Any = None) -> None:
+        self.call_id, self.ask, self.context, self.progress = call_id, ask, context, progress
         self.elicitation: Optional[str] = None
+        self.since = self.told = time.monotonic()
 
+    @property
+    def output(self) -> QuestionOutput:
+        return self.ask.output
 
-class _PageBoard:
-    """The pages sent by URL under 2026-07-28, by the key their call's
-    signed state names: a retry finds its page there, whichever server of
-    the process gets it.  ``web`` makes them where no ``--web`` does."""
-
-    most = 64  # beyond this, the oldest page that no retry took is ended
-
-    def __init__(self, web: "Optional[_WebOptions]" = None) -> None:
-        import threading
-
-        self.web = web or _WebOptions()
-        self.pages: Dict[str, Any] = {}
-        self.lock = threading.Lock()
-
-    def add(self, session: Any) -> str:
-        import secrets
-
-        key = secrets.token_urlsafe(16)
-        with self.lock:
-            if len(self.pages) >= self.most:
-                self.pages.pop(next(iter(self.pages))).end()
-            self.pages[key] = session
-        return key
-
-    def take(self, key: Any) -> Any:
-        with self.lock:
-            return self.pages.pop(key, None) if isinstance(key, str) else None
+    @property
+    def session(self) -> Any:
+        return self.ask.page
 
 
 class _WebOptions:
@@ -8181,14 +8321,16 @@ class _McpServer:
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
     def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
-                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_PageBoard]" = None) -> None:
+                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
         self.seal = seal or _RequestSeal()
-        self.board = board or _PageBoard()
+        self.board = board or _AskBoard(life=web.timeout if web is not None else None)
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
-        self.pending: Dict[str, _WaitingCall] = {}
+        self.owner = _AskOwner()
+        self.forms: Dict[str, _Ask] = {}  # a form sent, by its request's key: the ask it belongs to
+        self.waiting: Dict[str, _WaitingCall] = {}  # a call waiting on its ask's form, by the call's key
         self.pages: Dict[str, _WaitingCall] = {}
         self.by_url: Dict[str, _WaitingCall] = {}
         self.sent = 0
@@ -8271,6 +8413,7 @@ class _McpServer:
         self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {})
         client = params.get("clientInfo")
         name = client.get("name") if isinstance(client, dict) else None
+        self.owner = _AskOwner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
         return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
                 "serverInfo": _server_info()}
@@ -8350,25 +8493,49 @@ class _McpServer:
             sealed = self.seal.check(params.get("requestState"), arguments)
             response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
             if "page" in sealed:
-                return self._from_page_response(request_id, output, sealed["page"], response, context)
+                return self._from_page_response(request_id, output, sealed["page"], response, context,
+                                                _progress_token(params))
             if response is None:
                 raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
             return _elicited_result(output, response, context)
         secret = _holds_secret(output.questions)
         if secret or not context.can_elicit:
-            return self._ask_without_form(request_id, output, arguments, context, secret)
+            return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output),
                     "requestState": self.seal.seal(arguments)}
+        asked = self.board.open(output, self.owner)
+        if asked.finished:
+            return self._delivered(asked, context)
+        self.waiting[_request_key(request_id)] = _WaitingCall(request_id, asked, context, _progress_token(params))
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
-        self.pending[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context)
+        self.forms[_request_key(elicitation_id)] = asked
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
-                    "params": to_elicitation(output, protocol_version=context.version)})
+                    "params": to_elicitation(asked.output, protocol_version=context.version)})
         return None
+
+    def _delivered(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
+        """The result of an ask that has ended, for the call it reaches: said
+        to be late when a call that waited on it had ended first."""
+        outcome = ask.deliver()
+        return _tool_result(result_text(outcome), outcome, context, late=ask.interrupted)
+
+    def _end_ask(self, ask: _Ask, outcome: QuestionOutput) -> None:
+        """The person is done: every call waiting on the ask is answered; with
+        none waiting, the outcome waits for the next call that asks the same."""
+        if not ask.finish(outcome):
+            return
+        for key, waiting in list(self.waiting.items()):
+            if waiting.ask is ask:
+                del self.waiting[key]
+                self._send_result(waiting.call_id, self._delivered(ask, waiting.context), waiting.context)
+        if not ask.delivered:
+            self.log("the person answered after the call had ended: the same call made again gets the answers")
 
     def _ask_without_form(
         self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, secret: bool,
+        progress: Any = None,
     ) -> "Optional[Dict[str, Any]]":
         """A call no form takes (the client draws none, or a question is a
         secret, which never goes into a form): the view in the conversation,
@@ -8376,40 +8543,54 @@ class _McpServer:
         if context.draws_views and not secret:
             return _view_call_result(output, context)
         if context.opens_urls and (secret or self.web is not None):
-            return self._ask_by_url(request_id, output, arguments, context)
+            return self._ask_by_url(request_id, output, arguments, context, progress)
         if self.web is not None:
-            self._ask_on_page(request_id, output, context)
-            return None
+            return self._ask_on_page(request_id, output, context, progress)
         nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
 
+    def _page_ask(self, output: QuestionOutput) -> "Tuple[_Ask, bool]":
+        """The ask of a call put on a page: found again, page and all, or
+        opened with a page of its own; and whether its page is new."""
+        ask = self.board.open(output, self.owner)
+        fresh = ask.page is None
+        if fresh:
+            ask.page = (self.web or self.board.web).open(ask.output.questions)
+        return ask, fresh
+
     def _ask_by_url(
-        self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext,
+        self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, progress: Any,
     ) -> "Optional[Dict[str, Any]]":
         """The page, for the client to open where the person is: a URL-mode
         request, or under 2026-07-28 an input request whose retry waits for it."""
-        session = (self.web or self.board.web).open(output.questions)
-        self.log(f"the client is asked to open the page for a call at {session.url}")
-        params = {"mode": "url", "message": _URL_MESSAGE, "url": session.url}
+        ask = self._page_ask(output)[0]
+        if ask.finished:
+            return self._delivered(ask, context)
+        url = ask.page.url
+        self.log(f"the client is asked to open the page for a call at {url}")
+        params = {"mode": "url", "message": _URL_MESSAGE, "url": url}
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
                 "method": "elicitation/create", "params": params}},
-                "requestState": self.seal.seal(arguments, self.board.add(session))}
+                "requestState": self.seal.seal(arguments, ask.id)}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
-        self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context, session)
+        self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, ask, context, progress)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": {**params, "elicitationId": elicitation_id}})
         return None
 
     def _from_page_response(
         self, request_id: Any, output: QuestionOutput, key: Any, response: Any, context: _RequestContext,
+        progress: Any = None,
     ) -> "Optional[Dict[str, Any]]":
         """The retry of a call sent by URL: answered once its page is done."""
-        session = self.board.take(key)
-        if session is None:
+        ask = self.board.get(key)
+        if ask is None or ask.page is None or ask.delivered:  # a page's answers reach one call, once
             return _tool_result(_PAGE_GONE_TEXT, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
-        return self._opened_or_not(_WaitingCall(request_id, output, context, session), response)
+        if ask.finished:
+            return self._delivered(ask, context)
+        return self._opened_or_not(_WaitingCall(request_id, ask, context, progress), response)
 
     def _opened_or_not(self, asked: _WaitingCall, response: Any, elicitation: "Optional[str]" = None) -> "Optional[Dict[str, Any]]":
         """The client's word on a page sent by URL: opened (the call waits for
@@ -8419,7 +8600,9 @@ class _McpServer:
             asked.elicitation = elicitation
             self.pages[f"page-{self.sent}"] = asked
             return None
-        asked.session.end()
+        asked.ask.finish(QuestionOutput(asked.output.questions, [], Outcome.DECLINED))
+        asked.ask.deliver()
+        asked.ask.page.end()
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
 
     # What happens around a call while it waits.
@@ -8429,24 +8612,32 @@ class _McpServer:
             self._cancel(params.get("requestId"))
 
     def _cancel(self, call_id: Any) -> None:
-        """The client gave up on a call: forget it, and withdraw its form or page."""
+        """The client gave up on a call, or it ended otherwise: the call is
+        forgotten, but its ask, its form and its page stay open, for a late
+        answer and the next call that asks the same."""
         waiting: List[Tuple[str, _WaitingCall]] = [*self.pages.items(), *self.by_url.items()]
         for key, page in waiting:
             if page.call_id == call_id:
                 self.pages.pop(key, None)
                 self.by_url.pop(key, None)
-                page.session.end()
-        for key, pending in list(self.pending.items()):
-            if pending.call_id == call_id:
-                del self.pending[key]
-                self._send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                            "params": {"requestId": json.loads(key), "reason": "The tool call was cancelled."}})
+                page.ask.withdraw()
+        ended = self.waiting.pop(_request_key(call_id), None)
+        if ended is not None:
+            ended.ask.withdraw()
+
+    def call_ended(self, call_id: Any) -> None:
+        """A call whose client can no longer be answered (its stream closed)."""
+        self._cancel(call_id)
 
     def close(self) -> None:
-        for session in [page.session for page in self.pages.values()] + [page.session for page in self.by_url.values()]:
-            session.end()
+        """The session ended: its calls end, and its asks may be taken by the
+        client's next session."""
+        for waiting in [*self.pages.values(), *self.by_url.values(), *self.waiting.values()]:
+            waiting.ask.withdraw()
         self.pages.clear()
         self.by_url.clear()
+        self.waiting.clear()
+        self.owner.ended = True
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
         """The client's answer to an elicitation request: answer its call."""
@@ -8454,15 +8645,45 @@ class _McpServer:
         if by_url is not None:
             self._on_url_response(by_url, message)
             return
-        pending = self.pending.pop(_request_key(message["id"]), None)
-        if pending is None:
+        ask = self.forms.pop(_request_key(message["id"]), None)
+        if ask is None:
             self.log(f"a response to no pending request: {message['id']!r}")
             return
-        if "error" in message:  # the form failed: a person may have seen it
-            result = _failed_form_result(pending.output, message.get("error"), pending.context)
-        else:
-            result = _elicited_result(pending.output, message.get("result"), pending.context)
-        self._send_result(pending.call_id, result, pending.context)
+        calls = [waiting for waiting in self.waiting.values() if waiting.ask is ask]
+        if "error" in message or not calls:
+            self._on_form_failed(ask, calls, message)
+            return
+        try:
+            outcome = _elicited_outcome(ask.output, message.get("result"))
+        except AnswerError as err:  # refused as the model would be told; the ask stays open
+            self._answer_calls(calls, _tool_result(error_text(err), error=True))
+            return
+        self._end_ask(ask, outcome)
+
+    def _on_form_failed(self, ask: _Ask, calls: "List[_WaitingCall]", message: "Dict[str, Any]") -> None:
+        """A form that failed (a person may have seen it), or one answered
+        after its call ended: taken into the ask when it holds the person's
+        word, while a client's withdrawing it (cancel, or an error) leaves
+        the ask open for the next call."""
+        if calls:
+            for waiting in calls:
+                self._answer_calls([waiting], _failed_form_result(ask.output, message.get("error"), waiting.context))
+            ask.finish(QuestionOutput(ask.output.questions, [], Outcome.UNAVAILABLE))
+            ask.deliver()
+            return
+        result = message.get("result")
+        if "error" in message or (isinstance(result, dict) and result.get("action") == "cancel"):
+            self.log("a form came back withdrawn after its call ended: the ask stays open for the next call")
+            return
+        try:
+            self._end_ask(ask, _elicited_outcome(ask.output, result))
+        except AnswerError as err:
+            self.log(f"a late form response was refused, and the ask stays open: {err}")
+
+    def _answer_calls(self, calls: "List[_WaitingCall]", result: "Dict[str, Any]") -> None:
+        for waiting in calls:
+            self.waiting.pop(_request_key(waiting.call_id), None)
+            self._send_result(waiting.call_id, result, waiting.context)
 
     def _on_url_response(self, asked: _WaitingCall, message: "Dict[str, Any]") -> None:
         if "error" in message:  # the client could not open the page: a person may have seen it
@@ -8473,29 +8694,57 @@ class _McpServer:
         if result is not None:
             self._send_result(asked.call_id, result, asked.context)
 
-    def _ask_on_page(self, request_id: Any, output: QuestionOutput, context: _RequestContext) -> None:
+    def _ask_on_page(
+        self, request_id: Any, output: QuestionOutput, context: _RequestContext, progress: Any,
+    ) -> "Optional[Dict[str, Any]]":
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
-        assert self.web is not None
-        session = self.web.open(output.questions)
+        ask, fresh = self._page_ask(output)
+        if ask.finished:
+            return self._delivered(ask, context)
         self.sent += 1
-        self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, output, context, session)
-        opened = _open_browser(session.url)
-        self.log(f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"))
+        self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, ask, context, progress)
+        url = ask.page.url
+        opened = not fresh or _open_browser(url)
+        self.log(f"the questions are at {url}" + ("" if opened else " (no browser could be opened here)"))
         if context.logs:
             self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                "level": "info", "logger": "askq", "data": f"Answer the questions in a browser: {session.url}"}})
+                "level": "info", "logger": "askq", "data": f"Answer the questions in a browser: {url}"}})
+        return None
 
     def check_pages(self) -> None:
-        """Answer the call of every page that is done (or has been idle too long)."""
+        """Answer the call of every page that is done (or has been idle too
+        long), and of every ask whose time has run out."""
+        self.board.sweep()
+        now = time.time()
         for key, page in list(self.pages.items()):
-            if page.session.done():
+            if page.ask.expire(now):
                 del self.pages[key]
-                outcome = page.session.serve_grace()
                 if page.elicitation is not None:
                     self._send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
                                 "params": {"elicitationId": page.elicitation}})
-                self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
+                self._send_result(page.call_id, self._delivered(page.ask, page.context), page.context)
+        for key, waiting in list(self.waiting.items()):
+            if waiting.ask.expire(now):  # its time ran out while its form was open
+                del self.waiting[key]
+                self._send_result(waiting.call_id, self._delivered(waiting.ask, waiting.context), waiting.context)
+
+    def keep_alive(self) -> None:
+        """Tell the client, for each call that waits on the person and gave a
+        progress token, that it still waits: clients that reset their
+        timeout on progress keep the call open."""
+        now = time.monotonic()
+        for waiting in [*self.waiting.values(), *self.pages.values(), *self.by_url.values()]:
+            if waiting.progress is not None and now - waiting.told >= _PROGRESS_SECONDS:
+                waiting.told = now
+                self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": waiting.progress, "progress": int(now - waiting.since),
+                    "message": "waiting for the user's answer"}})
+
+    @property
+    def waits(self) -> bool:
+        """Whether anything waits on the person (and so on time passing)."""
+        return bool(self.pages or self.waiting or self.by_url)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         if context.stateless:
@@ -8543,13 +8792,19 @@ def _echoed_id(message: Any) -> Any:
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
     """The tool result for what the client's form gave back."""
     try:
-        answers = from_elicitation(output, result)[1]
+        done = _elicited_outcome(output, result)
     except AnswerError as err:
         return _tool_result(error_text(err), error=True)
-    if answers is None:  # declined or cancelled
-        return _tool_result(declined_text(), QuestionOutput(output.questions, [], Outcome.DECLINED), context)
-    done = QuestionOutput(output.questions, answers, Outcome.ANSWERED)
     return _tool_result(result_text(done), done, context)
+
+
+def _elicited_outcome(output: QuestionOutput, result: Any) -> QuestionOutput:
+    """What the client's form gave back, as an outcome: answered, or
+    declined (a decline or a cancel); AnswerError for what cannot be read."""
+    answers = from_elicitation(output, result)[1]
+    if answers is None:
+        return QuestionOutput(output.questions, [], Outcome.DECLINED)
+    return QuestionOutput(output.questions, answers, Outcome.ANSWERED)
 
 
 def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestContext) -> "Dict[str, Any]":
@@ -8567,14 +8822,23 @@ def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestCon
 
 def _tool_result(
     text: str, outcome: "Optional[QuestionOutput]" = None, context: "Optional[_RequestContext]" = None,
-    error: bool = False,
+    error: bool = False, late: bool = False,
 ) -> "Dict[str, Any]":
     """A tools/call result: the text the model reads and, where the client
-    takes it, the outcome as structuredContent."""
+    takes it, the outcome as structuredContent.  A ``late`` outcome (the
+    person answered after the call that asked had ended) says so first."""
+    text = f"{_LATE_LINE}\n{text}" if late else text
     result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
     if outcome is not None and context is not None and context.structured:
-        result["structuredContent"] = outcome.to_dict()
+        result["structuredContent"] = {**outcome.to_dict(), **({"late": True} if late else {})}
     return result
+
+
+def _progress_token(params: "Dict[str, Any]") -> Any:
+    """The progress token a request carries, if it is one a client can read back."""
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if _is_valid_id(token) else None
 
 
 def _output_schema() -> "Dict[str, Any]":
@@ -8588,6 +8852,7 @@ def _output_schema() -> "Dict[str, Any]":
         "questions": {"type": "array", "items": {"type": "object"}},
         "answers": {"type": "array", "items": answer},
         "status": {"type": "string", "enum": [outcome.value for outcome in Outcome]},
+        "late": {"type": "boolean"},
     }, "required": ["questions", "answers"]}
 
 
@@ -8647,8 +8912,9 @@ def _next_input(reader: Any, fd: "Optional[int]", server: _McpServer) -> "Option
     import select
 
     while True:
-        ready, _, _ = select.select([fd], [], [], _POLL_SECONDS if server.pages else None)
+        ready, _, _ = select.select([fd], [], [], _POLL_SECONDS if server.waits else None)
         server.check_pages()
+        server.keep_alive()
         if ready:
             return os.read(fd, 65536)
 
@@ -8750,6 +9016,7 @@ class _Router:
         self.current: Optional[_Exchange] = None
         self.requests: Dict[str, _Exchange] = {}  # an awaited request's key: its POST
         self.asked: Dict[str, _Exchange] = {}  # a request the server sent: the stream it went on
+        self.progress: Dict[str, _Exchange] = {}  # a waiting call's progress token: the stream that carried the call
 
     def write(self, data: bytes) -> None:
         message = json.loads(data)
@@ -8762,6 +9029,8 @@ class _Router:
                 self.asked[key] = target
         elif message["method"] == "notifications/cancelled":
             target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
+        elif message["method"] == "notifications/progress":
+            target = self.progress.get(_request_key(message["params"]["progressToken"]))
         elif message["method"] == "notifications/elicitation/complete":
             target = self.asked.pop(_request_key(message["params"]["elicitationId"]), None) or target
         if target is not None:
@@ -8786,7 +9055,7 @@ class _Router:
 
     def leave(self, exchange: _Exchange) -> None:
         """A stream that ended, or whose client left: nothing more goes to it."""
-        for table in (self.requests, self.asked):
+        for table in (self.requests, self.asked, self.progress):
             for key in [key for key, held in table.items() if held is exchange]:
                 del table[key]
 
@@ -8794,7 +9063,7 @@ class _Router:
 class _McpSession:
     """An _McpServer over HTTP, one request at a time."""
 
-    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _PageBoard) -> None:
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _AskBoard) -> None:
         import threading
 
         self.router = _Router()
@@ -8813,6 +9082,11 @@ class _McpSession:
             if any(key in self.router.requests for key in awaited) or len(set(awaited)) < len(awaited):
                 return _RpcError(_INVALID_REQUEST, "Invalid request: a request with this id is still waiting for its answer.")
             self.router.requests.update(dict.fromkeys(awaited, exchange))
+            for message in messages:
+                params = message.get("params") if _is_request(message) else None
+                token = _progress_token(params) if isinstance(params, dict) else None
+                if token is not None:
+                    self.router.progress[_request_key(token)] = exchange
             self.router.current = exchange
             try:
                 for message in messages:
@@ -8826,14 +9100,18 @@ class _McpSession:
 
     def tick(self) -> None:
         """Time passed while a stream waits: the calls of web pages that are
-        done are answered."""
-        if self.server.pages:
+        done are answered, and waiting calls told of."""
+        if self.server.waits:
             with self.lock:
                 self.server.check_pages()
+                self.server.keep_alive()
 
     def left(self, exchange: _Exchange) -> None:
-        """A stream that ended, or whose client left."""
+        """A stream that ended, or whose client left: a call it still waited
+        for has ended, though its ask goes on."""
         with self.lock:
+            for key in list(exchange.awaited):
+                self.server.call_ended(json.loads(key))
             self.router.leave(exchange)
 
     def close(self) -> None:
@@ -8857,12 +9135,12 @@ class _McpHttp(_HttpHandlers):
     routes = _Registry()
 
     def __init__(self, log: Any, web: "Optional[_WebOptions]" = None, token: "Optional[str]" = None,
-                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_PageBoard]" = None) -> None:
+                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
         import threading
 
         self.log, self.web, self.token = log, web, token
         self.seal = seal or _RequestSeal()
-        self.board = board or _PageBoard()
+        self.board = board or _AskBoard(life=web.timeout if web is not None else None)
         self.sessions: Dict[str, _McpSession] = {}
         self.lock = threading.Lock()
 
@@ -9379,7 +9657,7 @@ def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
     pages = _ServedPages("")  # with --web for every client without forms, else for pages sent by URL
     served = _ServedWebOptions(pages, args.timeout)
     mcp = _McpHttp(log, served if args.web else None, token,
-                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _PageBoard(served))
+                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _AskBoard(served, args.timeout))
     try:
         server = _HttpServer(_HttpCore(mcp, pages), args.host, port)
     except OSError as err:

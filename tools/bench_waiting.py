@@ -214,7 +214,12 @@ def wait_for_port(port: int, process: Any) -> None:
 
 
 def run(command: List[str], port: int, calls: int, token: Optional[str], content: Any, arguments: Any) -> Dict[str, Any]:
-    log = tempfile.TemporaryFile()  # a pipe nobody reads would fill, and stop the server's logging threads
+    with tempfile.TemporaryFile() as log:  # a pipe nobody reads would fill, and stop the server's logging threads
+        return run_logged(command, port, calls, token, content, arguments, log)
+
+
+def run_logged(command: List[str], port: int, calls: int, token: Optional[str], content: Any, arguments: Any,
+               log: Any) -> Dict[str, Any]:
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
     try:
         wait_for_port(port, process)
@@ -250,7 +255,6 @@ def run(command: List[str], port: int, calls: int, token: Optional[str], content
         log.seek(0)
         if b"Traceback" in log.read():
             raise RuntimeError("the server wrote a traceback")
-        log.close()
 
 
 def askq_run(calls: int, store: Optional[str]) -> Dict[str, Any]:
