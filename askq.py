@@ -1063,7 +1063,9 @@ _TOOL_DESCRIPTION = (
     " add an 'Other' option of your own. To recommend an option, put it first"
     " and end its label with \" (Recommended)\".\n\n"
     "Do not ask what you can find out yourself from the code, the files or the"
-    " conversation: ask only when you need the user's own decision."
+    " conversation: ask only when you need the user's own decision. If a call"
+    " ends before the user answers, it may be made again with the same questions"
+    " to collect their answers."
 )
 
 # Built-in copies of schema.json and example_args.json, which override them
@@ -6598,7 +6600,8 @@ class _Screen:
 # plugged into it: the web page's, and any other server's.
 
 _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
-_HTTP_MAX_CONNECTIONS = 32  # beyond this, a new connection is closed at once
+_HTTP_MAX_CONNECTIONS = 32  # connections still sending a request: beyond this, a new one is closed at once
+_HTTP_BACKLOG = 1024  # connects queued before they are accepted: a crowd arriving at once is not dropped
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
@@ -6671,27 +6674,174 @@ class _HttpResponse:
         connection.wfile.write(body)
 
 
+class _StreamSource:
+    """What an event stream writes, as it comes: the server's stream thread
+    takes what is ready whenever ``wake`` is called, and ticks every source
+    now and then, so that no thread waits on any one stream."""
+
+    def __init__(self) -> None:
+        self.wake: Callable[[], None] = lambda: None  # set when the stream is served
+
+    def take(self) -> "Tuple[bytes, bool]":
+        """What is ready to be written, and whether the stream ends after it."""
+        raise NotImplementedError
+
+    def tick(self) -> None:
+        """Time passed: what the source does unasked (a keep-alive, a progress note)."""
+
+    def left(self) -> None:
+        """The stream ended, or its client went away: nothing more is taken."""
+
+
 class _HttpStream(_HttpResponse):
     """A response whose body is written as it is made (an event stream): it
-    has no length, so the connection ends with it."""
+    has no length, so the connection ends with it.  Once its headers are
+    sent, the connection leaves its thread for the server's _StreamPump."""
 
-    __slots__ = ("chunks",)
+    __slots__ = ("source",)
 
-    def __init__(self, status: int, headers: "Dict[str, str]", chunks: "Iterator[bytes]") -> None:
+    def __init__(self, status: int, headers: "Dict[str, str]", source: _StreamSource) -> None:
         super().__init__(status, {**headers, "Connection": "close"}, b"")
-        self.chunks = chunks
+        self.source = source
 
-    def write_body(self, connection: Any) -> None:
-        connection.end_headers()
-        connection.wfile.flush()
+
+class _ParkedStream:
+    """One event stream on the pump: its socket, its source, and what is
+    taken but not yet written (a slow reader's backlog, bounded)."""
+
+    __slots__ = ("backlog", "ending", "socket", "source")
+
+    def __init__(self, sock: Any, source: _StreamSource) -> None:
+        self.socket, self.source = sock, source
+        self.backlog = b""
+        self.ending = False
+
+    def write(self) -> bool:
+        """Write what the socket takes now; whether the stream goes on."""
         try:
-            for chunk in self.chunks:
-                connection.wfile.write(chunk)
-                connection.wfile.flush()
-        finally:
-            close = getattr(self.chunks, "close", None)
-            if close is not None:  # a client that left ends the stream's work at once
-                close()
+            sent = self.socket.send(self.backlog) if self.backlog else 0
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            return False
+        self.backlog = self.backlog[sent:]
+        return len(self.backlog) <= _HTTP_DRAIN_BYTES and not (self.ending and not self.backlog)
+
+
+class _StreamPump:
+    """Every event stream of one server, served by one thread: a stream
+    that waits (a call waiting on a person) costs its socket and its
+    source, not a thread.  Readable means the client went away (a stream's
+    client sends nothing more), and a stream's source wakes the pump when it
+    has something to write."""
+
+    def __init__(self) -> None:
+        import selectors
+        import socket
+        import threading
+
+        self.selector = selectors.DefaultSelector()
+        self.bell, self.ringer = socket.socketpair()
+        for end in (self.bell, self.ringer):
+            end.setblocking(False)
+        self.selector.register(self.bell, selectors.EVENT_READ)
+        self.streams: Dict[int, _ParkedStream] = {}
+        self.lock = threading.Lock()
+        self.stopped = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def park(self, sock: Any, stream: _HttpStream) -> None:
+        import selectors
+
+        sock.setblocking(False)
+        parked = _ParkedStream(sock, stream.source)
+        with self.lock:
+            self.streams[sock.fileno()] = parked
+            self.selector.register(sock, selectors.EVENT_READ)
+        stream.source.wake = self.wake
+        self.wake()
+
+    def holds(self, sock: Any) -> bool:
+        with self.lock:
+            parked = self.streams.get(sock.fileno())
+        return parked is not None and parked.socket is sock
+
+    def wake(self) -> None:
+        try:
+            self.ringer.send(b"\0")
+        except OSError:  # the bell is full (it rings anyway) or the pump has stopped
+            pass
+
+    def _run(self) -> None:
+        ticked = time.monotonic()
+        while not self.stopped:
+            for key, _ in self.selector.select(_POLL_SECONDS):
+                if key.fileobj is self.bell:
+                    self._quiet_bell()
+                else:
+                    self._client_sent(key.fd)
+            for fd, parked in list(self.streams.items()):
+                self._pump(fd, parked)
+            if time.monotonic() - ticked >= _POLL_SECONDS:
+                ticked = time.monotonic()
+                for parked in list(self.streams.values()):
+                    parked.source.tick()
+
+    def _quiet_bell(self) -> None:
+        try:
+            while self.bell.recv(4096):
+                pass
+        except OSError:
+            pass
+
+    def _client_sent(self, fd: int) -> None:
+        """A stream's client sent something: its leaving, or bytes that no
+        stream reads (dropped)."""
+        parked = self.streams.get(fd)
+        try:
+            left = parked is not None and not parked.socket.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            left = False
+        except OSError:
+            left = True
+        if left and parked is not None:
+            self._end(fd, parked)
+
+    def _pump(self, fd: int, parked: _ParkedStream) -> None:
+        import selectors
+
+        if not parked.ending:
+            data, parked.ending = parked.source.take()
+            parked.backlog += data
+        if not parked.write():
+            self._end(fd, parked)
+            return
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if parked.backlog else 0)
+        if self.selector.get_key(parked.socket).events != events:
+            self.selector.modify(parked.socket, events)
+
+    def _end(self, fd: int, parked: _ParkedStream) -> None:
+        import socket
+
+        with self.lock:
+            self.streams.pop(fd, None)
+            self.selector.unregister(parked.socket)
+        parked.source.left()
+        try:
+            parked.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        parked.socket.close()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.wake()
+        self.thread.join()
+        for fd, parked in list(self.streams.items()):
+            self._end(fd, parked)
+        for end in (self.bell, self.ringer):
+            end.close()
 
 
 class _HttpHandlers:
@@ -6729,13 +6879,12 @@ class _HttpCore:
         if isinstance(found, _HttpResponse):
             if isinstance(length, _HttpResponse):
                 return found.closing()
-            if length:
-                read(length)  # and dropped: the connection stays in step for its next request
+            read(length)  # and dropped: the connection stays in step for its next request
             return found
         if isinstance(length, _HttpResponse):
             return length
         handlers, handler = found
-        return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length) if length else b""))
+        return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length)))
 
     def _route(self, method: str, path: str) -> "Union[_HttpResponse, Tuple[_HttpHandlers, Callable[[Any, _HttpRequest], _HttpResponse]]]":
         for handlers in self.handler_sets:
@@ -6808,9 +6957,12 @@ def _is_local_host(host: str) -> bool:
 
 class _HttpServer:
     """A core's requests served over HTTP: each connection on a thread of
-    its own, at most _HTTP_MAX_CONNECTIONS open at once (a further one is
-    closed at once), every read with a timeout, so that idle or slow
-    sockets never hold up another request."""
+    its own, every read with a timeout, so that idle or slow sockets never
+    hold up another request.  At most _HTTP_MAX_CONNECTIONS connections may
+    be sending a request at once (a further one is closed at once); one
+    whose request is in, and waits for its answer (a call waiting on a
+    person, on its event stream), no longer counts, so that any number of
+    such calls leave room for the requests that answer them."""
 
     def __init__(self, core: _HttpCore, host: str, port: int) -> None:
         import threading
@@ -6822,12 +6974,23 @@ class _HttpServer:
         self.stopped = False
         self.thread = threading.Thread(target=self.listener.serve_forever, args=(_POLL_SECONDS,), daemon=True)
         self.thread.start()
+        self.pump: Optional[_StreamPump] = None
+        self.pump_lock = threading.Lock()
 
     def stop(self) -> None:
         if not self.stopped:
             self.stopped = True
+            if self.pump is not None:
+                self.pump.stop()
             self.listener.shutdown()
             self.listener.server_close()
+
+    def streams(self) -> _StreamPump:
+        """The pump of this server's event streams, started with the first."""
+        with self.pump_lock:
+            if self.pump is None:
+                self.pump = _StreamPump()
+            return self.pump
 
     def serve(self, connection: Any) -> None:
         """One request on a connection, whatever its method.  What the client
@@ -6837,8 +7000,10 @@ class _HttpServer:
         taken: List[int] = []
 
         def read(size: int) -> bytes:
-            taken.append(size)
-            return bytes(connection.rfile.read(size))
+            body = bytes(connection.rfile.read(size)) if size else b""
+            taken.extend([size] if size else [])
+            connection.received()
+            return body
 
         # The target as sent: http.server folds a leading "//" into "/", and paths match exactly.
         words = connection.requestline.split()
@@ -6847,6 +7012,12 @@ class _HttpServer:
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
+        if isinstance(response, _HttpStream):
+            connection.end_headers()
+            connection.wfile.flush()
+            connection.close_connection = True
+            self.streams().park(connection.connection, response)
+            return
         response.write_body(connection)
         if response.headers.get("Connection") == "close" and not taken:
             _drain(connection.rfile)
@@ -6865,6 +7036,26 @@ def _stdlib_listener() -> Any:
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
         server: Any  # the Listener, and through it its _HttpServer
+        holds_slot = True  # the slot taken when the connection was accepted
+
+        def handle_one_request(self) -> None:
+            """A request, while the connection holds a slot: the first from
+            its accept, each later one (keep-alive) taking a slot anew."""
+            if not self.holds_slot:
+                self.holds_slot = self.server.owner.slots.acquire(blocking=False)
+                if not self.holds_slot:
+                    self.close_connection = True
+                    return
+            try:
+                super().handle_one_request()
+            finally:
+                self.received()
+
+        def received(self) -> None:
+            """The request is in whole: its slot goes to the next connection."""
+            if self.holds_slot:
+                self.holds_slot = False
+                self.server.owner.slots.release()
 
         def __getattr__(self, name: str) -> Any:
             if name.startswith("do_"):  # every method reaches the core's rules, never a 501
@@ -6876,13 +7067,15 @@ def _stdlib_listener() -> Any:
                 super().handle()
             except (OSError, ValueError):  # a reset, a half-close or a timeout: nobody to answer
                 self.close_connection = True
+            finally:
+                self.received()
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
             pass
 
     class Listener(ThreadingHTTPServer):
         daemon_threads = True
-        request_queue_size = 4 * _HTTP_MAX_CONNECTIONS  # a burst of connects is not dropped
+        request_queue_size = _HTTP_BACKLOG
 
         def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
             self.owner = owner
@@ -6890,19 +7083,22 @@ def _stdlib_listener() -> Any:
             super().__init__((host, port), Connection)
 
         def process_request(self, request: Any, client_address: Any) -> None:
-            if self.owner.slots.acquire(blocking=False):  # a connection takes a slot until it closes
-                super().process_request(request, client_address)
-            else:
+            if not self.owner.slots.acquire(blocking=False):  # until its first request is in: Connection.received()
                 self.shutdown_request(request)
-
-        def process_request_thread(self, request: Any, client_address: Any) -> None:
+                return
             try:
-                super().process_request_thread(request, client_address)
-            finally:
+                super().process_request(request, client_address)
+            except RuntimeError:  # no thread to be had: the connection is refused, its slot freed
                 self.owner.slots.release()
+                self.shutdown_request(request)
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             pass  # a client that went away mid-request leaves no traceback
+
+        def shutdown_request(self, request: Any) -> None:
+            pump = self.owner.pump
+            if pump is None or not pump.holds(request):  # an event stream's socket is the pump's now
+                super().shutdown_request(request)
 
     return Listener
 
@@ -8318,6 +8514,163 @@ def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
 
 
 # ===========================================================================
+# Asks: what serve puts to a person, outliving the call that asked
+#
+# A person answers in their own time, and the call that asked may end first
+# (the client cancels, its request times out, the connection drops).  Every
+# batch serve puts to a person is an _Ask, kept on an _AskBoard: the call
+# waits on it, but the ask stays open when the call ends, and the next call
+# with the same questions, from the same client, finds it again: waiting on
+# it, or taking its answers at once if the person has finished since.
+
+_ASK_LIFE_SECONDS = 24 * 3600.0  # how long an ask stays open unless the server's --timeout says otherwise
+_ASK_KEPT_SECONDS = 24 * 3600.0  # how long an ended ask is kept, for a retry to find its answers
+_ASKS_MOST = 20_000  # beyond this, the asks that ended longest ago go first, then the oldest
+_LATE_LINE = "The user answered after the earlier call had ended."
+
+
+class _AskOwner:
+    """Who may find an ask again: the session that made it, and, once that
+    session has ended, another session of the same client (it restarted)."""
+
+    __slots__ = ("client", "ended")
+
+    def __init__(self, client: str = "") -> None:
+        self.client = client
+        self.ended = False
+
+    def may_take(self, other: "_AskOwner") -> bool:
+        """Whether this owner may take an ask that ``other`` made."""
+        return other is self or (other.ended and other.client == self.client)
+
+
+class _Ask:
+    """One batch put to a person: its questions and their fingerprint, who
+    made it, when it opened and when it ends, what the person entered
+    (kept by its page, when it has one), how it ended, and whether that
+    outcome reached a call."""
+
+    __slots__ = ("delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output", "owner", "page", "result")
+
+    def __init__(self, output: QuestionOutput, owner: _AskOwner, life: float) -> None:
+        import secrets
+
+        self.id = secrets.token_urlsafe(18)
+        self.output = output  # as ask() made it: the questions (and any title), no answers yet
+        self.fingerprint = _ask_fingerprint(output.questions, owner.client)
+        self.owner = owner
+        self.ends = time.time() + life
+        self.result: Optional[QuestionOutput] = None  # how it ended, once it has
+        self.ended = 0.0  # when it ended
+        self.delivered = False
+        self.interrupted = False  # a call that waited on it ended before it did
+        self.page: Any = None  # a page that asks the person: url, done(), outcome, serve_grace(), end()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the person is done (its page is asked first)."""
+        if self.result is None and self.page is not None and self.page.done():
+            self.result, self.ended = self.page.page.outcome(), time.time()
+        return self.result is not None
+
+    def finish(self, outcome: QuestionOutput) -> bool:
+        """End the ask with the person's outcome; whether this was its end
+        (the first ending wins, and the others change nothing)."""
+        if self.finished:
+            return False
+        self.result, self.ended = outcome, time.time()
+        return True
+
+    def deliver(self) -> QuestionOutput:
+        """The outcome, as it reaches a call: the ask is done with, and its
+        page, told that the answers are in, soon stops."""
+        assert self.result is not None
+        if not self.delivered and self.page is not None:
+            self.page.serve_grace()
+        self.delivered = True
+        return self.result
+
+    def withdraw(self) -> None:
+        """A call that waited on the ask ended first: the ask stays open."""
+        self.interrupted = True
+
+    def timed_out(self) -> bool:
+        return self.result is not None and self.result.status is Outcome.TIMED_OUT
+
+    def expire(self, now: float) -> bool:
+        """End the ask as timed out once its time has passed, keeping what
+        was entered; whether it has ended."""
+        if not self.finished and now >= self.ends:
+            entered = self.page.page.kept_answers() if self.page is not None else []
+            self.result, self.ended = QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT), now
+            if self.page is not None:
+                self.page.page.end(Outcome.TIMED_OUT, entered)
+        return self.finished
+
+
+def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
+    """What makes two calls the same ask: their questions as normalized,
+    and the client that asked them."""
+    import hashlib
+
+    canonical = json.dumps([item.to_dict() for item in items], sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(f"{client}\n{canonical}".encode("ascii")).hexdigest()
+
+
+class _AskBoard:
+    """The asks of a server, in its memory: found by their id, or by their
+    fingerprint and who asks; ended ones kept for a while, then dropped
+    (and, beyond a bound, those that ended first, then the oldest).
+    ``web`` makes the pages sent by URL where no ``--web`` does."""
+
+    def __init__(self, web: "Optional[_WebOptions]" = None, life: "Optional[float]" = None) -> None:
+        import threading
+
+        self.web = web or _WebOptions()
+        self.life = life or _ASK_LIFE_SECONDS
+        self.asks: Dict[str, _Ask] = {}
+        self.lock = threading.RLock()
+        self.swept = 0.0
+
+    def open(self, output: QuestionOutput, owner: _AskOwner) -> _Ask:
+        """The ask these questions make: one still open, or ended and never
+        delivered, that the owner may take, else a new one."""
+        fingerprint = _ask_fingerprint(output.questions, owner.client)
+        with self.lock:
+            self.sweep()
+            now = time.time()
+            for ask in self.asks.values():
+                if ask.fingerprint != fingerprint or ask.delivered or not owner.may_take(ask.owner):
+                    continue
+                if ask.expire(now) and (ask.timed_out() or now >= ask.ends):
+                    continue  # ended with nobody to deliver it: never offered again
+                ask.owner = owner
+                return ask
+            ask = _Ask(output, owner, self.life)
+            self.asks[ask.id] = ask
+            while len(self.asks) > _ASKS_MOST:
+                oldest = min(self.asks, key=lambda key: (not self.asks[key].finished, self.asks[key].ends))
+                del self.asks[oldest]
+            return ask
+
+    def get(self, ask_id: Any) -> "Optional[_Ask]":
+        with self.lock:
+            return self.asks.get(ask_id) if isinstance(ask_id, str) else None
+
+    def sweep(self) -> None:
+        """Time out the asks whose time has passed; drop those ended long ago
+        (looked at once a second at most, however many sessions tick)."""
+        now = time.time()
+        with self.lock:
+            if now - self.swept < 1.0:
+                return
+            self.swept = now
+            for key, ask in list(self.asks.items()):
+                if ask.expire(now) and now >= ask.ended + _ASK_KEPT_SECONDS:
+                    del self.asks[key]
+
+
+# ===========================================================================
 # The MCP server: python askq.py serve
 #
 # One reader, one writer: newline-delimited JSON-RPC on stdin and stdout.  A
@@ -8339,6 +8692,7 @@ _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_LEVELS_SHOWING_NOTICE = ("debug", "info", "notice")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
+_PROGRESS_SECONDS = 10.0  # a call waiting with a progress token is told of this often: clients reset their timeout
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
 _METHOD_NOT_FOUND = -32601
@@ -8411,46 +8765,26 @@ class _RequestContext:
 
 
 class _WaitingCall:
-    """A tools/call that waits for the person: on a form the client draws,
-    on a page the client was asked to open (URL mode), or on a page served
-    beside the server.  ``elicitation`` is the URL-mode request that sent
-    the client to the page, told when the page is done."""
+    """A tools/call that waits on its ask: on a form the client draws, on a
+    page the client was asked to open (URL mode), or on a page served beside
+    the server.  ``elicitation`` is the URL-mode request that sent the
+    client to the page, told when the page is done; ``progress`` the token
+    the client gave for progress notes, which keep its call open."""
 
-    __slots__ = ("call_id", "context", "elicitation", "output", "session")
+    __slots__ = ("ask", "call_id", "context", "elicitation", "progress", "since", "told")
 
-    def __init__(self, call_id: Any, output: QuestionOutput, context: _RequestContext, session: Any = None) -> None:
-        self.call_id, self.output, self.context = call_id, output, context
-        self.session = session  # a _WebSession, or a page served beside /mcp: url, done(), serve_grace(), end()
+    def __init__(self, call_id: Any, ask: _Ask, context: _RequestContext, progress: Any = None) -> None:
+        self.call_id, self.ask, self.context, self.progress = call_id, ask, context, progress
         self.elicitation: Optional[str] = None
+        self.since = self.told = time.monotonic()
 
+    @property
+    def output(self) -> QuestionOutput:
+        return self.ask.output
 
-class _PageBoard:
-    """The pages sent by URL under 2026-07-28, by the key their call's
-    signed state names: a retry finds its page there, whichever server of
-    the process gets it.  ``web`` makes them where no ``--web`` does."""
-
-    most = 64  # beyond this, the oldest page that no retry took is ended
-
-    def __init__(self, web: "Optional[_WebOptions]" = None) -> None:
-        import threading
-
-        self.web = web or _WebOptions()
-        self.pages: Dict[str, Any] = {}
-        self.lock = threading.Lock()
-
-    def add(self, session: Any) -> str:
-        import secrets
-
-        key = secrets.token_urlsafe(16)
-        with self.lock:
-            if len(self.pages) >= self.most:
-                self.pages.pop(next(iter(self.pages))).end()
-            self.pages[key] = session
-        return key
-
-    def take(self, key: Any) -> Any:
-        with self.lock:
-            return self.pages.pop(key, None) if isinstance(key, str) else None
+    @property
+    def session(self) -> Any:
+        return self.ask.page
 
 
 class _WebOptions:
@@ -8522,14 +8856,16 @@ class _McpServer:
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
     def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
-                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_PageBoard]" = None) -> None:
+                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
         self.writer = writer
         self.log = log
         self.web = web
         self.seal = seal or _RequestSeal()
-        self.board = board or _PageBoard()
+        self.board = board or _AskBoard(life=web.timeout if web is not None else None)
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
-        self.pending: Dict[str, _WaitingCall] = {}
+        self.owner = _AskOwner()
+        self.forms: Dict[str, _Ask] = {}  # a form sent, by its request's key: the ask it belongs to
+        self.waiting: Dict[str, _WaitingCall] = {}  # a call waiting on its ask's form, by the call's key
         self.pages: Dict[str, _WaitingCall] = {}
         self.by_url: Dict[str, _WaitingCall] = {}
         self.sent = 0
@@ -8612,6 +8948,7 @@ class _McpServer:
         self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {})
         client = params.get("clientInfo")
         name = client.get("name") if isinstance(client, dict) else None
+        self.owner = _AskOwner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
         return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
                 "serverInfo": _server_info()}
@@ -8690,25 +9027,49 @@ class _McpServer:
             sealed = self.seal.check(params.get("requestState"), arguments)
             response = responses.get(TOOL_NAME) if isinstance(responses, dict) else None
             if "page" in sealed:
-                return self._from_page_response(request_id, output, sealed["page"], response, context)
+                return self._from_page_response(request_id, output, sealed["page"], response, context,
+                                                _progress_token(params))
             if response is None:
                 raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
             return _elicited_result(output, response, context)
         secret = _holds_secret(output.questions)
         if secret or not context.can_elicit:
-            return self._ask_without_form(request_id, output, arguments, context, secret)
+            return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output),
                     "requestState": self.seal.seal(arguments)}
+        asked = self.board.open(output, self.owner)
+        if asked.finished:
+            return self._delivered(asked, context)
+        self.waiting[_request_key(request_id)] = _WaitingCall(request_id, asked, context, _progress_token(params))
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
-        self.pending[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context)
+        self.forms[_request_key(elicitation_id)] = asked
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
-                    "params": to_elicitation(output, protocol_version=context.version)})
+                    "params": to_elicitation(asked.output, protocol_version=context.version)})
         return None
+
+    def _delivered(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
+        """The result of an ask that has ended, for the call it reaches: said
+        to be late when a call that waited on it had ended first."""
+        outcome = ask.deliver()
+        return _tool_result(result_text(outcome), outcome, context, late=ask.interrupted)
+
+    def _end_ask(self, ask: _Ask, outcome: QuestionOutput) -> None:
+        """The person is done: every call waiting on the ask is answered; with
+        none waiting, the outcome waits for the next call that asks the same."""
+        if not ask.finish(outcome):
+            return
+        for key, waiting in list(self.waiting.items()):
+            if waiting.ask is ask:
+                del self.waiting[key]
+                self._send_result(waiting.call_id, self._delivered(ask, waiting.context), waiting.context)
+        if not ask.delivered:
+            self.log("the person answered after the call had ended: the same call made again gets the answers")
 
     def _ask_without_form(
         self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, secret: bool,
+        progress: Any = None,
     ) -> "Optional[Dict[str, Any]]":
         """A call no form takes (the client draws none, or a question is a
         secret, which never goes into a form): the view in the conversation,
@@ -8716,32 +9077,43 @@ class _McpServer:
         if context.draws_views and not secret:
             return _view_call_result(output, context)
         if context.opens_urls and (secret or self.web is not None):
-            return self._ask_by_url(request_id, output, arguments, context)
+            return self._ask_by_url(request_id, output, arguments, context, progress)
         if self.web is not None:
-            self._ask_on_page(request_id, output, context)
-            return None
+            return self._ask_on_page(request_id, output, context, progress)
         nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
 
+    def _page_ask(self, output: QuestionOutput) -> "Tuple[_Ask, bool]":
+        """The ask of a call put on a page: found again, page and all, or
+        opened with a page of its own; and whether its page is new."""
+        ask = self.board.open(output, self.owner)
+        fresh = ask.page is None
+        if fresh:
+            ask.page = (self.web or self.board.web).open(_question_list(ask.output))
+        return ask, fresh
+
     def _ask_by_url(
-        self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext,
+        self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, progress: Any,
     ) -> "Optional[Dict[str, Any]]":
         """The page, for the client to open where the person is: a URL-mode
         request, or under 2026-07-28 an input request whose retry waits for it."""
-        session = (self.web or self.board.web).open(_question_list(output))
-        params = {"mode": "url", "message": _URL_MESSAGE, "url": session.url}
+        ask = self._page_ask(output)[0]
+        if ask.finished:
+            return self._delivered(ask, context)
+        url = ask.page.url
+        params = {"mode": "url", "message": _URL_MESSAGE, "url": url}
         # Some clients show the URL only once the call has ended, while the
         # page waits for the person: the log says where it is meanwhile.
-        where = (f"the client is asked to open the page for a call at {session.url}",
-                 f"Answer the questions in a browser: {session.url}")
+        where = (f"the client is asked to open the page for a call at {url}",
+                 f"Answer the questions in a browser: {url}")
         if context.stateless:
             self._tell_where(context, *where)
             return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
                 "method": "elicitation/create", "params": params}},
-                "requestState": self.seal.seal(arguments, self.board.add(session))}
+                "requestState": self.seal.seal(arguments, ask.id)}
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
-        self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, output, context, session)
+        self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, ask, context, progress)
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": {**params, "elicitationId": elicitation_id}})
         self._tell_where(context, *where)
@@ -8749,12 +9121,15 @@ class _McpServer:
 
     def _from_page_response(
         self, request_id: Any, output: QuestionOutput, key: Any, response: Any, context: _RequestContext,
+        progress: Any = None,
     ) -> "Optional[Dict[str, Any]]":
         """The retry of a call sent by URL: answered once its page is done."""
-        session = self.board.take(key)
-        if session is None:
+        ask = self.board.get(key)
+        if ask is None or ask.page is None or ask.delivered:  # a page's answers reach one call, once
             return _tool_result(_PAGE_GONE_TEXT, QuestionOutput(output.questions, [], Outcome.UNAVAILABLE), context)
-        return self._opened_or_not(_WaitingCall(request_id, output, context, session), response)
+        if ask.finished:
+            return self._delivered(ask, context)
+        return self._opened_or_not(_WaitingCall(request_id, ask, context, progress), response)
 
     def _opened_or_not(self, asked: _WaitingCall, response: Any, elicitation: "Optional[str]" = None) -> "Optional[Dict[str, Any]]":
         """The client's word on a page sent by URL: opened (the call waits for
@@ -8764,7 +9139,9 @@ class _McpServer:
             asked.elicitation = elicitation
             self.pages[f"page-{self.sent}"] = asked
             return None
-        asked.session.end()
+        asked.ask.finish(QuestionOutput(asked.output.questions, [], Outcome.DECLINED))
+        asked.ask.deliver()
+        asked.ask.page.end()
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
 
     # What happens around a call while it waits.
@@ -8774,24 +9151,32 @@ class _McpServer:
             self._cancel(params.get("requestId"))
 
     def _cancel(self, call_id: Any) -> None:
-        """The client gave up on a call: forget it, and withdraw its form or page."""
+        """The client gave up on a call, or it ended otherwise: the call is
+        forgotten, but its ask, its form and its page stay open, for a late
+        answer and the next call that asks the same."""
         waiting: List[Tuple[str, _WaitingCall]] = [*self.pages.items(), *self.by_url.items()]
         for key, page in waiting:
             if page.call_id == call_id:
                 self.pages.pop(key, None)
                 self.by_url.pop(key, None)
-                page.session.end()
-        for key, pending in list(self.pending.items()):
-            if pending.call_id == call_id:
-                del self.pending[key]
-                self._send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                            "params": {"requestId": json.loads(key), "reason": "The tool call was cancelled."}})
+                page.ask.withdraw()
+        ended = self.waiting.pop(_request_key(call_id), None)
+        if ended is not None:
+            ended.ask.withdraw()
+
+    def call_ended(self, call_id: Any) -> None:
+        """A call whose client can no longer be answered (its stream closed)."""
+        self._cancel(call_id)
 
     def close(self) -> None:
-        for session in [page.session for page in self.pages.values()] + [page.session for page in self.by_url.values()]:
-            session.end()
+        """The session ended: its calls end, and its asks may be taken by the
+        client's next session."""
+        for waiting in [*self.pages.values(), *self.by_url.values(), *self.waiting.values()]:
+            waiting.ask.withdraw()
         self.pages.clear()
         self.by_url.clear()
+        self.waiting.clear()
+        self.owner.ended = True
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
         """The client's answer to an elicitation request: answer its call."""
@@ -8799,15 +9184,46 @@ class _McpServer:
         if by_url is not None:
             self._on_url_response(by_url, message)
             return
-        pending = self.pending.pop(_request_key(message["id"]), None)
-        if pending is None:
+        ask = self.forms.pop(_request_key(message["id"]), None)
+        if ask is None:
             self.log(f"a response to no pending request: {message['id']!r}")
             return
-        if "error" in message:  # the form failed: a person may have seen it
-            result = _failed_form_result(pending.output, message.get("error"), pending.context)
-        else:
-            result = _elicited_result(pending.output, message.get("result"), pending.context)
-        self._send_result(pending.call_id, result, pending.context)
+        calls = [waiting for waiting in self.waiting.values() if waiting.ask is ask]
+        if "error" in message or not calls:
+            self._on_form_failed(ask, calls, message)
+            return
+        try:
+            outcome = _elicited_outcome(ask.output, message.get("result"))
+        except AnswerError as err:  # refused as the model would be told; the ask stays open
+            for waiting in calls:
+                self._answer_calls([waiting], _tool_result(error_text(err), context=waiting.context, error=True))
+            return
+        self._end_ask(ask, outcome)
+
+    def _on_form_failed(self, ask: _Ask, calls: "List[_WaitingCall]", message: "Dict[str, Any]") -> None:
+        """A form that failed (a person may have seen it), or one answered
+        after its call ended: taken into the ask when it holds the person's
+        word, while a client's withdrawing it (cancel, or an error) leaves
+        the ask open for the next call."""
+        if calls:
+            for waiting in calls:
+                self._answer_calls([waiting], _failed_form_result(ask.output, message.get("error"), waiting.context))
+            ask.finish(QuestionOutput(ask.output.questions, [], Outcome.UNAVAILABLE))
+            ask.deliver()
+            return
+        result = message.get("result")
+        if "error" in message or (isinstance(result, dict) and result.get("action") == "cancel"):
+            self.log("a form came back withdrawn after its call ended: the ask stays open for the next call")
+            return
+        try:
+            self._end_ask(ask, _elicited_outcome(ask.output, result))
+        except AnswerError as err:
+            self.log(f"a late form response was refused, and the ask stays open: {err}")
+
+    def _answer_calls(self, calls: "List[_WaitingCall]", result: "Dict[str, Any]") -> None:
+        for waiting in calls:
+            self.waiting.pop(_request_key(waiting.call_id), None)
+            self._send_result(waiting.call_id, result, waiting.context)
 
     def _on_url_response(self, asked: _WaitingCall, message: "Dict[str, Any]") -> None:
         if "error" in message:  # the client could not open the page: a person may have seen it
@@ -8818,16 +9234,21 @@ class _McpServer:
         if result is not None:
             self._send_result(asked.call_id, result, asked.context)
 
-    def _ask_on_page(self, request_id: Any, output: QuestionOutput, context: _RequestContext) -> None:
+    def _ask_on_page(
+        self, request_id: Any, output: QuestionOutput, context: _RequestContext, progress: Any,
+    ) -> "Optional[Dict[str, Any]]":
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
-        assert self.web is not None
-        session = self.web.open(_question_list(output))
+        ask, fresh = self._page_ask(output)
+        if ask.finished:
+            return self._delivered(ask, context)
         self.sent += 1
-        self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, output, context, session)
-        opened = _open_browser(session.url)
-        self._tell_where(context, f"the questions are at {session.url}" + ("" if opened else " (no browser could be opened here)"),
-                         f"Answer the questions in a browser: {session.url}")
+        self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, ask, context, progress)
+        url = ask.page.url
+        opened = not fresh or _open_browser(url)
+        self._tell_where(context, f"the questions are at {url}" + ("" if opened else " (no browser could be opened here)"),
+                         f"Answer the questions in a browser: {url}")
+        return None
 
     def _tell_where(self, context: _RequestContext, logged: str, told: str) -> None:
         """Where a page waits: on stderr, and to the client as a log message
@@ -8838,15 +9259,38 @@ class _McpServer:
                 "level": "notice", "logger": "askq", "data": told}})
 
     def check_pages(self) -> None:
-        """Answer the call of every page that is done (or has been idle too long)."""
+        """Answer the call of every page that is done (or has been idle too
+        long), and of every ask whose time has run out."""
+        self.board.sweep()
+        now = time.time()
         for key, page in list(self.pages.items()):
-            if page.session.done():
+            if page.ask.expire(now):
                 del self.pages[key]
-                outcome = page.session.serve_grace()
                 if page.elicitation is not None:
                     self._send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
                                 "params": {"elicitationId": page.elicitation}})
-                self._send_result(page.call_id, _tool_result(result_text(outcome), outcome, page.context), page.context)
+                self._send_result(page.call_id, self._delivered(page.ask, page.context), page.context)
+        for key, waiting in list(self.waiting.items()):
+            if waiting.ask.expire(now):  # its time ran out while its form was open
+                del self.waiting[key]
+                self._send_result(waiting.call_id, self._delivered(waiting.ask, waiting.context), waiting.context)
+
+    def keep_alive(self) -> None:
+        """Tell the client, for each call that waits on the person and gave a
+        progress token, that it still waits: clients that reset their
+        timeout on progress keep the call open."""
+        now = time.monotonic()
+        for waiting in [*self.waiting.values(), *self.pages.values(), *self.by_url.values()]:
+            if waiting.progress is not None and now - waiting.told >= _PROGRESS_SECONDS:
+                waiting.told = now
+                self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": waiting.progress, "progress": int(now - waiting.since),
+                    "message": "waiting for the user's answer"}})
+
+    @property
+    def waits(self) -> bool:
+        """Whether anything waits on the person (and so on time passing)."""
+        return bool(self.pages or self.waiting or self.by_url)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         if context.stateless:
@@ -8903,13 +9347,19 @@ def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str,
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
     """The tool result for what the client's form gave back."""
     try:
-        answers = from_elicitation(output, result)[1]
+        done = _elicited_outcome(output, result)
     except AnswerError as err:
         return _tool_result(error_text(err), context=context, error=True)
-    if answers is None:  # declined or cancelled
-        return _tool_result(declined_text(), QuestionOutput(output.questions, [], Outcome.DECLINED), context)
-    done = QuestionOutput(output.questions, answers, Outcome.ANSWERED)
     return _tool_result(result_text(done), done, context)
+
+
+def _elicited_outcome(output: QuestionOutput, result: Any) -> QuestionOutput:
+    """What the client's form gave back, as an outcome: answered, or
+    declined (a decline or a cancel); AnswerError for what cannot be read."""
+    answers = from_elicitation(output, result)[1]
+    if answers is None:
+        return QuestionOutput(output.questions, [], Outcome.DECLINED)
+    return QuestionOutput(output.questions, answers, Outcome.ANSWERED)
 
 
 def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestContext) -> "Dict[str, Any]":
@@ -8927,18 +9377,27 @@ def _failed_form_result(output: QuestionOutput, error: Any, context: _RequestCon
 
 def _tool_result(
     text: str, outcome: "Optional[QuestionOutput]" = None, context: "Optional[_RequestContext]" = None,
-    error: bool = False,
+    error: bool = False, late: bool = False,
 ) -> "Dict[str, Any]":
     """A tools/call result: the text the model reads and, where the client
     takes it, structuredContent: the outcome (or the status "error") with
     the same text as ``result``, since real hosts hand their model the
     structured part instead of the text, and the model must read askq's words
-    whichever part it is given."""
+    whichever part it is given.  A ``late`` outcome (the person answered
+    after the call that asked had ended) says so first, and is marked."""
+    text = f"{_LATE_LINE}\n{text}" if late else text
     result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
     if context is not None and context.structured:
         shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
-        result["structuredContent"] = {**shown, "result": text}
+        result["structuredContent"] = {**shown, "result": text, **({"late": True} if late else {})}
     return result
+
+
+def _progress_token(params: "Dict[str, Any]") -> Any:
+    """The progress token a request carries, if it is one a client can read back."""
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if _is_valid_id(token) else None
 
 
 def _output_schema() -> "Dict[str, Any]":
@@ -8955,6 +9414,7 @@ def _output_schema() -> "Dict[str, Any]":
         "status": {"type": "string", "enum": [*(outcome.value for outcome in Outcome), "error"]},
         "result": {"type": "string", "description": "What happened, in words for you: the same text as the"
                    " result's text content. Read it and do what it says."},
+        "late": {"type": "boolean", "description": "True when the user answered after an earlier call had ended."},
     }, "required": ["result"]}
 
 
@@ -9014,8 +9474,9 @@ def _next_input(reader: Any, fd: "Optional[int]", server: _McpServer) -> "Option
     import select
 
     while True:
-        ready, _, _ = select.select([fd], [], [], _POLL_SECONDS if server.pages else None)
+        ready, _, _ = select.select([fd], [], [], _POLL_SECONDS if server.waits else None)
         server.check_pages()
+        server.keep_alive()
         if ready:
             return os.read(fd, 65536)
 
@@ -9043,38 +9504,67 @@ def _open_browser(url: str) -> bool:
 
 _MCP_PATH = "/mcp"
 _MCP_DEFAULT_PORT = 8765
-_MCP_MAX_SESSIONS = 64  # beyond this, the session idle longest is ended
+_MCP_MAX_SESSIONS = 4096  # beyond this, the session idle longest is ended
 _MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
 _BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
 _STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
 
 
-class _Exchange:
+class _Exchange(_StreamSource):
     """One POST's share of what its server writes: the messages for it, and
-    the requests it carried that are not answered yet; None ends it."""
+    the requests it carried that are not answered yet; it is done once they
+    all are.  As an event stream it is ticked by the pump: then the calls
+    of pages that are done are answered, progress is told, and a quiet
+    stream says now and then that it is alive (and so learns when its
+    client has left)."""
 
-    def __init__(self, awaited: "List[str]") -> None:
-        import queue
-
-        self.messages: Any = queue.Queue()
+    def __init__(self, awaited: "List[str]", session: "Optional[_McpSession]" = None) -> None:
+        super().__init__()
+        self.messages: List[Dict[str, Any]] = []
         self.awaited = dict.fromkeys(awaited)
+        self.done = not awaited
+        self.session = session
+        self.quiet_since = time.monotonic()
+        self.alive_due = False
+
+    def put(self, message: "Dict[str, Any]") -> None:
+        self.messages.append(message)
+        self.wake()
 
     def answered(self, key: str) -> None:
         if self.awaited.pop(key, False) is None and not self.awaited:
-            self.messages.put(None)
+            self.end()
+
+    def end(self) -> None:
+        self.done = True
+        self.wake()
 
     def drained(self) -> "List[Dict[str, Any]]":
         """What has come so far, without waiting."""
-        import queue
+        found, self.messages = self.messages, []
+        return found
 
-        found: List[Dict[str, Any]] = []
-        while True:
-            try:
-                message = self.messages.get_nowait()
-            except queue.Empty:
-                return found
-            if message is not None:
-                found.append(message)
+    def take(self) -> "Tuple[bytes, bool]":
+        done = self.done  # read first: a message put before the end is never left behind
+        found = self.drained()
+        chunks = [b": waiting for the person\n\n"] if self.alive_due else []
+        self.alive_due = False
+        if found:
+            self.quiet_since = time.monotonic()
+        chunks += [b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n" for message in found]
+        return b"".join(chunks), done
+
+    def tick(self) -> None:
+        if self.session is not None:
+            self.session.tick()
+        if time.monotonic() - self.quiet_since >= _MCP_KEEPALIVE_SECONDS:
+            self.quiet_since = time.monotonic()
+            self.alive_due = True
+            self.wake()
+
+    def left(self) -> None:
+        if self.session is not None:
+            self.session.left(self)
 
 
 class _Router:
@@ -9088,6 +9578,7 @@ class _Router:
         self.current: Optional[_Exchange] = None
         self.requests: Dict[str, _Exchange] = {}  # an awaited request's key: its POST
         self.asked: Dict[str, _Exchange] = {}  # a request the server sent: the stream it went on
+        self.progress: Dict[str, _Exchange] = {}  # a waiting call's progress token: the stream that carried the call
 
     def write(self, data: bytes) -> None:
         message = json.loads(data)
@@ -9100,10 +9591,12 @@ class _Router:
                 self.asked[key] = target
         elif message["method"] == "notifications/cancelled":
             target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
+        elif message["method"] == "notifications/progress":
+            target = self.progress.get(_request_key(message["params"]["progressToken"]))
         elif message["method"] == "notifications/elicitation/complete":
             target = self.asked.pop(_request_key(message["params"]["elicitationId"]), None) or target
         if target is not None:
-            target.messages.put(message)
+            target.put(message)
             target.answered(key)
 
     def flush(self) -> None:
@@ -9119,12 +9612,12 @@ class _Router:
     def end_all(self) -> None:
         """The session ended: every stream still waiting ends with it."""
         for exchange in set(self.requests.values()):
-            exchange.messages.put(None)
+            exchange.end()
         self.requests.clear()
 
     def leave(self, exchange: _Exchange) -> None:
         """A stream that ended, or whose client left: nothing more goes to it."""
-        for table in (self.requests, self.asked):
+        for table in (self.requests, self.asked, self.progress):
             for key in [key for key, held in table.items() if held is exchange]:
                 del table[key]
 
@@ -9132,7 +9625,7 @@ class _Router:
 class _McpSession:
     """An _McpServer over HTTP, one request at a time."""
 
-    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _PageBoard) -> None:
+    def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _AskBoard) -> None:
         import threading
 
         self.router = _Router()
@@ -9145,12 +9638,17 @@ class _McpSession:
         writes for them.  A request whose id is still waiting is refused:
         its answer could not find its way back."""
         awaited = [_request_key(message["id"]) for message in messages if _is_request(message)]
-        exchange = _Exchange(awaited)
+        exchange = _Exchange(awaited, self)
         with self.lock:
             self.used = time.monotonic()
             if any(key in self.router.requests for key in awaited) or len(set(awaited)) < len(awaited):
                 return _RpcError(_INVALID_REQUEST, "Invalid request: a request with this id is still waiting for its answer.")
             self.router.requests.update(dict.fromkeys(awaited, exchange))
+            for message in messages:
+                params = message.get("params") if _is_request(message) else None
+                token = _progress_token(params) if isinstance(params, dict) else None
+                if token is not None:
+                    self.router.progress[_request_key(token)] = exchange
             self.router.current = exchange
             try:
                 for message in messages:
@@ -9162,31 +9660,21 @@ class _McpSession:
                 self.router.current = None
         return exchange
 
-    def events(self, exchange: _Exchange) -> "Iterator[bytes]":
-        """The exchange as an event stream, until its requests are answered;
-        meanwhile the calls of web pages that are done are answered."""
-        import queue
-
-        quiet = 0.0
-        try:
-            while True:
-                try:
-                    message = exchange.messages.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    with self.lock:
-                        self.server.check_pages()
-                    quiet += _POLL_SECONDS
-                    if quiet >= _MCP_KEEPALIVE_SECONDS:
-                        quiet = 0.0
-                        yield b": waiting for the person\n\n"
-                    continue
-                if message is None:
-                    return
-                quiet = 0.0
-                yield b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n"
-        finally:
+    def tick(self) -> None:
+        """Time passed while a stream waits: the calls of web pages that are
+        done are answered, and waiting calls told of."""
+        if self.server.waits:
             with self.lock:
-                self.router.leave(exchange)
+                self.server.check_pages()
+                self.server.keep_alive()
+
+    def left(self, exchange: _Exchange) -> None:
+        """A stream that ended, or whose client left: a call it still waited
+        for has ended, though its ask goes on."""
+        with self.lock:
+            for key in list(exchange.awaited):
+                self.server.call_ended(json.loads(key))
+            self.router.leave(exchange)
 
     def close(self) -> None:
         with self.lock:
@@ -9209,12 +9697,12 @@ class _McpHttp(_HttpHandlers):
     routes = _Registry()
 
     def __init__(self, log: Any, web: "Optional[_WebOptions]" = None, token: "Optional[str]" = None,
-                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_PageBoard]" = None) -> None:
+                 seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
         import threading
 
         self.log, self.web, self.token = log, web, token
         self.seal = seal or _RequestSeal()
-        self.board = board or _PageBoard()
+        self.board = board or _AskBoard(life=web.timeout if web is not None else None)
         self.sessions: Dict[str, _McpSession] = {}
         self.lock = threading.Lock()
 
@@ -9277,7 +9765,7 @@ class _McpHttp(_HttpHandlers):
         """JSON when every request is answered (202 when the POST carried
         none), else the event stream."""
         if exchange.awaited:
-            return _HttpStream(200, {"Content-Type": "text/event-stream"}, session.events(exchange))
+            return _HttpStream(200, {"Content-Type": "text/event-stream"}, exchange)
         written = [message for message in exchange.drained() if "method" not in message]
         if not written:
             return _HttpResponse(202, {}, b"")
@@ -9734,7 +10222,7 @@ def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
     pages = _ServedPages("")  # with --web for every client without forms, else for pages sent by URL
     served = _ServedWebOptions(pages, args.timeout)
     mcp = _McpHttp(log, served if args.web else None, token,
-                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _PageBoard(served))
+                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _AskBoard(served, args.timeout))
     try:
         server = _HttpServer(_HttpCore(mcp, pages), args.host, port)
     except OSError as err:

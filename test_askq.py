@@ -7083,6 +7083,7 @@ class McpServerTests(unittest.TestCase):
     """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
 
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    ANSWERED: ClassVar[Dict[str, Any]] = {"q0": "SQLite", "q1": ["Lint"], "q2": "ledger"}
 
     def start(self) -> Any:
         process = spawn_askq(self, "serve", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -7310,18 +7311,57 @@ class McpServerTests(unittest.TestCase):
         self.assertEqual(self.receive()["id"], "first")
         self.end()
 
-    def test_cancelled_call_is_forgotten_and_its_form_withdrawn(self) -> None:
+    def test_a_cancelled_call_leaves_its_ask_open_and_the_same_call_gets_the_late_answer(self) -> None:
         self.start()
         self.initialize(elicitation=True)
         self.call(1, self.CALL)
         elicit = self.receive()
         self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
-        self.assertEqual(self.receive(), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
-            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
-        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})  # too late: no answer
-        self.assertEqual(self.request(2, "ping")["id"], 2)
+        self.assertEqual(self.request(2, "ping"), {"jsonrpc": "2.0", "id": 2, "result": {}})  # nothing withdrawn
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": self.ANSWERED}})
+        late = self.request(3, "tools/call", {"name": "ask_questions", "arguments": self.CALL})["result"]
+        text = late["content"][0]["text"]
+        self.assertTrue(text.startswith("The user answered after the earlier call had ended.\n"), text)
+        self.assertIn('picked: "SQLite"', text)
+        self.assertIs(late["structuredContent"]["late"], True)
+        self.assertEqual(late["structuredContent"]["answers"][0]["selected"], ["SQLite"])
+        self.call(4, self.CALL)  # delivered once: the next call asks anew
+        self.assertEqual(self.receive()["method"], "elicitation/create")
         self.end()
-        self.assertIn(b"a response to no pending request", self.process.stderr.read())
+        self.assertIn(b"the person answered after the call had ended", self.process.stderr.read())
+
+    def test_a_form_withdrawn_after_its_call_ended_leaves_the_ask_open_and_a_late_decline_ends_it(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        for call_id, late, outcome in ((1, {"action": "cancel"}, None), (2, {"action": "decline"}, "declined")):
+            self.call(call_id, self.CALL)
+            elicit = self.receive()
+            self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call_id}})
+            self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": late})
+        self.call(3, self.CALL)
+        result = self.receive()
+        self.assertEqual(result["id"], 3)  # the decline that came late is the answer, at once
+        self.assertEqual(result["result"]["structuredContent"]["status"], "declined")
+        self.assertIs(result["result"]["structuredContent"]["late"], True)
+        self.end()
+        self.assertIn(b"came back withdrawn after its call ended", self.process.stderr.read())
+
+    def test_a_late_response_that_does_not_fit_the_form_is_refused_and_the_ask_stays_open(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(1, self.CALL)
+        elicit = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {"q0": 7}}})
+        self.send({"jsonrpc": "2.0", "id": "never-sent", "result": {"action": "accept", "content": {}}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "unknown"}})
+        self.call(2, self.CALL)
+        self.assertEqual(self.receive()["method"], "elicitation/create")  # still open: asked again
+        self.end()
+        logged = self.process.stderr.read()
+        self.assertIn(b"a late form response was refused, and the ask stays open", logged)
+        self.assertIn(b"a response to no pending request", logged)
+        self.assertNotIn(b"Traceback", logged)
 
     def meta(self, elicitation: bool, version: str = "2026-07-28") -> Dict[str, Any]:
         return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
@@ -7513,6 +7553,92 @@ class McpResultSchemaTests(unittest.TestCase):
         wire = McpWire(self, {}, version="2025-11-25")
         wire.server.handle({"jsonrpc": "2.0", "id": 1, "method": "server/discover"})
         self.valid("2026-07-28", "DiscoverResult", wire.lines.pop()["result"])
+
+
+class McpAskTests(unittest.TestCase):
+    """The ask a call waits on: shared by calls that ask the same, kept open
+    by progress notes, and ended by its time."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
+
+    def test_a_waiting_call_with_a_progress_token_is_told_of_until_it_is_answered(self) -> None:
+        wire = McpWire(self, self.FORMS)
+        form = wire.request(7, "tools/call", {"name": "ask_questions", "arguments": self.CALL,
+                                              "_meta": {"progressToken": "p-7"}})[0]
+        wire.request(8, "tools/call", {"name": "ask_questions", "arguments": {"questions": ["Other?"]}})
+        with mock.patch.object(askq, "_PROGRESS_SECONDS", 0.0):
+            wire.server.keep_alive()
+            wire.server.keep_alive()
+        notes = [line for line in wire.lines if line.get("method") == "notifications/progress"]
+        self.assertEqual(len(notes), 2)  # only the call that gave a token, at each look
+        self.assertEqual(notes[0]["params"]["progressToken"], "p-7")
+        self.assertEqual(notes[0]["params"]["message"], "waiting for the user's answer")
+        self.assertIsInstance(notes[0]["params"]["progress"], int)
+        wire.lines.clear()
+        self.assertEqual([line.get("id") for line in wire.respond(form["id"], {"result": {"action": "decline"}})], [7])
+        with mock.patch.object(askq, "_PROGRESS_SECONDS", 0.0):
+            wire.server.keep_alive()
+        self.assertEqual(wire.lines, [])  # answered: no more notes
+
+    def test_two_calls_asking_the_same_at_once_share_one_ask(self) -> None:
+        wire = McpWire(self, self.FORMS)
+        first = wire.request(1, "tools/call", {"name": "ask_questions", "arguments": self.CALL})[0]
+        wire.request(2, "tools/call", {"name": "ask_questions", "arguments": self.CALL})
+        self.assertEqual(len(wire.server.board.asks), 1)
+        answered = wire.respond(first["id"], {"result": {"action": "accept", "content": McpServerTests.ANSWERED}})
+        self.assertEqual(sorted(line["id"] for line in answered), [1, 2])
+        for line in answered:
+            self.assertIn('picked: "SQLite"', line["result"]["content"][0]["text"])
+
+    def test_the_asks_time_passing_while_a_call_waits_ends_it_timed_out(self) -> None:
+        wire = McpWire(self, self.FORMS)
+        wire.server.board.life = 0.01
+        wire.request(1, "tools/call", {"name": "ask_questions", "arguments": self.CALL})
+        time.sleep(0.02)
+        wire.server.check_pages()
+        self.assertEqual(wire.lines[0]["id"], 1)
+        self.assertEqual(wire.lines[0]["result"]["structuredContent"]["status"], "timed_out")
+
+    def test_an_ask_is_found_again_by_its_owner_and_by_its_clients_next_session(self) -> None:
+        board = askq._AskBoard()
+        output = askq.ask(self.CALL)
+        first, second, other = askq._AskOwner("claude-code"), askq._AskOwner("claude-code"), askq._AskOwner("codex")
+        ask = board.open(output, first)
+        self.assertIs(board.open(output, first), ask)  # two calls at once share it
+        self.assertIsNot(board.open(output, second), ask)  # another live session never does
+        first.ended = True
+        self.assertIsNot(board.open(output, other), ask)  # nor another client
+        self.assertIs(board.open(output, second), ask)  # the client restarted
+        self.assertIs(board.get(ask.id), ask)
+        self.assertIsNone(board.get(["not", "an", "id"]))
+        self.assertTrue(ask.finish(askq.QuestionOutput(output.questions, [], askq.Outcome.DECLINED)))
+        self.assertFalse(ask.finish(askq.QuestionOutput(output.questions, [], askq.Outcome.ANSWERED)))  # the first end wins
+        self.assertIs(board.open(output, second), ask)  # finished, not yet delivered
+        ask.deliver()
+        self.assertIsNot(board.open(output, second), ask)  # delivered once: asked anew
+
+    def test_an_ask_whose_time_passes_ends_timed_out_and_is_never_offered_again(self) -> None:
+        board = askq._AskBoard(life=0.01)
+        owner = askq._AskOwner("c")
+        ask = board.open(askq.ask(self.CALL), owner)
+        time.sleep(0.02)
+        self.assertIsNot(board.open(askq.ask(self.CALL), owner), ask)
+        self.assertTrue(ask.finished)
+        assert ask.result is not None
+        self.assertIs(ask.result.status, askq.Outcome.TIMED_OUT)
+
+    def test_the_board_drops_its_oldest_ended_asks_beyond_a_bound(self) -> None:
+        board = askq._AskBoard()
+        owner = askq._AskOwner("c")
+        with mock.patch.object(askq, "_ASKS_MOST", 2):
+            asks = [board.open(askq.ask({"questions": [f"Question {n}?"]}), owner) for n in range(2)]
+            asks[1].finish(askq.QuestionOutput(asks[1].output.questions, [], askq.Outcome.DECLINED))
+            board.open(askq.ask({"questions": ["Question 3?"]}), owner)
+        self.assertEqual([ask in board.asks.values() for ask in asks], [True, False])
+
+    def test_the_tool_says_a_call_that_ended_may_be_made_again(self) -> None:
+        self.assertIn("made again with the same questions", askq.tool_description()["description"])
 
 
 def answer_page(url: str, answers: Any, path: str = "/answers") -> Dict[str, Any]:
@@ -7722,25 +7848,6 @@ class McpUrlModeTests(unittest.TestCase):
         wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
         self.assertEqual((wire.server.by_url, wire.server.pages), ({}, {}))
 
-    def test_pages_no_retry_took_are_ended_beyond_a_bound(self) -> None:
-        ended: List[int] = []
-
-        class Page:
-            def __init__(self, number: int) -> None:
-                self.number = number
-
-            def end(self) -> None:
-                ended.append(self.number)
-
-        board = askq._PageBoard()
-        board.most = 2
-        keys = [board.add(Page(number)) for number in range(3)]
-        self.assertEqual(ended, [0])
-        self.assertIsNone(board.take(keys[0]))
-        self.assertEqual(board.take(keys[2]).number, 2)
-        self.assertIsNone(board.take(keys[2]))  # a page is taken once
-        self.assertIsNone(board.take(["not", "a", "key"]))
-
     def test_a_secret_with_no_page_to_offer_is_said_so(self) -> None:
         for capabilities in ({}, {"elicitation": {"form": {}}}, McpWire.APPS):
             with self.subTest(capabilities=capabilities):
@@ -7887,7 +7994,7 @@ class McpHttpTests(unittest.TestCase):
 
     def test_a_secret_sent_by_url_is_a_page_beside_mcp_and_its_stream_says_when_it_is_done(self) -> None:
         pages = askq._ServedPages("")
-        mcp = askq._McpHttp(lambda line: None, None, None, askq._RequestSeal(), askq._PageBoard(askq._ServedWebOptions(pages, None)))
+        mcp = askq._McpHttp(lambda line: None, None, None, askq._RequestSeal(), askq._AskBoard(askq._ServedWebOptions(pages, None)))
         server = askq._HttpServer(askq._HttpCore(mcp, pages), "127.0.0.1", 0)
         pages.base = f"http://127.0.0.1:{server.port}"
         self.addCleanup(mcp.close)
@@ -7985,7 +8092,7 @@ class McpHttpTests(unittest.TestCase):
                 self.assertIn("structuredContent", reply["result"])
                 self.assertIsNone(next_event(stream))  # the stream ends with the answer
 
-    def test_a_cancelled_call_ends_its_stream_without_an_answer(self) -> None:
+    def test_a_cancelled_call_ends_its_stream_and_the_same_call_gets_the_late_answer(self) -> None:
         client = self.serve()
         client.initialize()
         stream = client.open("POST", call_message("c", self.CALL))
@@ -7993,11 +8100,33 @@ class McpHttpTests(unittest.TestCase):
         assert elicit is not None
         self.assertEqual(client.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                       "params": {"requestId": "c"}})[0], 202)
-        self.assertEqual(next_event(stream), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
-            "requestId": elicit["id"], "reason": "The tool call was cancelled."}})
-        self.assertIsNone(next_event(stream))
-        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "decline"}})[0], 202)
+        self.assertIsNone(next_event(stream))  # the form is not withdrawn: the person may still answer it
+        answered = {"action": "accept", "content": McpServerTests.ANSWERED}
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": answered})[0], 202)
+        status, headers, reply = client.post(call_message("d", self.CALL))
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        self.assertTrue(reply["result"]["content"][0]["text"].startswith(askq._LATE_LINE))
+        self.assertIs(reply["result"]["structuredContent"]["late"], True)
         self.assertEqual(client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})[2]["id"], 9)
+
+    def test_a_dropped_stream_leaves_the_ask_open_for_the_next_call(self) -> None:
+        client = self.serve()
+        client.initialize()
+        stream = client.open("POST", call_message("c", self.CALL))
+        elicit = next_event(stream)
+        assert elicit is not None
+        stream.close()  # the client timed out and closed its connection
+        time.sleep(2 * askq._POLL_SECONDS)
+        again = client.open("POST", call_message("d", self.CALL))
+        form = next_event(again)
+        assert form is not None
+        self.assertEqual(form["method"], "elicitation/create")  # the same ask, asked again
+        answered = {"action": "accept", "content": McpServerTests.ANSWERED}
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": answered})[0], 202)
+        reply = next_event(again)  # the first form's late answer reaches the call waiting now
+        assert reply is not None
+        self.assertEqual(reply["id"], "d")
+        self.assertIn('picked: "SQLite"', reply["result"]["content"][0]["text"])
 
     def test_calls_that_need_no_form_are_answered_as_json(self) -> None:
         client = self.serve()
