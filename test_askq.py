@@ -8925,6 +8925,44 @@ class McpSdkTests(unittest.TestCase):
                 self.assertIn('   typed: "MariaDB"', text)
                 self.assertIn('   picked: "Unit tests", "Lint"', text)
 
+    def test_a_call_the_client_gave_up_on_gets_its_late_answer_when_made_again(self) -> None:
+        """The client's request times out after 2 s while the person is still
+        at the form; the person answers it after that; the same call made
+        again returns that answer at once, marked late."""
+        import asyncio
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        forms: List[Any] = []
+        answer = {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"], "q2": "billing"}}
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            forms.append(params)
+            await asyncio.sleep(4 if len(forms) == 1 else 0)  # the first person is slower than the client
+            return mcp_types.ElicitResult(**answer)
+
+        async def session() -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            arguments = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+            async with Client(server, mode="legacy", elicitation_callback=elicitation_callback) as client:
+                try:
+                    await client.call_tool("ask_questions", arguments, read_timeout_seconds=2)
+                    gave_up = False
+                except Exception:  # noqa: BLE001 - the SDK's timeout error, whatever its class
+                    gave_up = True
+                await asyncio.sleep(3)  # the person answers meanwhile
+                return gave_up, await client.call_tool("ask_questions", arguments)
+
+        gave_up, result = asyncio.run(session())
+        self.assertTrue(gave_up)
+        self.assertEqual(len(forms), 1)  # answered at once: no second form
+        text = result.content[0].text
+        self.assertTrue(text.startswith(askq._LATE_LINE), text)
+        self.assertIn('picked: "SQLite"', text)
+        self.assertIs(result.structured_content["late"], True)
+
     def test_a_declined_form(self) -> None:
         for mode in ("legacy", "auto"):
             with self.subTest(mode=mode):
@@ -9415,6 +9453,8 @@ class FastAgentTests(unittest.TestCase):
                   "logger": {"level": "error", "progress_display": False, "show_chat": False, "show_tools": False},
                   "mcp": {"servers": {"askq": server}}}
         work = tempfile.mkdtemp(prefix="askq-fast-agent-work-")
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(work)  # fast-agent keeps its sessions in the folder it runs in
         with open(os.path.join(work, "fastagent.config.yaml"), "w", encoding="utf-8") as stream:
             json.dump(config, stream)  # JSON is YAML
         forms: Dict[str, List[Any]] = {}

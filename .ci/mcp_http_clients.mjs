@@ -98,7 +98,32 @@ async function client2(action) {
   check(`@modelcontextprotocol/client StreamableHTTPClientTransport under ${spoken}`, result, action);
 }
 
+// A person who takes 20 s, with a request timeout of 5 s that progress resets:
+// the server's progress notes keep the call open until the answer comes.
+async function slowPerson() {
+  const { Client } = await load("@modelcontextprotocol/sdk/dist/esm/client/index.js");
+  const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js");
+  const { ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/dist/esm/types.js");
+  const client = new Client({ name: "ts-sdk-1-slow", version: "1" }, { capabilities: { elicitation: {} } });
+  const quick = answer("accept");
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    await new Promise((resolve) => setTimeout(resolve, 20000));
+    return quick(request);
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  await client.connect(transport);
+  let notes = 0;
+  const started = Date.now();
+  const result = await client.callTool({ name: "ask_questions", arguments: call }, undefined,
+    { timeout: 5000, resetTimeoutOnProgress: true, onprogress: () => { notes += 1; } });
+  await transport.terminateSession();
+  await client.close();
+  check(`@modelcontextprotocol/sdk, timeout 5 s reset on progress, answered after ${Math.round((Date.now() - started) / 1000)} s`
+    + ` (${notes} progress notes)`, result, "accept");
+}
+
 try {
+  await slowPerson();
   for (const action of ["accept", "decline"]) {
     await sdk1(null, action);
     await sdk1("2025-06-18", action);
