@@ -7355,6 +7355,7 @@ class _WebPage(_HttpHandlers):
         self.status: Optional[Outcome] = None
         self.answers: List[AnswerItem] = []
         self.last_seen = time.monotonic()
+        self.abandoned = False  # its time ran out with no call left to take the answers
 
     def end(self, status: Outcome, answers: "List[AnswerItem]") -> None:
         self.status, self.answers = status, answers
@@ -7620,7 +7621,9 @@ class _WebPage(_HttpHandlers):
         device), it claims the answers for nobody."""
         status = self.status or Outcome.DECLINED
         words = _OUTCOME_WORDS[status]
-        if not self.answers:
+        if self.abandoned:
+            said = _ABANDONED_WORDS
+        elif not self.answers:
             said = ("Nothing was sent: no question had an answer." if status is not Outcome.FOLLOW_UP
                     else "Your request for more questions was sent; no question had an answer yet.")
         elif seen_later and status is Outcome.ANSWERED:
@@ -8106,6 +8109,8 @@ def _markdown_inline(text: str) -> str:
 
 
 _WEB_GRACE_SECONDS = 2.0  # after the answers are in, later requests learn so
+_ABANDONED_WORDS = ("The agent is no longer waiting for these answers: they did not reach it."
+                    " What you entered is below, to copy if you still need it.")
 
 
 class _WebSession:
@@ -8586,6 +8591,7 @@ class _Ask:
         page, told that the answers are in, soon stops."""
         assert self.result is not None
         if not self.delivered and self.page is not None:
+            self.page.page.abandoned = False
             self.page.serve_grace()
         self.delivered = True
         return self.result
@@ -8605,6 +8611,7 @@ class _Ask:
             self.result, self.ended = QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT), now
             if self.page is not None:
                 self.page.page.end(Outcome.TIMED_OUT, entered)
+                self.page.page.abandoned = True  # until a call takes the outcome after all
         return self.finished
 
 

@@ -7637,6 +7637,21 @@ class McpAskTests(unittest.TestCase):
             board.open(askq.ask({"questions": ["Question 3?"]}), owner)
         self.assertEqual([ask in board.asks.values() for ask in asks], [True, False])
 
+    def test_a_page_whose_ask_ends_with_no_call_left_says_the_agent_is_no_longer_waiting(self) -> None:
+        wire = McpWire(self, {}, web=askq._WebOptions())
+        wire.server.board.life = 0.5
+        wire.request(1, "tools/call", {"name": "ask_questions", "arguments": {"questions": ["Name?"]}})
+        url = next(iter(wire.server.pages.values())).ask.page.url
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        time.sleep(0.6)
+        wire.request(2, "tools/call", {"name": "ask_questions", "arguments": {"questions": ["Name?"]}})
+        import urllib.request
+
+        with urllib.request.urlopen(url, timeout=10) as response:
+            page = response.read().decode()
+        self.assertIn("The agent is no longer waiting for these answers", page)
+        self.assertNotIn("what you had answered was sent", page)
+
     def test_the_tool_says_a_call_that_ended_may_be_made_again(self) -> None:
         self.assertIn("made again with the same questions", askq.tool_description()["description"])
 
