@@ -66,17 +66,26 @@ The file, in the order of one call's life (each part under a banner of its own):
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
                         (drawing), the terminal
-    HTTP core           _HttpCore (the rules), _HttpServer (connections), _HttpResponse,
-                        _HttpStream (an event stream)
+    HTTP core           _HttpCore (the rules), _HttpServer (connections: the bound
+                        counts those still sending a request), _HttpResponse,
+                        _HttpStream (an event stream, from a _StreamSource), and
+                        _StreamPump (every stream of a server on one thread)
     Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers and
-                        the form's actions), each kind's entry (_WEB_ENTRIES), a
-                        preview's Markdown (_markdown_html), _WebSession (waiting,
-                        ending, the grace period)
+                        the form's actions; after the end, the 409 to a second
+                        device, in words from Results), each kind's entry
+                        (_WEB_ENTRIES), a preview's Markdown (_markdown_html),
+                        _WebSession (a page on its own server: waiting, ending,
+                        the grace period's timer)
     In-chat view        the MCP Apps document (_view_document()), the page's form
                         drawn for it, and the app-only tool that checks what the
                         person did there (_view_tool_result())
-    MCP server          _McpServer: python askq.py serve; over HTTP (serve --http),
-                        _McpHttp (the transport's rules), _McpSession, _Router
+    Asks                _Ask (one batch put to a person by serve, outliving the call
+                        that asked: its fingerprint, owner, page, outcome, delivery),
+                        _AskOwner, _AskBoard (the asks of a server, in memory)
+    MCP server          _McpServer: python askq.py serve (calls wait on their ask:
+                        forms, pages, late answers, progress notes); over HTTP
+                        (serve --http), _McpHttp (the transport's rules), _McpSession,
+                        _Router, _Exchange (one POST's share, as its event stream)
     Command line        main()
 """
 
