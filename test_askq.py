@@ -7079,6 +7079,7 @@ class BatchHeadingShownTests(unittest.TestCase):
         self.assertEqual(askq.to_elicitation(askq.ask({"questions": ["Q?"]}))["message"], "Please answer this question: Q?")
 
 
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
 class McpServerTests(unittest.TestCase):
     """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
 
@@ -7637,6 +7638,7 @@ class McpAskTests(unittest.TestCase):
             board.open(askq.ask({"questions": ["Question 3?"]}), owner)
         self.assertEqual([ask in board.asks.values() for ask in asks], [True, False])
 
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads to serve a page")
     def test_a_page_whose_ask_ends_with_no_call_left_says_the_agent_is_no_longer_waiting(self) -> None:
         wire = McpWire(self, {}, web=askq._WebOptions())
         wire.server.board.life = 0.5
@@ -9524,6 +9526,7 @@ class FastAgentTests(unittest.TestCase):
         self.check_words(*self.run_agent({"transport": "http", "url": url.group(0).decode()}))
 
 
+@unittest.skipUnless(os.path.exists(os.path.join(HERE, "README.md")), "the README is not beside the tests")
 class ClaudeElicitationHookExampleTests(unittest.TestCase):
     """The README's Elicitation command hook for a harness on the Agent SDK
     (tools/check_claude_mcp.py answers the real CLI with it; CI runs that)."""
