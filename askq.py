@@ -9164,12 +9164,12 @@ class _McpServer:
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
-            self._cancel(params.get("requestId"))
+            self.call_ended(params.get("requestId"))
 
-    def _cancel(self, call_id: Any) -> None:
-        """The client gave up on a call, or it ended otherwise: the call is
-        forgotten, but its ask, its form and its page stay open, for a late
-        answer and the next call that asks the same."""
+    def call_ended(self, call_id: Any) -> None:
+        """The client gave up on a call, or it ended otherwise (its stream
+        closed): the call is forgotten, but its ask, its form and its page
+        stay open, for a late answer and the next call that asks the same."""
         waiting: List[Tuple[str, _WaitingCall]] = [*self.pages.items(), *self.by_url.items()]
         for key, page in waiting:
             if page.call_id == call_id:
@@ -9179,10 +9179,6 @@ class _McpServer:
         ended = self.waiting.pop(_request_key(call_id), None)
         if ended is not None:
             ended.ask.withdraw()
-
-    def call_ended(self, call_id: Any) -> None:
-        """A call whose client can no longer be answered (its stream closed)."""
-        self._cancel(call_id)
 
     def close(self) -> None:
         """The session ended: its calls end, and its asks may be taken by the
