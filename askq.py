@@ -7351,13 +7351,13 @@ class _WebPage(_HttpHandlers):
     actions = _Registry()  # what a form posted to / asks for, by its "action" field
     json_paths = frozenset(("/questions", *_WEB_JSON_ENDINGS))
 
-    def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None) -> None:
+    def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None, token: str = "") -> None:
         import secrets
         import threading
 
         self.items = items
         self.timeout = timeout  # idle seconds, for the countdown the page shows
-        self.token = secrets.token_urlsafe(24)
+        self.token = token or secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
         self.lock = threading.Lock()  # one request at a time touches the page
         self.last_form: Dict[str, List[str]] = {}
@@ -7403,9 +7403,7 @@ class _WebPage(_HttpHandlers):
         """Whether the request shows the token: in the query, a form field or a Bearer header."""
         import secrets
 
-        bearer = request.header("Authorization").partition("Bearer ")[2].strip()
-        given = (request.query.get("token") or request.form.get("token") or [bearer])[0]
-        return secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode())
+        return secrets.compare_digest(_page_token(request).encode("utf-8", "replace"), self.token.encode())
 
     def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
         """Once the answers are in, a later request learns so: a later
@@ -7416,10 +7414,32 @@ class _WebPage(_HttpHandlers):
                 return _HttpResponse.html(200, self.ended_html(seen_later=True))
             return _HttpResponse.json(200, self.shown_outcome())
         if request.path == "/":
-            return _HttpResponse.html(409, self.late_html(_form_answers(self.items, request.form)))
+            own = _form_answers(self.items, request.form)
+            return _HttpResponse.html(200, self.ended_html()) if self._sent_again(own) \
+                else _HttpResponse.html(409, self.late_html(own))
+        if self._sent_again_as_json(request):
+            return _HttpResponse.json(200, self.shown_outcome())
         status = self.status or Outcome.DECLINED
         return _HttpResponse.json(409, {"error": f"Conflict: your answers were not sent. {_OUTCOME_WORDS[status].late}",
                                         "status": status.value, "yours": self._own_entries(request)})
+
+    def _sent_again(self, own: "List[AnswerItem]") -> bool:
+        """Whether a later submission holds the answers that were sent (a
+        second click of Send, a retried request, a form whose script had
+        sent it all): it gets the same result again."""
+        return _readable_answers(self.items, own) == self.answers or (
+            self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers)
+
+    def _sent_again_as_json(self, request: _HttpRequest) -> bool:
+        """The same, for the JSON interface: the same ending, the same answers."""
+        status, partial = _WEB_JSON_ENDINGS.get(request.path, (None, False))
+        try:
+            carried = self._carried_answers(request)
+            if _asks_follow_up(carried):
+                status, partial = Outcome.FOLLOW_UP, True
+            return status is self.status and collect_answers(self.items, carried, partial) == self.answers
+        except QuestionError:
+            return False
 
     def _own_entries(self, request: _HttpRequest) -> Any:
         """What a late request carried, as it sent it: its answers read as the
@@ -7650,11 +7670,7 @@ class _WebPage(_HttpHandlers):
     def late_html(self, own: "List[AnswerItem]") -> str:
         """The page for a submission that came after the end: its own answers
         were not sent, and why; what it entered, shown back; never another's
-        answers as its own.  The same answers as those sent (a second click
-        of Send, or a form whose script had sent it all) were sent."""
-        readable = _readable_answers(self.items, own)
-        if readable == self.answers or (self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers):
-            return self.ended_html()
+        answers as its own."""
         status = self.status or Outcome.DECLINED
         sent = "" if status is Outcome.ANSWERED else f"<h2>What was sent</h2>{self._sent_list() or '<p>Nothing.</p>'}"
         by_id = {answer.id: answer for answer in own}
@@ -7662,6 +7678,12 @@ class _WebPage(_HttpHandlers):
                 f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
         return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
                 f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
+
+
+def _page_token(request: _HttpRequest) -> str:
+    """The token a request shows: in the query, a form field or a Bearer header."""
+    bearer = request.header("Authorization").partition("Bearer ")[2].strip()
+    return (request.query.get("token") or request.form.get("token") or [bearer])[0]
 
 
 def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "List[AnswerItem]":
@@ -8130,9 +8152,11 @@ class _WebSession:
     # Sessions in their grace period, for a process that must not exit before they end.
     _lingering: ClassVar["List[_WebSession]"] = []
 
-    def __init__(self, items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]" = None) -> None:
-        self.page = _WebPage(items, timeout)
+    def __init__(self, items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]" = None,
+                 token: str = "") -> None:
+        self.page = _WebPage(items, timeout, token)
         self.timeout = timeout  # idle seconds before the page ends as timed out
+        self.ask: Any = None  # the ask it serves, under serve
         self.server = _HttpServer(_HttpCore(self.page), host, port)
         self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
         self.grace: Any = None  # the timer that ends the grace period
@@ -8545,13 +8569,17 @@ _LATE_LINE = "The user answered after the earlier call had ended."
 
 class _AskOwner:
     """Who may find an ask again: the session that made it, and, once that
-    session has ended, another session of the same client (it restarted)."""
+    session has ended, another session of the same client (it restarted).
+    ``process`` names the process the session lives in, for a store that
+    outlives it."""
 
-    __slots__ = ("client", "ended")
+    __slots__ = ("client", "ended", "id", "process")
 
-    def __init__(self, client: str = "") -> None:
-        self.client = client
-        self.ended = False
+    def __init__(self, client: str = "", process: str = "", session: str = "", ended: bool = False) -> None:
+        import secrets
+
+        self.client, self.process, self.ended = client, process, ended
+        self.id = session or secrets.token_urlsafe(9)
 
     def may_take(self, other: "_AskOwner") -> bool:
         """Whether this owner may take an ask that ``other`` made."""
@@ -8562,38 +8590,56 @@ class _Ask:
     """One batch put to a person: its questions and their fingerprint, who
     made it, when it opened and when it ends, what the person entered
     (kept by its page, when it has one), how it ended, and whether that
-    outcome reached a call."""
+    outcome reached a call.  Each change is written to its board's store."""
 
-    __slots__ = ("delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output", "owner", "page", "result")
+    __slots__ = ("board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output", "owner",
+                 "page", "read", "result")
 
-    def __init__(self, output: QuestionOutput, owner: _AskOwner, life: float) -> None:
+    def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
 
-        self.id = secrets.token_urlsafe(18)
+        self.id = ask_id or secrets.token_urlsafe(18)
+        self.board = board
         self.output = output  # as ask() made it: the questions (and any title), no answers yet
         self.fingerprint = _ask_fingerprint(output.questions, owner.client)
         self.owner = owner
-        self.ends = time.time() + life
+        self.ends = time.time() + board.life
         self.result: Optional[QuestionOutput] = None  # how it ended, once it has
         self.ended = 0.0  # when it ended
         self.delivered = False
         self.interrupted = False  # a call that waited on it ended before it did
-        self.page: Any = None  # a page that asks the person: url, done(), outcome, serve_grace(), end()
+        self.page: Any = None  # a page that asks the person: url, done(), page, serve_grace(), end()
+        self.read = 0.0  # when its record was last read again from a store other processes share
 
     @property
     def finished(self) -> bool:
-        """Whether the person is done (its page is asked first)."""
-        if self.result is None and self.page is not None and self.page.done():
-            self.result, self.ended = self.page.page.outcome(), time.time()
+        """Whether the person is done: on its page, or, in a store that other
+        processes share, anywhere."""
+        if self.result is None:
+            if self.page is not None and self.page.done():
+                self.settle(self.page.page.outcome())
+            elif self.board.store.shared and time.monotonic() - self.read >= 1.0:
+                self.board.reread(self)
         return self.result is not None
 
     def finish(self, outcome: QuestionOutput) -> bool:
         """End the ask with the person's outcome; whether this was its end
         (the first ending wins, and the others change nothing)."""
-        if self.finished:
+        return not self.finished and self.settle(outcome)
+
+    def settle(self, outcome: QuestionOutput) -> bool:
+        """Commit an ending; whether it was the first.  Another one, already
+        committed (by this process or another), is taken instead."""
+        if self.result is not None:
             return False
         self.result, self.ended = outcome, time.time()
-        return True
+        return self.board.settle(self)
+
+    def take_ending(self, outcome: QuestionOutput, ended: float) -> None:
+        """The ending another process committed first: the page shows it."""
+        self.result, self.ended = outcome, ended
+        if self.page is not None:
+            self.page.page.end(outcome.status, outcome.answers)
 
     def deliver(self) -> QuestionOutput:
         """The outcome, as it reaches a call: the ask is done with, and its
@@ -8603,11 +8649,30 @@ class _Ask:
             self.page.page.abandoned = False
             self.page.serve_grace()
         self.delivered = True
+        self.board.save(self)
         return self.result
 
     def withdraw(self) -> None:
         """A call that waited on the ask ended first: the ask stays open."""
         self.interrupted = True
+        self.board.save(self)
+
+    def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        """A request to the ask's page: in a shared store, its record read
+        first (an ending, or entries, made elsewhere); what the request
+        entered kept; an ending it made committed, or, when another was
+        committed first, the request answered as after that end."""
+        page = self.page.page
+        if self.board.store.shared:
+            self.board.reread(self)
+        before, form = page.status, page.last_form
+        response = page.respond(handler, request)
+        if before is None and page.status is not None:
+            if self.result is None and not self.settle(page.outcome()):
+                response = page.respond(handler, request)
+        elif page.last_form is not form:
+            self.board.save(self)
+        return response  # type: ignore[no-any-return]
 
     def timed_out(self) -> bool:
         return self.result is not None and self.result.status is Outcome.TIMED_OUT
@@ -8617,11 +8682,28 @@ class _Ask:
         was entered; whether it has ended."""
         if not self.finished and now >= self.ends:
             entered = self.page.page.kept_answers() if self.page is not None else []
-            self.result, self.ended = QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT), now
-            if self.page is not None:
+            if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)) and self.page is not None:
                 self.page.page.end(Outcome.TIMED_OUT, entered)
                 self.page.page.abandoned = True  # until a call takes the outcome after all
         return self.finished
+
+    def record(self) -> "Dict[str, Any]":
+        """The ask as its store keeps it: a page by its token's SHA-256 only,
+        and once delivered, no secret answer and no entry of the page."""
+        import hashlib
+
+        page = self.page.page if self.page is not None else None
+        result = None if self.result is None else self.result.to_dict()
+        if result is not None and self.delivered:
+            result["answers"] = _hidden_secrets(self.output.questions, result["answers"])
+        return {
+            "id": self.id, "fingerprint": self.fingerprint, "questions": self.board.questions_of(self),
+            "page": None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
+            "entered": {} if page is None or self.delivered else page.last_form,
+            "client": self.owner.client, "session": self.owner.id, "session_ended": self.owner.ended,
+            "process": self.owner.process, "ends": self.ends, "ended": self.ended, "result": result,
+            "delivered": self.delivered, "interrupted": self.interrupted,
+        }
 
 
 def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
@@ -8633,49 +8715,584 @@ def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
     return hashlib.sha256(f"{client}\n{canonical}".encode("ascii")).hexdigest()
 
 
+def _record_outcome(record: "Dict[str, Any]", output: QuestionOutput) -> "Optional[QuestionOutput]":
+    """The ending a record holds, for the questions it was asked with."""
+    result = record.get("result")
+    if result is None:
+        return None
+    answers = [AnswerItem(**{key: entry.get(key) for key in ("id", "answer", "selected", "note", "unanswered")},
+                          assumed=bool(entry.get("assumed"))) for entry in result["answers"]]
+    return QuestionOutput(output.questions, answers, Outcome(result["status"]))
+
+
+# ---------------------------------------------------------------------------
+# Asks: the store
+#
+# An ask is kept as a record (plain JSON) in an _AskStore: in the process's
+# memory unless --store names an SQLite file or a Redis database, which
+# outlive the process and which every process given the same one shares.
+# The board keeps the asks it serves as objects and writes each change
+# through; a store shared with other processes is also read again, for the
+# asks this process has not seen and the endings that came elsewhere.
+
+_STORE_SCHEMA = 1  # the version of the records' layout a store was made with
+_STORE_BEAT_SECONDS = 3.0  # how often a process says, in a shared store, that it still serves
+_STORE_LOST_SECONDS = 15.0  # a process on another host unheard of this long has ended
+
+
+class _StoreError(Exception):
+    """A store that cannot be used, in one line for the person who named it."""
+
+
+class _DamagedAsk(Exception):
+    """A record that cannot be read back as an ask."""
+
+
+class _AskStore:
+    """What every store does with the records of asks: each change one
+    transaction, and an ending settled once, by whoever commits it first.
+    A record is a dict: ``id``, ``fingerprint``, ``page`` (the SHA-256 of
+    its page's token, or None), ``ended`` (0 while open) and the rest."""
+
+    shared = False  # whether other processes read and write the same records
+
+    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+        """The record of an ask; _DamagedAsk when it cannot be read."""
+        raise NotImplementedError
+
+    def find(self, fingerprint: str) -> "List[str]":
+        """The ids of the asks made of the same questions, by the same client."""
+        raise NotImplementedError
+
+    def by_page(self, digest: str) -> "Optional[str]":
+        """The id of the ask whose page has a token of this SHA-256."""
+        raise NotImplementedError
+
+    def save(self, record: "Dict[str, Any]") -> None:
+        """Write a record, keeping an ending already settled: a save never
+        undoes another process's ending (settle() decides endings)."""
+        raise NotImplementedError
+
+    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+        """Write an ended record unless the ask has ended already; the record
+        as it stands after, the first committed ending in it."""
+        raise NotImplementedError
+
+    def beat(self, process: str, now: float) -> None:
+        """Say that a process still serves (its asks' sessions live on)."""
+
+    def heard(self, process: str, now: float) -> bool:
+        """Whether a process said so lately."""
+        return True
+
+    def sweep(self, now: float) -> None:
+        """Delete the records of asks that ended a day ago or more."""
+
+    def close(self) -> None:
+        pass
+
+
+def _record_text(record: "Dict[str, Any]") -> str:
+    return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _record_read(ask_id: str, text: Any) -> "Dict[str, Any]":
+    """A stored text as a record; _DamagedAsk when it is not one."""
+    try:
+        record = json.loads(text)
+    except (TypeError, ValueError):
+        raise _DamagedAsk(ask_id) from None
+    if not (isinstance(record, dict) and record.get("id") == ask_id and isinstance(record.get("fingerprint"), str)):
+        raise _DamagedAsk(ask_id)
+    return record
+
+
+def _settled(stored: "Optional[Dict[str, Any]]", record: "Dict[str, Any]") -> "Dict[str, Any]":
+    """Which record stands when ``record`` ends an ask: the stored one if it
+    had ended already, else ``record``."""
+    return stored if stored is not None and stored.get("result") is not None else record
+
+
+class _MemoryStore(_AskStore):
+    """The records in this process's memory: lost when it ends."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.records: Dict[str, str] = {}
+        self.fingerprints: Dict[str, List[str]] = {}
+        self.pages: Dict[str, str] = {}
+        self.ended: Dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+        text = self.records.get(ask_id)
+        return None if text is None else _record_read(ask_id, text)
+
+    def find(self, fingerprint: str) -> "List[str]":
+        return list(self.fingerprints.get(fingerprint, ()))
+
+    def by_page(self, digest: str) -> "Optional[str]":
+        return self.pages.get(digest)
+
+    def save(self, record: "Dict[str, Any]") -> None:
+        with self.lock:
+            if record.get("result") is not None or record["id"] not in self.ended:
+                self._write(record)
+
+    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+        with self.lock:
+            standing = _settled(self.load(record["id"]), record)
+            self._write(standing)
+            return standing
+
+    def _write(self, record: "Dict[str, Any]") -> None:
+        ask_id = record["id"]
+        if ask_id not in self.records:
+            self.fingerprints.setdefault(record["fingerprint"], []).append(ask_id)
+        if record.get("page"):
+            self.pages[record["page"]] = ask_id
+        if record.get("ended"):
+            self.ended[ask_id] = record["ended"]
+        self.records[ask_id] = _record_text(record)
+
+    def sweep(self, now: float) -> None:
+        with self.lock:
+            for ask_id in [ask_id for ask_id, ended in self.ended.items() if now >= ended + _ASK_KEPT_SECONDS]:
+                record = json.loads(self.records.pop(ask_id))
+                del self.ended[ask_id]
+                same = self.fingerprints.get(record["fingerprint"], [])
+                if ask_id in same:
+                    same.remove(ask_id)
+                if not same:
+                    self.fingerprints.pop(record["fingerprint"], None)
+                self.pages.pop(record.get("page") or "", None)
+
+
+class _SqliteStore(_AskStore):
+    """The records in an SQLite database (a WAL journal, one transaction a
+    change), shared by every process on the host that opens the same file."""
+
+    shared = True
+
+    def __init__(self, path: str) -> None:
+        import sqlite3
+        import threading
+
+        self.path = path
+        self.lock = threading.Lock()
+        _check_store_folder(path)
+        fresh = not os.path.exists(path)
+        if fresh:  # readable by its owner only, before SQLite writes anything in it
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+        try:
+            self.db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+            self._prepare()
+        except sqlite3.DatabaseError as err:
+            raise _StoreError(f"--store {path}: this file is not an askq database ({err}).") from None
+
+    def _prepare(self) -> None:
+        """Make the tables on first use; refuse a database that is another's,
+        or of a newer askq."""
+        self.db.execute("PRAGMA journal_mode=WAL")
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                self.db.execute("CREATE TABLE askq (key TEXT PRIMARY KEY, value TEXT)")
+                self.db.execute("INSERT INTO askq VALUES ('schema', ?)", (str(_STORE_SCHEMA),))
+                self.db.execute("CREATE TABLE asks (id TEXT PRIMARY KEY, fingerprint TEXT, page TEXT, ended REAL,"
+                                " record TEXT)")
+                self.db.execute("CREATE INDEX asks_fingerprint ON asks (fingerprint)")
+                self.db.execute("CREATE INDEX asks_page ON asks (page)")
+                self.db.execute("CREATE TABLE processes (id TEXT PRIMARY KEY, seen REAL)")
+                return
+            schema = self.db.execute("SELECT value FROM askq WHERE key = 'schema'").fetchone() if "askq" in tables else None
+            if schema is None or not str(schema[0]).isdigit():
+                raise _StoreError(f"--store {self.path}: this SQLite database is not an askq database; name a new file.")
+            if int(schema[0]) > _STORE_SCHEMA:
+                raise _StoreError(f"--store {self.path}: this database was made by a newer askq (schema"
+                                  f" {schema[0]}, this one reads {_STORE_SCHEMA}); run that askq, or name a new file.")
+
+    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+        with self.lock:
+            row = self.db.execute("SELECT record FROM asks WHERE id = ?", (ask_id,)).fetchone()
+        return None if row is None else _record_read(ask_id, row[0])
+
+    def find(self, fingerprint: str) -> "List[str]":
+        with self.lock:
+            return [row[0] for row in self.db.execute("SELECT id FROM asks WHERE fingerprint = ?", (fingerprint,))]
+
+    def by_page(self, digest: str) -> "Optional[str]":
+        with self.lock:
+            row = self.db.execute("SELECT id FROM asks WHERE page = ?", (digest,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def save(self, record: "Dict[str, Any]") -> None:
+        with self.lock, self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            row = self.db.execute("SELECT ended FROM asks WHERE id = ?", (record["id"],)).fetchone()
+            if record.get("result") is not None or row is None or not row[0]:
+                self._write(record)
+
+    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+        with self.lock, self.db:
+            self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
+            row = self.db.execute("SELECT record FROM asks WHERE id = ?", (record["id"],)).fetchone()
+            standing = _settled(None if row is None else _record_read(record["id"], row[0]), record)
+            if standing is record:
+                self._write(record)
+            return standing
+
+    def _write(self, record: "Dict[str, Any]") -> None:
+        self.db.execute("INSERT OR REPLACE INTO asks VALUES (?, ?, ?, ?, ?)", (
+            record["id"], record["fingerprint"], record.get("page"), record.get("ended") or 0, _record_text(record)))
+
+    def beat(self, process: str, now: float) -> None:
+        with self.lock, self.db:
+            self.db.execute("INSERT OR REPLACE INTO processes VALUES (?, ?)", (process, now))
+
+    def heard(self, process: str, now: float) -> bool:
+        with self.lock:
+            row = self.db.execute("SELECT seen FROM processes WHERE id = ?", (process,)).fetchone()
+        return row is not None and now - row[0] < _STORE_LOST_SECONDS
+
+    def sweep(self, now: float) -> None:
+        with self.lock, self.db:
+            self.db.execute("DELETE FROM asks WHERE ended > 0 AND ended <= ?", (now - _ASK_KEPT_SECONDS,))
+            self.db.execute("DELETE FROM processes WHERE seen <= ?", (now - _ASK_KEPT_SECONDS,))
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+
+def _check_store_folder(path: str) -> None:
+    """Refuse at start a file that could not be made or written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise _StoreError(f"--store {path}: the folder {folder} does not exist; make it first.")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise _StoreError(f"--store {path}: askq cannot write there (its journal goes beside the file);"
+                          " choose a place this user can write.")
+    if os.path.isdir(path):
+        raise _StoreError(f"--store {path}: that is a folder; name a file in it, such as {os.path.join(path, 'asks.db')}.")
+
+
+class _RedisStore(_AskStore):
+    """The records in a Redis database, for replicas on many hosts; through
+    the redis package, which askq needs only here."""
+
+    shared = True
+    # The first ending committed wins: a record is written only while the
+    # stored one is open, in one step on the server; else the stored one is
+    # returned.
+    _WRITE_WHILE_OPEN = ("local stored = redis.call('GET', KEYS[1])\n"
+                         "local ended = stored and cjson.decode(stored)['result']\n"
+                         "if ended and ended ~= cjson.null then return stored end\n"
+                         "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
+                         "return false")
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        client = _redis_client(url)
+        try:
+            client.ping()
+        except Exception as err:  # noqa: BLE001 - the package's own errors, whatever their class
+            raise _StoreError(f"--store {url}: Redis does not answer there ({err}); start it, or check the URL.") from None
+        self.redis = client
+        self.write_while_open = client.register_script(self._WRITE_WHILE_OPEN)
+
+    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+        text = self.redis.get(f"askq:ask:{ask_id}")
+        return None if text is None else _record_read(ask_id, text)
+
+    def find(self, fingerprint: str) -> "List[str]":
+        return sorted(member.decode() for member in self.redis.smembers(f"askq:same:{fingerprint}"))
+
+    def by_page(self, digest: str) -> "Optional[str]":
+        found = self.redis.get(f"askq:page:{digest}")
+        return None if found is None else str(found.decode())
+
+    def save(self, record: "Dict[str, Any]") -> None:
+        key, text = f"askq:ask:{record['id']}", _record_text(record)
+        if record.get("result") is not None:
+            self.redis.set(key, text, ex=self._kept(record))
+        else:
+            self.write_while_open(keys=[key], args=[text, self._kept(record)])
+        self._index(record)
+
+    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+        stored = self.write_while_open(keys=[f"askq:ask:{record['id']}"], args=[_record_text(record), self._kept(record)])
+        if stored:
+            return _record_read(record["id"], stored)
+        self._index(record)
+        return record
+
+    def _index(self, record: "Dict[str, Any]") -> None:
+        kept = self._kept(record)
+        with self.redis.pipeline() as pipe:
+            pipe.sadd(f"askq:same:{record['fingerprint']}", record["id"])
+            pipe.expire(f"askq:same:{record['fingerprint']}", kept)
+            if record.get("page"):
+                pipe.set(f"askq:page:{record['page']}", record["id"], ex=kept)
+            pipe.execute()
+
+    @staticmethod
+    def _kept(record: "Dict[str, Any]") -> int:
+        """Seconds until the record goes: a day after the ask ends, or would."""
+        end = record.get("ended") or record.get("ends") or time.time()
+        return max(1, int(end + _ASK_KEPT_SECONDS - time.time()))
+
+    def beat(self, process: str, now: float) -> None:
+        self.redis.set(f"askq:process:{process}", str(now), ex=int(_STORE_LOST_SECONDS))
+
+    def heard(self, process: str, now: float) -> bool:
+        return bool(self.redis.exists(f"askq:process:{process}"))
+
+    def close(self) -> None:
+        self.redis.close()
+
+
+def _redis_client(url: str) -> Any:
+    """A client for a redis:// URL, through the redis package."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port, database = parts.port, parts.path.strip("/") or "0"
+    except ValueError as err:
+        raise _StoreError(f"--store {url}: not a Redis URL ({err}); write redis://HOST:PORT/DB.") from None
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname or not database.isdigit() or parts.query \
+            or port == 0:
+        raise _StoreError(f"--store {url}: not a Redis URL; write redis://HOST:PORT/DB, such as redis://127.0.0.1:6379/0.")
+    try:
+        import redis  # type: ignore[import-not-found]
+    except ImportError:
+        raise _StoreError(f"--store {url}: Redis needs the redis package: pip install redis") from None
+    return redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+
+
+def _open_store(where: "Optional[str]") -> _AskStore:
+    """The store --store names: Redis for a redis:// URL, else an SQLite
+    file; in memory without one.  _StoreError says why one cannot be used."""
+    if not where:
+        return _MemoryStore()
+    if where.startswith(("redis://", "rediss://")) or "://" in where:
+        if not where.startswith(("redis://", "rediss://")):
+            raise _StoreError(f"--store {where}: askq keeps asks in an SQLite file (a path) or in Redis (redis://HOST:PORT/DB).")
+        return _RedisStore(where)
+    return _SqliteStore(where)
+
+
+# ---------------------------------------------------------------------------
+# Asks: the board
+#
+# The asks a process serves, as objects that own their pages, kept over the
+# store: what changes is written through, and what another process changed
+# is read again when the store is shared.
+
 class _AskBoard:
-    """The asks of a server, in its memory: found by their id, or by their
+    """The asks a server serves, as objects, over the store that keeps their
+    records: found by their id, by their page's token, or by their
     fingerprint and who asks; ended ones kept for a while, then dropped
     (and, beyond a bound, those that ended first, then the oldest).
-    ``web`` makes the pages sent by URL where no ``--web`` does."""
+    ``web`` makes the pages sent by URL where no ``--web`` does; ``seal``
+    gives each ask's page its token, the same in every process with the
+    same key.  A store that fails is logged once, and the asks go on in
+    memory."""
 
-    def __init__(self, web: "Optional[_WebOptions]" = None, life: "Optional[float]" = None) -> None:
+    def __init__(self, web: "Optional[_WebOptions]" = None, life: "Optional[float]" = None,
+                 store: "Optional[_AskStore]" = None, seal: "Optional[_RequestSeal]" = None,
+                 log: "Optional[Callable[[str], None]]" = None) -> None:
+        import platform
+        import secrets
         import threading
 
         self.web = web or _WebOptions()
         self.life = life or _ASK_LIFE_SECONDS
+        self.store = store or _MemoryStore()
+        self.seal = seal or _RequestSeal()
+        self.log = log or (lambda line: None)
         self.asks: Dict[str, _Ask] = {}
         self.lock = threading.RLock()
-        self.swept = 0.0
+        self.swept = self.beaten = 0.0
+        self.failing = False  # the store failed, and that was logged
+        self.process = f"{platform.node()} {os.getpid()} {secrets.token_urlsafe(6)}"
+        self.questions: Dict[str, Any] = {}  # each ask's questions as its record holds them, made once
+
+    def owner(self, client: str = "") -> _AskOwner:
+        """A new session's owner, living in this process."""
+        return _AskOwner(client, self.process)
 
     def open(self, output: QuestionOutput, owner: _AskOwner) -> _Ask:
         """The ask these questions make: one still open, or ended and never
-        delivered, that the owner may take, else a new one."""
+        delivered, that the owner may take (here, or in the store), else a
+        new one."""
         fingerprint = _ask_fingerprint(output.questions, owner.client)
         with self.lock:
             self.sweep()
-            now = time.time()
-            for ask in self.asks.values():
+            for ask in [*self.asks.values(), *self._stored_asks(fingerprint)]:
                 if ask.fingerprint != fingerprint or ask.delivered or not owner.may_take(ask.owner):
                     continue
-                if ask.expire(now) and (ask.timed_out() or now >= ask.ends):
+                if ask.expire(time.time()) and (ask.timed_out() or time.time() >= ask.ends):
                     continue  # ended with nobody to deliver it: never offered again
+                if ask.owner is not owner and ask.owner.process not in ("", self.process):
+                    ask.interrupted = True  # its call was in a process that has ended
                 ask.owner = owner
+                self.save(ask)
                 return ask
-            ask = _Ask(output, owner, self.life)
-            self.asks[ask.id] = ask
-            while len(self.asks) > _ASKS_MOST:
-                oldest = min(self.asks, key=lambda key: (not self.asks[key].finished, self.asks[key].ends))
-                del self.asks[oldest]
+            ask = self._keep(_Ask(output, owner, self))
+            self.save(ask)
             return ask
 
+    def _stored_asks(self, fingerprint: str) -> "List[_Ask]":
+        """The asks of the same questions in a shared store that this process
+        has not seen, their sessions ended with their process or otherwise."""
+        if not self.store.shared:
+            return []
+        found = []
+        for ask_id in self._safely(lambda: self.store.find(fingerprint), []) or []:
+            if ask_id not in self.asks:
+                ask = self.get(ask_id)
+                if ask is not None and not ask.owner.ended and not self._serves(ask.owner.process):
+                    ask.owner.ended = True
+                if ask is not None:
+                    found.append(ask)
+        return found
+
+    def _serves(self, process: str) -> bool:
+        """Whether a process still serves: on this host, whether it runs;
+        elsewhere, whether it said so lately."""
+        import platform
+
+        host, _, rest = process.partition(" ")
+        if process == self.process:
+            return True
+        if host == platform.node():
+            return _process_runs(rest.partition(" ")[0])
+        return bool(self._safely(lambda: self.store.heard(process, time.time()), True))
+
     def get(self, ask_id: Any) -> "Optional[_Ask]":
+        """An ask by its id: one this process serves, else from the store."""
+        if not isinstance(ask_id, str):
+            return None
         with self.lock:
-            return self.asks.get(ask_id) if isinstance(ask_id, str) else None
+            if ask_id in self.asks:
+                return self.asks[ask_id]
+            try:
+                record = self._safely(lambda: self.store.load(ask_id), None, damaged=False)
+            except _DamagedAsk:
+                self.log(f"the stored ask {ask_id} is damaged and cannot be served; the other asks are")
+                return None
+            return None if record is None else self._restored(record)
+
+    def by_page(self, token: str) -> "Optional[_Ask]":
+        """The ask whose page has this token, from the store: served here too."""
+        import hashlib
+
+        ask_id = self._safely(lambda: self.store.by_page(hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()), None)
+        return self.get(ask_id)
+
+    def _restored(self, record: "Dict[str, Any]") -> "Optional[_Ask]":
+        """An ask made again from its record, its page too when this process
+        gives the same token; None (and a line logged) when the record
+        cannot be read."""
+        try:
+            output = ask(record["questions"])
+            owner = _AskOwner(str(record["client"]), str(record["process"]), str(record["session"]),
+                              bool(record["session_ended"]))
+            restored = _Ask(output, owner, self, record["id"])
+            restored.fingerprint, restored.ends = record["fingerprint"], float(record["ends"])
+            restored.delivered, restored.interrupted = bool(record["delivered"]), bool(record["interrupted"])
+            result = _record_outcome(record, output)
+        except (KeyError, TypeError, ValueError, QuestionError):
+            self.log(f"the stored ask {record.get('id')} is damaged and cannot be served; the other asks are")
+            return None
+        restored.read = time.monotonic()
+        if record.get("page") is not None and record["page"] == self._page_digest(restored.id):
+            restored.page = self._new_page(restored, record.get("entered") or {})
+        if result is not None:
+            restored.take_ending(result, float(record["ended"]))
+        return self._keep(restored)
+
+    def reread(self, ask: _Ask) -> None:
+        """Read an ask's record again: an ending committed elsewhere, and what
+        the person entered on a page served elsewhere."""
+        ask.read = time.monotonic()
+        try:
+            record = self._safely(lambda: self.store.load(ask.id), None, damaged=False)
+        except _DamagedAsk:
+            return
+        if record is None:
+            return
+        if ask.page is not None and record.get("entered") and ask.result is None:
+            ask.page.page.last_form = record["entered"]
+        result = _record_outcome(record, ask.output) if ask.result is None else None
+        if result is not None:
+            ask.take_ending(result, float(record["ended"]))
+
+    def page(self, ask: _Ask, web: "Optional[_WebOptions]" = None) -> Any:
+        """The ask's page, made now when it has none (with whatever its record
+        kept of what the person entered)."""
+        if ask.page is None:
+            ask.page = self._new_page(ask, {}, web)
+            self.save(ask)
+        return ask.page
+
+    def _new_page(self, ask: _Ask, entered: "Dict[str, List[str]]", web: "Optional[_WebOptions]" = None) -> Any:
+        page = (web or self.web).open(_question_list(ask.output), self.seal.page_token(ask.id))
+        page.page.last_form = entered
+        page.ask = ask
+        return page
+
+    def _page_digest(self, ask_id: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.seal.page_token(ask_id).encode()).hexdigest()
+
+    def questions_of(self, ask: _Ask) -> Any:
+        """The ask's questions as its record holds them (made once, kept while the ask is)."""
+        questions = self.questions.get(ask.id)
+        if questions is None:
+            questions = self.questions[ask.id] = ask.output.to_dict()
+            del questions["answers"]
+        return questions
+
+    def save(self, ask: _Ask) -> None:
+        self._safely(lambda: self.store.save(ask.record()))
+
+    def settle(self, ask: _Ask) -> bool:
+        """Commit the ask's ending to the store; whether it was the first.
+        When another was, the ask takes that one."""
+        record = ask.record()
+        standing = self._safely(lambda: self.store.settle(record), record)
+        if standing is record or standing.get("result") == record["result"]:
+            return True
+        outcome = _record_outcome(standing, ask.output)
+        if outcome is not None:
+            ask.take_ending(outcome, float(standing["ended"]))
+        return False
+
+    def _keep(self, ask: _Ask) -> _Ask:
+        self.asks[ask.id] = ask
+        while len(self.asks) > _ASKS_MOST:
+            oldest = min(self.asks, key=lambda key: (not self.asks[key].finished, self.asks[key].ends))
+            del self.asks[oldest]
+            self.questions.pop(oldest, None)
+        return ask
+
+    def owner_ended(self, owner: _AskOwner) -> None:
+        """A session ended: its asks may be taken by the client's next one."""
+        owner.ended = True
+        with self.lock:
+            for ask in [ask for ask in self.asks.values() if ask.owner is owner]:
+                self.save(ask)
 
     def sweep(self) -> None:
         """Time out the asks whose time has passed; drop those ended long ago
-        (looked at once a second at most, however many sessions tick)."""
+        (looked at once a second at most, however many sessions tick); say
+        in a shared store that this process still serves."""
         now = time.time()
         with self.lock:
             if now - self.swept < 1.0:
@@ -8684,6 +9301,45 @@ class _AskBoard:
             for key, ask in list(self.asks.items()):
                 if ask.expire(now) and now >= ask.ended + _ASK_KEPT_SECONDS:
                     del self.asks[key]
+                    self.questions.pop(key, None)
+            self._safely(lambda: self.store.sweep(now))
+            if self.store.shared and now - self.beaten >= _STORE_BEAT_SECONDS:
+                self.beaten = now
+                self._safely(lambda: self.store.beat(self.process, now))
+
+    def _safely(self, action: "Callable[[], Any]", failed: Any = None, damaged: bool = True) -> Any:
+        """What the store does, or ``failed`` when it fails: the failure is
+        logged once (and again only after the store has worked since), and
+        the asks go on in this process's memory."""
+        try:
+            done = action()
+        except _DamagedAsk:
+            if not damaged:
+                raise
+            return failed
+        except Exception as err:  # noqa: BLE001 - sqlite3's, the disk's, the redis package's
+            if not self.failing:
+                self.failing = True
+                self.log(f"the store failed ({type(err).__name__}: {err}); asks go on in memory until it works again")
+            return failed
+        self.failing = False
+        return done
+
+    def close(self) -> None:
+        self._safely(self.store.close)
+
+
+def _process_runs(pid: str) -> bool:
+    """Whether a process of this host runs."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except PermissionError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return True
 
 
 # ===========================================================================
@@ -8811,9 +9467,9 @@ class _WebOptions:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
 
-    def open(self, items: "List[QuestionItem]") -> Any:
+    def open(self, items: "List[QuestionItem]", token: str = "") -> Any:
         """A page for the questions, on a server of its own."""
-        return _WebSession(items, self.host, self.port, self.timeout)
+        return _WebSession(items, self.host, self.port, self.timeout, token)
 
 
 class _RequestSeal:
@@ -8852,6 +9508,17 @@ class _RequestSeal:
                             " with the arguments the questions were asked with.")
         return sealed
 
+    def page_token(self, ask_id: str) -> str:
+        """The token of an ask's page: the same in every process that holds
+        the key, so that a page survives a restart and reaches every replica,
+        while a store keeps only its SHA-256."""
+        import base64
+        import hashlib
+        import hmac
+
+        digest = hmac.new(self.key, f"page {ask_id}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
     def _signature(self, body: str) -> str:
         import hashlib
         import hmac
@@ -8876,10 +9543,10 @@ class _McpServer:
         self.writer = writer
         self.log = log
         self.web = web
-        self.seal = seal or _RequestSeal()
-        self.board = board or _AskBoard(life=web.timeout if web is not None else None)
+        self.board = board or _AskBoard(life=web.timeout if web is not None else None, seal=seal)
+        self.seal = seal or self.board.seal
         self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
-        self.owner = _AskOwner()
+        self.owner = self.board.owner()
         self.forms: Dict[str, _Ask] = {}  # a form sent, by its request's key: the ask it belongs to
         self.waiting: Dict[str, _WaitingCall] = {}  # a call waiting on its ask's form, by the call's key
         self.pages: Dict[str, _WaitingCall] = {}
@@ -8964,7 +9631,7 @@ class _McpServer:
         self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {})
         client = params.get("clientInfo")
         name = client.get("name") if isinstance(client, dict) else None
-        self.owner = _AskOwner(str(name or ""))
+        self.owner = self.board.owner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
         return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
                 "serverInfo": _server_info()}
@@ -9104,8 +9771,7 @@ class _McpServer:
         opened with a page of its own; and whether its page is new."""
         ask = self.board.open(output, self.owner)
         fresh = ask.page is None
-        if fresh:
-            ask.page = (self.web or self.board.web).open(_question_list(ask.output))
+        self.board.page(ask, self.web)
         return ask, fresh
 
     def _ask_by_url(
@@ -9188,7 +9854,7 @@ class _McpServer:
         self.pages.clear()
         self.by_url.clear()
         self.waiting.clear()
-        self.owner.ended = True
+        self.board.owner_ended(self.owner)
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
         """The client's answer to an elicitation request: answer its call."""
@@ -9870,23 +10536,38 @@ class _ServedPages(_HttpHandlers):
         self.base = base
         self.pages: List[_ServedPage] = []
         self.lock = threading.Lock()
+        self.board: Optional[_AskBoard] = None  # whose store holds the pages of other processes
 
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
+        served = self._served(request)
+        if served is None:
+            return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+        if served.ask is None:
+            return served.page.respond(handler, request)
+        return served.ask.respond(handler, request)  # type: ignore[no-any-return]
+
+    def _served(self, request: _HttpRequest) -> "Optional[_ServedPage]":
+        """The page whose token the request shows: one served here, else one
+        the board finds in its store (another process, or before a restart)."""
         with self.lock:
             pages = list(self.pages)
         for served in pages:
             if served.page._token_matches(request):
-                return served.page.respond(handler, request)
-        return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+                return served
+        ask = self.board.by_page(_page_token(request)) if self.board is not None else None
+        page = ask.page if ask is not None else None
+        return page if isinstance(page, _ServedPage) and page.pages is self and page.page._token_matches(request) else None
 
 
 class _ServedPage:
     """One call's page among _ServedPages: what _McpServer asks of a
     _WebSession (its URL, whether it is done, its grace period, its end)."""
 
-    def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]") -> None:
+    def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]",
+                 token: str = "") -> None:
         self.pages, self.timeout = pages, timeout
-        self.page = _WebPage(items)
+        self.page = _WebPage(items, token=token)
+        self.ask: Any = None  # the ask it serves
         self.url = f"{pages.base}/?token={self.page.token}"
         with pages.lock:
             pages.pages.append(self)
@@ -9917,8 +10598,8 @@ class _ServedWebOptions(_WebOptions):
         super().__init__(timeout=timeout)
         self.pages = pages
 
-    def open(self, items: "List[QuestionItem]") -> Any:
-        return _ServedPage(self.pages, items, self.timeout)
+    def open(self, items: "List[QuestionItem]", token: str = "") -> Any:
+        return _ServedPage(self.pages, items, self.timeout, token)
 
 
 # ===========================================================================

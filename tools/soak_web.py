@@ -956,11 +956,13 @@ def final_phase(soak: Soak) -> Final:
 
 
 def grace_checks(soak: Soak, final: Final, body: bytes, accepted_at: float) -> None:
-    """Within 2 s of the submission: later submissions 409, GET / the page that says they were sent."""
+    """Within 2 s of the submission: the same submission again gets the same result (SPEC 12), other
+    submissions 409, GET / the page that says they were sent."""
     target = soak.target
     form = "&".join(f"q:{qid}={quote(v if isinstance(v, str) else v[0])}" for qid, v in final.answers.items())
-    checks = [("POST /answers again", submission(target, "/answers", body), 409),
-              ("POST / (the form) again", submission(target, "/", form.encode()), 409),
+    checks = [("POST /answers again", submission(target, "/answers", body), 200),
+              ("POST / (the form) again", submission(target, "/", form.encode()), 200),
+              ("POST /answers, other answers", submission(target, "/answers", b'{"q0": "another answer"}'), 409),
               ("POST /dismiss", submission(target, "/dismiss", b"{}"), 409),
               ("POST /follow-up", submission(target, "/follow-up", b"{}"), 409),
               ("POST /answers, wrong token", submission(target, "/answers", body, "wrong"), 403),
@@ -973,7 +975,7 @@ def grace_checks(soak: Soak, final: Final, body: bytes, accepted_at: float) -> N
         good = status == expected and (expected != 200 or b"<fieldset" not in reply) and late_reply_is_honest(what, status, reply)
         final.grace.append((what, str(expected), line or status_word(status)))
         if not good:
-            soak.violate("grace period (SPEC 10: 409 for later submissions, at least 2 s)", what,
+            soak.violate("grace period (SPEC 10 and 12: the same again, else 409, for at least 2 s)", what,
                          str(expected), (line or status_word(status)) + ("" if status != 200 else " with the form"))
 
 
