@@ -9153,12 +9153,9 @@ class _AskBoard:
             return []
         found = []
         for ask_id in self._safely(lambda: self.store.find(fingerprint), []) or []:
-            if ask_id not in self.asks:
-                ask = self.get(ask_id)
-                if ask is not None and not ask.owner.ended and not self._serves(ask.owner.process):
-                    ask.owner.ended = True
-                if ask is not None:
-                    found.append(ask)
+            ask = self.get(ask_id) if ask_id not in self.asks else None
+            if ask is not None:
+                found.append(ask)
         return found
 
     def _serves(self, process: str) -> bool:
@@ -9210,7 +9207,9 @@ class _AskBoard:
             self.log(f"the stored ask {record.get('id')} is damaged and cannot be served; the other asks are")
             return None
         restored.read = time.monotonic()
-        if record.get("page") is not None and record["page"] == self._page_digest(restored.id):
+        if not owner.ended and not self._serves(owner.process):
+            owner.ended = True  # its session ended with its process
+        if record.get("page") is not None:  # with another key than its maker's, at a new URL, entries and all
             restored.page = self._new_page(restored, record.get("entered") or {})
         if result is not None:
             restored.take_ending(result, float(record["ended"]))
@@ -9245,11 +9244,6 @@ class _AskBoard:
         page.page.last_form = entered
         page.ask = ask
         return page
-
-    def _page_digest(self, ask_id: str) -> str:
-        import hashlib
-
-        return hashlib.sha256(self.seal.page_token(ask_id).encode()).hexdigest()
 
     def questions_of(self, ask: _Ask) -> Any:
         """The ask's questions as its record holds them (made once, kept while the ask is)."""
@@ -10125,9 +10119,10 @@ class _LineBuffer:
         return lines
 
 
-def _serve(reader: Any, writer: Any, log: "Callable[[str], None]", web: "Optional[_WebOptions]" = None) -> int:
+def _serve(reader: Any, writer: Any, log: "Callable[[str], None]", web: "Optional[_WebOptions]" = None,
+           board: "Optional[_AskBoard]" = None) -> int:
     """Serve MCP on binary streams until the input ends; return 0."""
-    server = _McpServer(writer, log, web)
+    server = _McpServer(writer, log, web, board=board)
     lines = _LineBuffer()
     fd = _fileno(reader)
     try:
@@ -10728,7 +10723,8 @@ def _parse_args(argv: "List[str]") -> Any:
     serve.add_argument("--http", action="store_true", help="serve MCP over HTTP at /mcp, not over stdio")
     serve.add_argument("--token", help="with --http, the bearer token clients must send (made at start off loopback)")
     serve.add_argument("--state-key", metavar="KEY",
-                       help=f"with --http, the key that signs retried calls' state (or {_STATE_KEY_VARIABLE})")
+                       help=f"the key that signs retried calls' state and makes pages' tokens (or {_STATE_KEY_VARIABLE})")
+    _store_argument(serve)
     serve.add_argument("--host", default="127.0.0.1", help="with --http or --web, the address to listen on"
                        " (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=_port, help=f"with --http, the port (default {_MCP_DEFAULT_PORT});"
@@ -10770,6 +10766,15 @@ def _ask_arguments(ask_command: Any) -> None:
                              help="ask on a web page instead of the terminal (its address goes to stderr)")
     _web_arguments(ask_command)
     ask_command.add_argument("--open", action="store_true", help="with --web, open it in the default browser")
+    _store_argument(ask_command)
+    ask_command.add_argument("--state-key", metavar="KEY",
+                             help=f"with --store, the key that makes the page's token (or {_STATE_KEY_VARIABLE})")
+
+
+def _store_argument(parser: Any) -> None:
+    parser.add_argument("--store", metavar="PATH|redis://HOST:PORT/DB",
+                        help="keep the asks in an SQLite file or in Redis: they survive a restart, and every"
+                             " process given the same store (and --state-key) serves them")
 
 
 def _web_arguments(parser: Any) -> None:
@@ -10861,10 +10866,44 @@ def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
         if args.open:
             _open_browser(url)
 
+    if args.store:
+        return _ask_on_stored_page(output, args, ready)
     try:
         return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready)
     except OSError as err:  # only binding raises it: once the page is up, errors stay inside
         raise _UsageError(f"askq.py ask: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
+
+
+_ASK_CLIENT = "askq ask"  # whose asks ask --web --store finds again
+
+
+def _ask_on_stored_page(output: QuestionOutput, args: Any, ready: "Callable[[str], None]") -> QuestionOutput:
+    """ask --web --store: the page of an ask kept in the store, so that the
+    same questions asked again, after a restart or in another process,
+    find the same page and what was entered there, or its answers."""
+    def log(message: str) -> None:
+        sys.stderr.write(f"askq: {message}\n")
+
+    store = _store_of(args, "ask")
+    server, board = _stored_pages(args, log, store)
+    asked = board.open(output, board.owner(_ASK_CLIENT))
+    try:
+        if not asked.finished:
+            ready(board.page(asked).url)
+        while not asked.expire(time.time()):
+            time.sleep(_POLL_SECONDS / 5)
+    except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
+        asked.finish(QuestionOutput(output.questions, asked.page.page.kept_answers() if asked.page else [],
+                                    Outcome.DECLINED))
+    try:
+        outcome = asked.deliver()
+        if asked.page is not None:
+            time.sleep(_WEB_GRACE_SECONDS)  # a second device learns that the answers are in
+        return outcome
+    finally:
+        board.owner_ended(asked.owner)
+        server.stop()
+        store.close()
 
 
 def _bind_refusal(err: OSError) -> str:
@@ -10896,16 +10935,63 @@ def _run_serve(args: Any) -> int:
         sys.stderr.write(f"askq serve: {message}\n")
         sys.stderr.flush()
 
-    if args.http:
-        return _serve_http(args, log)
-    web = None
-    if args.web:
-        _warn_if_exposed(args.host)
-        web = _WebOptions(args.host, args.port or 0, args.timeout)
-    return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
+    store = _store_of(args, "serve")
+    try:
+        if args.http:
+            return _serve_http(args, log, store)
+        if args.web:
+            _warn_if_exposed(args.host)
+        if store.shared:
+            return _serve_stored(args, log, store)
+        web = _WebOptions(args.host, args.port or 0, args.timeout) if args.web else None
+        return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
+    finally:
+        store.close()
 
 
-def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
+def _store_of(args: Any, command: str) -> _AskStore:
+    """The store --store names, opened at start: a line and exit 2 when it cannot be used."""
+    try:
+        return _open_store(args.store)
+    except _StoreError as err:
+        raise _UsageError(f"askq.py {command}: {err}") from None
+
+
+def _state_seal(args: Any) -> _RequestSeal:
+    """The seal of --state-key (or its variable), else one made at start."""
+    key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
+    return _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None)
+
+
+def _stored_pages(args: Any, log: "Callable[[str], None]", store: _AskStore) -> "Tuple[_HttpServer, _AskBoard]":
+    """With a store, every page on one server at --port, so that a page keeps
+    its URL across a restart; the board that serves them."""
+    pages = _ServedPages("")
+    try:
+        server = _HttpServer(_HttpCore(pages), args.host, args.port or 0)
+    except OSError as err:
+        raise _UsageError(f"askq.py: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
+    pages.base = f"http://{_reachable_address(args.host)}:{server.port}"
+    board = _AskBoard(_ServedWebOptions(pages, args.timeout), args.timeout, store, _state_seal(args), log)
+    pages.board = board
+    if not args.port:
+        log("the pages' port was chosen at start: give --port to keep their URLs across restarts")
+    if not (args.state_key or os.environ.get(_STATE_KEY_VARIABLE)):
+        log(f"the pages' tokens come from a key made at start: give --state-key (or {_STATE_KEY_VARIABLE})"
+            " to keep their URLs across restarts")
+    return server, board
+
+
+def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore) -> int:
+    """serve over stdio with a store: its pages on one server of their own."""
+    server, board = _stored_pages(args, log, store)
+    try:
+        return _serve(sys.stdin.buffer, sys.stdout.buffer, log, board.web if args.web else None, board)
+    finally:
+        server.stop()
+
+
+def _serve_http(args: Any, log: "Callable[[str], None]", store: _AskStore) -> int:
     """serve --http: MCP at /mcp (and with --web the pages beside it) until Ctrl-C."""
     import secrets
 
@@ -10914,8 +11000,9 @@ def _serve_http(args: Any, log: "Callable[[str], None]") -> int:
     key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
     pages = _ServedPages("")  # with --web for every client without forms, else for pages sent by URL
     served = _ServedWebOptions(pages, args.timeout)
-    mcp = _McpHttp(log, served if args.web else None, token,
-                   _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None), _AskBoard(served, args.timeout))
+    seal = _state_seal(args)
+    pages.board = _AskBoard(served, args.timeout, store, seal, log)
+    mcp = _McpHttp(log, served if args.web else None, token, seal, pages.board)
     try:
         server = _HttpServer(_HttpCore(mcp, pages), args.host, port)
     except OSError as err:
