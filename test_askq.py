@@ -7085,6 +7085,402 @@ class BatchHeadingShownTests(unittest.TestCase):
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+STORE_CALL = {"questions": [{"question": "Which database?", "options": ["SQLite", "Postgres (Recommended)"]}]}
+
+
+def store_record(ask_id: str = "a1", fingerprint: str = "f1", **fields: Any) -> Dict[str, Any]:
+    """A record as the board writes one, open unless ``result`` says otherwise."""
+    record = {"id": ask_id, "fingerprint": fingerprint, "page": None, "ended": 0.0, "ends": time.time() + 60,
+              "result": None, "entered": {}, "delivered": False}
+    record.update(fields)
+    return record
+
+
+def answered(record: Dict[str, Any], pick: str) -> Dict[str, Any]:
+    return dict(record, ended=time.time(), result={"status": "answered", "answers": [
+        {"id": "q0", "answer": None, "selected": [pick]}]})
+
+
+class AskStoreContract:
+    """What every store does, run against each: memory, SQLite, Redis."""
+
+    store: Any
+
+    def test_a_record_is_found_by_its_id_its_fingerprint_and_its_page(self: Any) -> None:
+        self.store.save(store_record(page="d" * 64))
+        self.store.save(store_record("a2"))
+        self.assertEqual(self.store.load("a1")["page"], "d" * 64)
+        self.assertIsNone(self.store.load("nobody"))
+        self.assertEqual(sorted(self.store.find("f1")), ["a1", "a2"])
+        self.assertEqual(self.store.find("f2"), [])
+        self.assertEqual(self.store.by_page("d" * 64), "a1")
+        self.assertIsNone(self.store.by_page("e" * 64))
+
+    def test_the_first_ending_committed_wins(self: Any) -> None:
+        self.store.save(store_record())
+        first = answered(store_record(), "SQLite")
+        self.assertEqual(self.store.settle(first)["result"], first["result"])
+        standing = self.store.settle(answered(store_record(), "Postgres"))
+        self.assertEqual(standing["result"]["answers"][0]["selected"], ["SQLite"])
+        self.store.save(store_record(entered={"q:q0": ["Postgres"]}))  # a late save of the open ask undoes nothing
+        self.assertEqual(self.store.load("a1")["result"]["answers"][0]["selected"], ["SQLite"])
+        self.store.save(dict(first, delivered=True))  # the ended record itself is still written
+        self.assertTrue(self.store.load("a1")["delivered"])
+
+    def test_an_ask_ended_a_day_ago_is_deleted(self: Any) -> None:
+        long_ago = time.time() - askq._ASK_KEPT_SECONDS - 5
+        self.store.save(dict(answered(store_record(), "SQLite"), ended=long_ago))
+        self.store.save(store_record("a2"))
+        self.store.sweep(time.time())
+        if not isinstance(self.store, askq._RedisStore):  # Redis lets the key expire on its own
+            self.assertIsNone(self.store.load("a1"))
+        self.assertIsNotNone(self.store.load("a2"))
+
+    def test_a_process_that_beats_is_heard(self: Any) -> None:
+        self.store.beat("host 1 x", time.time())
+        self.assertTrue(self.store.heard("host 1 x", time.time()))
+        if self.store.shared:
+            self.assertFalse(self.store.heard("host 2 y", time.time()))
+
+    def test_two_boards_on_one_store_see_each_others_asks_and_endings(self: Any) -> None:
+        if not self.store.shared:
+            self.skipTest("a memory store is one process's own")
+        seal = askq._RequestSeal(b"key")
+        first, second = (askq._AskBoard(store=self.store, seal=seal) for _ in range(2))
+        ask = first.open(askq.ask(STORE_CALL), first.owner("c"))
+        there = second.get(ask.id)
+        assert there is not None
+        self.assertEqual(there.output.to_dict(), ask.output.to_dict())
+        outcome = askq.collect_answers(ask.output, {"q0": "SQLite"})
+        self.assertTrue(there.finish(askq.QuestionOutput(ask.output.questions, outcome, askq.Outcome.ANSWERED)))
+        ask.read = 0.0
+        self.assertTrue(ask.finished)  # read again from the store
+        assert ask.result is not None
+        self.assertEqual(ask.result.answers[0].selected, ["SQLite"])
+        self.assertFalse(ask.finish(askq.QuestionOutput(ask.output.questions, [], askq.Outcome.DECLINED)))
+
+
+class MemoryStoreTests(AskStoreContract, unittest.TestCase):
+    def setUp(self) -> None:
+        self.store = askq._MemoryStore()
+
+
+class SqliteStoreTests(AskStoreContract, unittest.TestCase):
+    def setUp(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        self.path = os.path.join(folder, "asks.db")
+        self.store = askq._SqliteStore(self.path)
+        self.addCleanup(self.store.close)
+
+    def test_the_file_is_its_owners_alone_with_a_wal_journal_and_a_schema_version(self) -> None:
+        import sqlite3
+
+        self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o600)
+        with sqlite3.connect(self.path) as db:
+            self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+            self.assertEqual(db.execute("SELECT value FROM askq WHERE key = 'schema'").fetchone()[0], str(askq._STORE_SCHEMA))
+
+    def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
+        import sqlite3
+
+        logged: List[str] = []
+        board = askq._AskBoard(store=self.store, log=logged.append)
+        kept = board.open(askq.ask(STORE_CALL), board.owner("c"))
+        damaged = board.open(askq.ask({"questions": ["Why?"]}), board.owner("c"))
+        with sqlite3.connect(self.path) as db:
+            db.execute("UPDATE asks SET record = '{not json' WHERE id = ?", (damaged.id,))
+        other = askq._AskBoard(store=self.store, log=logged.append)
+        self.assertIsNone(other.get(damaged.id))
+        self.assertEqual(logged, [f"the stored ask {damaged.id} is damaged and cannot be served; the other asks are"])
+        self.assertIsNotNone(other.get(kept.id))
+
+
+def redis_wanted() -> bool:
+    """Whether the Redis store must be tested here: CI's Redis step says so."""
+    return "redis" in os.environ.get("ASKQ_REQUIRE_SDKS", "").split(",")
+
+
+@unittest.skipUnless(redis_wanted() or (importable("redis") and shutil.which("redis-server") and CAN_SPAWN),
+                     "no redis package or redis-server here (CI runs these in its Redis step)")
+class RedisStoreTests(AskStoreContract, unittest.TestCase):
+    """The same contract against a real redis-server, started for these tests."""
+
+    server: ClassVar[Any] = None
+    url: ClassVar[str] = ""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        folder = tempfile.mkdtemp()
+        port = free_port()
+        cls.server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                       "--appendonly", "no", "--dir", folder], stdout=subprocess.DEVNULL)
+        cls.url = f"redis://127.0.0.1:{port}/0"
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                askq._RedisStore(cls.url).close()
+                return
+            except askq._StoreError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.kill()
+        cls.server.wait()
+
+    def setUp(self) -> None:
+        self.store = askq._RedisStore(self.url)
+        self.store.redis.flushdb()
+        self.addCleanup(self.store.close)
+
+    def test_serve_with_redis_keeps_an_ask_across_a_restart(self) -> None:
+        ask_across_a_restart(self, self.url)
+
+
+class StoreStartTests(unittest.TestCase):
+    """A store that cannot be used is one line and exit 2, at start."""
+
+    def refusal(self, *argv: str) -> str:
+        status, out, err = run_main(list(argv))
+        self.assertEqual((status, out, err.count("\n")), (2, "", 1), err)
+        self.assertNotIn("Traceback", err)
+        return err
+
+    def test_each_store_that_cannot_be_used(self) -> None:
+        import sqlite3
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        stranger, newer, text = (os.path.join(folder, name) for name in ("other.db", "newer.db", "notes.txt"))
+        with sqlite3.connect(stranger) as db:
+            db.execute("CREATE TABLE songs (title TEXT)")
+        askq._SqliteStore(newer).close()
+        with sqlite3.connect(newer) as db:
+            db.execute("UPDATE askq SET value = '99' WHERE key = 'schema'")
+        with open(text, "w") as stream:
+            stream.write("not a database at all, just some words of text " * 40)
+        cases = {
+            os.path.join(folder, "missing", "asks.db"): "does not exist; make it first.",
+            stranger: "is not an askq database; name a new file.",
+            text: "this file is not an askq database",
+            newer: "made by a newer askq (schema 99, this one reads 1)",
+            "redis://127.0.0.1:notaport/0": "not a Redis URL",
+            "redis://127.0.0.1:6379/zero": "not a Redis URL; write redis://HOST:PORT/DB",
+            "memcached://127.0.0.1:11211": "askq keeps asks in an SQLite file (a path) or in Redis",
+        }
+        for store, words in cases.items():
+            with self.subTest(store=store):
+                self.assertIn(words, self.refusal("serve", "--store", store))
+        self.assertIn(words, self.refusal("ask", EXAMPLE, "--web", "--store", store))
+
+    @unittest.skipIf(hasattr(os, "geteuid") and os.geteuid() == 0, "root writes anywhere")
+    def test_a_read_only_folder(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        os.chmod(folder, 0o500)
+        self.addCleanup(os.chmod, folder, 0o700)
+        self.assertIn("askq cannot write there", self.refusal("serve", "--store", os.path.join(folder, "asks.db")))
+
+    def test_a_read_only_file_and_a_folder(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        with mock.patch.object(os, "access", lambda path, mode: path != os.path.join(folder, "asks.db")):
+            askq._SqliteStore(os.path.join(folder, "asks.db")).close()
+            self.assertIn("askq cannot write there", self.refusal("serve", "--store", os.path.join(folder, "asks.db")))
+        self.assertIn("that is a folder; name a file in it", self.refusal("serve", "--store", folder))
+
+    def test_redis_without_its_package_or_unreachable(self) -> None:
+        with mock.patch.dict(sys.modules, {"redis": None}):
+            err = self.refusal("serve", "--store", "redis://127.0.0.1:6379/0")
+        self.assertIn("Redis needs the redis package: pip install redis", err)
+
+        class Unreachable:
+            def ping(self) -> None:
+                raise ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+        with mock.patch.object(askq, "_redis_client", lambda url: Unreachable()):
+            err = self.refusal("serve", "--store", "redis://127.0.0.1:1/0")
+        self.assertIn("Redis does not answer there (Error 111 connecting", err)
+
+
+class StoreFaultTests(unittest.TestCase):
+    """A store that fails while serving: logged once, and the asks go on in memory."""
+
+    def test_a_failing_store_is_logged_once_and_the_call_gets_its_answer(self) -> None:
+        import sqlite3
+
+        class Full(askq._MemoryStore):
+            shared = True
+
+            def save(self, record: Dict[str, Any]) -> None:
+                raise sqlite3.OperationalError("database or disk is full")
+
+            settle = load = save  # type: ignore[assignment]
+
+        logged: List[str] = []
+        wire = McpWire(self, {"elicitation": {"form": {}}})
+        wire.server.board = askq._AskBoard(store=Full(), log=logged.append)
+        form = wire.request(1, "tools/call", {"name": "ask_questions", "arguments": STORE_CALL})[0]
+        written = wire.respond(form["id"], {"result": {"action": "accept", "content": {"q0": "SQLite"}}})
+        self.assertIn('picked: "SQLite"', written[-1]["result"]["content"][0]["text"])
+        self.assertEqual(logged, [("the store failed (OperationalError: database or disk is full);"
+                                  " asks go on in memory until it works again")])
+
+
+class StdioServer:
+    """``askq.py serve --web --store ...`` as a process, spoken to over its pipes
+    by a client named "cli" that opens pages by URL."""
+
+    def __init__(self, test: unittest.TestCase, store: str, port: int) -> None:
+        self.process = spawn_askq(test, "serve", "--web", "--store", store, "--port", str(port), "--state-key", "k",
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  env=dict(os.environ, BROWSER="true"))
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "clientInfo": {"name": "cli"}, "capabilities": {"elicitation": {"url": {}}}}})
+        self.read()
+
+    def send(self, message: Dict[str, Any]) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def read(self) -> Dict[str, Any]:
+        while True:
+            message = json.loads(self.process.stdout.readline())
+            if message.get("method") != "notifications/message":
+                return dict(message)
+
+    def ask(self) -> Dict[str, Any]:
+        """The call, and what it gets first: the page's URL, or its result."""
+        self.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_questions", "arguments": STORE_CALL}})
+        message = self.read()
+        if message.get("method") == "elicitation/create":
+            self.send({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept"}})
+        return message
+
+
+def page_status(url: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+    except OSError:
+        return 0
+
+
+def ask_across_a_restart(test: unittest.TestCase, store: str) -> None:
+    """kill -9 while a page is open; after the restart the person answers at
+    the same URL, and the same call made again gets the answer, marked late."""
+    port = free_port()
+    first = StdioServer(test, store, port)
+    url = first.ask()["params"]["url"]
+    first.process.kill()
+    first.process.wait()
+    test.assertEqual(page_status(url), 0)  # nobody serves it now
+    second = StdioServer(test, store, port)
+    test.assertEqual(answer_page(url, {"q0": "SQLite"})["status"], "answered")
+    result = second.ask()["result"]
+    test.assertTrue(result["content"][0]["text"].startswith(askq._LATE_LINE + "\n"), result)
+    test.assertIn('picked: "SQLite"', result["content"][0]["text"])
+    test.assertIs(result["structuredContent"]["late"], True)
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no subprocesses or sockets")
+class StoreAcrossProcessesTests(unittest.TestCase):
+    """One SQLite file, several askq processes: restarts, replicas, one winner."""
+
+    def setUp(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        self.path = os.path.join(folder, "asks.db")
+
+    def test_an_ask_survives_kill_9(self) -> None:
+        ask_across_a_restart(self, self.path)
+
+    def test_a_stdio_client_that_exits_mid_ask_leaves_it_to_the_next(self) -> None:
+        port = free_port()
+        first = StdioServer(self, self.path, port)
+        url = first.ask()["params"]["url"]
+        first.process.stdin.close()  # the client exits: so does its server
+        first.process.wait(10)
+        second = StdioServer(self, self.path, port)
+        again = second.ask()
+        self.assertEqual(again["params"]["url"], url)  # the same ask, the same page
+        self.assertEqual(answer_page(url, {"q0": "Postgres"})["status"], "answered")
+        done = second.read()
+        self.assertEqual(done["method"], "notifications/elicitation/complete")
+        result = second.read()["result"]
+        self.assertIn('picked: "Postgres"', result["content"][0]["text"])
+
+    def replicas(self) -> List[Tuple[Any, int]]:
+        found = []
+        for _ in range(2):
+            process = spawn_askq(self, "serve", "--http", "--port", "0", "--web", "--store", self.path,
+                                 "--state-key", "k", stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+            port = int(re.search(rb":(\d+)/mcp", process.stderr.readline()).group(1))  # type: ignore[union-attr]
+            found.append((process, port))
+        return found
+
+    def test_a_page_answered_through_one_replica_reaches_the_retry_on_the_other(self) -> None:
+        (_, one), (_, other) = self.replicas()
+        urls = {"elicitation": {"url": {}}}
+        meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": urls}}
+        asked = McpHttpClient(one).post(call_message(1, STORE_CALL, **meta))[2]["result"]
+        url = asked["inputRequests"]["ask_questions"]["params"]["url"]
+        elsewhere = url.replace(f":{one}/", f":{other}/")
+        self.assertEqual(answer_page(elsewhere, {"q0": "SQLite"})["status"], "answered")
+        retry = call_message(1, STORE_CALL, inputResponses={"ask_questions": {"action": "accept"}},
+                             requestState=asked["requestState"], **meta)
+        reply = McpHttpClient(other).post(retry)[2]["result"]
+        self.assertIn('picked: "SQLite"', reply["content"][0]["text"], reply)
+
+    def test_two_submissions_at_once_to_two_processes_one_wins(self) -> None:
+        import threading
+        import urllib.error
+
+        (_, one), (_, other) = self.replicas()
+        meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}}
+        asked = McpHttpClient(one).post(call_message(1, STORE_CALL, **meta))[2]["result"]
+        url = asked["inputRequests"]["ask_questions"]["params"]["url"]
+        self.assertEqual(page_status(url.replace(f":{one}/", f":{other}/")), 200)  # both serve the page now
+        replies: Dict[str, Any] = {}
+
+        def submit(port: int, pick: str) -> None:
+            try:
+                replies[pick] = (200, answer_page(url.replace(f":{one}/", f":{port}/"), {"q0": pick}))
+            except urllib.error.HTTPError as err:
+                replies[pick] = (err.code, json.loads(err.read()))
+
+        threads = [threading.Thread(target=submit, args=args) for args in ((one, "SQLite"), (other, "Postgres"))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+        self.assertEqual(sorted(status for status, _ in replies.values()), [200, 409], replies)
+        winner = next(pick for pick, (status, _) in replies.items() if status == 200)
+        loser = next(reply for status, reply in replies.values() if status == 409)
+        self.assertEqual(loser["yours"], {"q0": "Postgres" if winner == "SQLite" else "SQLite"})
+        for port in (one, other):  # both now say the winner's answer, and the same again gets it again
+            self.assertEqual(answer_page(url.replace(f":{one}/", f":{port}/"), {"q0": winner})["answers"][0]["selected"],
+                             [winner])
+
+
 class McpServerTests(unittest.TestCase):
     """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
 
@@ -8907,7 +9303,8 @@ class SdkPresenceTests(unittest.TestCase):
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
         required = os.environ.get("ASKQ_REQUIRE_SDKS")
-        names = ("mcp",) if required == "mcp-before-2" else ("fast_agent",) if required == "fast-agent" else (
+        names = ("mcp",) if required == "mcp-before-2" else ("fast_agent",) if required == "fast-agent" else \
+            ("redis",) if required == "redis" else (
             "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
