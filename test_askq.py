@@ -7173,6 +7173,7 @@ class MemoryStoreTests(AskStoreContract, unittest.TestCase):
         self.store = askq._MemoryStore()
 
 
+@unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
 class SqliteStoreTests(AskStoreContract, unittest.TestCase):
     def setUp(self) -> None:
         folder = tempfile.mkdtemp()
@@ -7188,6 +7189,30 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         with sqlite3.connect(self.path) as db:
             self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
             self.assertEqual(db.execute("SELECT value FROM askq WHERE key = 'schema'").fetchone()[0], str(askq._STORE_SCHEMA))
+
+    def test_a_page_token_is_kept_as_its_sha256_and_a_secret_only_until_delivered(self) -> None:
+        import hashlib
+
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        board = askq._AskBoard(askq._ServedWebOptions(pages, None), store=self.store, seal=askq._RequestSeal(b"k"))
+        asked = board.open(askq.ask(SECRET_CALL), board.owner("c"))
+        token = board.page(asked).page.token
+
+        def stored() -> bytes:
+            with open(self.path, "rb") as db, open(self.path + "-wal", "rb") as wal:
+                return db.read() + wal.read()
+
+        answers = askq.collect_answers(asked.output, {"q0": "eu-west-1", "q1": SECRET})
+        self.assertTrue(asked.finish(askq.QuestionOutput(asked.output.questions, answers, askq.Outcome.ANSWERED)))
+        self.assertTrue(token.encode() not in stored(), "the page's token is in the database")
+        self.assertTrue(hashlib.sha256(token.encode()).hexdigest().encode() in stored(), "no digest of the token")
+        self.assertTrue(SECRET.encode() in stored(), "the secret is not kept until delivered")
+        asked.deliver()
+        self.assertEqual(self.store.load(asked.id)["result"]["answers"][1]["answer"], askq._HIDDEN)
+        with self.store.lock:
+            self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.store.db.execute("VACUUM")
+        self.assertTrue(SECRET.encode() not in stored(), "the secret is still in the database once delivered")
 
     def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
         import sqlite3
@@ -9308,6 +9333,8 @@ class SdkPresenceTests(unittest.TestCase):
             "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
+        if required == "redis":
+            self.assertIsNotNone(shutil.which("redis-server"), "redis-server is not on PATH")
 
 
 @unittest.skipUnless(CAN_SPAWN and importable("mcp"), "the mcp SDK is not installed (CI installs it in a venv)")
