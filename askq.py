@@ -8208,6 +8208,8 @@ def prompt_web(
     port: int = 0,
     timeout: "Optional[float]" = None,
     on_ready: "Optional[Callable[[str], None]]" = None,
+    store: "Optional[str]" = None,
+    state_key: "Optional[str]" = None,
 ) -> QuestionOutput:
     """Ask the questions on a web page; return a new output with the outcome.
 
@@ -8220,8 +8222,19 @@ def prompt_web(
     with the answers of the person's last form on a dismissal or a timeout.
     The server stays up a little longer, to tell a second device (409)
     that the answers are in.
+
+    With ``store`` (an SQLite file's path, or ``redis://HOST:PORT/DB``) the
+    questions are an ask kept there: asked again after a restart, or by
+    another process with the same store and ``state_key``, they find the
+    same page (at the same URL, given the same port and key), what was
+    entered on it, or its answers.  A store that cannot be used raises
+    ValueError, saying why.
     """
-    return _prompt_web(_question_list(questions), host=host, port=port, timeout=timeout, on_ready=on_ready)
+    items = _question_list(questions)
+    if store is not None:
+        output = QuestionOutput(list(items), [], None, *_heading(items))
+        return _prompt_on_stored_page(output, host, port, timeout, on_ready, store, state_key)
+    return _prompt_web(items, host=host, port=port, timeout=timeout, on_ready=on_ready)
 
 
 def _prompt_web(
@@ -8740,7 +8753,7 @@ _STORE_BEAT_SECONDS = 3.0  # how often a process says, in a shared store, that i
 _STORE_LOST_SECONDS = 15.0  # a process on another host unheard of this long has ended
 
 
-class _StoreError(Exception):
+class _StoreError(ValueError):
     """A store that cannot be used, in one line for the person who named it."""
 
 
@@ -9334,6 +9347,63 @@ def _process_runs(pid: str) -> bool:
     except (OSError, OverflowError):
         return False
     return True
+
+
+def _seal_of(key: "Optional[str]") -> "_RequestSeal":
+    return _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None)
+
+
+def _stored_pages(
+    host: str, port: int, timeout: "Optional[float]", key: "Optional[str]", log: "Callable[[str], None]",
+    store: _AskStore,
+) -> "Tuple[_HttpServer, _AskBoard]":
+    """With a store, every page on one server at ``port``, so that a page
+    keeps its URL across a restart; the board that serves them."""
+    pages = _ServedPages("")
+    server = _HttpServer(_HttpCore(pages), host, port)
+    pages.base = f"http://{_reachable_address(host)}:{server.port}"
+    board = _AskBoard(_ServedWebOptions(pages, timeout), timeout, store, _seal_of(key), log)
+    pages.board = board
+    if not port:
+        log("the pages' port was chosen at start: give a port to keep their URLs across restarts")
+    if not key:
+        log(f"the pages' tokens come from a key made at start: give a state key (--state-key, or"
+            f" {_STATE_KEY_VARIABLE}) to keep their URLs across restarts")
+    return server, board
+
+
+_PROMPT_CLIENT = "prompt_web"  # whose asks prompt_web(store=...) finds again
+
+
+def _prompt_on_stored_page(
+    output: QuestionOutput, host: str, port: int, timeout: "Optional[float]",
+    on_ready: "Optional[Callable[[str], None]]", where: str, key: "Optional[str]",
+) -> QuestionOutput:
+    """prompt_web(store=...): the page of an ask kept in the store, found
+    again by the same questions after a restart or in another process."""
+    def log(message: str) -> None:
+        sys.stderr.write(f"askq: {message}\n")
+
+    store = _open_store(where)
+    server, board = _stored_pages(host, port, timeout, key, log, store)
+    asked = board.open(output, board.owner(_PROMPT_CLIENT))
+    try:
+        if not asked.finished and on_ready is not None:
+            on_ready(board.page(asked).url)
+        while not asked.expire(time.time()):
+            time.sleep(_POLL_SECONDS / 5)
+    except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
+        asked.finish(QuestionOutput(output.questions, asked.page.page.kept_answers() if asked.page else [],
+                                    Outcome.DECLINED))
+    try:
+        outcome = asked.deliver()
+        if asked.page is not None:
+            time.sleep(_WEB_GRACE_SECONDS)  # a second device learns that the answers are in
+        return outcome
+    finally:
+        board.owner_ended(asked.owner)
+        server.stop()
+        store.close()
 
 
 # ===========================================================================
@@ -10833,6 +10903,8 @@ def _run_schema(args: Any) -> int:
 
 
 def _run_ask(args: Any) -> int:
+    if args.store and not args.web:
+        raise _UsageError("askq.py ask: --store keeps the page's questions; it needs --web.")
     output = _read_call(args.file)
     # With the call on stdin, the answers must come from the terminal itself.
     terminal = _open_terminal() if args.file == "-" else None
@@ -10866,44 +10938,13 @@ def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
         if args.open:
             _open_browser(url)
 
-    if args.store:
-        return _ask_on_stored_page(output, args, ready)
     try:
-        return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready)
+        return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready,
+                          store=args.store, state_key=args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
+    except _StoreError as err:
+        raise _UsageError(f"askq.py ask: {err}") from None
     except OSError as err:  # only binding raises it: once the page is up, errors stay inside
         raise _UsageError(f"askq.py ask: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
-
-
-_ASK_CLIENT = "askq ask"  # whose asks ask --web --store finds again
-
-
-def _ask_on_stored_page(output: QuestionOutput, args: Any, ready: "Callable[[str], None]") -> QuestionOutput:
-    """ask --web --store: the page of an ask kept in the store, so that the
-    same questions asked again, after a restart or in another process,
-    find the same page and what was entered there, or its answers."""
-    def log(message: str) -> None:
-        sys.stderr.write(f"askq: {message}\n")
-
-    store = _store_of(args, "ask")
-    server, board = _stored_pages(args, log, store)
-    asked = board.open(output, board.owner(_ASK_CLIENT))
-    try:
-        if not asked.finished:
-            ready(board.page(asked).url)
-        while not asked.expire(time.time()):
-            time.sleep(_POLL_SECONDS / 5)
-    except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
-        asked.finish(QuestionOutput(output.questions, asked.page.page.kept_answers() if asked.page else [],
-                                    Outcome.DECLINED))
-    try:
-        outcome = asked.deliver()
-        if asked.page is not None:
-            time.sleep(_WEB_GRACE_SECONDS)  # a second device learns that the answers are in
-        return outcome
-    finally:
-        board.owner_ended(asked.owner)
-        server.stop()
-        store.close()
 
 
 def _bind_refusal(err: OSError) -> str:
@@ -10959,32 +11000,17 @@ def _store_of(args: Any, command: str) -> _AskStore:
 
 def _state_seal(args: Any) -> _RequestSeal:
     """The seal of --state-key (or its variable), else one made at start."""
-    key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
-    return _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None)
+    return _seal_of(args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
 
 
-def _stored_pages(args: Any, log: "Callable[[str], None]", store: _AskStore) -> "Tuple[_HttpServer, _AskBoard]":
-    """With a store, every page on one server at --port, so that a page keeps
-    its URL across a restart; the board that serves them."""
-    pages = _ServedPages("")
-    try:
-        server = _HttpServer(_HttpCore(pages), args.host, args.port or 0)
-    except OSError as err:
-        raise _UsageError(f"askq.py: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
-    pages.base = f"http://{_reachable_address(args.host)}:{server.port}"
-    board = _AskBoard(_ServedWebOptions(pages, args.timeout), args.timeout, store, _state_seal(args), log)
-    pages.board = board
-    if not args.port:
-        log("the pages' port was chosen at start: give --port to keep their URLs across restarts")
-    if not (args.state_key or os.environ.get(_STATE_KEY_VARIABLE)):
-        log(f"the pages' tokens come from a key made at start: give --state-key (or {_STATE_KEY_VARIABLE})"
-            " to keep their URLs across restarts")
-    return server, board
 
 
 def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore) -> int:
     """serve over stdio with a store: its pages on one server of their own."""
-    server, board = _stored_pages(args, log, store)
+    try:
+        server, board = _stored_pages(args.host, args.port or 0, args.timeout, args.state_key, log, store)
+    except OSError as err:
+        raise _UsageError(f"askq.py serve: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
     try:
         return _serve(sys.stdin.buffer, sys.stdout.buffer, log, board.web if args.web else None, board)
     finally:

@@ -7424,6 +7424,65 @@ def ask_across_a_restart(test: unittest.TestCase, store: str) -> None:
     test.assertIs(result["structuredContent"]["late"], True)
 
 
+@unittest.skipUnless(CAN_SPAWN and importable("sqlite3"), "this interpreter has no threads, sockets or sqlite3")
+class PromptWebStoreTests(unittest.TestCase):
+    """prompt_web(store=...) and ask --web --store: the same questions find the same page and its answers."""
+
+    def test_prompt_web_with_a_store_asks_on_its_page(self) -> None:
+        import threading
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        store, port = os.path.join(folder, "asks.db"), free_port()
+        output = askq.ask(STORE_CALL)
+        urls: List[str] = []
+        with redirect_stderr(io.StringIO()):
+            runner = threading.Thread(target=lambda: urls.append(askq.prompt_web(
+                output, port=port, store=store, state_key="k", on_ready=urls.append).status))
+            runner.start()
+            deadline = time.monotonic() + 10
+            while not urls and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.assertEqual(answer_page(urls[0], {"q0": "SQLite"})["status"], "answered")
+            runner.join(10)
+            self.assertEqual(urls[1], "answered")
+
+    def test_ask_web_killed_and_run_again_shows_the_same_page_with_what_was_entered(self) -> None:
+        import urllib.request
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        call = write_temp(self, json.dumps({"questions": ["What should the release be called?"]}))
+        argv = ("ask", call, "--web", "--store", os.path.join(folder, "asks.db"), "--port", str(free_port()),
+                "--state-key", "k", "--text")
+
+        def run() -> Tuple[Any, str]:
+            process = spawn_askq(self, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            while True:
+                found = re.search(rb"answer the questions at (\S+)", process.stderr.readline())
+                if found:
+                    return process, found.group(1).decode()
+
+        first, url = run()
+        draft = urllib.parse.urlencode({"token": url.partition("token=")[2], "action": "draft", "text:q0": "Aurora"})
+        urllib.request.urlopen(urllib.request.Request(url, data=draft.encode()), timeout=10).read()
+        first.kill()
+        first.wait()
+        second, again = run()
+        self.assertEqual(again, url)
+        with urllib.request.urlopen(url, timeout=10) as page:
+            self.assertIn(b'>Aurora</textarea>', page.read())
+        self.assertEqual(answer_page(url, {"q0": "Aurora"})["status"], "answered")
+        out, _ = second.communicate(timeout=20)
+        self.assertIn(b'typed: "Aurora"', out)
+
+    def test_store_needs_web_and_a_store_that_works(self) -> None:
+        status, out, err = run_main(["ask", EXAMPLE, "--store", "asks.db"])
+        self.assertEqual((status, err), (2, "askq.py ask: --store keeps the page's questions; it needs --web.\n"))
+        with self.assertRaisesRegex(ValueError, "does not exist; make it first"):
+            askq.prompt_web(askq.ask(STORE_CALL), store="/no/such/folder/asks.db")
+
+
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no subprocesses or sockets")
 class StoreAcrossProcessesTests(unittest.TestCase):
     """One SQLite file, several askq processes: restarts, replicas, one winner."""
