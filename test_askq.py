@@ -7478,7 +7478,7 @@ class PromptWebStoreTests(unittest.TestCase):
 
     def test_store_needs_web_and_a_store_that_works(self) -> None:
         status, out, err = run_main(["ask", EXAMPLE, "--store", "asks.db"])
-        self.assertEqual((status, err), (2, "askq.py ask: --store keeps the page's questions; it needs --web.\n"))
+        self.assertEqual((status, out, err), (2, "", "askq.py ask: --store keeps the page's questions; it needs --web.\n"))
         with self.assertRaisesRegex(ValueError, "does not exist; make it first"):
             askq.prompt_web(askq.ask(STORE_CALL), store="/no/such/folder/asks.db")
 
