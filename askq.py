@@ -9284,10 +9284,15 @@ class _AskBoard:
     def _keep(self, ask: _Ask) -> _Ask:
         self.asks[ask.id] = ask
         while len(self.asks) > _ASKS_MOST:
-            oldest = min(self.asks, key=lambda key: (not self.asks[key].finished, self.asks[key].ends))
-            del self.asks[oldest]
-            self.questions.pop(oldest, None)
+            self._drop(min(self.asks, key=lambda key: (not self.asks[key].finished, self.asks[key].ends)))
         return ask
+
+    def _drop(self, ask_id: str) -> None:
+        """Forget an ask here (its record stays in the store): its page goes too."""
+        dropped = self.asks.pop(ask_id)
+        self.questions.pop(ask_id, None)
+        if dropped.page is not None:
+            dropped.page.end()
 
     def owner_ended(self, owner: _AskOwner) -> None:
         """A session ended: its asks may be taken by the client's next one."""
@@ -9307,8 +9312,7 @@ class _AskBoard:
             self.swept = now
             for key, ask in list(self.asks.items()):
                 if ask.expire(now) and now >= ask.ended + _ASK_KEPT_SECONDS:
-                    del self.asks[key]
-                    self.questions.pop(key, None)
+                    self._drop(key)
             self._safely(lambda: self.store.sweep(now))
             if self.store.shared and now - self.beaten >= _STORE_BEAT_SECONDS:
                 self.beaten = now
