@@ -9136,6 +9136,7 @@ class SdkPresenceTests(unittest.TestCase):
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
         required = os.environ.get("ASKQ_REQUIRE_SDKS")
         names = ("mcp",) if required == "mcp-before-2" else ("fast_agent",) if required == "fast-agent" else (
+            "apprise",) if required == "apprise" else (
             "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
@@ -9871,6 +9872,60 @@ class OpenAISdkTests(unittest.TestCase):
         validate_input_tools([askq.tool_definition("openai", strict=True)])
         with self.assertRaises(ValueError):
             validate_input_tools([askq.tool_definition("openai")])
+
+
+
+def apprise_command() -> Optional[str]:
+    """Apprise's command, where its package can be imported: on PATH, or
+    beside this interpreter (a venv's, run without activating it)."""
+    if not importable("apprise"):
+        return None
+    return shutil.which("apprise", path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+
+
+@unittest.skipUnless(CAN_SPAWN and (apprise_command() or os.environ.get("ASKQ_REQUIRE_SDKS") == "apprise"),
+                     "Apprise is not installed (CI installs it in a venv)")
+class AppriseNotifyTests(unittest.TestCase):
+    """--notify with Apprise itself, delivering to a local receiver through its json:// target."""
+
+    def test_apprise_delivers_the_questions_their_options_and_the_url(self) -> None:
+        import http.server
+        import queue
+        import threading
+
+        command = apprise_command()
+        self.assertIsNotNone(command, "apprise is not importable and on PATH")
+        assert command is not None
+        posted: queue.Queue[Tuple[str, Dict[str, Any]]] = queue.Queue()
+
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                posted.put((self.path, json.loads(body)))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        self.addCleanup(receiver.server_close)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        self.addCleanup(receiver.shutdown)
+        notify = f"apprise -t askq json://127.0.0.1:{receiver.server_address[1]}/"
+        env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(command), os.environ.get("PATH", "")]))
+        process = spawn_askq(self, "ask", EXAMPLE, "--web", "--notify", notify, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        url = process.stderr.readline().decode().rsplit(" ", 1)[-1].strip()
+        self.assertTrue(url.startswith("http://127.0.0.1:"), url)
+        path, sent = posted.get(timeout=60)
+        self.assertEqual((path, sent["title"], sent["type"]), ("/", "askq", "info"))
+        message = sent["message"]
+        for words in ("Which database should the new service use?", "  - PostgreSQL (Recommended)", "  - SQLite",
+                      "Which checks should run before every commit?", "  - Unit tests", "  - Type check", "  - Lint",
+                      "What should the service be called?", f"Answer the questions at {url}"):
+            self.assertIn(words, message.splitlines())
 
 
 if __name__ == "__main__":
