@@ -83,9 +83,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         that asked: its fingerprint, owner, page, outcome, delivery),
                         _AskOwner, _AskBoard (the asks of a server, in memory)
     Telling the person  --notify: _Notifier (the person's command, run when an ask
-                        opens and every --remind minutes while it stays open, its
-                        reminders on one timer thread), the message it reads
-                        (_notice_text()) and its environment
+                        opens and every --remind minutes while it stays open: one
+                        heap of what is due, a few threads that run it), the
+                        message it reads (_notice_text()) and its environment
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes); over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
@@ -8713,6 +8713,7 @@ class _AskBoard:
 
 _NOTIFY_SECONDS = 10.0  # a notify command still running after this is killed
 _NOTIFY_SAID_CELLS = 200  # of a failed command's last line on stderr, in the log
+_NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wait their turn
 
 
 def _notice_text(output: QuestionOutput, url: "Optional[str]") -> str:
@@ -8728,11 +8729,11 @@ def _notice_text(output: QuestionOutput, url: "Optional[str]") -> str:
 
 
 def _notice_environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
-    """The command's environment: this process's, with the ask as JSON, its
-    first question's text and the page's URL (empty without a page)."""
+    """What the command's environment adds to this process's: the ask as
+    JSON, its first question's text and the page's URL (empty without one)."""
     ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
-    return {**os.environ, "ASKQ_ASK": json.dumps(ask, ensure_ascii=True),
-            "ASKQ_QUESTION": _visible(output.questions[0].question), "ASKQ_URL": url or ""}
+    return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
+            "ASKQ_URL": url or ""}
 
 
 class _Notice:
@@ -8749,8 +8750,9 @@ class _Notice:
 class _Notifier:
     """--notify COMMAND (split as a shell would, run without one) when an ask
     opens, and every --remind minutes while it stays open; with no command,
-    nothing.  Never in the caller's way: each run on a thread of its own,
-    the reminders of every ask waiting, in time order, on one timer thread.
+    nothing.  Never in the caller's way: every run, the first and the
+    reminders of every ask, waits in time order on one heap, for a few
+    threads that run each when it is due (a burst of asks waits its turn).
     A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS)
     is logged once per ask, and changes nothing."""
 
@@ -8761,31 +8763,57 @@ class _Notifier:
         self.argv = shlex.split(command) if command else []
         self.remind = remind_minutes * 60.0 if remind_minutes else None
         self.log = log
-        self.due: List[Tuple[float, int, _Notice]] = []  # a heap: when each reminder is due
+        self.due: List[Tuple[float, int, _Notice]] = []  # a heap: when each notice runs next
         self.wake = threading.Condition()
-        self.timer: Optional[threading.Thread] = None
-        self.count = 0  # orders reminders due at the same time
+        self.count = 0  # orders notices due at the same time
+        self.workers = 0
+        self.idle = 0  # workers waiting for a notice to be due
 
     def announce(self, ask_id: str, output: QuestionOutput, url: "Optional[str]",
                  still_open: "Callable[[], bool]") -> None:
         """Tell the person of an ask now, and remind them while ``still_open()``."""
         if self.argv:
-            self._start(_Notice(_notice_text(output, url), _notice_environment(ask_id, output, url), still_open))
+            notice = _Notice(_notice_text(output, url), _notice_environment(ask_id, output, url), still_open)
+            self._schedule(notice, time.monotonic())
 
-    def _start(self, notice: _Notice) -> None:
+    def _schedule(self, notice: _Notice, when: float) -> None:
+        import heapq
         import threading
 
-        threading.Thread(target=self._run, args=(notice,), name="askq-notify", daemon=True).start()
+        with self.wake:
+            self.count += 1
+            heapq.heappush(self.due, (when, self.count, notice))
+            if self.idle == 0 and self.workers < _NOTIFY_AT_ONCE:
+                self.workers += 1
+                threading.Thread(target=self._work, name="askq-notify", daemon=True).start()
+            self.wake.notify()
 
-    def _run(self, notice: _Notice) -> None:
-        if not notice.still_open():
-            return  # ended meanwhile: nothing to tell, nothing to remind of
-        problem = self._problem(notice)
-        if problem is not None and not notice.failed:
-            notice.failed = True
-            self.log(f"--notify: {problem}; the ask goes on (said once for each ask)")
-        if self.remind is not None:
-            self._remind(notice, time.monotonic() + self.remind)
+    def _work(self) -> None:
+        """A worker: each notice when it is due, while its ask is open."""
+        while True:
+            notice = self._next()
+            if not notice.still_open():
+                continue  # ended meanwhile: nothing to tell, nothing to remind of
+            problem = self._problem(notice)
+            if problem is not None and not notice.failed:
+                notice.failed = True
+                self.log(f"--notify: {problem}; the ask goes on (said once for each ask)")
+            if self.remind is not None:
+                self._schedule(notice, time.monotonic() + self.remind)
+
+    def _next(self) -> _Notice:
+        """The next notice, once it is due."""
+        import heapq
+
+        with self.wake:
+            self.idle += 1
+            while not self.due or self.due[0][0] > time.monotonic():
+                self.wake.wait(self.due[0][0] - time.monotonic() if self.due else None)
+            self.idle -= 1
+            notice = heapq.heappop(self.due)[2]
+            if self.due:
+                self.wake.notify()  # another may be due too
+            return notice
 
     def _problem(self, notice: _Notice) -> "Optional[str]":
         """Run the command once; what went wrong, in a line, if anything did."""
@@ -8793,7 +8821,7 @@ class _Notifier:
 
         name = self.argv[0]
         try:  # its output is not ours to pass on: over stdio, standard output is the client's
-            done = subprocess.run(self.argv, input=notice.text.encode("utf-8"), env=notice.environment,
+            done = subprocess.run(self.argv, input=notice.text.encode("utf-8"), env={**os.environ, **notice.environment},
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=_NOTIFY_SECONDS, check=False)
         except subprocess.TimeoutExpired:
             return f"{name} ran past {_NOTIFY_SECONDS:g} s and was killed"
@@ -8804,30 +8832,6 @@ class _Notifier:
         said = done.stderr.decode("utf-8", "replace").split("\n")
         last = next((line.strip() for line in reversed(said) if line.strip()), "")
         return f"{name} exited with status {done.returncode}" + (f" ({_clipped(_visible(last), _NOTIFY_SAID_CELLS)})" if last else "")
-
-    def _remind(self, notice: _Notice, when: float) -> None:
-        import heapq
-        import threading
-
-        with self.wake:
-            self.count += 1
-            heapq.heappush(self.due, (when, self.count, notice))
-            if self.timer is None:
-                self.timer = threading.Thread(target=self._tick, name="askq-remind", daemon=True)
-                self.timer.start()
-            self.wake.notify()
-
-    def _tick(self) -> None:
-        """The timer thread: start each reminder when it is due."""
-        import heapq
-
-        with self.wake:
-            while True:
-                wait = self.due[0][0] - time.monotonic() if self.due else None
-                if wait is not None and wait <= 0:
-                    self._start(heapq.heappop(self.due)[2])
-                else:
-                    self.wake.wait(wait)
 
 
 # ===========================================================================

@@ -7200,6 +7200,17 @@ class NotifyTests(unittest.TestCase):
         self.assertEqual([notice["stdin"] for notice in self.notices(3)], [self.MESSAGE] * 3)
         self.assertEqual((notifier.due, looks), ([], [True, True, True, False]))  # nothing left to remind of
 
+    def test_a_burst_of_asks_is_told_of_by_a_few_threads_in_turn(self) -> None:
+        notifier = askq._Notifier(self.command(), None, self.logs.append)
+        with mock.patch.object(askq, "_NOTIFY_AT_ONCE", 2):
+            for number in range(12):
+                notifier.announce(f"ask-{number}", askq.ask({"questions": [f"Question {number}?"]}), None, lambda: True)
+            told = self.notices(12)
+        self.assertEqual(sorted(json.loads(notice["ASKQ_ASK"])["id"] for notice in told),
+                         sorted(f"ask-{number}" for number in range(12)))
+        self.assertLessEqual(notifier.workers, 2)
+        self.assertEqual(self.logs, [])
+
     def test_the_board_tells_of_each_ask_once_while_it_is_open(self) -> None:
         notifier = askq._Notifier("true", 1.0, self.logs.append)
         board, ask = self.open_ask(notifier)
