@@ -82,6 +82,10 @@ The file, in the order of one call's life (each part under a banner of its own):
     Asks                _Ask (one batch put to a person by serve, outliving the call
                         that asked: its fingerprint, owner, page, outcome, delivery),
                         _AskOwner, _AskBoard (the asks of a server, in memory)
+    Telling the person  --notify: _Notifier (the person's command, run when an ask
+                        opens and every --remind minutes while it stays open: one
+                        heap of what is due, a few threads that run it), the
+                        message it reads (_notice_text()) and its environment
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes); over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
@@ -8605,8 +8609,8 @@ class _Ask:
     (kept by its page, when it has one), how it ended, and whether that
     outcome reached a call.  Each change is written to its board's store."""
 
-    __slots__ = ("board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output", "owner",
-                 "page", "read", "result")
+    __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
+                 "owner", "page", "read", "result")
 
     def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
@@ -8623,6 +8627,7 @@ class _Ask:
         self.interrupted = False  # a call that waited on it ended before it did
         self.page: Any = None  # a page that asks the person: url, done(), page, serve_grace(), end()
         self.read = 0.0  # when its record was last read again from a store other processes share
+        self.announced = False  # whether --notify was told of it
 
     @property
     def finished(self) -> bool:
@@ -9117,7 +9122,7 @@ class _AskBoard:
 
     def __init__(self, web: "Optional[_WebOptions]" = None, life: "Optional[float]" = None,
                  store: "Optional[_AskStore]" = None, seal: "Optional[_RequestSeal]" = None,
-                 log: "Optional[Callable[[str], None]]" = None) -> None:
+                 log: "Optional[Callable[[str], None]]" = None, notifier: "Optional[_Notifier]" = None) -> None:
         import platform
         import secrets
         import threading
@@ -9127,6 +9132,7 @@ class _AskBoard:
         self.store = store or _MemoryStore()
         self.seal = seal or _RequestSeal()
         self.log = log or (lambda line: None)
+        self.notifier = notifier or _Notifier("", None, lambda line: None)
         self.asks: Dict[str, _Ask] = {}
         self.lock = threading.RLock()
         self.swept = self.beaten = 0.0
@@ -9301,6 +9307,14 @@ class _AskBoard:
             for ask in [ask for ask in self.asks.values() if ask.owner is owner]:
                 self.save(ask)
 
+    def announce(self, ask: _Ask, url: "Optional[str]" = None) -> None:
+        """Tell the person of an ask, once (--notify), while it stays open."""
+        with self.lock:
+            if ask.announced:
+                return
+            ask.announced = True
+        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends)
+
     def sweep(self) -> None:
         """Time out the asks whose time has passed; drop those ended long ago
         (looked at once a second at most, however many sessions tick); say
@@ -9408,6 +9422,139 @@ def _prompt_on_stored_page(
         board.owner_ended(asked.owner)
         server.stop()
         store.close()
+
+
+# ===========================================================================
+# Telling the person: --notify
+#
+# Where the person is not looking at the client, a waiting question is worth
+# a notification that carries the question itself.  askq writes no
+# notification service of its own: it runs the person's command (Apprise,
+# notify-send, curl) with the message on its standard input and the ask in
+# its environment, when an ask opens and again every --remind minutes while
+# it stays open.  Whatever the command does, the ask goes on.
+
+_NOTIFY_SECONDS = 10.0  # a notify command still running after this is killed
+_NOTIFY_SAID_CELLS = 200  # of a failed command's last line on stderr, in the log
+_NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wait their turn
+
+
+def _notice_text(output: QuestionOutput, url: "Optional[str]") -> str:
+    """The message a person reads: the batch's title, each question with its
+    options (the recommended one badged), and where to answer them."""
+    blocks = [] if output.title is None else [_visible(output.title)]
+    for item in output.questions:
+        options = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
+        blocks.append("\n".join([_visible(item.question), *options]))
+    if url is not None:
+        blocks.append(f"Answer the questions at {url}")
+    return "\n\n".join(blocks) + "\n"
+
+
+def _notice_environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
+    """What the command's environment adds to this process's: the ask as
+    JSON, its first question's text and the page's URL (empty without one)."""
+    ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
+    return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
+            "ASKQ_URL": url or ""}
+
+
+class _Notice:
+    """One ask's notification: what its command reads, how to tell that the
+    ask is still open, and whether a failure was logged for it already."""
+
+    __slots__ = ("environment", "failed", "still_open", "text")
+
+    def __init__(self, text: str, environment: "Dict[str, str]", still_open: "Callable[[], bool]") -> None:
+        self.text, self.environment, self.still_open = text, environment, still_open
+        self.failed = False
+
+
+class _Notifier:
+    """--notify COMMAND (split as a shell would, run without one) when an ask
+    opens, and every --remind minutes while it stays open; with no command,
+    nothing.  Never in the caller's way: every run, the first and the
+    reminders of every ask, waits in time order on one heap, for a few
+    threads that run each when it is due (a burst of asks waits its turn).
+    A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS)
+    is logged once per ask, and changes nothing."""
+
+    def __init__(self, command: str, remind_minutes: "Optional[float]", log: "Callable[[str], None]") -> None:
+        import shlex
+        import threading
+
+        self.argv = shlex.split(command) if command else []
+        self.remind = remind_minutes * 60.0 if remind_minutes else None
+        self.log = log
+        self.due: List[Tuple[float, int, _Notice]] = []  # a heap: when each notice runs next
+        self.wake = threading.Condition()
+        self.count = 0  # orders notices due at the same time
+        self.workers = 0
+        self.idle = 0  # workers waiting for a notice to be due
+
+    def announce(self, ask_id: str, output: QuestionOutput, url: "Optional[str]",
+                 still_open: "Callable[[], bool]") -> None:
+        """Tell the person of an ask now, and remind them while ``still_open()``."""
+        if self.argv:
+            notice = _Notice(_notice_text(output, url), _notice_environment(ask_id, output, url), still_open)
+            self._schedule(notice, time.monotonic())
+
+    def _schedule(self, notice: _Notice, when: float) -> None:
+        import heapq
+        import threading
+
+        with self.wake:
+            self.count += 1
+            heapq.heappush(self.due, (when, self.count, notice))
+            if self.idle == 0 and self.workers < _NOTIFY_AT_ONCE:
+                self.workers += 1
+                threading.Thread(target=self._work, name="askq-notify", daemon=True).start()
+            self.wake.notify()
+
+    def _work(self) -> None:
+        """A worker: each notice when it is due, while its ask is open."""
+        while True:
+            notice = self._next()
+            if not notice.still_open():
+                continue  # ended meanwhile: nothing to tell, nothing to remind of
+            problem = self._problem(notice)
+            if problem is not None and not notice.failed:
+                notice.failed = True
+                self.log(f"--notify: {problem}; the ask goes on (said once for each ask)")
+            if self.remind is not None:
+                self._schedule(notice, time.monotonic() + self.remind)
+
+    def _next(self) -> _Notice:
+        """The next notice, once it is due."""
+        import heapq
+
+        with self.wake:
+            self.idle += 1
+            while not self.due or self.due[0][0] > time.monotonic():
+                self.wake.wait(self.due[0][0] - time.monotonic() if self.due else None)
+            self.idle -= 1
+            notice = heapq.heappop(self.due)[2]
+            if self.due:
+                self.wake.notify()  # another may be due too
+            return notice
+
+    def _problem(self, notice: _Notice) -> "Optional[str]":
+        """Run the command once; what went wrong, in a line, if anything did."""
+        import subprocess
+
+        name = self.argv[0]
+        try:  # its output is not ours to pass on: over stdio, standard output is the client's
+            done = subprocess.run(self.argv, input=notice.text.encode("utf-8"), env={**os.environ, **notice.environment},
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=_NOTIFY_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            return f"{name} ran past {_NOTIFY_SECONDS:g} s and was killed"
+        except (OSError, ValueError, subprocess.SubprocessError) as err:
+            return f"{name} could not be run: {getattr(err, 'strerror', None) or err}"
+        if done.returncode == 0:
+            return None
+        said = done.stderr.decode("utf-8", "replace").split("\n")
+        last = next((line.strip() for line in reversed(said) if line.strip()), "")
+        return f"{name} exited with status {done.returncode}" + (f" ({_clipped(_visible(last), _NOTIFY_SAID_CELLS)})" if last else "")
 
 
 # ===========================================================================
@@ -9798,6 +9945,7 @@ class _McpServer:
         self.forms[_request_key(elicitation_id)] = asked
         self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
                     "params": to_elicitation(asked.output, protocol_version=context.version)})
+        self.board.announce(asked)
         return None
 
     def _delivered(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
@@ -9851,6 +9999,7 @@ class _McpServer:
         if ask.finished:
             return self._delivered(ask, context)
         url = ask.page.url
+        self.board.announce(ask, url)
         params = {"mode": "url", "message": _URL_MESSAGE, "url": url}
         # Some clients show the URL only once the call has ended, while the
         # page waits for the person: the log says where it is meanwhile.
@@ -9991,6 +10140,7 @@ class _McpServer:
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, ask, context, progress)
         url = ask.page.url
+        self.board.announce(ask, url)
         opened = not fresh or _open_browser(url)
         self._tell_where(context, f"the questions are at {url}" + ("" if opened else " (no browser could be opened here)"),
                          f"Answer the questions in a browser: {url}")
@@ -10805,6 +10955,10 @@ def _parse_args(argv: "List[str]") -> Any:
                        " with --web alone, the page's port (default: a free one)")
     serve.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                        help="with --http or --web, end a page as timed_out after this many idle seconds")
+    serve.add_argument("--notify", type=_command, metavar="COMMAND",
+                       help="run COMMAND when a question waits for the person (the message on its standard input)")
+    serve.add_argument("--remind", type=_minutes, metavar="MINUTES",
+                       help="with --notify, run it again every MINUTES while the question waits")
     serve.set_defaults(port=None)  # --http has a port of its own; a page alone takes any free one
     answer = command("answer", "check answers collected elsewhere", _run_answer)
     answer.add_argument("file", metavar="FILE")
@@ -10840,6 +10994,10 @@ def _ask_arguments(ask_command: Any) -> None:
                              help="ask on a web page instead of the terminal (its address goes to stderr)")
     _web_arguments(ask_command)
     ask_command.add_argument("--open", action="store_true", help="with --web, open it in the default browser")
+    ask_command.add_argument("--notify", type=_command, metavar="COMMAND",
+                             help="with --web, run COMMAND once the page is up (the message on its standard input)")
+    ask_command.add_argument("--remind", type=_minutes, metavar="MINUTES",
+                             help="with --notify, run it again every MINUTES while the page waits")
     _store_argument(ask_command)
     ask_command.add_argument("--state-key", metavar="KEY",
                              help=f"with --store, the key that makes the page's token (or {_STATE_KEY_VARIABLE})")
@@ -10859,15 +11017,38 @@ def _web_arguments(parser: Any) -> None:
 
 def _seconds(text: str) -> float:
     """An option's seconds: a positive, finite number."""
+    return _positive(text, "seconds")
+
+
+def _minutes(text: str) -> float:
+    """An option's minutes: a positive, finite number."""
+    return _positive(text, "minutes")
+
+
+def _positive(text: str, unit: str) -> float:
     import argparse
 
     try:
-        seconds = float(text)
+        number = float(text)
     except ValueError:
-        seconds = math.nan
-    if not (seconds > 0 and math.isfinite(seconds)):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
-    return seconds
+        number = math.nan
+    if not (number > 0 and math.isfinite(number)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of {unit}, not {text!r}")
+    return number
+
+
+def _command(text: str) -> str:
+    """An option's command: words as a shell would split them, at least one."""
+    import argparse
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"must be a command as a shell would write it, not {text!r}: {str(err).lower()}") from None
+    if not words:
+        raise argparse.ArgumentTypeError(f"must be a command as a shell would write it, not {text!r}: it names no command")
+    return text
 
 
 def _port(text: str) -> int:
@@ -10909,13 +11090,16 @@ def _run_schema(args: Any) -> int:
 def _run_ask(args: Any) -> int:
     if args.store and not args.web:
         raise _UsageError("askq.py ask: --store keeps the page's questions; it needs --web.")
+    if args.notify is not None and not args.web:
+        raise _UsageError("askq.py ask: --notify tells the person of a web page: give --web too.")
+    notifier = _notifier(args, _logger("askq"))
     output = _read_call(args.file)
     # With the call on stdin, the answers must come from the terminal itself.
     terminal = _open_terminal() if args.file == "-" else None
     source = terminal if args.file == "-" else _replacing(sys.stdin)
     try:
         if args.web:
-            output = _ask_in_browser(output, args)
+            output = _ask_in_browser(output, args, notifier)
         elif source is None:
             output = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         else:
@@ -10934,13 +11118,19 @@ def _run_ask(args: Any) -> int:
     return code
 
 
-def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
+def _ask_in_browser(output: QuestionOutput, args: Any, notifier: _Notifier) -> QuestionOutput:
+    import secrets
+    import threading
+
+    done = threading.Event()
+
     def ready(url: str) -> None:
         _warn_if_exposed(args.host)  # once it listens: a host that cannot be had gets its one line alone
         sys.stderr.write(f"askq: answer the questions at {url}\n")
         sys.stderr.flush()
         if args.open:
             _open_browser(url)
+        notifier.announce(secrets.token_urlsafe(18), output, url, lambda: not done.is_set())
 
     try:
         return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready,
@@ -10949,6 +11139,8 @@ def _ask_in_browser(output: QuestionOutput, args: Any) -> QuestionOutput:
         raise _UsageError(f"askq.py ask: {err}") from None
     except OSError as err:  # only binding raises it: once the page is up, errors stay inside
         raise _UsageError(f"askq.py ask: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
+    finally:
+        done.set()
 
 
 def _bind_refusal(err: OSError) -> str:
@@ -10976,22 +11168,37 @@ def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":
 
 
 def _run_serve(args: Any) -> int:
-    def log(message: str) -> None:
-        sys.stderr.write(f"askq serve: {message}\n")
-        sys.stderr.flush()
-
+    log = _logger("askq serve")
+    notifier = _notifier(args, log)
     store = _store_of(args, "serve")
     try:
         if args.http:
-            return _serve_http(args, log, store)
+            return _serve_http(args, log, store, notifier)
         if args.web:
             _warn_if_exposed(args.host)
         if store.shared:
-            return _serve_stored(args, log, store)
+            return _serve_stored(args, log, store, notifier)
         web = _WebOptions(args.host, args.port or 0, args.timeout) if args.web else None
-        return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web)
+        board = _AskBoard(life=args.timeout if args.web else None, notifier=notifier)
+        return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web, board)
     finally:
         store.close()
+
+
+def _logger(prefix: str) -> "Callable[[str], None]":
+    """A log of one line each on stderr, after the program's name."""
+    def log(message: str) -> None:
+        sys.stderr.write(f"{prefix}: {message}\n")
+        sys.stderr.flush()
+
+    return log
+
+
+def _notifier(args: Any, log: "Callable[[str], None]") -> _Notifier:
+    """What --notify and --remind ask for (nothing, without them)."""
+    if args.remind is not None and args.notify is None:
+        raise _UsageError(f"askq.py {args.command}: --remind repeats the --notify command: give --notify COMMAND too.")
+    return _Notifier(args.notify or "", args.remind, log)
 
 
 def _store_of(args: Any, command: str) -> _AskStore:
@@ -11007,21 +11214,20 @@ def _state_seal(args: Any) -> _RequestSeal:
     return _seal_of(args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
 
 
-
-
-def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore) -> int:
+def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore, notifier: _Notifier) -> int:
     """serve over stdio with a store: its pages on one server of their own."""
     try:
         server, board = _stored_pages(args.host, args.port or 0, args.timeout, args.state_key, log, store)
     except OSError as err:
         raise _UsageError(f"askq.py serve: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
+    board.notifier = notifier
     try:
         return _serve(sys.stdin.buffer, sys.stdout.buffer, log, board.web if args.web else None, board)
     finally:
         server.stop()
 
 
-def _serve_http(args: Any, log: "Callable[[str], None]", store: _AskStore) -> int:
+def _serve_http(args: Any, log: "Callable[[str], None]", store: _AskStore, notifier: _Notifier) -> int:
     """serve --http: MCP at /mcp (and with --web the pages beside it) until Ctrl-C."""
     import secrets
 
@@ -11031,7 +11237,7 @@ def _serve_http(args: Any, log: "Callable[[str], None]", store: _AskStore) -> in
     pages = _ServedPages("")  # with --web for every client without forms, else for pages sent by URL
     served = _ServedWebOptions(pages, args.timeout)
     seal = _state_seal(args)
-    pages.board = _AskBoard(served, args.timeout, store, seal, log)
+    pages.board = _AskBoard(served, args.timeout, store, seal, log, notifier)
     mcp = _McpHttp(log, served if args.web else None, token, seal, pages.board)
     try:
         server = _HttpServer(_HttpCore(mcp, pages), args.host, port)

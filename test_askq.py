@@ -7045,6 +7045,259 @@ class WebCommandTests(unittest.TestCase):
 
 
 # ===========================================================================
+# Telling the person: --notify
+
+# A notify command that records what it was given, one JSON line a run; with
+# --fail it exits non-zero, with --hang it never ends, and with --noisy it
+# writes to its standard output (which must not reach an MCP client).
+NOTICE_SCRIPT = """\
+import json, os, sys, time
+record = {"argv": sys.argv[2:], "stdin": sys.stdin.read(), "pid": os.getpid(),
+          **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED")}}
+with open(sys.argv[1], "a", encoding="utf-8") as stream:
+    stream.write(json.dumps(record) + "\\n")
+if "--noisy" in sys.argv:
+    print("not a JSON-RPC message", flush=True)
+if "--fail" in sys.argv:
+    sys.exit("no route to the phone")
+if "--hang" in sys.argv:
+    time.sleep(60)
+"""
+
+
+ONCE = "; the ask goes on (said once for each ask)"  # how a notify command's failure is logged
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses or threads")
+class NotifyTests(unittest.TestCase):
+    """--notify: the person's command, what it reads, how it is run, its
+    failures (logged once, the ask untouched) and its reminders."""
+
+    CALL: ClassVar[Dict[str, Any]] = {"title": "Release 2.0", "questions": [
+        {"question": "Which database?", "options": ["SQLite", "Postgres (Recommended)"]},
+        {"question": "Which checks?", "options": ["Lint", "Tests"], "multiSelect": True},
+        {"question": "The service's name?"}]}
+    URL = "http://127.0.0.1:9/?token=t0k"
+    MESSAGE = ("Release 2.0\n\nWhich database?\n  - Postgres (Recommended)\n  - SQLite\n\nWhich checks?\n  - Lint\n"
+               "  - Tests\n\nThe service's name?\n\nAnswer the questions at http://127.0.0.1:9/?token=t0k\n")
+
+    def setUp(self) -> None:
+        self.folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.script = os.path.join(self.folder, "notice.py")
+        with open(self.script, "w", encoding="utf-8") as stream:
+            stream.write(NOTICE_SCRIPT)
+        self.out = os.path.join(self.folder, "notices.jsonl")
+        self.logs: List[str] = []
+
+    def command(self, *extra: str) -> str:
+        import shlex
+
+        return " ".join(shlex.quote(word) for word in (sys.executable, self.script, self.out, *extra))
+
+    def notices(self, count: int) -> List[Dict[str, Any]]:
+        """What the command recorded, once it has run ``count`` times."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if os.path.exists(self.out):
+                with open(self.out, encoding="utf-8") as stream:
+                    lines = [json.loads(line) for line in stream if line.endswith("\n")]
+                if len(lines) >= count:
+                    return lines
+            time.sleep(0.02)
+        self.fail(f"the notify command did not run {count} times")
+
+    def until(self, condition: Any, what: str) -> None:
+        deadline = time.monotonic() + 20
+        while not condition():
+            if time.monotonic() > deadline:
+                self.fail(what)
+            time.sleep(0.01)
+
+    def open_ask(self, notifier: Any) -> Any:
+        """An ask on a board that tells ``notifier``, ended after the test."""
+        board = askq._AskBoard(notifier=notifier)
+        ask = board.open(askq.ask(self.CALL), askq._AskOwner("c"))
+        self.addCleanup(ask.finish, QuestionOutput(ask.output.questions, [], askq.Outcome.DECLINED))
+        return board, ask
+
+    def test_the_message_names_the_title_the_questions_their_options_and_the_page(self) -> None:
+        askq._Notifier(self.command(), None, self.logs.append).announce("ask-1", askq.ask(self.CALL), self.URL,
+                                                                        lambda: True)
+        self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE)
+        self.assertIn(f"Postgres {askq.RECOMMENDED_SUFFIX}", self.MESSAGE)  # marked as every other UI marks it
+        self.assertEqual(askq._notice_text(askq.ask({"questions": ["Ready?"]}), None), "Ready?\n")  # no title, no page
+        hostile = askq._notice_text(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None)
+        self.assertEqual(hostile, "Clear \\x1b[2J the screen?\n")
+        self.assertEqual(self.logs, [])
+
+    def test_the_environment_carries_the_ask_its_first_question_and_the_url(self) -> None:
+        output = askq.ask(self.CALL)
+        notifier = askq._Notifier(self.command(), None, self.logs.append)
+        with mock.patch.dict(os.environ, {"ASKQ_INHERITED": "kept"}):
+            notifier.announce("ask-1", output, self.URL, lambda: True)
+            first = self.notices(1)[0]
+            notifier.announce("ask-2", askq.ask({"questions": ["Ready?"]}), None, lambda: True)
+            second = self.notices(2)[1]
+        self.assertEqual(json.loads(first["ASKQ_ASK"]), {"id": "ask-1", "title": "Release 2.0", "url": self.URL,
+                                                         "questions": [item.to_dict() for item in output.questions]})
+        self.assertEqual((first["ASKQ_QUESTION"], first["ASKQ_URL"], first["ASKQ_INHERITED"]),
+                         ("Which database?", self.URL, "kept"))
+        self.assertEqual(json.loads(second["ASKQ_ASK"])["url"], None)
+        self.assertIsNone(json.loads(second["ASKQ_ASK"])["title"])
+        self.assertEqual((second["ASKQ_QUESTION"], second["ASKQ_URL"]), ("Ready?", ""))
+
+    def test_the_command_is_split_as_a_shell_would_and_run_without_one(self) -> None:
+        marker = os.path.join(self.folder, "a-second-command-ran")
+        command = f"{self.command('two words')} ; touch {marker} \"$HOME\" > {marker}"
+        askq._Notifier(command, None, self.logs.append).announce("a", askq.ask(self.CALL), None, lambda: True)
+        # A shell would have run touch, expanded $HOME and redirected: each is a word here.
+        self.assertEqual(self.notices(1)[0]["argv"], ["two words", ";", "touch", marker, "$HOME", ">", marker])
+        self.assertFalse(os.path.exists(marker))
+
+    def test_with_no_command_nothing_runs(self) -> None:
+        with mock.patch("subprocess.run") as run:
+            askq._Notifier("", 1.0, self.logs.append).announce("a", askq.ask(self.CALL), None, lambda: True)
+            board, ask = self.open_ask(None)  # a board given no notifier tells nobody
+            board.announce(ask)
+        self.assertEqual(run.call_count, 0)
+
+    def failing(self, command: str) -> "List[str]":
+        """What is logged of a command that fails at every run: the ask, told
+        of (twice: once counts) and reminded of every few milliseconds,
+        stays open and as it was."""
+        board, ask = self.open_ask(askq._Notifier(command, 0.0005, self.logs.append))
+        questions = [item.to_dict() for item in ask.output.questions]
+        with mock.patch("subprocess.run", wraps=subprocess.run) as run:
+            board.announce(ask)
+            board.announce(ask)
+            self.until(lambda: run.call_count >= 3 and self.logs, "the command was not run three times")
+            self.assertFalse(ask.finished)
+            self.assertEqual((ask.result, ask.delivered, ask.announced), (None, False, True))
+            self.assertEqual([item.to_dict() for item in ask.output.questions], questions)
+            ask.finish(QuestionOutput(ask.output.questions, [], askq.Outcome.DECLINED))  # the reminders stop
+        return self.logs
+
+    def test_a_command_that_does_not_exist_is_logged_once_and_the_ask_goes_on(self) -> None:
+        missing = os.path.join(self.folder, "no-such-command")
+        self.assertEqual(self.failing(f"{missing} --flag"), [f"--notify: {missing} could not be run: No such file or directory{ONCE}"])
+
+    def test_a_command_that_fails_is_logged_once_with_its_last_words_and_the_ask_goes_on(self) -> None:
+        self.assertEqual(self.failing(self.command("--fail")), [f"--notify: {sys.executable} exited with status 1 (no route to the phone){ONCE}"])
+
+    def test_a_command_that_hangs_is_killed_logged_once_and_the_ask_goes_on(self) -> None:
+        with mock.patch.object(askq, "_NOTIFY_SECONDS", 0.3):
+            logs = self.failing(self.command("--hang"))
+        self.assertEqual(logs, [f"--notify: {sys.executable} ran past 0.3 s and was killed{ONCE}"])
+        with self.assertRaises(ProcessLookupError):  # killed, not left behind
+            os.kill(self.notices(1)[0]["pid"], 0)
+
+    def test_reminders_repeat_while_the_ask_is_open_and_stop_once_it_ends(self) -> None:
+        looks: List[bool] = []
+
+        def still_open() -> bool:
+            looks.append(len(looks) < 3)  # open for the first run and two reminders, then ended
+            return looks[-1]
+
+        notifier = askq._Notifier(self.command(), 0.0005, self.logs.append)  # every 30 ms
+        notifier.announce("a", askq.ask(self.CALL), self.URL, still_open)
+        self.until(lambda: len(looks) >= 4, "the ask was not looked at after its reminders")
+        self.assertEqual([notice["stdin"] for notice in self.notices(3)], [self.MESSAGE] * 3)
+        self.assertEqual((notifier.due, looks), ([], [True, True, True, False]))  # nothing left to remind of
+
+    def test_a_burst_of_asks_is_told_of_by_a_few_threads_in_turn(self) -> None:
+        notifier = askq._Notifier(self.command(), None, self.logs.append)
+        with mock.patch.object(askq, "_NOTIFY_AT_ONCE", 2):
+            for number in range(12):
+                notifier.announce(f"ask-{number}", askq.ask({"questions": [f"Question {number}?"]}), None, lambda: True)
+            told = self.notices(12)
+        self.assertEqual(sorted(json.loads(notice["ASKQ_ASK"])["id"] for notice in told),
+                         sorted(f"ask-{number}" for number in range(12)))
+        self.assertLessEqual(notifier.workers, 2)
+        self.assertEqual(self.logs, [])
+
+    def test_the_board_tells_of_each_ask_once_while_it_is_open(self) -> None:
+        notifier = askq._Notifier("true", 1.0, self.logs.append)
+        board, ask = self.open_ask(notifier)
+        with mock.patch.object(notifier, "announce") as announce:
+            board.announce(ask, self.URL)
+            board.announce(ask, self.URL)  # a call that finds the ask again
+        self.assertEqual(announce.call_count, 1)
+        ask_id, output, url, still_open = announce.call_args[0]
+        self.assertEqual((ask_id, output, url, still_open()), (ask.id, ask.output, self.URL, True))
+        ask.finish(QuestionOutput(ask.output.questions, [], askq.Outcome.ANSWERED))
+        self.assertFalse(still_open())
+        board, later = self.open_ask(notifier)
+        with mock.patch.object(notifier, "announce") as announce:
+            board.announce(later)
+        later.ends = time.time() - 1  # its time passed, though nothing has looked at it yet
+        self.assertFalse(announce.call_args[0][3]())
+
+    def test_the_server_tells_of_a_form_and_of_a_page_by_url(self) -> None:
+        wire = McpWire(self, {"elicitation": {"form": {}}})
+        wire.server.board.notifier = askq._Notifier(self.command(), None, self.logs.append)
+        form = wire.call(self.CALL)[0]
+        self.assertEqual(form["method"], "elicitation/create")
+        self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE.split("\n\nAnswer")[0] + "\n")  # no page
+        wire = McpWire(self, McpWire.URLS, web=askq._WebOptions())
+        wire.server.board.notifier = askq._Notifier(self.command(), None, self.logs.append)
+        url = wire.call(self.CALL)[0]["params"]["url"]
+        notice = self.notices(2)[1]
+        self.assertTrue(notice["stdin"].endswith(f"\n\nAnswer the questions at {url}\n"))
+        self.assertEqual(notice["ASKQ_URL"], url)
+
+    def test_bad_notify_and_remind_options_are_refused_in_one_line(self) -> None:
+        shell = "askq.py serve: argument --notify: must be a command as a shell would write it, not"
+        for argv, words in (
+            (["ask", EXAMPLE, "--notify", "true"], "askq.py ask: --notify tells the person of a web page: give --web too."),
+            (["ask", EXAMPLE, "--web", "--remind", "5"],
+             "askq.py ask: --remind repeats the --notify command: give --notify COMMAND too."),
+            (["serve", "--remind", "5"], "askq.py serve: --remind repeats the --notify command: give --notify COMMAND too."),
+            (["serve", "--http", "--remind", "5"],
+             "askq.py serve: --remind repeats the --notify command: give --notify COMMAND too."),
+            (["serve", "--notify", ""], f"{shell} '': it names no command"),
+            (["serve", "--notify", "apprise -t 'askq"], f"{shell} \"apprise -t 'askq\": no closing quotation"),
+            (["serve", "--notify", "true", "--remind", "0"],
+             "askq.py serve: argument --remind: must be a positive number of minutes, not '0'"),
+            (["ask", EXAMPLE, "--web", "--notify", "true", "--remind", "soon"],
+             "askq.py ask: argument --remind: must be a positive number of minutes, not 'soon'"),
+        ):
+            with self.subTest(argv=argv):
+                self.assertEqual(run_main(argv), (2, "", words + "\n"))
+
+    def test_the_help_says_what_each_option_is_for(self) -> None:
+        serve = " ".join(run_main(["serve", "--help"])[1].split())
+        self.assertIn("--notify COMMAND run COMMAND when a question waits for the person (the message on its"
+                      " standard input)", serve)
+        self.assertIn("--remind MINUTES with --notify, run it again every MINUTES while the question waits", serve)
+        ask = " ".join(run_main(["ask", "--help"])[1].split())
+        self.assertIn("--notify COMMAND with --web, run COMMAND once the page is up", ask)
+
+    def test_serve_tells_of_a_page_through_the_command(self) -> None:
+        process = spawn_askq(self, "serve", "--web", "--notify", self.command("--noisy"), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+
+        def send(message: Dict[str, Any]) -> Dict[str, Any]:
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+            return dict(json.loads(process.stdout.readline()))
+
+        self.assertEqual(send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}}})["id"], 0)
+        log = send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "ask_questions", "arguments": self.CALL}})
+        url = log["params"]["data"].split()[-1]
+        notice = self.notices(1)[0]
+        self.assertEqual(notice["stdin"], self.MESSAGE.replace(self.URL, url))
+        self.assertEqual((notice["ASKQ_URL"], json.loads(notice["ASKQ_ASK"])["url"]), (url, url))
+        # The command's own output went nowhere: the next line is the server's answer.
+        self.assertEqual(send({"jsonrpc": "2.0", "id": 2, "method": "ping"}), {"jsonrpc": "2.0", "id": 2, "result": {}})
+        process.stdin.close()
+        self.assertEqual(process.wait(timeout=10), 0)
+        self.assertNotIn(b"Traceback", process.stderr.read())
+
+
+# ===========================================================================
 # The MCP server
 
 
@@ -9387,9 +9640,9 @@ class SdkPresenceTests(unittest.TestCase):
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
         required = os.environ.get("ASKQ_REQUIRE_SDKS")
-        names = ("mcp",) if required == "mcp-before-2" else ("fast_agent",) if required == "fast-agent" else \
-            ("redis",) if required == "redis" else (
-            "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph")
+        single = {"mcp-before-2": ("mcp",), "fast-agent": ("fast_agent",), "redis": ("redis",), "apprise": ("apprise",)}
+        names = single.get(str(required), (
+            "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph"))
         for name in names:
             self.assertTrue(importable(name), f"{name} is not importable")
         if required == "redis":
@@ -10126,6 +10379,60 @@ class OpenAISdkTests(unittest.TestCase):
         validate_input_tools([askq.tool_definition("openai", strict=True)])
         with self.assertRaises(ValueError):
             validate_input_tools([askq.tool_definition("openai")])
+
+
+
+def apprise_command() -> Optional[str]:
+    """Apprise's command, where its package can be imported: on PATH, or
+    beside this interpreter (a venv's, run without activating it)."""
+    if not importable("apprise"):
+        return None
+    return shutil.which("apprise", path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+
+
+@unittest.skipUnless(CAN_SPAWN and (apprise_command() or os.environ.get("ASKQ_REQUIRE_SDKS") == "apprise"),
+                     "Apprise is not installed (CI installs it in a venv)")
+class AppriseNotifyTests(unittest.TestCase):
+    """--notify with Apprise itself, delivering to a local receiver through its json:// target."""
+
+    def test_apprise_delivers_the_questions_their_options_and_the_url(self) -> None:
+        import http.server
+        import queue
+        import threading
+
+        command = apprise_command()
+        self.assertIsNotNone(command, "apprise is not importable and on PATH")
+        assert command is not None
+        posted: queue.Queue[Tuple[str, Dict[str, Any]]] = queue.Queue()
+
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                posted.put((self.path, json.loads(body)))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        self.addCleanup(receiver.server_close)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        self.addCleanup(receiver.shutdown)
+        notify = f"apprise -t askq json://127.0.0.1:{receiver.server_address[1]}/"
+        env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(command), os.environ.get("PATH", "")]))
+        process = spawn_askq(self, "ask", EXAMPLE, "--web", "--notify", notify, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        url = process.stderr.readline().decode().rsplit(" ", 1)[-1].strip()
+        self.assertTrue(url.startswith("http://127.0.0.1:"), url)
+        path, sent = posted.get(timeout=60)
+        self.assertEqual((path, sent["title"], sent["type"]), ("/", "askq", "info"))
+        message = sent["message"]
+        for words in ("Which database should the new service use?", "  - PostgreSQL (Recommended)", "  - SQLite",
+                      "Which checks should run before every commit?", "  - Unit tests", "  - Type check", "  - Lint",
+                      "What should the service be called?", f"Answer the questions at {url}"):
+            self.assertIn(words, message.splitlines())
 
 
 if __name__ == "__main__":
