@@ -7525,6 +7525,33 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
     def test_serve_with_redis_keeps_an_ask_across_a_restart(self) -> None:
         ask_across_a_restart(self, self.url)
 
+    def test_redis_going_away_is_logged_once_and_the_ask_goes_on_in_memory(self) -> None:
+        port = free_port()
+        server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                   "--appendonly", "no", "--dir", tempfile.gettempdir()], stdout=subprocess.DEVNULL)
+        self.addCleanup(server.wait)
+        self.addCleanup(server.kill)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                store = askq._RedisStore(f"redis://127.0.0.1:{port}/0")
+                break
+            except askq._StoreError:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+        logged: List[str] = []
+        board = askq._AskBoard(store=store, log=logged.append)
+        asked = board.open(askq.ask(STORE_CALL), board.owner("c"))
+        server.kill()
+        server.wait()
+        answers = askq.collect_answers(asked.output, {"q0": "SQLite"})
+        self.assertTrue(asked.finish(askq.QuestionOutput(asked.output.questions, answers, askq.Outcome.ANSWERED)))
+        asked.read = 0.0
+        self.assertTrue(asked.finished)
+        self.assertEqual(asked.deliver().answers[0].selected, ["SQLite"])
+        self.assertEqual(len(logged), 1, logged)
+        self.assertTrue(logged[0].startswith("the store failed (ConnectionError"), logged)
+
 
 class StoreStartTests(unittest.TestCase):
     """A store that cannot be used is one line and exit 2, at start."""
