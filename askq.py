@@ -80,8 +80,14 @@ The file, in the order of one call's life (each part under a banner of its own):
                         drawn for it, and the app-only tool that checks what the
                         person did there (_view_tool_result())
     Asks                _Ask (one batch put to a person by serve, outliving the call
-                        that asked: its fingerprint, owner, page, outcome, delivery),
-                        _AskOwner, _AskBoard (the asks of a server, in memory)
+                        that asked: its fingerprint, owner, page, outcome, delivery,
+                        its record), _AskOwner; the store: _AskStore, the records
+                        of asks, one implementation a backend (_MemoryStore,
+                        _SqliteStore, _RedisStore; _open_store() picks one for
+                        --store), where the first ending committed wins; the
+                        board: _AskBoard (a process's asks as objects over its
+                        store: written through, read again when shared, a page
+                        found by its token's digest), prompt_web(store=...)'s page
     Telling the person  --notify: _Notifier (the person's command, run when an ask
                         opens and every --remind minutes while it stays open: one
                         heap of what is due, a few threads that run it), the
