@@ -7337,7 +7337,6 @@ class BatchHeadingShownTests(unittest.TestCase):
         self.assertEqual(askq.to_elicitation(askq.ask({"questions": ["Q?"]}))["message"], "Please answer this question: Q?")
 
 
-@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
 def free_port() -> int:
     import socket
 
@@ -7443,6 +7442,7 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
             self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
             self.assertEqual(db.execute("SELECT value FROM askq WHERE key = 'schema'").fetchone()[0], str(askq._STORE_SCHEMA))
 
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads for the page's grace period")
     def test_a_page_token_is_kept_as_its_sha256_and_a_secret_only_until_delivered(self) -> None:
         import hashlib
 
@@ -7845,6 +7845,7 @@ class StoreAcrossProcessesTests(unittest.TestCase):
                              [winner])
 
 
+@unittest.skipUnless(CAN_SPAWN, "this interpreter cannot start subprocesses")
 class McpServerTests(unittest.TestCase):
     """python askq.py serve, spoken to as an MCP client would, with nothing but the standard library."""
 
