@@ -10916,7 +10916,9 @@ With --http, serve MCP's Streamable HTTP transport at http://HOST:PORT/mcp
 instead (default 127.0.0.1:8765), until Ctrl-C.  Off loopback, clients must
 send 'Authorization: Bearer TOKEN' (--token, or one made and printed at
 start).  Under protocol 2026-07-28 servers given the same --state-key (or
-ASKQ_STATE_KEY in the environment) answer each other's retried calls.""",
+ASKQ_STATE_KEY in the environment) answer each other's retried calls.
+With --store, questions that wait survive a restart, and every server given
+the same store and key serves their pages and retries.""",
     "answer": """\
 Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
 for standard input, in any form collect_answers() takes) against the call in
