@@ -8704,7 +8704,7 @@ class _Ask:
     def expire(self, now: float) -> bool:
         """End the ask as timed out once its time has passed, keeping what
         was entered; whether it has ended."""
-        if not self.finished and now >= self.ends:
+        if now >= self.ends and not self.finished:
             entered = self.page.page.kept_answers() if self.page is not None else []
             if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)) and self.page is not None:
                 self.page.page.end(Outcome.TIMED_OUT, entered)
@@ -9331,7 +9331,10 @@ class _AskBoard:
                 return
             self.swept = now
             for key, ask in list(self.asks.items()):
-                if ask.expire(now) and now >= ask.ended + _ASK_KEPT_SECONDS:
+                # Only an ask whose time has come is looked at: an open one is
+                # read again from a shared store when a call asks for it.
+                if (ask.result is not None or now >= ask.ends) and ask.expire(now) \
+                        and now >= ask.ended + _ASK_KEPT_SECONDS:
                     self._drop(key)
             self._safely(lambda: self.store.sweep(now))
             if self.store.shared and now - self.beaten >= _STORE_BEAT_SECONDS:
