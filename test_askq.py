@@ -7716,7 +7716,7 @@ class PromptWebStoreTests(unittest.TestCase):
         store, port = os.path.join(folder, "asks.db"), free_port()
         output = askq.ask(STORE_CALL)
         urls: List[str] = []
-        with redirect_stderr(io.StringIO()):
+        with redirect_stderr(io.StringIO()), mock.patch.object(askq, "_WEB_GRACE_SECONDS", 0.05):
             runner = threading.Thread(target=lambda: urls.append(askq.prompt_web(
                 output, port=port, store=store, state_key="k", on_ready=urls.append).status))
             runner.start()
