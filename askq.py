@@ -8918,10 +8918,10 @@ class _SqliteStore(_AskStore):
     def _prepare(self) -> None:
         """Make the tables on first use; refuse a database that is another's,
         or of a newer askq."""
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA journal_mode=WAL").fetchall()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
             if not tables:
                 self.db.execute("CREATE TABLE askq (key TEXT PRIMARY KEY, value TEXT)")
                 self.db.execute("INSERT INTO askq VALUES ('schema', ?)", (str(_STORE_SCHEMA),))
@@ -8931,38 +8931,44 @@ class _SqliteStore(_AskStore):
                 self.db.execute("CREATE INDEX asks_page ON asks (page)")
                 self.db.execute("CREATE TABLE processes (id TEXT PRIMARY KEY, seen REAL)")
                 return
-            schema = self.db.execute("SELECT value FROM askq WHERE key = 'schema'").fetchone() if "askq" in tables else None
+            schema = self._row("SELECT value FROM askq WHERE key = 'schema'") if "askq" in tables else None
             if schema is None or not str(schema[0]).isdigit():
                 raise _StoreError(f"--store {self.path}: this SQLite database is not an askq database; name a new file.")
             if int(schema[0]) > _STORE_SCHEMA:
                 raise _StoreError(f"--store {self.path}: this database was made by a newer askq (schema"
                                   f" {schema[0]}, this one reads {_STORE_SCHEMA}); run that askq, or name a new file.")
 
+    def _row(self, sql: str, parameters: "Tuple[Any, ...]" = ()) -> Any:
+        """The first row a query gives, every row read (so that no statement
+        stays open, on every sqlite3 module), or None."""
+        rows = self.db.execute(sql, parameters).fetchall()
+        return rows[0] if rows else None
+
     def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
         with self.lock:
-            row = self.db.execute("SELECT record FROM asks WHERE id = ?", (ask_id,)).fetchone()
+            row = self._row("SELECT record FROM asks WHERE id = ?", (ask_id,))
         return None if row is None else _record_read(ask_id, row[0])
 
     def find(self, fingerprint: str) -> "List[str]":
         with self.lock:
-            return [row[0] for row in self.db.execute("SELECT id FROM asks WHERE fingerprint = ?", (fingerprint,))]
+            return [row[0] for row in self.db.execute("SELECT id FROM asks WHERE fingerprint = ?", (fingerprint,)).fetchall()]
 
     def by_page(self, digest: str) -> "Optional[str]":
         with self.lock:
-            row = self.db.execute("SELECT id FROM asks WHERE page = ?", (digest,)).fetchone()
+            row = self._row("SELECT id FROM asks WHERE page = ?", (digest,))
         return None if row is None else str(row[0])
 
     def save(self, record: "Dict[str, Any]") -> None:
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            row = self.db.execute("SELECT ended FROM asks WHERE id = ?", (record["id"],)).fetchone()
+            row = self._row("SELECT ended FROM asks WHERE id = ?", (record["id"],))
             if record.get("result") is not None or row is None or not row[0]:
                 self._write(record)
 
     def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
-            row = self.db.execute("SELECT record FROM asks WHERE id = ?", (record["id"],)).fetchone()
+            row = self._row("SELECT record FROM asks WHERE id = ?", (record["id"],))
             standing = _settled(None if row is None else _record_read(record["id"], row[0]), record)
             if standing is record:
                 self._write(record)
@@ -8978,7 +8984,7 @@ class _SqliteStore(_AskStore):
 
     def heard(self, process: str, now: float) -> bool:
         with self.lock:
-            row = self.db.execute("SELECT seen FROM processes WHERE id = ?", (process,)).fetchone()
+            row = self._row("SELECT seen FROM processes WHERE id = ?", (process,))
         return row is not None and now - row[0] < _STORE_LOST_SECONDS
 
     def sweep(self, now: float) -> None:

@@ -7463,7 +7463,7 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         asked.deliver()
         self.assertEqual(self.store.load(asked.id)["result"]["answers"][1]["answer"], askq._HIDDEN)
         with self.store.lock:
-            self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             self.store.db.execute("VACUUM")
         self.assertTrue(SECRET.encode() not in stored(), "the secret is still in the database once delivered")
 
