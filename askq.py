@@ -8909,11 +8909,15 @@ class _SqliteStore(_AskStore):
         fresh = not os.path.exists(path)
         if fresh:  # readable by its owner only, before SQLite writes anything in it
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+        self.db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         try:
-            self.db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
             self._prepare()
         except sqlite3.DatabaseError as err:
+            self.db.close()
             raise _StoreError(f"--store {path}: this file is not an askq database ({err}).") from None
+        except _StoreError:
+            self.db.close()
+            raise
 
     def _prepare(self) -> None:
         """Make the tables on first use; refuse a database that is another's,

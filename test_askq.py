@@ -1,4 +1,5 @@
 """Tests for askq: run with ``python -m unittest``."""
+import contextlib
 import copy
 import dataclasses
 import doctest
@@ -7438,7 +7439,7 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         import sqlite3
 
         self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o600)
-        with sqlite3.connect(self.path) as db:
+        with contextlib.closing(sqlite3.connect(self.path)) as db, db:
             self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
             self.assertEqual(db.execute("SELECT value FROM askq WHERE key = 'schema'").fetchone()[0], str(askq._STORE_SCHEMA))
 
@@ -7474,7 +7475,7 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         board = askq._AskBoard(store=self.store, log=logged.append)
         kept = board.open(askq.ask(STORE_CALL), board.owner("c"))
         damaged = board.open(askq.ask({"questions": ["Why?"]}), board.owner("c"))
-        with sqlite3.connect(self.path) as db:
+        with contextlib.closing(sqlite3.connect(self.path)) as db, db:
             db.execute("UPDATE asks SET record = '{not json' WHERE id = ?", (damaged.id,))
         other = askq._AskBoard(store=self.store, log=logged.append)
         self.assertIsNone(other.get(damaged.id))
@@ -7568,10 +7569,10 @@ class StoreStartTests(unittest.TestCase):
         folder = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, folder, True)
         stranger, newer, text = (os.path.join(folder, name) for name in ("other.db", "newer.db", "notes.txt"))
-        with sqlite3.connect(stranger) as db:
+        with contextlib.closing(sqlite3.connect(stranger)) as db, db:
             db.execute("CREATE TABLE songs (title TEXT)")
         askq._SqliteStore(newer).close()
-        with sqlite3.connect(newer) as db:
+        with contextlib.closing(sqlite3.connect(newer)) as db, db:
             db.execute("UPDATE askq SET value = '99' WHERE key = 'schema'")
         with open(text, "w") as stream:
             stream.write("not a database at all, just some words of text " * 40)
