@@ -9014,8 +9014,9 @@ def _check_store_folder(path: str) -> None:
 
 
 class _RedisStore(_AskStore):
-    """The records in a Redis database, for replicas on many hosts; through
-    the redis package, which askq needs only here."""
+    """The records in a Redis database, for replicas on many hosts, spoken
+    to over one connection of its own (RESP, the protocol every Redis and
+    its look-alikes speak): askq needs no package for it."""
 
     shared = True
     # The first ending committed wins: a record is written only while the
@@ -9029,48 +9030,50 @@ class _RedisStore(_AskStore):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        client = _redis_client(url)
+        self.redis = _RedisConnection(url)
         try:
-            client.ping()
-        except Exception as err:  # noqa: BLE001 - the package's own errors, whatever their class
+            self.redis.call("PING")
+        except OSError as err:
             raise _StoreError(f"--store {url}: Redis does not answer there ({err}); start it, or check the URL.") from None
-        self.redis = client
-        self.write_while_open = client.register_script(self._WRITE_WHILE_OPEN)
+        except _RedisRefused as err:
+            raise _StoreError(f"--store {url}: Redis refused askq ({err}); check the password and the database"
+                              " number in the URL.") from None
 
     def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
-        text = self.redis.get(f"askq:ask:{ask_id}")
+        text = self.redis.call("GET", f"askq:ask:{ask_id}")
         return None if text is None else _record_read(ask_id, text)
 
     def find(self, fingerprint: str) -> "List[str]":
-        return sorted(member.decode() for member in self.redis.smembers(f"askq:same:{fingerprint}"))
+        return sorted(self.redis.call("SMEMBERS", f"askq:same:{fingerprint}") or [])
 
     def by_page(self, digest: str) -> "Optional[str]":
-        found = self.redis.get(f"askq:page:{digest}")
-        return None if found is None else str(found.decode())
+        found = self.redis.call("GET", f"askq:page:{digest}")
+        return None if found is None else str(found)
 
     def save(self, record: "Dict[str, Any]") -> None:
         key, text = f"askq:ask:{record['id']}", _record_text(record)
         if record.get("result") is not None:
-            self.redis.set(key, text, ex=self._kept(record))
+            self.redis.call("SET", key, text, "EX", self._kept(record))
         else:
-            self.write_while_open(keys=[key], args=[text, self._kept(record)])
+            self._write_while_open(key, text, record)
         self._index(record)
 
     def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
-        stored = self.write_while_open(keys=[f"askq:ask:{record['id']}"], args=[_record_text(record), self._kept(record)])
+        stored = self._write_while_open(f"askq:ask:{record['id']}", _record_text(record), record)
         if stored:
             return _record_read(record["id"], stored)
         self._index(record)
         return record
 
+    def _write_while_open(self, key: str, text: str, record: "Dict[str, Any]") -> Any:
+        return self.redis.call("EVAL", self._WRITE_WHILE_OPEN, 1, key, text, self._kept(record))
+
     def _index(self, record: "Dict[str, Any]") -> None:
-        kept = self._kept(record)
-        with self.redis.pipeline() as pipe:
-            pipe.sadd(f"askq:same:{record['fingerprint']}", record["id"])
-            pipe.expire(f"askq:same:{record['fingerprint']}", kept)
-            if record.get("page"):
-                pipe.set(f"askq:page:{record['page']}", record["id"], ex=kept)
-            pipe.execute()
+        kept, same = self._kept(record), f"askq:same:{record['fingerprint']}"
+        commands: List[Tuple[Any, ...]] = [("SADD", same, record["id"]), ("EXPIRE", same, kept)]
+        if record.get("page"):
+            commands.append(("SET", f"askq:page:{record['page']}", record["id"], "EX", kept))
+        self.redis.pipeline(commands)
 
     @staticmethod
     def _kept(record: "Dict[str, Any]") -> int:
@@ -9079,32 +9082,130 @@ class _RedisStore(_AskStore):
         return max(1, int(end + _ASK_KEPT_SECONDS - time.time()))
 
     def beat(self, process: str, now: float) -> None:
-        self.redis.set(f"askq:process:{process}", str(now), ex=int(_STORE_LOST_SECONDS))
+        self.redis.call("SET", f"askq:process:{process}", str(now), "EX", int(_STORE_LOST_SECONDS))
 
     def heard(self, process: str, now: float) -> bool:
-        return bool(self.redis.exists(f"askq:process:{process}"))
+        return bool(self.redis.call("EXISTS", f"askq:process:{process}"))
 
     def close(self) -> None:
         self.redis.close()
 
 
-def _redis_client(url: str) -> Any:
-    """A client for a redis:// URL, through the redis package."""
-    from urllib.parse import urlsplit
+class _RedisRefused(Exception):
+    """Redis answered a command with an error."""
 
-    try:
-        parts = urlsplit(url)
-        port, database = parts.port, parts.path.strip("/") or "0"
-    except ValueError as err:
-        raise _StoreError(f"--store {url}: not a Redis URL ({err}); write redis://HOST:PORT/DB.") from None
-    if parts.scheme not in ("redis", "rediss") or not parts.hostname or not database.isdigit() or parts.query \
-            or port == 0:
-        raise _StoreError(f"--store {url}: not a Redis URL; write redis://HOST:PORT/DB, such as redis://127.0.0.1:6379/0.")
-    try:
-        import redis  # type: ignore[import-not-found]
-    except ImportError:
-        raise _StoreError(f"--store {url}: Redis needs the redis package: pip install redis") from None
-    return redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+
+class _RedisConnection:
+    """One connection to the Redis a redis:// URL names, made again after
+    it breaks; commands are sent and answered one at a time, under a lock."""
+
+    TIMEOUT = 5.0
+
+    def __init__(self, url: str) -> None:
+        import threading
+        from urllib.parse import unquote, urlsplit
+
+        try:
+            parts = urlsplit(url)
+            port, database = parts.port, parts.path.strip("/") or "0"
+        except ValueError as err:
+            raise _StoreError(f"--store {url}: not a Redis URL ({err}); write redis://HOST:PORT/DB.") from None
+        if parts.scheme not in ("redis", "rediss") or not parts.hostname or not database.isdigit() or parts.query \
+                or port == 0:
+            raise _StoreError(f"--store {url}: not a Redis URL; write redis://HOST:PORT/DB, such as redis://127.0.0.1:6379/0.")
+        self.address = (parts.hostname, port or 6379)
+        self.tls, self.database = parts.scheme == "rediss", database
+        self.login = [unquote(part) for part in (parts.username, parts.password) if part]
+        self.lock = threading.Lock()
+        self.socket: Any = None
+        self.stream: Any = None
+
+    def call(self, *command: Any) -> Any:
+        """Redis's answer to one command: text as str, a number as int, a
+        list as a list; _RedisRefused for an error, OSError when the
+        connection fails (the next call connects again)."""
+        return self.pipeline([command])[0]
+
+    def pipeline(self, commands: "Sequence[Tuple[Any, ...]]") -> "List[Any]":
+        """The answers to several commands sent at once."""
+        with self.lock:
+            try:
+                if self.stream is None:
+                    self._connect()
+                return self._exchange(commands)
+            except (OSError, ValueError):  # ValueError: a number that is none, from what is not Redis
+                self._drop()
+                raise
+
+    def _connect(self) -> None:
+        import socket
+
+        connection = socket.create_connection(self.address, timeout=self.TIMEOUT)
+        if self.tls:
+            import ssl
+
+            connection = ssl.create_default_context().wrap_socket(connection, server_hostname=self.address[0])
+        self.socket, self.stream = connection, connection.makefile("rwb")
+        greeting = [("AUTH", *self.login)] if self.login else []
+        try:
+            self._exchange(greeting + ([("SELECT", self.database)] if self.database != "0" else []))
+        except _RedisRefused:
+            self._drop()
+            raise
+
+    def _exchange(self, commands: "Sequence[Tuple[Any, ...]]") -> "List[Any]":
+        """Send commands, read every answer, then refuse if one was an error."""
+        assert self.stream is not None
+        self.stream.write(b"".join(self.encoded(command) for command in commands))
+        self.stream.flush()
+        answers = [self.answer(self.stream) for _ in commands]
+        for answer in answers:
+            if isinstance(answer, _RedisRefused):
+                raise answer
+        return answers
+
+    def _drop(self) -> None:
+        for closing in (self.stream, self.socket):
+            try:
+                if closing is not None:
+                    closing.close()
+            except OSError:
+                pass
+        self.stream = self.socket = None
+
+    def close(self) -> None:
+        with self.lock:
+            self._drop()
+
+    @staticmethod
+    def encoded(command: "Tuple[Any, ...]") -> bytes:
+        """A command as Redis reads it: an array of byte strings."""
+        parts = [str(part).encode("utf-8") for part in command]
+        return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(part), part) for part in parts)
+
+    @classmethod
+    def answer(cls, stream: Any) -> Any:
+        """One answer read from Redis; an error answer as a _RedisRefused,
+        returned so that the answers after it are still read."""
+        line = stream.readline()
+        if not line.endswith(b"\r\n"):
+            raise ConnectionError("Redis closed the connection")
+        kind, rest = line[:1], line[1:-2]
+        if kind in (b"+", b"-"):
+            text = rest.decode("utf-8", "replace")
+            return text if kind == b"+" else _RedisRefused(text)
+        if kind == b":":
+            return int(rest)
+        if kind == b"$" and int(rest) >= 0:
+            data = stream.read(int(rest) + 2)
+            if len(data) != int(rest) + 2:
+                raise ConnectionError("Redis closed the connection")
+            return data[:-2].decode("utf-8", "replace")
+        if kind == b"*" and int(rest) >= 0:
+            return [cls.answer(stream) for _ in range(int(rest))]
+        if kind in (b"$", b"*"):
+            return None
+        raise ConnectionError(f"Redis sent what is not RESP: {line[:40]!r}")
 
 
 def _open_store(where: "Optional[str]") -> _AskStore:

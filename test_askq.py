@@ -7488,8 +7488,37 @@ def redis_wanted() -> bool:
     return "redis" in os.environ.get("ASKQ_REQUIRE_SDKS", "").split(",")
 
 
-@unittest.skipUnless(redis_wanted() or (importable("redis") and shutil.which("redis-server") and CAN_SPAWN),
-                     "no redis package or redis-server here (CI runs these in its Redis step)")
+class RedisConnectionTests(unittest.TestCase):
+    """What askq says to Redis and how it reads what Redis says back."""
+
+    def test_a_command_is_an_array_of_byte_strings(self) -> None:
+        self.assertEqual(askq._RedisConnection.encoded(("SET", "k\u00e9", 5)),
+                         b"*3\r\n$3\r\nSET\r\n$3\r\nk\xc3\xa9\r\n$1\r\n5\r\n")
+
+    def test_every_kind_of_answer_is_read(self) -> None:
+        stream = io.BytesIO(b"+PONG\r\n:42\r\n$5\r\nhe\r\no\r\n$-1\r\n*2\r\n$1\r\na\r\n*-1\r\n"
+                            b"-ERR unknown command\r\n")
+        answers = [askq._RedisConnection.answer(stream) for _ in range(5)]
+        self.assertEqual(answers[:4], ["PONG", 42, "he\r\no", None])
+        self.assertEqual(answers[4], ["a", None])
+        refused = askq._RedisConnection.answer(stream)
+        self.assertIsInstance(refused, askq._RedisRefused)
+        self.assertEqual(str(refused), "ERR unknown command")
+
+    def test_a_cut_answer_or_one_that_is_not_redis_is_a_broken_connection(self) -> None:
+        for sent in (b"", b"+PON", b"$10\r\nshort\r\n", b"HTTP/1.1 400 Bad Request\r\n"):
+            with self.subTest(sent=sent), self.assertRaises(ConnectionError):
+                askq._RedisConnection.answer(io.BytesIO(sent))
+
+    def test_what_a_url_names(self) -> None:
+        connection = askq._RedisConnection("rediss://me:p%40ss@redis.example:6380/3")
+        self.assertEqual((connection.address, connection.tls, connection.database, connection.login),
+                         (("redis.example", 6380), True, "3", ["me", "p@ss"]))
+        self.assertEqual(askq._RedisConnection("redis://localhost").address, ("localhost", 6379))
+
+
+@unittest.skipUnless(redis_wanted() or (shutil.which("redis-server") and CAN_SPAWN),
+                     "no redis-server here (CI runs these in its Redis step)")
 class RedisStoreTests(AskStoreContract, unittest.TestCase):
     """The same contract against a real redis-server, started for these tests."""
 
@@ -7520,8 +7549,23 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
 
     def setUp(self) -> None:
         self.store = askq._RedisStore(self.url)
-        self.store.redis.flushdb()
+        self.store.redis.call("FLUSHALL")
         self.addCleanup(self.store.close)
+
+    def test_a_password_and_a_database_in_the_url(self) -> None:
+        self.store.redis.call("CONFIG", "SET", "requirepass", "s3cret")
+        guarded = self.url.replace("//", "//:s3cret@").replace("/0", "/3")
+        store = askq._RedisStore(guarded)
+        self.addCleanup(store.close)
+        self.addCleanup(store.redis.call, "CONFIG", "SET", "requirepass", "")
+        store.save(store_record())
+        self.assertEqual(store.load("a1")["id"], "a1")
+        with contextlib.closing(askq._RedisConnection(guarded.replace("/3", "/0"))) as first:
+            self.assertEqual(first.call("EXISTS", "askq:ask:a1"), 0)
+        with self.assertRaises(askq._StoreError) as refused:
+            askq._RedisStore(guarded.replace("s3cret", "wrong"))
+        self.assertIn("Redis refused askq (WRONGPASS", str(refused.exception))
+        self.assertIn("check the password and the database number in the URL", str(refused.exception))
 
     def test_serve_with_redis_keeps_an_ask_across_a_restart(self) -> None:
         ask_across_a_restart(self, self.url)
@@ -7551,7 +7595,7 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
         self.assertTrue(asked.finished)
         self.assertEqual(asked.deliver().answers[0].selected, ["SQLite"])
         self.assertEqual(len(logged), 1, logged)
-        self.assertTrue(logged[0].startswith("the store failed (ConnectionError"), logged)
+        self.assertTrue(logged[0].startswith("the store failed (") and logged[0].endswith("until it works again"), logged)
 
 
 class StoreStartTests(unittest.TestCase):
@@ -7606,18 +7650,10 @@ class StoreStartTests(unittest.TestCase):
             self.assertIn("askq cannot write there", self.refusal("serve", "--store", os.path.join(folder, "asks.db")))
         self.assertIn("that is a folder; name a file in it", self.refusal("serve", "--store", folder))
 
-    def test_redis_without_its_package_or_unreachable(self) -> None:
-        with mock.patch.dict(sys.modules, {"redis": None}):
-            err = self.refusal("serve", "--store", "redis://127.0.0.1:6379/0")
-        self.assertIn("Redis needs the redis package: pip install redis", err)
-
-        class Unreachable:
-            def ping(self) -> None:
-                raise ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
-
-        with mock.patch.object(askq, "_redis_client", lambda url: Unreachable()):
-            err = self.refusal("serve", "--store", "redis://127.0.0.1:1/0")
-        self.assertIn("Redis does not answer there (Error 111 connecting", err)
+    def test_redis_unreachable(self) -> None:
+        err = self.refusal("serve", "--store", f"redis://127.0.0.1:{free_port()}/0")
+        self.assertIn("Redis does not answer there (", err)
+        self.assertIn("start it, or check the URL.", err)
 
 
 class StoreFaultTests(unittest.TestCase):
@@ -9525,17 +9561,8 @@ class PortabilityTests(unittest.TestCase):
         with open(ASKQ_SOURCE, encoding="utf-8") as stream:
             tree = ast.parse(stream.read())
         names = set()
-        # The one import outside the standard library is the redis package, for
-        # --store redis://, only inside the function that makes its client and
-        # guarded there: without it askq refuses that store in words.
-        optional = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "_redis_client"]
-        guarded = [node for function in optional for node in ast.walk(function) if isinstance(node, ast.Try)
-                   and any(isinstance(handler.type, ast.Name) and handler.type.id == "ImportError" for handler in node.handlers)]
-        allowed = {id(node) for guard in guarded for node in guard.body if isinstance(node, ast.Import)
-                   and [alias.name for alias in node.names] == ["redis"]}
-        self.assertEqual(len(allowed), 1)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import) and id(node) not in allowed:
+            if isinstance(node, ast.Import):
                 names.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names.add(node.module.split(".")[0])
@@ -9669,7 +9696,7 @@ class SdkPresenceTests(unittest.TestCase):
     def test_the_sdks_are_there_when_required(self) -> None:
         # CI's SDK step sets the variable: a missing SDK must fail there, not skip quietly.
         required = os.environ.get("ASKQ_REQUIRE_SDKS")
-        single = {"mcp-before-2": ("mcp",), "fast-agent": ("fast_agent",), "redis": ("redis",), "apprise": ("apprise",)}
+        single = {"mcp-before-2": ("mcp",), "fast-agent": ("fast_agent",), "redis": (), "apprise": ("apprise",)}
         names = single.get(str(required), (
             "mcp", "openai", "agents", "pydantic", "anthropic", "fastmcp", "claude_agent_sdk", "pydantic_ai", "langgraph"))
         for name in names:
