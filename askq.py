@@ -9462,7 +9462,7 @@ class _AskBoard:
             if not damaged:
                 raise
             return failed
-        except Exception as err:  # noqa: BLE001 - sqlite3's, the disk's, the redis package's
+        except Exception as err:  # noqa: BLE001 - sqlite3's, the disk's, the network's
             if not self.failing:
                 self.failing = True
                 self.log(f"the store failed ({type(err).__name__}: {err}); asks go on in memory until it works again")
