@@ -8159,8 +8159,9 @@ class _WebSession:
     grace period after it, in which a second device learns that the
     answers are in (409) rather than finding nothing there."""
 
-    # Sessions in their grace period, for a process that must not exit before they end.
-    _lingering: ClassVar["List[_WebSession]"] = []
+    # The timers of the grace periods under way, for a process that must not
+    # exit before they end.
+    _lingering: ClassVar["List[Any]"] = []
 
     def __init__(self, items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]" = None,
                  token: str = "") -> None:
@@ -8169,7 +8170,6 @@ class _WebSession:
         self.ask: Any = None  # the ask it serves, under serve
         self.server = _HttpServer(_HttpCore(self.page), host, port)
         self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
-        self.grace: Any = None  # the timer that ends the grace period
 
     def done(self) -> bool:
         """Whether the person is done, or the page idle past its timeout."""
@@ -8191,24 +8191,30 @@ class _WebSession:
     def serve_grace(self) -> QuestionOutput:
         """Go on serving for the grace period, in the background, then stop;
         the outcome."""
-        import threading
-
-        self.grace = threading.Timer(_WEB_GRACE_SECONDS, self._end_grace)
-        _WebSession._lingering.append(self)
-        self.grace.start()
+        self.after_grace(self.end)
         return self.page.outcome()
 
-    def _end_grace(self) -> None:
-        self.end()
-        if self in _WebSession._lingering:
-            _WebSession._lingering.remove(self)
+    @classmethod
+    def after_grace(cls, then: "Callable[[], None]") -> None:
+        """Call ``then`` in the background once the grace period is over."""
+        import threading
+
+        def over() -> None:
+            try:
+                then()
+            finally:
+                cls._lingering.remove(timer)
+
+        timer = threading.Timer(_WEB_GRACE_SECONDS, over)
+        cls._lingering.append(timer)
+        timer.start()
 
     @classmethod
     def wait_out_graces(cls) -> None:
         """Wait until every grace period has ended: a process that is ending
         can start no thread to serve a request, so it waits first."""
-        for session in list(cls._lingering):
-            session.grace.join()
+        for timer in list(cls._lingering):
+            timer.join()
 
 
 def prompt_web(
@@ -9533,15 +9539,21 @@ def _prompt_on_stored_page(
     except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
         asked.finish(QuestionOutput(output.questions, asked.page.page.kept_answers() if asked.page else [],
                                     Outcome.DECLINED))
-    try:
-        outcome = asked.deliver()
-        if asked.page is not None:
-            time.sleep(_WEB_GRACE_SECONDS)  # a second device learns that the answers are in
-        return outcome
-    finally:
+    def end() -> None:
         board.owner_ended(asked.owner)
         server.stop()
         store.close()
+
+    try:
+        outcome = asked.deliver()
+    except BaseException:
+        end()
+        raise
+    if asked.page is None:
+        end()
+    else:
+        _WebSession.after_grace(end)  # a second device learns that the answers are in
+    return outcome
 
 
 # ===========================================================================

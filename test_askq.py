@@ -447,7 +447,20 @@ except ImportError:  # Windows, Pyodide
     pty = termios = None  # type: ignore[assignment]
 
 
-def spawn_askq(test: unittest.TestCase, *args: str, **options: Any) -> Any:
+# askq's command line with a shorter grace period after a page's answers, for
+# the tests of a page's process that are not about that period.
+SHORT_GRACE = ("import sys; sys.path.insert(0, sys.argv[1]); import askq; askq._WEB_GRACE_SECONDS = 0.1;"
+               " sys.exit(askq.main(sys.argv[2:]))")
+
+
+def askq_command(*args: str, short_grace: bool = False) -> List[str]:
+    """The command that runs ``python askq.py ARGS``."""
+    if short_grace:
+        return [sys.executable, "-c", SHORT_GRACE, HERE, *args]
+    return [sys.executable, os.path.join(HERE, "askq.py"), *args]
+
+
+def spawn_askq(test: unittest.TestCase, *args: str, short_grace: bool = False, **options: Any) -> Any:
     """``python askq.py ARGS`` as a child process, killed and its pipes closed
     after the test.  A child inherits an ignored SIGINT (as this suite has it
     when a shell without job control starts it in the background), and the
@@ -456,7 +469,7 @@ def spawn_askq(test: unittest.TestCase, *args: str, **options: Any) -> Any:
     if ignored:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # a handled signal is reset to its default on exec
     try:
-        process = subprocess.Popen([sys.executable, os.path.join(HERE, "askq.py"), *args], **options)
+        process = subprocess.Popen(askq_command(*args, short_grace=short_grace), **options)
     finally:
         if ignored:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -5284,8 +5297,8 @@ class DialogLongListTests(unittest.TestCase):
                   for typed in ("", DOWN * 7, "\x1b[F", "\x0eabc", "/line", TAB + "x" * 50, SHIFT_TAB + ENTER)]
         for state in states:
             for width in (20, 40, 80, 200):
+                frame = askq._Painter(width - 1, askq._Style(False, True)).paint(state)
                 for height in range(6, 30):
-                    frame = askq._Painter(width - 1, askq._Style(False, True)).paint(state)
                     lines, caret, _ = frame.cut(height - 1)  # the screen keeps its last line free
                     with self.subTest(width=width, height=height, tab=state.tab, lines=lines):
                         focus = frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)]
@@ -6962,7 +6975,7 @@ class WebPageTests(unittest.TestCase):
 class WebCommandTests(unittest.TestCase):
     def test_ask_web_prints_the_url_and_the_outcome(self) -> None:
         process = spawn_askq(self, "ask", EXAMPLE, "--web", "--text", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=dict(os.environ, BROWSER="true"))
+                             env=dict(os.environ, BROWSER="true"), short_grace=True)
         line = process.stderr.readline().decode()
         self.assertTrue(line.startswith("askq: answer the questions at http://127.0.0.1:"), line)
         url = line.split()[-1]
@@ -6978,7 +6991,7 @@ class WebCommandTests(unittest.TestCase):
 
     def test_serve_web_logs_to_the_client_only_at_info(self) -> None:
         process = spawn_askq(self, "serve", "--web", "--timeout", "0.3", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+                             stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"), short_grace=True)
         call = {"name": "ask_questions", "arguments": {"questions": ["Name?"]}}
         messages = [{"id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
                     {"id": 1, "method": "logging/setLevel", "params": {"level": "error"}},
@@ -6994,8 +7007,8 @@ class WebCommandTests(unittest.TestCase):
         self.assertEqual(process.wait(timeout=10), 0)
 
     def test_listening_beyond_this_machine_warns(self) -> None:
-        process = subprocess.run([sys.executable, os.path.join(HERE, "askq.py"), "ask", EXAMPLE, "--web", "--host",
-                                  "0.0.0.0", "--timeout", "0.2"], capture_output=True, check=False)
+        process = subprocess.run(askq_command("ask", EXAMPLE, "--web", "--host", "0.0.0.0", "--timeout", "0.2",
+                                              short_grace=True), capture_output=True, check=False)
         self.assertEqual(process.returncode, 1)
         self.assertIn(b"warning: listening on 0.0.0.0: anyone on that network who has the URL can answer", process.stderr)
         self.assertEqual(json.loads(process.stdout)["status"], "timed_out")
@@ -7015,7 +7028,7 @@ class WebCommandTests(unittest.TestCase):
 
     def test_serve_web_for_a_client_without_elicitation(self) -> None:
         process = spawn_askq(self, "serve", "--web", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=dict(os.environ, BROWSER="true"))
+                             env=dict(os.environ, BROWSER="true"), short_grace=True)
 
         def send(message: Dict[str, Any]) -> None:
             process.stdin.write(json.dumps(message).encode() + b"\n")
@@ -7774,9 +7787,13 @@ class PromptWebStoreTests(unittest.TestCase):
                 "--state-key", "k", "--text")
 
         def run() -> Tuple[Any, str]:
-            process = spawn_askq(self, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            process = spawn_askq(self, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, short_grace=True)
+            said = b""
             while True:
-                found = re.search(rb"answer the questions at (\S+)", process.stderr.readline())
+                line = process.stderr.readline()
+                self.assertTrue(line, f"ask --web ended without a page: {said.decode(errors='replace')}")
+                said += line
+                found = re.search(rb"answer the questions at (\S+)", line)
                 if found:
                     return process, found.group(1).decode()
 
