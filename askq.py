@@ -83,7 +83,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         that asked: its fingerprint, owner, page, outcome, delivery,
                         its record), _AskOwner; the store: _AskStore, the records
                         of asks, one implementation a backend (_MemoryStore,
-                        _SqliteStore, _RedisStore; _open_store() picks one for
+                        _SqliteStore, _RedisStore over _RedisConnection, askq's
+                        own Redis client; _AskStore.opened() picks one for
                         --store), where the first ending committed wins; the
                         board: _AskBoard (a process's asks as objects over its
                         store: written through, read again when shared, a page
@@ -91,7 +92,7 @@ The file, in the order of one call's life (each part under a banner of its own):
     Telling the person  --notify: _Notifier (the person's command, run when an ask
                         opens and every --remind minutes while it stays open: one
                         heap of what is due, a few threads that run it), the
-                        message it reads (_notice_text()) and its environment
+                        message it reads (_Notifier.message()) and its environment
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes); over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
@@ -6647,6 +6648,11 @@ class _HttpRequest:
         is_form = self.header("Content-Type").split(";")[0].strip() == "application/x-www-form-urlencoded"
         self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if is_form else {}
 
+    def page_token(self) -> str:
+        """The token a request shows: in the query, a form field or a Bearer header."""
+        bearer = self.header("Authorization").partition("Bearer ")[2].strip()
+        return (self.query.get("token") or self.form.get("token") or [bearer])[0]
+
     def header(self, name: str) -> str:
         return (_header_values(self.headers, name)[:1] or [""])[0]
 
@@ -7413,7 +7419,7 @@ class _WebPage(_HttpHandlers):
         """Whether the request shows the token: in the query, a form field or a Bearer header."""
         import secrets
 
-        return secrets.compare_digest(_page_token(request).encode("utf-8", "replace"), self.token.encode())
+        return secrets.compare_digest(request.page_token().encode("utf-8", "replace"), self.token.encode())
 
     def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
         """Once the answers are in, a later request learns so: a later
@@ -7688,12 +7694,6 @@ class _WebPage(_HttpHandlers):
                 f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
         return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
                 f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
-
-
-def _page_token(request: _HttpRequest) -> str:
-    """The token a request shows: in the query, a form field or a Bearer header."""
-    bearer = request.header("Authorization").partition("Bearer ")[2].strip()
-    return (request.query.get("token") or request.form.get("token") or [bearer])[0]
 
 
 def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "List[AnswerItem]":
@@ -8624,6 +8624,16 @@ class _Ask:
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
                  "owner", "page", "read", "result")
 
+    @staticmethod
+    def outcome_in(record: "Dict[str, Any]", output: QuestionOutput) -> "Optional[QuestionOutput]":
+        """The ending a record holds, for the questions it was asked with."""
+        result = record.get("result")
+        if result is None:
+            return None
+        answers = [AnswerItem(**{key: entry.get(key) for key in ("id", "answer", "selected", "note", "unanswered")},
+                              assumed=bool(entry.get("assumed"))) for entry in result["answers"]]
+        return QuestionOutput(output.questions, answers, Outcome(result["status"]))
+
     def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
 
@@ -8745,16 +8755,6 @@ def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
     return hashlib.sha256(f"{client}\n{canonical}".encode("ascii")).hexdigest()
 
 
-def _record_outcome(record: "Dict[str, Any]", output: QuestionOutput) -> "Optional[QuestionOutput]":
-    """The ending a record holds, for the questions it was asked with."""
-    result = record.get("result")
-    if result is None:
-        return None
-    answers = [AnswerItem(**{key: entry.get(key) for key in ("id", "answer", "selected", "note", "unanswered")},
-                          assumed=bool(entry.get("assumed"))) for entry in result["answers"]]
-    return QuestionOutput(output.questions, answers, Outcome(result["status"]))
-
-
 # ---------------------------------------------------------------------------
 # Asks: the store
 #
@@ -8785,6 +8785,40 @@ class _AskStore:
     its page's token, or None), ``ended`` (0 while open) and the rest."""
 
     shared = False  # whether other processes read and write the same records
+
+    @staticmethod
+    def opened(where: "Optional[str]") -> "_AskStore":
+        """The store --store names: Redis for a redis:// URL, else an SQLite
+        file; in memory without one.  _StoreError says why one cannot be used."""
+        if not where:
+            return _MemoryStore()
+        if where.startswith(("redis://", "rediss://")) or "://" in where:
+            if not where.startswith(("redis://", "rediss://")):
+                raise _StoreError(f"--store {where}: askq keeps asks in an SQLite file (a path) or in Redis (redis://HOST:PORT/DB).")
+            return _RedisStore(where)
+        return _SqliteStore(where)
+
+    @staticmethod
+    def standing(stored: "Optional[Dict[str, Any]]", record: "Dict[str, Any]") -> "Dict[str, Any]":
+        """Which record stands when ``record`` ends an ask: the stored one if it
+        had ended already, else ``record``."""
+        return stored if stored is not None and stored.get("result") is not None else record
+
+    @staticmethod
+    def from_text(ask_id: str, text: Any) -> "Dict[str, Any]":
+        """A stored text as a record; _DamagedAsk when it is not one."""
+        try:
+            record = json.loads(text)
+        except (TypeError, ValueError):
+            raise _DamagedAsk(ask_id) from None
+        if not (isinstance(record, dict) and record.get("id") == ask_id and isinstance(record.get("fingerprint"), str)):
+            raise _DamagedAsk(ask_id)
+        return record
+
+    @staticmethod
+    def as_text(record: "Dict[str, Any]") -> str:
+        """A record as it is stored: compact JSON."""
+        return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
         """The record of an ask; _DamagedAsk when it cannot be read."""
@@ -8822,27 +8856,6 @@ class _AskStore:
         pass
 
 
-def _record_text(record: "Dict[str, Any]") -> str:
-    return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def _record_read(ask_id: str, text: Any) -> "Dict[str, Any]":
-    """A stored text as a record; _DamagedAsk when it is not one."""
-    try:
-        record = json.loads(text)
-    except (TypeError, ValueError):
-        raise _DamagedAsk(ask_id) from None
-    if not (isinstance(record, dict) and record.get("id") == ask_id and isinstance(record.get("fingerprint"), str)):
-        raise _DamagedAsk(ask_id)
-    return record
-
-
-def _settled(stored: "Optional[Dict[str, Any]]", record: "Dict[str, Any]") -> "Dict[str, Any]":
-    """Which record stands when ``record`` ends an ask: the stored one if it
-    had ended already, else ``record``."""
-    return stored if stored is not None and stored.get("result") is not None else record
-
-
 class _MemoryStore(_AskStore):
     """The records in this process's memory: lost when it ends."""
 
@@ -8857,7 +8870,7 @@ class _MemoryStore(_AskStore):
 
     def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
         text = self.records.get(ask_id)
-        return None if text is None else _record_read(ask_id, text)
+        return None if text is None else self.from_text(ask_id, text)
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -8872,7 +8885,7 @@ class _MemoryStore(_AskStore):
 
     def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
         with self.lock:
-            standing = _settled(self.load(record["id"]), record)
+            standing = self.standing(self.load(record["id"]), record)
             self._write(standing)
             return standing
 
@@ -8884,7 +8897,7 @@ class _MemoryStore(_AskStore):
             self.pages[record["page"]] = ask_id
         if record.get("ended"):
             self.ended[ask_id] = record["ended"]
-        self.records[ask_id] = _record_text(record)
+        self.records[ask_id] = self.as_text(record)
 
     def sweep(self, now: float) -> None:
         with self.lock:
@@ -8911,7 +8924,7 @@ class _SqliteStore(_AskStore):
 
         self.path = path
         self.lock = threading.Lock()
-        _check_store_folder(path)
+        self.check_folder(path)
         fresh = not os.path.exists(path)
         if fresh:  # readable by its owner only, before SQLite writes anything in it
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
@@ -8924,6 +8937,18 @@ class _SqliteStore(_AskStore):
         except _StoreError:
             self.db.close()
             raise
+
+    @staticmethod
+    def check_folder(path: str) -> None:
+        """Refuse at start a file that could not be made or written."""
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise _StoreError(f"--store {path}: the folder {folder} does not exist; make it first.")
+        if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise _StoreError(f"--store {path}: askq cannot write there (its journal goes beside the file);"
+                              " choose a place this user can write.")
+        if os.path.isdir(path):
+            raise _StoreError(f"--store {path}: that is a folder; name a file in it, such as {os.path.join(path, 'asks.db')}.")
 
     def _prepare(self) -> None:
         """Make the tables on first use; refuse a database that is another's,
@@ -8957,7 +8982,7 @@ class _SqliteStore(_AskStore):
     def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
         with self.lock:
             row = self._row("SELECT record FROM asks WHERE id = ?", (ask_id,))
-        return None if row is None else _record_read(ask_id, row[0])
+        return None if row is None else self.from_text(ask_id, row[0])
 
     def find(self, fingerprint: str) -> "List[str]":
         with self.lock:
@@ -8979,14 +9004,14 @@ class _SqliteStore(_AskStore):
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
             row = self._row("SELECT record FROM asks WHERE id = ?", (record["id"],))
-            standing = _settled(None if row is None else _record_read(record["id"], row[0]), record)
+            standing = self.standing(None if row is None else self.from_text(record["id"], row[0]), record)
             if standing is record:
                 self._write(record)
             return standing
 
     def _write(self, record: "Dict[str, Any]") -> None:
         self.db.execute("INSERT OR REPLACE INTO asks VALUES (?, ?, ?, ?, ?)", (
-            record["id"], record["fingerprint"], record.get("page"), record.get("ended") or 0, _record_text(record)))
+            record["id"], record["fingerprint"], record.get("page"), record.get("ended") or 0, self.as_text(record)))
 
     def beat(self, process: str, now: float) -> None:
         with self.lock, self.db:
@@ -9005,18 +9030,6 @@ class _SqliteStore(_AskStore):
     def close(self) -> None:
         with self.lock:
             self.db.close()
-
-
-def _check_store_folder(path: str) -> None:
-    """Refuse at start a file that could not be made or written."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise _StoreError(f"--store {path}: the folder {folder} does not exist; make it first.")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise _StoreError(f"--store {path}: askq cannot write there (its journal goes beside the file);"
-                          " choose a place this user can write.")
-    if os.path.isdir(path):
-        raise _StoreError(f"--store {path}: that is a folder; name a file in it, such as {os.path.join(path, 'asks.db')}.")
 
 
 class _RedisStore(_AskStore):
@@ -9047,7 +9060,7 @@ class _RedisStore(_AskStore):
 
     def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
         text = self.redis.call("GET", f"askq:ask:{ask_id}")
-        return None if text is None else _record_read(ask_id, text)
+        return None if text is None else self.from_text(ask_id, text)
 
     def find(self, fingerprint: str) -> "List[str]":
         return sorted(self.redis.call("SMEMBERS", f"askq:same:{fingerprint}") or [])
@@ -9057,7 +9070,7 @@ class _RedisStore(_AskStore):
         return None if found is None else str(found)
 
     def save(self, record: "Dict[str, Any]") -> None:
-        key, text = f"askq:ask:{record['id']}", _record_text(record)
+        key, text = f"askq:ask:{record['id']}", self.as_text(record)
         if record.get("result") is not None:
             self.redis.call("SET", key, text, "EX", self._kept(record))
         else:
@@ -9065,9 +9078,9 @@ class _RedisStore(_AskStore):
         self._index(record)
 
     def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
-        stored = self._write_while_open(f"askq:ask:{record['id']}", _record_text(record), record)
+        stored = self._write_while_open(f"askq:ask:{record['id']}", self.as_text(record), record)
         if stored:
-            return _record_read(record["id"], stored)
+            return self.from_text(record["id"], stored)
         self._index(record)
         return record
 
@@ -9214,18 +9227,6 @@ class _RedisConnection:
         raise ConnectionError(f"Redis sent what is not RESP: {line[:40]!r}")
 
 
-def _open_store(where: "Optional[str]") -> _AskStore:
-    """The store --store names: Redis for a redis:// URL, else an SQLite
-    file; in memory without one.  _StoreError says why one cannot be used."""
-    if not where:
-        return _MemoryStore()
-    if where.startswith(("redis://", "rediss://")) or "://" in where:
-        if not where.startswith(("redis://", "rediss://")):
-            raise _StoreError(f"--store {where}: askq keeps asks in an SQLite file (a path) or in Redis (redis://HOST:PORT/DB).")
-        return _RedisStore(where)
-    return _SqliteStore(where)
-
-
 # ---------------------------------------------------------------------------
 # Asks: the board
 #
@@ -9309,7 +9310,7 @@ class _AskBoard:
         if process == self.process:
             return True
         if host == platform.node():
-            return _process_runs(rest.partition(" ")[0])
+            return _AskBoard.process_runs(rest.partition(" ")[0])
         return bool(self._safely(lambda: self.store.heard(process, time.time()), True))
 
     def get(self, ask_id: Any) -> "Optional[_Ask]":
@@ -9344,7 +9345,7 @@ class _AskBoard:
             restored = _Ask(output, owner, self, record["id"])
             restored.fingerprint, restored.ends = record["fingerprint"], float(record["ends"])
             restored.delivered, restored.interrupted = bool(record["delivered"]), bool(record["interrupted"])
-            result = _record_outcome(record, output)
+            result = _Ask.outcome_in(record, output)
         except (KeyError, TypeError, ValueError, QuestionError):
             self.log(f"the stored ask {record.get('id')} is damaged and cannot be served; the other asks are")
             return None
@@ -9369,7 +9370,7 @@ class _AskBoard:
             return
         if ask.page is not None and record.get("entered") and ask.result is None:
             ask.page.page.last_form = record["entered"]
-        result = _record_outcome(record, ask.output) if ask.result is None else None
+        result = _Ask.outcome_in(record, ask.output) if ask.result is None else None
         if result is not None:
             ask.take_ending(result, float(record["ended"]))
 
@@ -9405,7 +9406,7 @@ class _AskBoard:
         standing = self._safely(lambda: self.store.settle(record), record)
         if standing is record or standing.get("result") == record["result"]:
             return True
-        outcome = _record_outcome(standing, ask.output)
+        outcome = _Ask.outcome_in(standing, ask.output)
         if outcome is not None:
             ask.take_ending(outcome, float(standing["ended"]))
         return False
@@ -9476,25 +9477,21 @@ class _AskBoard:
         self.failing = False
         return done
 
+    @staticmethod
+    def process_runs(pid: str) -> bool:
+        """Whether a process of this host runs."""
+        if not pid.isdigit():
+            return False
+        try:
+            os.kill(int(pid), 0)
+        except PermissionError:
+            return True
+        except (OSError, OverflowError):
+            return False
+        return True
+
     def close(self) -> None:
         self._safely(self.store.close)
-
-
-def _process_runs(pid: str) -> bool:
-    """Whether a process of this host runs."""
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
-
-
-def _seal_of(key: "Optional[str]") -> "_RequestSeal":
-    return _RequestSeal(key.encode("utf-8", "surrogatepass") if key else None)
 
 
 def _stored_pages(
@@ -9506,7 +9503,7 @@ def _stored_pages(
     pages = _ServedPages("")
     server = _HttpServer(_HttpCore(pages), host, port)
     pages.base = f"http://{_reachable_address(host)}:{server.port}"
-    board = _AskBoard(_ServedWebOptions(pages, timeout), timeout, store, _seal_of(key), log)
+    board = _AskBoard(_ServedWebOptions(pages, timeout), timeout, store, _RequestSeal.of_key(key), log)
     pages.board = board
     if not port:
         log("the pages' port was chosen at start: give a port to keep their URLs across restarts")
@@ -9528,7 +9525,7 @@ def _prompt_on_stored_page(
     def log(message: str) -> None:
         sys.stderr.write(f"askq: {message}\n")
 
-    store = _open_store(where)
+    store = _AskStore.opened(where)
     server, board = _stored_pages(host, port, timeout, key, log, store)
     asked = board.open(output, board.owner(_PROMPT_CLIENT))
     try:
@@ -9571,26 +9568,6 @@ _NOTIFY_SAID_CELLS = 200  # of a failed command's last line on stderr, in the lo
 _NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wait their turn
 
 
-def _notice_text(output: QuestionOutput, url: "Optional[str]") -> str:
-    """The message a person reads: the batch's title, each question with its
-    options (the recommended one badged), and where to answer them."""
-    blocks = [] if output.title is None else [_visible(output.title)]
-    for item in output.questions:
-        options = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
-        blocks.append("\n".join([_visible(item.question), *options]))
-    if url is not None:
-        blocks.append(f"Answer the questions at {url}")
-    return "\n\n".join(blocks) + "\n"
-
-
-def _notice_environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
-    """What the command's environment adds to this process's: the ask as
-    JSON, its first question's text and the page's URL (empty without one)."""
-    ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
-    return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
-            "ASKQ_URL": url or ""}
-
-
 class _Notice:
     """One ask's notification: what its command reads, how to tell that the
     ask is still open, and whether a failure was logged for it already."""
@@ -9611,6 +9588,26 @@ class _Notifier:
     A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS)
     is logged once per ask, and changes nothing."""
 
+    @staticmethod
+    def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
+        """What the command's environment adds to this process's: the ask as
+        JSON, its first question's text and the page's URL (empty without one)."""
+        ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
+        return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
+                "ASKQ_URL": url or ""}
+
+    @staticmethod
+    def message(output: QuestionOutput, url: "Optional[str]") -> str:
+        """The message a person reads: the batch's title, each question with its
+        options (the recommended one badged), and where to answer them."""
+        blocks = [] if output.title is None else [_visible(output.title)]
+        for item in output.questions:
+            options = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
+            blocks.append("\n".join([_visible(item.question), *options]))
+        if url is not None:
+            blocks.append(f"Answer the questions at {url}")
+        return "\n\n".join(blocks) + "\n"
+
     def __init__(self, command: str, remind_minutes: "Optional[float]", log: "Callable[[str], None]") -> None:
         import shlex
         import threading
@@ -9628,7 +9625,7 @@ class _Notifier:
                  still_open: "Callable[[], bool]") -> None:
         """Tell the person of an ask now, and remind them while ``still_open()``."""
         if self.argv:
-            notice = _Notice(_notice_text(output, url), _notice_environment(ask_id, output, url), still_open)
+            notice = _Notice(_Notifier.message(output, url), _Notifier.environment(ask_id, output, url), still_open)
             self._schedule(notice, time.monotonic())
 
     def _schedule(self, notice: _Notice, when: float) -> None:
@@ -9831,6 +9828,11 @@ class _RequestSeal:
         import secrets
 
         self.key = key or secrets.token_bytes(32)
+
+    @classmethod
+    def of_key(cls, key: "Optional[str]") -> "_RequestSeal":
+        """The seal of a --state-key (a random one without)."""
+        return cls(key.encode("utf-8", "surrogatepass") if key else None)
 
     def seal(self, arguments: Any, page: "Optional[str]" = None) -> str:
         import base64
@@ -10905,7 +10907,7 @@ class _ServedPages(_HttpHandlers):
         for served in pages:
             if served.page._token_matches(request):
                 return served
-        ask = self.board.by_page(_page_token(request)) if self.board is not None else None
+        ask = self.board.by_page(request.page_token()) if self.board is not None else None
         page = ask.page if ask is not None else None
         return page if isinstance(page, _ServedPage) and page.pages is self and page.page._token_matches(request) else None
 
@@ -11338,14 +11340,14 @@ def _notifier(args: Any, log: "Callable[[str], None]") -> _Notifier:
 def _store_of(args: Any, command: str) -> _AskStore:
     """The store --store names, opened at start: a line and exit 2 when it cannot be used."""
     try:
-        return _open_store(args.store)
+        return _AskStore.opened(args.store)
     except _StoreError as err:
         raise _UsageError(f"askq.py {command}: {err}") from None
 
 
 def _state_seal(args: Any) -> _RequestSeal:
     """The seal of --state-key (or its variable), else one made at start."""
-    return _seal_of(args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
+    return _RequestSeal.of_key(args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
 
 
 def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore, notifier: _Notifier) -> int:

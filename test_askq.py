@@ -7140,8 +7140,8 @@ class NotifyTests(unittest.TestCase):
                                                                         lambda: True)
         self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE)
         self.assertIn(f"Postgres {askq.RECOMMENDED_SUFFIX}", self.MESSAGE)  # marked as every other UI marks it
-        self.assertEqual(askq._notice_text(askq.ask({"questions": ["Ready?"]}), None), "Ready?\n")  # no title, no page
-        hostile = askq._notice_text(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None)
+        self.assertEqual(askq._Notifier.message(askq.ask({"questions": ["Ready?"]}), None), "Ready?\n")  # no title, no page
+        hostile = askq._Notifier.message(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None)
         self.assertEqual(hostile, "Clear \\x1b[2J the screen?\n")
         self.assertEqual(self.logs, [])
 
