@@ -7663,6 +7663,7 @@ class StoreStartTests(unittest.TestCase):
             self.assertIn("askq cannot write there", self.refusal("serve", "--store", os.path.join(folder, "asks.db")))
         self.assertIn("that is a folder; name a file in it", self.refusal("serve", "--store", folder))
 
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets to find a port nobody listens on")
     def test_redis_unreachable(self) -> None:
         err = self.refusal("serve", "--store", f"redis://127.0.0.1:{free_port()}/0")
         self.assertIn("Redis does not answer there (", err)
