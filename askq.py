@@ -7431,8 +7431,12 @@ class _WebPage(_HttpHandlers):
             return _HttpResponse.json(200, self.shown_outcome())
         if request.path == "/":
             own = _form_answers(self.items, request.form)
-            return _HttpResponse.html(200, self.ended_html()) if self._sent_again(own) \
-                else _HttpResponse.html(409, self.late_html(own))
+            if not self._sent_again(own):
+                return _HttpResponse.html(409, self.late_html(own))
+            # The same answers again: a submission gets the same result; a
+            # draft's script learns of the end by the 409, the page the same.
+            draft = request.form.get("action", [""])[0] == "draft"
+            return _HttpResponse.html(409 if draft else 200, self.ended_html())
         if self._sent_again_as_json(request):
             return _HttpResponse.json(200, self.shown_outcome())
         status = self.status or Outcome.DECLINED

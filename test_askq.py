@@ -6580,6 +6580,10 @@ class WebRequestTests(unittest.TestCase):
         status, _, body = self.form_post(page, first)  # Send clicked twice: the same answers, which were sent
         self.assertEqual(status, 200)
         self.assertIn("Your answers were sent.", body.decode())
+        # The page's script sending a draft of those same answers learns of the end by the 409, on the same page.
+        status, _, body = self.form_post(page, dict(first, action="draft"))
+        self.assertEqual(status, 409)
+        self.assertIn("Your answers were sent.", body.decode())
         later = self.get_form(page)  # a reload, or another device opening the link: claims the answers for nobody
         self.assertIn("These answers were sent, from this page or from another window or device.", later)
         self.assertNotIn("Your answers", later)
