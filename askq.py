@@ -9150,15 +9150,22 @@ class _RedisConnection:
         return self.pipeline([command])[0]
 
     def pipeline(self, commands: "Sequence[Tuple[Any, ...]]") -> "List[Any]":
-        """The answers to several commands sent at once."""
+        """The answers to several commands sent at once.  A connection that
+        had served before and broke since (Redis restarted, or closed it
+        while idle) is made again and the commands sent once more: each
+        command askq sends does the same when sent twice."""
         with self.lock:
-            try:
-                if self.stream is None:
-                    self._connect()
-                return self._exchange(commands)
-            except (OSError, ValueError):  # ValueError: a number that is none, from what is not Redis
-                self._drop()
-                raise
+            retry = self.stream is not None
+            while True:
+                try:
+                    if self.stream is None:
+                        self._connect()
+                    return self._exchange(commands)
+                except (OSError, ValueError):  # ValueError: a number that is none, from what is not Redis
+                    self._drop()
+                    if not retry:
+                        raise
+                    retry = False
 
     def _connect(self) -> None:
         import socket

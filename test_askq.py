@@ -7569,6 +7569,14 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
         self.store.redis.call("FLUSHALL")
         self.addCleanup(self.store.close)
 
+    def test_a_connection_that_redis_closed_is_made_again_and_nothing_is_lost(self) -> None:
+        self.store.save(store_record())
+        with contextlib.closing(askq._RedisConnection(self.url)) as other:
+            self.assertEqual(other.call("CLIENT", "KILL", "SKIPME", "yes"), 1)  # the store's connection, closed by Redis
+        self.assertEqual(self.store.load("a1")["id"], "a1")  # the first call after it is answered
+        self.store.save(store_record("a2"))
+        self.assertEqual(sorted(self.store.find("f1")), ["a1", "a2"])
+
     def test_a_password_and_a_database_in_the_url(self) -> None:
         self.store.redis.call("CONFIG", "SET", "requirepass", "s3cret")
         guarded = self.url.replace("//", "//:s3cret@").replace("/0", "/3")
