@@ -17,6 +17,7 @@
 //   PICK_SINGLE    option to choose in the single choice             [SQLite]
 //   PICK_MULTI     comma-separated options for the multi choice      [Unit tests,Lint]
 //   NAME           text typed into the free-text question            [orders-api]
+//   MULTI_OTHER    text typed into the multi choice's own-answer field [and a changelog check]
 //   TIMEOUT_S      overall timeout in seconds                        [180]
 // Exit 0 only if the single choice's labels are offered as selectable choices in the form and the
 // submitted answers come back in the tool result text; otherwise exit 1 with a sentence saying what
@@ -46,6 +47,7 @@ const SHOTS = env.SHOTS || fs.mkdtempSync(path.join(os.tmpdir(), "askq-mcpjam-")
 const PICK_SINGLE = env.PICK_SINGLE || "SQLite";
 const PICK_MULTI = (env.PICK_MULTI || "Unit tests,Lint").split(",").map((s) => s.trim()).filter(Boolean);
 const NAME = env.NAME || "orders-api";
+const MULTI_OTHER = env.MULTI_OTHER ?? "and a changelog check";
 const TIMEOUT_S = Number(env.TIMEOUT_S || 180);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -327,6 +329,13 @@ async function main() {
       }
       log(`picked ${JSON.stringify(PICK_MULTI)} in the multi dropdown`);
     } else return finish(1, `no usable control for the multi choice "${multi.header}".`);
+    // Text typed beside the picks, in the field for one's own answer, without choosing that row.
+    const of = MULTI_OTHER && fields.find((f) => f.label === `${mf.label}_other`);
+    if (MULTI_OTHER && !of) return finish(1, `the form has no field "${mf.label}_other" for typing beside the picks.`);
+    if (of) {
+      await (await page.$(`[data-check-field="${of.index}"] input`)).type(MULTI_OTHER);
+      log(`typed "${MULTI_OTHER}" beside the picks`);
+    }
   }
 
   if (text) {
@@ -379,8 +388,9 @@ async function main() {
   if (!resultText.includes(PICK_SINGLE)) missing.push(`the single choice "${PICK_SINGLE}"`);
   if (multi) for (const p of PICK_MULTI) if (!resultText.includes(p)) missing.push(`the multi choice "${p}"`);
   if (text && !resultText.includes(NAME)) missing.push(`the typed name "${NAME}"`);
+  if (multi && MULTI_OTHER && !resultText.includes(MULTI_OTHER)) missing.push(`the text typed beside the picks, "${MULTI_OTHER}"`);
   if (missing.length) return finish(1, `the tool result text does not contain ${missing.join(", ")}.`);
-  return finish(0, `@mcpjam/inspector ${inspectorVersion} offered ${single.options.map((o) => `"${stripRec(o.label)}"`).join(", ")} as choices, and the result text carries ${[PICK_SINGLE, ...(multi ? PICK_MULTI : []), ...(text ? [NAME] : [])].map((s) => `"${s}"`).join(", ")}. Screenshots in ${SHOTS}.`);
+  return finish(0, `@mcpjam/inspector ${inspectorVersion} offered ${single.options.map((o) => `"${stripRec(o.label)}"`).join(", ")} as choices, and the result text carries ${[PICK_SINGLE, ...(multi ? PICK_MULTI : []), ...(text ? [NAME] : []), ...(multi && MULTI_OTHER ? [MULTI_OTHER] : [])].map((s) => `"${s}"`).join(", ")}. Screenshots in ${SHOTS}.`);
 }
 
 main().catch(async (e) => { console.error("FAIL: the check stopped with an error: " + (e && e.message)); await finish(1); });
