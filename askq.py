@@ -7435,7 +7435,7 @@ class _WebPage(_HttpHandlers):
                 return _HttpResponse.html(409, self.late_html(own))
             # The same answers again: a submission gets the same result; a
             # draft's script learns of the end by the 409, the page the same.
-            draft = request.form.get("action", [""])[0] == "draft"
+            draft = self.actions.get(_form_text(request.form, "action")) is _WebPage._keep_draft
             return _HttpResponse.html(409 if draft else 200, self.ended_html())
         if self._sent_again_as_json(request):
             return _HttpResponse.json(200, self.shown_outcome())
@@ -8796,10 +8796,10 @@ class _AskStore:
         file; in memory without one.  _StoreError says why one cannot be used."""
         if not where:
             return _MemoryStore()
-        if where.startswith(("redis://", "rediss://")) or "://" in where:
-            if not where.startswith(("redis://", "rediss://")):
-                raise _StoreError(f"--store {where}: askq keeps asks in an SQLite file (a path) or in Redis (redis://HOST:PORT/DB).")
+        if where.startswith(("redis://", "rediss://")):
             return _RedisStore(where)
+        if "://" in where:
+            raise _StoreError(f"--store {where}: askq keeps asks in an SQLite file (a path) or in Redis (redis://HOST:PORT/DB).")
         return _SqliteStore(where)
 
     @staticmethod
