@@ -81,11 +81,12 @@ The file, in the order of one call's life (each part under a banner of its own):
                         person did there (_view_tool_result())
     Asks                _Ask (one batch put to a person by serve, outliving the call
                         that asked: its fingerprint, owner, page, outcome, delivery,
-                        its record), _AskOwner; the store: _AskStore, the records
-                        of asks, one implementation a backend (_MemoryStore,
+                        its record), _AskOwner; the store: _AskRecord (the one typed,
+                        versioned record a store ever sees, written and read there
+                        alone), _AskStore, one subclass a backend, registered by
+                        its --store scheme beside its code (_MemoryStore,
                         _SqliteStore, _RedisStore over _RedisConnection, askq's
-                        own Redis client; _AskStore.opened() picks one for
-                        --store), where the first ending committed wins; the
+                        own Redis client), where the first ending committed wins; the
                         board: _AskBoard (a process's asks as objects over its
                         store: written through, read again when shared, a page
                         found by its token's digest), prompt_web(store=...)'s page
@@ -7290,7 +7291,9 @@ _WEB_SCRIPT = """
   function send() {
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
-    // A secret goes too, only to this server: a timeout keeps it with the rest, shown as (hidden).
+    // A secret leaves the page only with the send button: no timeout hands
+    // the model half of one, and no store holds one that was never sent.
+    form.querySelectorAll("input[type=password]").forEach(function (field) { data.delete(field.name); });
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
       lost(false);
@@ -7525,7 +7528,9 @@ class _WebPage(_HttpHandlers):
 
     @actions.on("draft")
     def _keep_draft(self, form: "Dict[str, List[str]]") -> _HttpResponse:
-        """What the page holds, sent by its script as the person works."""
+        """What the page holds, sent by its script as the person works: never
+        a secret, even from a script that sends one."""
+        self.last_form = _kept_form(self.items, form)
         return _HttpResponse.json(200, {"kept": True})
 
     @routes.on(("GET", "/questions"))
@@ -7994,6 +7999,15 @@ def _web_input_mode(item: QuestionItem) -> str:
     if item.minimum is None or item.minimum < 0:
         return ""
     return " inputmode=\"decimal\""
+
+
+def _kept_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]") -> "Dict[str, List[str]]":
+    """What of a page's form is kept beyond the request that sent it: every
+    entry but the page's token, the action, and text typed for a secret
+    question, which leaves the page only when the person sends it."""
+    dropped = {"token", "action"}
+    dropped.update(f"{field}:{item.id}" for item in items if item.secret for field in ("text", "other"))
+    return {key: values for key, values in form.items() if key not in dropped}
 
 
 def _secret_typed(item: QuestionItem, form: "Dict[str, List[str]]") -> bool:
@@ -8628,16 +8642,6 @@ class _Ask:
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
                  "owner", "page", "read", "result")
 
-    @staticmethod
-    def outcome_in(record: "Dict[str, Any]", output: QuestionOutput) -> "Optional[QuestionOutput]":
-        """The ending a record holds, for the questions it was asked with."""
-        result = record.get("result")
-        if result is None:
-            return None
-        answers = [AnswerItem(**{key: entry.get(key) for key in ("id", "answer", "selected", "note", "unanswered")},
-                              assumed=bool(entry.get("assumed"))) for entry in result["answers"]]
-        return QuestionOutput(output.questions, answers, Outcome(result["status"]))
-
     def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
 
@@ -8694,6 +8698,8 @@ class _Ask:
             self.page.serve_grace()
         self.delivered = True
         self.board.save(self)
+        if any(item.secret for item in self.output.questions):
+            self.board.forget_secrets()
         return self.result
 
     def withdraw(self) -> None:
@@ -8731,23 +8737,25 @@ class _Ask:
                 self.page.page.abandoned = True  # until a call takes the outcome after all
         return self.finished
 
-    def record(self) -> "Dict[str, Any]":
+    def record(self) -> "_AskRecord":
         """The ask as its store keeps it: a page by its token's SHA-256 only,
-        and once delivered, no secret answer and no entry of the page."""
+        what the person entered without a secret, and once delivered, no
+        secret answer and no entry of the page."""
         import hashlib
 
         page = self.page.page if self.page is not None else None
-        result = None if self.result is None else self.result.to_dict()
-        if result is not None and self.delivered:
-            result["answers"] = _hidden_secrets(self.output.questions, result["answers"])
-        return {
-            "id": self.id, "fingerprint": self.fingerprint, "questions": self.board.questions_of(self),
-            "page": None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
-            "entered": {} if page is None or self.delivered else page.last_form,
-            "client": self.owner.client, "session": self.owner.id, "session_ended": self.owner.ended,
-            "process": self.owner.process, "ends": self.ends, "ended": self.ended, "result": result,
-            "delivered": self.delivered, "interrupted": self.interrupted,
-        }
+        return _AskRecord(
+            self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
+            self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
+            {} if page is None or self.delivered else _kept_form(self.output.questions, page.last_form),
+            self.ended, self.result, self.delivered, self.interrupted)
+
+
+def _same_ending(one: "Optional[QuestionOutput]", other: "Optional[QuestionOutput]") -> bool:
+    """Whether two endings of one ask say the same: the status and the answers."""
+    if one is None or other is None:
+        return one is other
+    return one.status == other.status and one.answers == other.answers
 
 
 def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
@@ -8762,14 +8770,16 @@ def _ask_fingerprint(items: "Sequence[QuestionItem]", client: str) -> str:
 # ---------------------------------------------------------------------------
 # Asks: the store
 #
-# An ask is kept as a record (plain JSON) in an _AskStore: in the process's
-# memory unless --store names an SQLite file or a Redis database, which
-# outlive the process and which every process given the same one shares.
+# An ask is kept as an _AskRecord in an _AskStore: in the process's memory
+# unless --store names an SQLite file or a Redis database, which outlive the
+# process and which every process given the same one shares.  The record is
+# all a store sees: a backend keeps its text and indexes it by the few
+# fields the record names (id, fingerprint, page, ended).
 # The board keeps the asks it serves as objects and writes each change
 # through; a store shared with other processes is also read again, for the
 # asks this process has not seen and the endings that came elsewhere.
 
-_STORE_SCHEMA = 1  # the version of the records' layout a store was made with
+_STORE_SCHEMA = 1  # the version of the tables' layout a store was made with (a record has its own)
 _STORE_BEAT_SECONDS = 3.0  # how often a process says, in a shared store, that it still serves
 _STORE_LOST_SECONDS = 15.0  # a process on another host unheard of this long has ended
 
@@ -8779,52 +8789,196 @@ class _StoreError(ValueError):
 
 
 class _DamagedAsk(Exception):
-    """A record that cannot be read back as an ask."""
+    """A record that cannot be read back as an ask; its text says why, for the log."""
+
+    def __init__(self, ask_id: Any, why: str = "") -> None:
+        super().__init__(f"the stored ask {ask_id} {why or 'is damaged'} and cannot be served; the other asks are")
+        self.ask_id = ask_id
+
+
+_ASK_RECORD_VERSION = 2  # the layout of one record; a record of a newer layout is refused in words
+
+
+@dataclass
+class _AskRecord:
+    """An ask as every store keeps it, and all a store ever sees: written by
+    _Ask.record() and read back by from_text() alone.  ``questions`` holds
+    every field of every question and the batch's heading (no answers);
+    ``page`` is the SHA-256 of its page's token, never the token;
+    ``entered`` is the page's last form without its token and without any
+    secret; ``result`` is the ending, a secret answer in it hidden once
+    ``delivered``.  ``ended`` is 0 while the ask is open: the one field a
+    store reads to keep the first ending committed."""
+
+    id: str
+    fingerprint: str
+    questions: QuestionOutput
+    client: str
+    session: str
+    process: str
+    ends: float
+    session_ended: bool = False
+    page: Optional[str] = None
+    entered: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
+    ended: float = 0.0
+    result: Optional[QuestionOutput] = None
+    delivered: bool = False
+    interrupted: bool = False
+
+    def to_text(self) -> str:
+        """The record as it is stored: compact JSON, with its layout's version."""
+        batch = self.questions.to_dict()
+        del batch["answers"]
+        result: Optional[Dict[str, Any]] = None
+        if self.result is not None:
+            answers = _answer_dicts(self.result)
+            if self.delivered:
+                answers = _hidden_secrets(self.questions.questions, answers)
+            result = {"status": self.result.status, "answers": answers}
+        return json.dumps({
+            "version": _ASK_RECORD_VERSION, "id": self.id, "fingerprint": self.fingerprint, "questions": batch,
+            "client": self.client, "session": self.session, "process": self.process, "ends": self.ends,
+            "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
+            "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
+        }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+    @classmethod
+    def from_text(cls, ask_id: str, text: Any) -> "_AskRecord":
+        """A stored text as the record of ``ask_id``; _DamagedAsk, saying
+        why, when it is not one (or one of a newer askq)."""
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError):
+            raise _DamagedAsk(ask_id, "is not JSON") from None
+        if not isinstance(data, dict) or data.get("id") != ask_id:
+            raise _DamagedAsk(ask_id, "is not the record of that ask")
+        version = data.get("version", 1)  # the first layout had no version
+        if not isinstance(version, int) or version > _ASK_RECORD_VERSION:
+            raise _DamagedAsk(ask_id, f"was written by a newer askq (record version {version!r}, this one reads"
+                                      f" {_ASK_RECORD_VERSION} and older): serve it with that askq,")
+        try:
+            return cls._read(ask_id, data)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise _DamagedAsk(ask_id, f"is damaged ({type(err).__name__}: {err})") from None
+
+    @classmethod
+    def _read(cls, ask_id: str, data: "Dict[str, Any]") -> "_AskRecord":
+        batch = _stored_batch(data["questions"])
+        result = data.get("result")
+        return cls(
+            ask_id, _stored_text(data["fingerprint"]), batch, _stored_text(data["client"]),
+            _stored_text(data["session"]), _stored_text(data["process"]), float(data["ends"]),
+            data.get("session_ended") is True, _stored_optional(data.get("page")), _stored_form(data.get("entered")),
+            float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result),
+            data.get("delivered") is True, data.get("interrupted") is True)
+
+
+def _stored_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, found {type(value).__name__}")
+    return value
+
+
+def _stored_optional(value: Any) -> "Optional[str]":
+    return None if value is None else _stored_text(value)
+
+
+def _stored_number(value: Any) -> "Optional[float]":
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, found {type(value).__name__}")
+    return value
+
+
+def _stored_form(value: Any) -> "Dict[str, List[str]]":
+    """A page's last form: each field's values, all text."""
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError("the entered form is not an object")
+    return {_stored_text(key): [_stored_text(entry) for entry in entries] for key, entries in value.items()}
+
+
+def _stored_option(data: "Dict[str, Any]") -> QuestionOption:
+    return QuestionOption(_stored_text(data["label"]), _stored_optional(data.get("description")),
+                          _stored_optional(data.get("preview")), data.get("recommended") is True)
+
+
+def _stored_question(data: "Dict[str, Any]") -> QuestionItem:
+    """A question exactly as QuestionItem.to_dict() wrote it: every field
+    read back as it was, none decoded again (decoding would mend it anew)."""
+    options = data.get("options")
+    return QuestionItem(
+        _stored_text(data["question"]), _stored_optional(data.get("header")),
+        None if options is None else [_stored_option(option) for option in options],
+        data.get("multiSelect") is True, _stored_optional(data.get("purpose")), data.get("required") is not False,
+        QuestionType(data["question_type"]), _stored_text(data.get("id", "")),
+        _stored_optional(data.get("recommended")), _stored_optional(data.get("placeholder")),
+        data.get("allowCustom") is not False, _stored_number(data.get("minimum")),
+        _stored_number(data.get("maximum")), _stored_number(data.get("step")), _stored_optional(data.get("unit")),
+        _stored_optional(data.get("default")), data.get("secret") is True)
+
+
+def _stored_batch(data: "Dict[str, Any]") -> QuestionOutput:
+    """The questions and the batch's heading, as the record keeps them."""
+    items = [_stored_question(entry) for entry in data["questions"]]
+    if not items:
+        raise ValueError("the record holds no questions")
+    return QuestionOutput(items, [], None, _stored_optional(data.get("title")), _stored_optional(data.get("purpose")))
+
+
+def _stored_result(batch: QuestionOutput, data: "Dict[str, Any]") -> QuestionOutput:
+    """An ending, for the questions it was asked with."""
+    answers = [AnswerItem(
+        _stored_text(entry["id"]), _stored_optional(entry.get("answer")),
+        None if entry.get("selected") is None else [_stored_text(label) for label in entry["selected"]],
+        entry.get("assumed") is True, _stored_optional(entry.get("note")), _stored_optional(entry.get("unanswered")),
+    ) for entry in data["answers"]]
+    return QuestionOutput(batch.questions, answers, Outcome(data["status"]), batch.title, batch.purpose)
 
 
 class _AskStore:
     """What every store does with the records of asks: each change one
     transaction, and an ending settled once, by whoever commits it first.
-    A record is a dict: ``id``, ``fingerprint``, ``page`` (the SHA-256 of
-    its page's token, or None), ``ended`` (0 while open) and the rest."""
+    A backend is one subclass, registered beside its code by the schemes
+    of the --store values it serves (``served_at``); ``shared`` says
+    whether other processes read and write the same records."""
 
-    shared = False  # whether other processes read and write the same records
+    shared = False
+    kind = ""  # where it keeps asks, as --store's refusal of an unknown scheme names it
+    backends: ClassVar["Dict[str, Callable[[str], _AskStore]]"] = {}
+
+    @classmethod
+    def served_at(cls, *schemes: str) -> "Callable[[_StoreClass], _StoreClass]":
+        """Register a backend for --store values of these schemes: ``path``
+        for a file's path, ``memory`` for the word itself, else a URL's."""
+        def register(backend: "_StoreClass") -> "_StoreClass":
+            for scheme in schemes:
+                _AskStore.backends[scheme] = backend
+            return backend
+        return register
 
     @staticmethod
     def opened(where: "Optional[str]") -> "_AskStore":
-        """The store --store names: Redis for a redis:// URL, else an SQLite
-        file; in memory without one.  _StoreError says why one cannot be used."""
-        if not where:
-            return _MemoryStore()
-        if where.startswith(("redis://", "rediss://")):
-            return _RedisStore(where)
-        if "://" in where:
-            raise _StoreError(f"--store {where}: askq keeps asks in an SQLite file (a path) or in Redis (redis://HOST:PORT/DB).")
-        return _SqliteStore(where)
+        """The store --store names (in memory without one); _StoreError says
+        why one cannot be used."""
+        if not where or where == "memory":
+            return _AskStore.backends["memory"](where or "memory")
+        scheme = where.partition("://")[0].lower() if "://" in where else "path"
+        backend = _AskStore.backends.get(scheme)
+        if backend is None:
+            kinds = list(dict.fromkeys(getattr(known, "kind", "") for known in _AskStore.backends.values()))
+            raise _StoreError(f"--store {where}: askq keeps asks {', '.join(kinds[:-1])} or {kinds[-1]}.")
+        return backend(where)
 
     @staticmethod
-    def standing(stored: "Optional[Dict[str, Any]]", record: "Dict[str, Any]") -> "Dict[str, Any]":
+    def standing(stored: "Optional[_AskRecord]", record: _AskRecord) -> _AskRecord:
         """Which record stands when ``record`` ends an ask: the stored one if it
         had ended already, else ``record``."""
-        return stored if stored is not None and stored.get("result") is not None else record
+        return stored if stored is not None and stored.ended else record
 
-    @staticmethod
-    def from_text(ask_id: str, text: Any) -> "Dict[str, Any]":
-        """A stored text as a record; _DamagedAsk when it is not one."""
-        try:
-            record = json.loads(text)
-        except (TypeError, ValueError):
-            raise _DamagedAsk(ask_id) from None
-        if not (isinstance(record, dict) and record.get("id") == ask_id and isinstance(record.get("fingerprint"), str)):
-            raise _DamagedAsk(ask_id)
-        return record
-
-    @staticmethod
-    def as_text(record: "Dict[str, Any]") -> str:
-        """A record as it is stored: compact JSON."""
-        return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+    def load(self, ask_id: str) -> "Optional[_AskRecord]":
         """The record of an ask; _DamagedAsk when it cannot be read."""
         raise NotImplementedError
 
@@ -8836,21 +8990,35 @@ class _AskStore:
         """The id of the ask whose page has a token of this SHA-256."""
         raise NotImplementedError
 
-    def save(self, record: "Dict[str, Any]") -> None:
+    def save(self, record: _AskRecord) -> None:
         """Write a record, keeping an ending already settled: a save never
         undoes another process's ending (settle() decides endings)."""
         raise NotImplementedError
 
-    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+    def settle(self, record: _AskRecord) -> _AskRecord:
         """Write an ended record unless the ask has ended already; the record
         as it stands after, the first committed ending in it."""
         raise NotImplementedError
 
+    def state_key(self) -> bytes:
+        """The key the store keeps for the pages' tokens and signed retries
+        when none is given: made once, the same for every process that
+        opens the store, readable only as the store is."""
+        import secrets
+
+        key: Optional[bytes] = getattr(self, "_key", None)
+        if key is None:
+            key = self._key = secrets.token_bytes(32)
+        return key
+
+    def forget_secrets(self) -> None:
+        """A delivered secret leaves no copy behind (a journal included)."""
+
     def beat(self, process: str, now: float) -> None:
-        """Say that a process still serves (its asks' sessions live on)."""
+        """Renew a process's lease: it still serves (its asks' sessions live on)."""
 
     def heard(self, process: str, now: float) -> bool:
-        """Whether a process said so lately."""
+        """Whether a process on another host holds its lease."""
         return True
 
     def sweep(self, now: float) -> None:
@@ -8860,10 +9028,16 @@ class _AskStore:
         pass
 
 
+_StoreClass = TypeVar("_StoreClass", bound="Callable[[str], _AskStore]")
+
+
+@_AskStore.served_at("memory")
 class _MemoryStore(_AskStore):
     """The records in this process's memory: lost when it ends."""
 
-    def __init__(self) -> None:
+    kind = "in memory (--store memory)"
+
+    def __init__(self, where: str = "memory") -> None:
         import threading
 
         self.records: Dict[str, str] = {}
@@ -8872,9 +9046,9 @@ class _MemoryStore(_AskStore):
         self.ended: Dict[str, float] = {}
         self.lock = threading.Lock()
 
-    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+    def load(self, ask_id: str) -> "Optional[_AskRecord]":
         text = self.records.get(ask_id)
-        return None if text is None else self.from_text(ask_id, text)
+        return None if text is None else _AskRecord.from_text(ask_id, text)
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -8882,45 +9056,47 @@ class _MemoryStore(_AskStore):
     def by_page(self, digest: str) -> "Optional[str]":
         return self.pages.get(digest)
 
-    def save(self, record: "Dict[str, Any]") -> None:
+    def save(self, record: _AskRecord) -> None:
         with self.lock:
-            if record.get("result") is not None or record["id"] not in self.ended:
+            if record.ended or record.id not in self.ended:
                 self._write(record)
 
-    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+    def settle(self, record: _AskRecord) -> _AskRecord:
         with self.lock:
-            standing = self.standing(self.load(record["id"]), record)
+            standing = self.standing(self.load(record.id), record)
             self._write(standing)
             return standing
 
-    def _write(self, record: "Dict[str, Any]") -> None:
-        ask_id = record["id"]
-        if ask_id not in self.records:
-            self.fingerprints.setdefault(record["fingerprint"], []).append(ask_id)
-        if record.get("page"):
-            self.pages[record["page"]] = ask_id
-        if record.get("ended"):
-            self.ended[ask_id] = record["ended"]
-        self.records[ask_id] = self.as_text(record)
+    def _write(self, record: _AskRecord) -> None:
+        if record.id not in self.records:
+            self.fingerprints.setdefault(record.fingerprint, []).append(record.id)
+        if record.page:
+            self.pages[record.page] = record.id
+        if record.ended:
+            self.ended[record.id] = record.ended
+        self.records[record.id] = record.to_text()
 
     def sweep(self, now: float) -> None:
         with self.lock:
             for ask_id in [ask_id for ask_id, ended in self.ended.items() if now >= ended + _ASK_KEPT_SECONDS]:
-                record = json.loads(self.records.pop(ask_id))
+                record = _AskRecord.from_text(ask_id, self.records.pop(ask_id))
                 del self.ended[ask_id]
-                same = self.fingerprints.get(record["fingerprint"], [])
+                same = self.fingerprints.get(record.fingerprint, [])
                 if ask_id in same:
                     same.remove(ask_id)
                 if not same:
-                    self.fingerprints.pop(record["fingerprint"], None)
-                self.pages.pop(record.get("page") or "", None)
+                    self.fingerprints.pop(record.fingerprint, None)
+                self.pages.pop(record.page or "", None)
 
 
+@_AskStore.served_at("path")
 class _SqliteStore(_AskStore):
     """The records in an SQLite database (a WAL journal, one transaction a
-    change), shared by every process on the host that opens the same file."""
+    change), shared by every process on the host that opens the same file.
+    A database that is not askq's is refused before a byte of it changes."""
 
     shared = True
+    kind = "in an SQLite file (a path)"
 
     def __init__(self, path: str) -> None:
         import sqlite3
@@ -8955,27 +9131,39 @@ class _SqliteStore(_AskStore):
             raise _StoreError(f"--store {path}: that is a folder; name a file in it, such as {os.path.join(path, 'asks.db')}.")
 
     def _prepare(self) -> None:
-        """Make the tables on first use; refuse a database that is another's,
-        or of a newer askq."""
+        """Read what the database holds before anything is written to it:
+        refuse one that is another's, or of a newer askq; make the tables
+        of a new one; then the WAL journal, and deleted content overwritten."""
+        if self._tables():
+            self._check_schema()
+        else:
+            self.db.execute("PRAGMA journal_mode=WAL").fetchall()
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                if not self._tables():  # another process may have made them meanwhile
+                    self._create()
+            self._check_schema()
         self.db.execute("PRAGMA journal_mode=WAL").fetchall()
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
-            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
-            if not tables:
-                self.db.execute("CREATE TABLE askq (key TEXT PRIMARY KEY, value TEXT)")
-                self.db.execute("INSERT INTO askq VALUES ('schema', ?)", (str(_STORE_SCHEMA),))
-                self.db.execute("CREATE TABLE asks (id TEXT PRIMARY KEY, fingerprint TEXT, page TEXT, ended REAL,"
-                                " record TEXT)")
-                self.db.execute("CREATE INDEX asks_fingerprint ON asks (fingerprint)")
-                self.db.execute("CREATE INDEX asks_page ON asks (page)")
-                self.db.execute("CREATE TABLE processes (id TEXT PRIMARY KEY, seen REAL)")
-                return
-            schema = self._row("SELECT value FROM askq WHERE key = 'schema'") if "askq" in tables else None
-            if schema is None or not str(schema[0]).isdigit():
-                raise _StoreError(f"--store {self.path}: this SQLite database is not an askq database; name a new file.")
-            if int(schema[0]) > _STORE_SCHEMA:
-                raise _StoreError(f"--store {self.path}: this database was made by a newer askq (schema"
-                                  f" {schema[0]}, this one reads {_STORE_SCHEMA}); run that askq, or name a new file.")
+        self.db.execute("PRAGMA secure_delete=ON").fetchall()
+
+    def _tables(self) -> "FrozenSet[str]":
+        return frozenset(row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall())
+
+    def _create(self) -> None:
+        self.db.execute("CREATE TABLE askq (key TEXT PRIMARY KEY, value TEXT)")
+        self.db.execute("INSERT INTO askq VALUES ('schema', ?)", (str(_STORE_SCHEMA),))
+        self.db.execute("CREATE TABLE asks (id TEXT PRIMARY KEY, fingerprint TEXT, page TEXT, ended REAL, record TEXT)")
+        self.db.execute("CREATE INDEX asks_fingerprint ON asks (fingerprint)")
+        self.db.execute("CREATE INDEX asks_page ON asks (page)")
+        self.db.execute("CREATE TABLE processes (id TEXT PRIMARY KEY, seen REAL)")
+
+    def _check_schema(self) -> None:
+        schema = self._row("SELECT value FROM askq WHERE key = 'schema'") if "askq" in self._tables() else None
+        if schema is None or not str(schema[0]).isdigit():
+            raise _StoreError(f"--store {self.path}: this SQLite database is not an askq database; name a new file.")
+        if int(schema[0]) > _STORE_SCHEMA:
+            raise _StoreError(f"--store {self.path}: this database was made by a newer askq (schema"
+                              f" {schema[0]}, this one reads {_STORE_SCHEMA}); run that askq, or name a new file.")
 
     def _row(self, sql: str, parameters: "Tuple[Any, ...]" = ()) -> Any:
         """The first row a query gives, every row read (so that no statement
@@ -8983,10 +9171,10 @@ class _SqliteStore(_AskStore):
         rows = self.db.execute(sql, parameters).fetchall()
         return rows[0] if rows else None
 
-    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+    def load(self, ask_id: str) -> "Optional[_AskRecord]":
         with self.lock:
             row = self._row("SELECT record FROM asks WHERE id = ?", (ask_id,))
-        return None if row is None else self.from_text(ask_id, row[0])
+        return None if row is None else _AskRecord.from_text(ask_id, row[0])
 
     def find(self, fingerprint: str) -> "List[str]":
         with self.lock:
@@ -8997,25 +9185,41 @@ class _SqliteStore(_AskStore):
             row = self._row("SELECT id FROM asks WHERE page = ?", (digest,))
         return None if row is None else str(row[0])
 
-    def save(self, record: "Dict[str, Any]") -> None:
+    def save(self, record: _AskRecord) -> None:
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            row = self._row("SELECT ended FROM asks WHERE id = ?", (record["id"],))
-            if record.get("result") is not None or row is None or not row[0]:
+            row = self._row("SELECT ended FROM asks WHERE id = ?", (record.id,))
+            if record.ended or row is None or not row[0]:
                 self._write(record)
 
-    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
+    def settle(self, record: _AskRecord) -> _AskRecord:
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
-            row = self._row("SELECT record FROM asks WHERE id = ?", (record["id"],))
-            standing = self.standing(None if row is None else self.from_text(record["id"], row[0]), record)
+            row = self._row("SELECT record FROM asks WHERE id = ?", (record.id,))
+            standing = self.standing(None if row is None else _AskRecord.from_text(record.id, row[0]), record)
             if standing is record:
                 self._write(record)
             return standing
 
-    def _write(self, record: "Dict[str, Any]") -> None:
+    def _write(self, record: _AskRecord) -> None:
         self.db.execute("INSERT OR REPLACE INTO asks VALUES (?, ?, ?, ?, ?)", (
-            record["id"], record["fingerprint"], record.get("page"), record.get("ended") or 0, self.as_text(record)))
+            record.id, record.fingerprint, record.page, record.ended, record.to_text()))
+
+    def state_key(self) -> bytes:
+        import secrets
+
+        with self.lock, self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("INSERT OR IGNORE INTO askq VALUES ('state_key', ?)", (secrets.token_hex(32),))
+            row = self._row("SELECT value FROM askq WHERE key = 'state_key'")
+        return bytes.fromhex(str(row[0]))
+
+    def forget_secrets(self) -> None:
+        """The journal's older copies of a record go: the WAL is checkpointed
+        into the database and truncated (secure_delete zeroes what the
+        rewrite freed there)."""
+        with self.lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def beat(self, process: str, now: float) -> None:
         with self.lock, self.db:
@@ -9036,18 +9240,20 @@ class _SqliteStore(_AskStore):
             self.db.close()
 
 
+@_AskStore.served_at("redis", "rediss")
 class _RedisStore(_AskStore):
     """The records in a Redis database, for replicas on many hosts, spoken
     to over one connection of its own (RESP, the protocol every Redis and
     its look-alikes speak): askq needs no package for it."""
 
     shared = True
+    kind = "in Redis (redis://HOST:PORT/DB)"
     # The first ending committed wins: a record is written only while the
-    # stored one is open, in one step on the server; else the stored one is
-    # returned.
+    # stored one is open (its ``ended`` is 0), in one step on the server;
+    # else the stored one is returned.
     _WRITE_WHILE_OPEN = ("local stored = redis.call('GET', KEYS[1])\n"
-                         "local ended = stored and cjson.decode(stored)['result']\n"
-                         "if ended and ended ~= cjson.null then return stored end\n"
+                         "local ended = stored and cjson.decode(stored)['ended']\n"
+                         "if ended and ended ~= cjson.null and ended ~= 0 then return stored end\n"
                          "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
                          "return false")
 
@@ -9062,9 +9268,9 @@ class _RedisStore(_AskStore):
             raise _StoreError(f"--store {url}: Redis refused askq ({err}); check the password and the database"
                               " number in the URL.") from None
 
-    def load(self, ask_id: str) -> "Optional[Dict[str, Any]]":
+    def load(self, ask_id: str) -> "Optional[_AskRecord]":
         text = self.redis.call("GET", f"askq:ask:{ask_id}")
-        return None if text is None else self.from_text(ask_id, text)
+        return None if text is None else _AskRecord.from_text(ask_id, text)
 
     def find(self, fingerprint: str) -> "List[str]":
         return sorted(self.redis.call("SMEMBERS", f"askq:same:{fingerprint}") or [])
@@ -9073,36 +9279,42 @@ class _RedisStore(_AskStore):
         found = self.redis.call("GET", f"askq:page:{digest}")
         return None if found is None else str(found)
 
-    def save(self, record: "Dict[str, Any]") -> None:
-        key, text = f"askq:ask:{record['id']}", self.as_text(record)
-        if record.get("result") is not None:
+    def save(self, record: _AskRecord) -> None:
+        key, text = f"askq:ask:{record.id}", record.to_text()
+        if record.ended:
             self.redis.call("SET", key, text, "EX", self._kept(record))
         else:
             self._write_while_open(key, text, record)
         self._index(record)
 
-    def settle(self, record: "Dict[str, Any]") -> "Dict[str, Any]":
-        stored = self._write_while_open(f"askq:ask:{record['id']}", self.as_text(record), record)
+    def settle(self, record: _AskRecord) -> _AskRecord:
+        stored = self._write_while_open(f"askq:ask:{record.id}", record.to_text(), record)
         if stored:
-            return self.from_text(record["id"], stored)
+            return _AskRecord.from_text(record.id, stored)
         self._index(record)
         return record
 
-    def _write_while_open(self, key: str, text: str, record: "Dict[str, Any]") -> Any:
+    def _write_while_open(self, key: str, text: str, record: _AskRecord) -> Any:
         return self.redis.call("EVAL", self._WRITE_WHILE_OPEN, 1, key, text, self._kept(record))
 
-    def _index(self, record: "Dict[str, Any]") -> None:
-        kept, same = self._kept(record), f"askq:same:{record['fingerprint']}"
-        commands: List[Tuple[Any, ...]] = [("SADD", same, record["id"]), ("EXPIRE", same, kept)]
-        if record.get("page"):
-            commands.append(("SET", f"askq:page:{record['page']}", record["id"], "EX", kept))
+    def _index(self, record: _AskRecord) -> None:
+        kept, same = self._kept(record), f"askq:same:{record.fingerprint}"
+        commands: List[Tuple[Any, ...]] = [("SADD", same, record.id), ("EXPIRE", same, kept)]
+        if record.page:
+            commands.append(("SET", f"askq:page:{record.page}", record.id, "EX", kept))
         self.redis.pipeline(commands)
 
     @staticmethod
-    def _kept(record: "Dict[str, Any]") -> int:
+    def _kept(record: _AskRecord) -> int:
         """Seconds until the record goes: a day after the ask ends, or would."""
-        end = record.get("ended") or record.get("ends") or time.time()
+        end = record.ended or record.ends or time.time()
         return max(1, int(end + _ASK_KEPT_SECONDS - time.time()))
+
+    def state_key(self) -> bytes:
+        import secrets
+
+        self.redis.call("SET", "askq:state-key", secrets.token_hex(32), "NX")
+        return bytes.fromhex(str(self.redis.call("GET", "askq:state-key")))
 
     def beat(self, process: str, now: float) -> None:
         self.redis.call("SET", f"askq:process:{process}", str(now), "EX", int(_STORE_LOST_SECONDS))
@@ -9273,7 +9485,6 @@ class _AskBoard:
         self.swept = self.beaten = 0.0
         self.failing = False  # the store failed, and that was logged
         self.process = f"{platform.node()} {os.getpid()} {secrets.token_urlsafe(6)}"
-        self.questions: Dict[str, Any] = {}  # each ask's questions as its record holds them, made once
 
     def owner(self, client: str = "") -> _AskOwner:
         """A new session's owner, living in this process."""
@@ -9333,8 +9544,8 @@ class _AskBoard:
                 return self.asks[ask_id]
             try:
                 record = self._safely(lambda: self.store.load(ask_id), None, damaged=False)
-            except _DamagedAsk:
-                self.log(f"the stored ask {ask_id} is damaged and cannot be served; the other asks are")
+            except _DamagedAsk as err:
+                self.log(str(err))
                 return None
             return None if record is None else self._restored(record)
 
@@ -9345,28 +9556,21 @@ class _AskBoard:
         ask_id = self._safely(lambda: self.store.by_page(hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()), None)
         return self.get(ask_id)
 
-    def _restored(self, record: "Dict[str, Any]") -> "Optional[_Ask]":
-        """An ask made again from its record, its page too when this process
-        gives the same token; None (and a line logged) when the record
-        cannot be read."""
-        try:
-            output = ask(record["questions"])
-            owner = _AskOwner(str(record["client"]), str(record["process"]), str(record["session"]),
-                              bool(record["session_ended"]))
-            restored = _Ask(output, owner, self, record["id"])
-            restored.fingerprint, restored.ends = record["fingerprint"], float(record["ends"])
-            restored.delivered, restored.interrupted = bool(record["delivered"]), bool(record["interrupted"])
-            result = _Ask.outcome_in(record, output)
-        except (KeyError, TypeError, ValueError, QuestionError):
-            self.log(f"the stored ask {record.get('id')} is damaged and cannot be served; the other asks are")
-            return None
+    def _restored(self, record: _AskRecord) -> _Ask:
+        """An ask made again from its record, the same ask as it was: its
+        questions as they were asked, its page too (at the same URL when this
+        process holds the same key), with what the person entered."""
+        owner = _AskOwner(record.client, record.process, record.session, record.session_ended)
+        restored = _Ask(record.questions, owner, self, record.id)
+        restored.fingerprint, restored.ends = record.fingerprint, record.ends
+        restored.delivered, restored.interrupted = record.delivered, record.interrupted
         restored.read = time.monotonic()
         if not owner.ended and not self._serves(owner.process):
             owner.ended = True  # its session ended with its process
-        if record.get("page") is not None:  # with another key than its maker's, at a new URL, entries and all
-            restored.page = self._new_page(restored, record.get("entered") or {})
-        if result is not None:
-            restored.take_ending(result, float(record["ended"]))
+        if record.page is not None:
+            restored.page = self._new_page(restored, record.entered)
+        if record.result is not None:
+            restored.take_ending(record.result, record.ended)
         return self._keep(restored)
 
     def reread(self, ask: _Ask) -> None:
@@ -9377,13 +9581,12 @@ class _AskBoard:
             record = self._safely(lambda: self.store.load(ask.id), None, damaged=False)
         except _DamagedAsk:
             return
-        if record is None:
+        if record is None or ask.result is not None:
             return
-        if ask.page is not None and record.get("entered") and ask.result is None:
-            ask.page.page.last_form = record["entered"]
-        result = _Ask.outcome_in(record, ask.output) if ask.result is None else None
-        if result is not None:
-            ask.take_ending(result, float(record["ended"]))
+        if ask.page is not None and record.entered:
+            ask.page.page.last_form = record.entered
+        if record.result is not None:
+            ask.take_ending(record.result, record.ended)
 
     def page(self, ask: _Ask, web: "Optional[_WebOptions]" = None) -> Any:
         """The ask's page, made now when it has none (with whatever its record
@@ -9399,27 +9602,22 @@ class _AskBoard:
         page.ask = ask
         return page
 
-    def questions_of(self, ask: _Ask) -> Any:
-        """The ask's questions as its record holds them (made once, kept while the ask is)."""
-        questions = self.questions.get(ask.id)
-        if questions is None:
-            questions = self.questions[ask.id] = ask.output.to_dict()
-            del questions["answers"]
-        return questions
-
     def save(self, ask: _Ask) -> None:
         self._safely(lambda: self.store.save(ask.record()))
+
+    def forget_secrets(self) -> None:
+        """A secret answer, now hidden in its record, leaves no older copy behind."""
+        self._safely(self.store.forget_secrets)
 
     def settle(self, ask: _Ask) -> bool:
         """Commit the ask's ending to the store; whether it was the first.
         When another was, the ask takes that one."""
         record = ask.record()
         standing = self._safely(lambda: self.store.settle(record), record)
-        if standing is record or standing.get("result") == record["result"]:
+        if standing is record or _same_ending(standing.result, record.result):
             return True
-        outcome = _Ask.outcome_in(standing, ask.output)
-        if outcome is not None:
-            ask.take_ending(outcome, float(standing["ended"]))
+        if standing.result is not None:
+            ask.take_ending(standing.result, standing.ended)
         return False
 
     def _keep(self, ask: _Ask) -> _Ask:
@@ -9431,7 +9629,6 @@ class _AskBoard:
     def _drop(self, ask_id: str) -> None:
         """Forget an ask here (its record stays in the store): its page goes too."""
         dropped = self.asks.pop(ask_id)
-        self.questions.pop(ask_id, None)
         if dropped.page is not None:
             dropped.page.end()
 

@@ -6338,23 +6338,23 @@ class WebRequestTests(unittest.TestCase):
         self.form_post(page, {"text:name": "", "action": "draft"})
         self.assertIn('aria-label="Your answer"></textarea>', self.get_form(page))  # cleared stays cleared
 
-    def test_a_secret_on_the_page_is_kept_on_a_timeout_and_shown_hidden(self) -> None:
+    def test_a_secret_in_a_draft_is_never_kept_so_a_timeout_hands_over_none(self) -> None:
         page = self.state_page()
-        self.form_post(page, {"q:db": "SQLite", "text:token": "s3cr3t-value", "text:ram": "8", "action": "draft"})
+        self.form_post(page, {"q:db": "SQLite", "text:token": "s3cr", "other:token": "s3", "text:ram": "8",
+                              "action": "draft"})  # a script that sent it all the same
+        self.assertNotIn("s3", json.dumps(page.last_form))
         page.last_seen = time.monotonic() - 10
         self.assertTrue(page.expire_if_idle(5))
-        self.assertEqual((page.status, page.answers), ("timed_out", [AnswerItem("db", None, ["SQLite"]),
-                                                                     AnswerItem("token", "s3cr3t-value")]))
-        ended = self.get_form(page)
-        self.assertNotIn("s3cr3t", ended)
-        self.assertIn("(hidden)", ended)
-        self.assertIn('"s3cr3t-value"', askq.result_text(page.outcome()))  # for the model, which asked for it
+        self.assertEqual((page.status, page.answers), ("timed_out", [AnswerItem("db", None, ["SQLite"])]))
+        self.assertNotIn("s3cr", askq.result_text(page.outcome()))
+        self.assertNotIn("s3cr", self.get_form(page))
 
     def test_a_secret_is_masked_never_shown_back_and_reaches_the_outcome(self) -> None:
         page = self.state_page()
         html = self.get_form(page)
         self.assertIn('<input type="password" autocomplete="off" name="text:token" value="" class="typed" id="answer-3"', html)
-        self.assertNotIn("data.delete(secret.name)", html)  # the activity signal carries it, to this server only
+        self.assertIn('form.querySelectorAll("input[type=password]").forEach(function (field) { data.delete(field.name); });',
+                      html)  # the activity signal never carries it
         status, _, body = self.form_post(page, {"text:token": "s3cr3t-value", "note:token": "the staging one",
                                                 "action": "submit"})
         refused = body.decode()
@@ -7366,17 +7366,78 @@ def free_port() -> int:
 STORE_CALL = {"questions": [{"question": "Which database?", "options": ["SQLite", "Postgres (Recommended)"]}]}
 
 
-def store_record(ask_id: str = "a1", fingerprint: str = "f1", **fields: Any) -> Dict[str, Any]:
+def store_record(ask_id: str = "a1", fingerprint: str = "f1", **fields: Any) -> Any:
     """A record as the board writes one, open unless ``result`` says otherwise."""
-    record = {"id": ask_id, "fingerprint": fingerprint, "page": None, "ended": 0.0, "ends": time.time() + 60,
-              "result": None, "entered": {}, "delivered": False}
-    record.update(fields)
+    record = askq._AskRecord(ask_id, fingerprint, askq.ask(STORE_CALL), "c", "s", "host 1 x", time.time() + 60)
+    return dataclasses.replace(record, **fields)
+
+
+def answered(record: Any, pick: str) -> Any:
+    answers = [askq.AnswerItem("q0", None, [pick])]
+    return dataclasses.replace(record, ended=time.time(), result=askq.QuestionOutput(
+        record.questions.questions, answers, askq.Outcome.ANSWERED))
+
+
+def generated_call(rng: random.Random) -> Dict[str, Any]:
+    """A call with questions of every kind, each field set or not at random."""
+    def maybe(value: Any) -> Any:
+        return value if rng.random() < 0.5 else None
+
+    kinds = ["text", "number", "single", "multi"]
+    questions: List[Dict[str, Any]] = []
+    for index in range(rng.randint(1, 4)):
+        kind = rng.choice(kinds)
+        flavour = rng.choice(["", "\u00e9", "<b>", "\u202e"])
+        entry: Dict[str, Any] = {"question": f"Question {index} {flavour}?",
+                                 "header": maybe(f"H{index}"), "purpose": maybe("Because."),
+                                 "required": rng.random() < 0.7}
+        if kind == "number":
+            entry.update(type="number", minimum=maybe(rng.choice([0, 1, -5])), maximum=maybe(rng.choice([10, 99.5])),
+                         step=maybe(rng.choice([1, 0.5])), unit=maybe(rng.choice(["GB", "\u00b0C"])))
+        elif kind == "text":
+            entry.update(placeholder=maybe("e.g. orders"), default=maybe("draft"), secret=rng.random() < 0.3)
+        else:
+            options: List[Any] = [{"label": f"Option {n}", "description": maybe(f"about {n}"),
+                                   "preview": maybe(f"# Preview {n}")} for n in range(rng.randint(2, 4))]
+            options[rng.randrange(len(options))]["label"] += " (Recommended)"
+            entry.update(options=options, multiSelect=kind == "multi", allowCustom=rng.random() < 0.6)
+        questions.append({key: value for key, value in entry.items() if value is not None})
+    call: Dict[str, Any] = {"questions": questions}
+    if rng.random() < 0.5:
+        call.update(title="A batch", description="Why it is asked.")
+    return call
+
+
+def typed_answer(item: askq.QuestionItem) -> Any:
+    """An answer a person could give to the question."""
+    if item.question_type is askq.QuestionType.NUMBER:
+        return "5,5" if item.step != 1 else "5"
+    if item.options:
+        return [item.options[0].label] if item.multi_select else item.options[-1].label
+    return "typed \u00e9 text"
+
+
+def generated_record(rng: random.Random, ask_id: str, output: askq.QuestionOutput) -> Any:
+    """The record of an ask of these questions, open or ended, with entries."""
+    record = askq._AskRecord(ask_id, f"f-{ask_id}", output, "client \u00e9", "s1", "host 7 tok", 1e9 + rng.random(),
+                             rng.random() < 0.5, rng.choice([None, "d" * 64]), {"q:q0": ["x", "y"]})
+    if rng.random() < 0.5:
+        answers = askq.collect_answers(output, {item.id: typed_answer(item) for item in output.questions}, partial=True)
+        record = dataclasses.replace(record, ended=1e9 + 5, result=askq.QuestionOutput(
+            output.questions, answers, rng.choice(list(askq.Outcome)), output.title, output.purpose),
+            delivered=rng.random() < 0.5, interrupted=rng.random() < 0.5)
     return record
 
 
-def answered(record: Dict[str, Any], pick: str) -> Dict[str, Any]:
-    return dict(record, ended=time.time(), result={"status": "answered", "answers": [
-        {"id": "q0", "answer": None, "selected": [pick]}]})
+def as_stored(record: Any) -> Any:
+    """The record as a store gives it back: once delivered, a secret answer hidden."""
+    if record.result is None or not record.delivered:
+        return record
+    secret = {item.id for item in record.questions.questions if item.secret}
+    answers = [dataclasses.replace(answer, answer=askq._HIDDEN) if answer.id in secret and answer.answer is not None
+               else answer for answer in record.result.answers]
+    return dataclasses.replace(record, result=askq.QuestionOutput(
+        record.result.questions, answers, record.result.status, record.result.title, record.result.purpose))
 
 
 class AskStoreContract:
@@ -7384,10 +7445,38 @@ class AskStoreContract:
 
     store: Any
 
+    def test_an_ask_read_back_is_the_same_ask_and_behaves_the_same(self: Any) -> None:
+        rng = random.Random(47)
+        for number in range(40):
+            output = askq.ask(generated_call(rng))
+            record = generated_record(rng, f"r{number}", output)
+            with self.subTest(call=output.to_dict()):
+                self.store.save(record)
+                back = self.store.load(record.id)
+                self.assertEqual(back, as_stored(record))
+                self.assertEqual(back.questions.to_dict(), output.to_dict())
+                for item in output.questions:
+                    entry = {item.id: typed_answer(item)}
+                    self.assertEqual(askq.collect_answers(back.questions, entry, partial=True),
+                                     askq.collect_answers(output, entry, partial=True))
+
+    def test_a_number_question_stays_a_number_with_its_unit(self: Any) -> None:
+        output = askq.ask({"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1,
+                                          "maximum": 64, "step": 0.5, "unit": "GB"}],
+                           "title": "Cluster", "description": "Sizes the cluster."})
+        self.store.save(dataclasses.replace(store_record(), questions=output))
+        back = self.store.load("a1").questions
+        self.assertEqual((back.title, back.purpose), ("Cluster", "Sizes the cluster."))
+        answers = askq.collect_answers(back, {"q0": "12,5"})
+        self.assertIn('typed: "12.5 GB"', askq.result_text(askq.QuestionOutput(back.questions, answers, "answered")))
+        with self.assertRaises(askq.AnswerError) as refused:
+            askq.collect_answers(back, {"q0": "lots of them"})
+        self.assertEqual(refused.exception.reason, "not_a_number")
+
     def test_a_record_is_found_by_its_id_its_fingerprint_and_its_page(self: Any) -> None:
         self.store.save(store_record(page="d" * 64))
         self.store.save(store_record("a2"))
-        self.assertEqual(self.store.load("a1")["page"], "d" * 64)
+        self.assertEqual(self.store.load("a1").page, "d" * 64)
         self.assertIsNone(self.store.load("nobody"))
         self.assertEqual(sorted(self.store.find("f1")), ["a1", "a2"])
         self.assertEqual(self.store.find("f2"), [])
@@ -7397,17 +7486,17 @@ class AskStoreContract:
     def test_the_first_ending_committed_wins(self: Any) -> None:
         self.store.save(store_record())
         first = answered(store_record(), "SQLite")
-        self.assertEqual(self.store.settle(first)["result"], first["result"])
+        self.assertEqual(self.store.settle(first).result, first.result)
         standing = self.store.settle(answered(store_record(), "Postgres"))
-        self.assertEqual(standing["result"]["answers"][0]["selected"], ["SQLite"])
+        self.assertEqual(standing.result.answers[0].selected, ["SQLite"])
         self.store.save(store_record(entered={"q:q0": ["Postgres"]}))  # a late save of the open ask undoes nothing
-        self.assertEqual(self.store.load("a1")["result"]["answers"][0]["selected"], ["SQLite"])
-        self.store.save(dict(first, delivered=True))  # the ended record itself is still written
-        self.assertTrue(self.store.load("a1")["delivered"])
+        self.assertEqual(self.store.load("a1").result.answers[0].selected, ["SQLite"])
+        self.store.save(dataclasses.replace(first, delivered=True))  # the ended record itself is still written
+        self.assertTrue(self.store.load("a1").delivered)
 
     def test_an_ask_ended_a_day_ago_is_deleted(self: Any) -> None:
         long_ago = time.time() - askq._ASK_KEPT_SECONDS - 5
-        self.store.save(dict(answered(store_record(), "SQLite"), ended=long_ago))
+        self.store.save(dataclasses.replace(answered(store_record(), "SQLite"), ended=long_ago))
         self.store.save(store_record("a2"))
         self.store.sweep(time.time())
         if not isinstance(self.store, askq._RedisStore):  # Redis lets the key expire on its own
@@ -7473,17 +7562,20 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
             with open(self.path, "rb") as db, open(self.path + "-wal", "rb") as wal:
                 return db.read() + wal.read()
 
+        page = board.page(asked).page
+        page.last_form = {"token": [token], "q:q0": ["eu-west-1"], "text:q1": [SECRET], "action": ["draft"]}
+        board.save(asked)  # what the page held, as a draft with its token
+        self.assertTrue(token.encode() not in stored(), "the page's token is in the database")
+        self.assertTrue(SECRET.encode() not in stored(), "a secret never sent is in the database")
+        self.assertEqual(self.store.load(asked.id).entered, {"q:q0": ["eu-west-1"]})
         answers = askq.collect_answers(asked.output, {"q0": "eu-west-1", "q1": SECRET})
         self.assertTrue(asked.finish(askq.QuestionOutput(asked.output.questions, answers, askq.Outcome.ANSWERED)))
         self.assertTrue(token.encode() not in stored(), "the page's token is in the database")
         self.assertTrue(hashlib.sha256(token.encode()).hexdigest().encode() in stored(), "no digest of the token")
         self.assertTrue(SECRET.encode() in stored(), "the secret is not kept until delivered")
         asked.deliver()
-        self.assertEqual(self.store.load(asked.id)["result"]["answers"][1]["answer"], askq._HIDDEN)
-        with self.store.lock:
-            self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            self.store.db.execute("VACUUM")
-        self.assertTrue(SECRET.encode() not in stored(), "the secret is still in the database once delivered")
+        self.assertEqual(self.store.load(asked.id).result.answers[1].answer, askq._HIDDEN)
+        self.assertTrue(SECRET.encode() not in stored(), "the secret is still on disk once delivered")
 
     def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
         import sqlite3
@@ -7496,7 +7588,7 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
             db.execute("UPDATE asks SET record = '{not json' WHERE id = ?", (damaged.id,))
         other = askq._AskBoard(store=self.store, log=logged.append)
         self.assertIsNone(other.get(damaged.id))
-        self.assertEqual(logged, [f"the stored ask {damaged.id} is damaged and cannot be served; the other asks are"])
+        self.assertEqual(logged, [f"the stored ask {damaged.id} is not JSON and cannot be served; the other asks are"])
         self.assertIsNotNone(other.get(kept.id))
 
 
@@ -7573,7 +7665,7 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
         self.store.save(store_record())
         with contextlib.closing(askq._RedisConnection(self.url)) as other:
             self.assertEqual(other.call("CLIENT", "KILL", "SKIPME", "yes"), 1)  # the store's connection, closed by Redis
-        self.assertEqual(self.store.load("a1")["id"], "a1")  # the first call after it is answered
+        self.assertEqual(self.store.load("a1").id, "a1")  # the first call after it is answered
         self.store.save(store_record("a2"))
         self.assertEqual(sorted(self.store.find("f1")), ["a1", "a2"])
 
@@ -7584,7 +7676,7 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
         self.addCleanup(store.close)
         self.addCleanup(store.redis.call, "CONFIG", "SET", "requirepass", "")
         store.save(store_record())
-        self.assertEqual(store.load("a1")["id"], "a1")
+        self.assertEqual(store.load("a1").id, "a1")
         with contextlib.closing(askq._RedisConnection(guarded.replace("/3", "/0"))) as first:
             self.assertEqual(first.call("EXISTS", "askq:ask:a1"), 0)
         with self.assertRaises(askq._StoreError) as refused:
@@ -7652,12 +7744,30 @@ class StoreStartTests(unittest.TestCase):
             newer: "made by a newer askq (schema 99, this one reads 1)",
             "redis://127.0.0.1:notaport/0": "not a Redis URL",
             "redis://127.0.0.1:6379/zero": "not a Redis URL; write redis://HOST:PORT/DB",
-            "memcached://127.0.0.1:11211": "askq keeps asks in an SQLite file (a path) or in Redis",
+            "memcached://127.0.0.1:11211": ("askq keeps asks in memory (--store memory), in an SQLite file (a path)"
+                                            " or in Redis (redis://HOST:PORT/DB)."),
         }
         for store, words in cases.items():
             with self.subTest(store=store):
                 self.assertIn(words, self.refusal("serve", "--store", store))
         self.assertIn(words, self.refusal("ask", EXAMPLE, "--web", "--store", store))
+
+    @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
+    def test_another_programs_database_is_refused_without_a_byte_changed(self) -> None:
+        import sqlite3
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        stranger = os.path.join(folder, "songs.db")
+        with contextlib.closing(sqlite3.connect(stranger)) as db, db:
+            db.execute("CREATE TABLE songs (title TEXT)")
+            db.execute("INSERT INTO songs VALUES ('one')")
+        with open(stranger, "rb") as before:
+            kept = before.read()
+        self.assertIn("is not an askq database; name a new file.", self.refusal("serve", "--store", stranger))
+        with open(stranger, "rb") as after:
+            self.assertEqual(after.read(), kept)  # its journal mode (bytes 18 and 19) included
+        self.assertEqual(sorted(os.listdir(folder)), ["songs.db"])
 
     @unittest.skipIf(hasattr(os, "geteuid") and os.geteuid() == 0, "root writes anywhere")
     def test_a_read_only_folder(self) -> None:
