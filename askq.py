@@ -9662,15 +9662,17 @@ class _AskBoard:
                 if (ask.result is not None or now >= ask.ends) and ask.expire(now) \
                         and now >= ask.ended + _ASK_KEPT_SECONDS:
                     self._drop(key)
-            self._safely(lambda: self.store.sweep(now))
+            self._safely(lambda: self.store.sweep(now), housekeeping=True)
             if self.store.shared and now - self.beaten >= _STORE_BEAT_SECONDS:
                 self.beaten = now
-                self._safely(lambda: self.store.beat(self.process, now))
+                self._safely(lambda: self.store.beat(self.process, now), housekeeping=True)
 
-    def _safely(self, action: "Callable[[], Any]", failed: Any = None, damaged: bool = True) -> Any:
-        """What the store does, or ``failed`` when it fails: the failure is
-        logged once (and again only after the store has worked since), and
-        the asks go on in this process's memory."""
+    def _safely(self, action: "Callable[[], Any]", failed: Any = None, damaged: bool = True,
+                housekeeping: bool = False) -> Any:
+        """What the store does, or ``failed`` when it fails: an outage is
+        logged once when it starts and once when a record is read or written
+        again (housekeeping, which some stores do without a word to their
+        server, proves nothing), and meanwhile the asks go on in memory."""
         try:
             done = action()
         except _DamagedAsk:
@@ -9682,7 +9684,9 @@ class _AskBoard:
                 self.failing = True
                 self.log(f"the store failed ({type(err).__name__}: {err}); asks go on in memory until it works again")
             return failed
-        self.failing = False
+        if self.failing and not housekeeping:
+            self.failing = False
+            self.log("the store works again; the asks are kept there again")
         return done
 
     @staticmethod

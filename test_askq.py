@@ -7815,6 +7815,41 @@ class StoreFaultTests(unittest.TestCase):
         self.assertEqual(logged, [("the store failed (OperationalError: database or disk is full);"
                                   " asks go on in memory until it works again")])
 
+    def test_an_outage_is_logged_once_while_a_person_works_and_once_when_it_ends(self) -> None:
+        class Flaky(askq._MemoryStore):
+            shared = True
+            down = True
+
+            def load(self, ask_id: str) -> Any:
+                if self.down:
+                    raise ConnectionError("Connection refused")
+                return super().load(ask_id)
+
+            def save(self, record: Any) -> None:
+                if self.down:
+                    raise ConnectionError("Connection refused")
+                super().save(record)
+
+        logged: List[str] = []
+        store = Flaky()
+        board = askq._AskBoard(store=store, log=logged.append)
+        asked = board.open(askq.ask(STORE_CALL), board.owner("c"))
+        for _ in range(5):  # a person at work on the page: drafts saved, the record read again, the sweep between
+            board.reread(asked)
+            board.save(asked)
+            board.swept = 0.0
+            board.sweep()
+        store.down = False
+        board.save(asked)
+        board.save(asked)
+        store.down = True
+        board.save(asked)
+        self.assertEqual(logged, [
+            "the store failed (ConnectionError: Connection refused); asks go on in memory until it works again",
+            "the store works again; the asks are kept there again",
+            "the store failed (ConnectionError: Connection refused); asks go on in memory until it works again",
+        ])
+
 
 class StdioServer:
     """``askq.py serve --web --store ...`` as a process, spoken to over its pipes
