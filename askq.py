@@ -9457,6 +9457,112 @@ class _RedisConnection:
 # store: what changes is written through, and what another process changed
 # is read again when the store is shared.
 
+class _ProcessMark:
+    """That a process of this host lives, known exactly: it holds an
+    exclusive lock on a file named after it, which the operating system
+    releases the moment the process dies (a ``kill -9`` and a zombie
+    included), so that a restart seconds later finds its asks free.  Where
+    there are no such locks (Windows, Pyodide), whether its pid runs."""
+
+    __slots__ = ("descriptor", "path")
+
+    def __init__(self, name: str) -> None:
+        self.path = _ProcessMark.file_of(name) if name else None  # no name: a process that needs no mark
+        self.descriptor: Optional[int] = None
+        if self.path is None:
+            return
+        try:
+            import fcntl
+
+            descriptor = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.descriptor = descriptor
+        except (ImportError, OSError):
+            self.path = None
+            return
+        folder = os.path.dirname(self.path)
+        for left in os.listdir(folder):  # the marks of processes that ended long ago without taking theirs away
+            if left.endswith(".lock") and os.path.join(folder, left) != self.path:
+                _ProcessMark.clear(os.path.join(folder, left))
+
+    @staticmethod
+    def file_of(name: str) -> "Optional[str]":
+        """The file of a process named ``PID TOKEN``, in a folder of this
+        user's own (None where it cannot be had)."""
+        import tempfile
+
+        if not hasattr(os, "getuid"):
+            return None
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        folder = os.path.join(runtime, "askq") if runtime else os.path.join(tempfile.gettempdir(), f"askq-{os.getuid()}")
+        try:
+            os.makedirs(folder, 0o700, exist_ok=True)
+            found = os.lstat(folder)
+        except OSError:
+            return None
+        if found.st_uid != os.getuid() or not os.path.isdir(folder) or os.path.islink(folder):
+            return None  # another user's, or a link someone left: no mark there
+        return os.path.join(folder, name.replace(" ", "-") + ".lock")
+
+    @staticmethod
+    def lives(name: str) -> bool:
+        """Whether the process named ``PID TOKEN`` lives."""
+        path = _ProcessMark.file_of(name)
+        found = _ProcessMark.held(path) if path else None
+        return _ProcessMark.pid_runs(name.partition(" ")[0]) if found is None else found
+
+    @staticmethod
+    def held(path: str) -> "Optional[bool]":
+        """Whether the mark at ``path`` is held; None when there is none (an
+        askq that made none)."""
+        try:
+            import fcntl
+
+            descriptor = os.open(path, os.O_RDONLY)
+        except (ImportError, OSError):
+            return None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(descriptor)
+        return False
+
+    @staticmethod
+    def clear(path: str) -> None:
+        """Remove the mark of a process that died longer ago than any of its
+        asks is kept (until then, its mark tells that it died)."""
+        try:
+            if time.time() - os.stat(path).st_mtime > _ASK_LIFE_SECONDS + _ASK_KEPT_SECONDS \
+                    and _ProcessMark.held(path) is False:
+                os.remove(path)
+        except OSError:
+            pass  # another process that looked removed it first
+
+    @staticmethod
+    def pid_runs(pid: str) -> bool:
+        """Whether a process of this host runs (a zombie seems to)."""
+        if not pid.isdigit():
+            return False
+        try:
+            os.kill(int(pid), 0)
+        except PermissionError:
+            return True
+        except (OSError, OverflowError):
+            return False
+        return True
+
+    def release(self) -> None:
+        if self.descriptor is not None and self.path is not None:
+            try:
+                os.remove(self.path)
+            except OSError:
+                pass  # its folder was cleared: the lock still goes with the descriptor
+            os.close(self.descriptor)
+            self.descriptor = None
+
+
 class _AskBoard:
     """The asks a server serves, as objects, over the store that keeps their
     records: found by their id, by their page's token, or by their
@@ -9485,6 +9591,7 @@ class _AskBoard:
         self.swept = self.beaten = 0.0
         self.failing = False  # the store failed, and that was logged
         self.process = f"{platform.node()} {os.getpid()} {secrets.token_urlsafe(6)}"
+        self.mark = _ProcessMark(self.process.partition(" ")[2] if self.store.shared else "")
 
     def owner(self, client: str = "") -> _AskOwner:
         """A new session's owner, living in this process."""
@@ -9532,7 +9639,7 @@ class _AskBoard:
         if process == self.process:
             return True
         if host == platform.node():
-            return _AskBoard.process_runs(rest.partition(" ")[0])
+            return _ProcessMark.lives(rest)
         return bool(self._safely(lambda: self.store.heard(process, time.time()), True))
 
     def get(self, ask_id: Any) -> "Optional[_Ask]":
@@ -9689,20 +9796,8 @@ class _AskBoard:
             self.log("the store works again; the asks are kept there again")
         return done
 
-    @staticmethod
-    def process_runs(pid: str) -> bool:
-        """Whether a process of this host runs."""
-        if not pid.isdigit():
-            return False
-        try:
-            os.kill(int(pid), 0)
-        except PermissionError:
-            return True
-        except (OSError, OverflowError):
-            return False
-        return True
-
     def close(self) -> None:
+        self.mark.release()
         self._safely(self.store.close)
 
 

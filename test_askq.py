@@ -7987,6 +7987,19 @@ class StoreAcrossProcessesTests(unittest.TestCase):
     def test_an_ask_survives_kill_9(self) -> None:
         ask_across_a_restart(self, self.path)
 
+    def test_a_retry_a_moment_after_kill_9_gets_the_same_ask_and_its_answer(self) -> None:
+        port = free_port()
+        first = StdioServer(self, self.path, port)
+        url = first.ask()["params"]["url"]
+        first.process.kill()  # not reaped yet: its pid still answers as a zombie's does
+        second = StdioServer(self, self.path, port)
+        again = second.ask()
+        self.assertEqual(again["params"]["url"], url)  # the same ask, not a new empty one
+        self.assertEqual(answer_page(url, {"q0": "SQLite"})["status"], "answered")
+        self.assertEqual(second.read()["method"], "notifications/elicitation/complete")
+        self.assertIn('picked: "SQLite"', second.read()["result"]["content"][0]["text"])
+        first.process.wait(10)
+
     def test_a_stdio_client_that_exits_mid_ask_leaves_it_to_the_next(self) -> None:
         port = free_port()
         first = StdioServer(self, self.path, port)
