@@ -9802,7 +9802,7 @@ class _AskBoard:
 
 
 def _stored_pages(
-    host: str, port: int, timeout: "Optional[float]", key: "Optional[str]", log: "Callable[[str], None]",
+    host: str, port: int, timeout: "Optional[float]", seal: "_RequestSeal", log: "Callable[[str], None]",
     store: _AskStore,
 ) -> "Tuple[_HttpServer, _AskBoard]":
     """With a store, every page on one server at ``port``, so that a page
@@ -9810,13 +9810,10 @@ def _stored_pages(
     pages = _ServedPages("")
     server = _HttpServer(_HttpCore(pages), host, port)
     pages.base = f"http://{_reachable_address(host)}:{server.port}"
-    board = _AskBoard(_ServedWebOptions(pages, timeout), timeout, store, _RequestSeal.of_key(key), log)
+    board = _AskBoard(_ServedWebOptions(pages, timeout), timeout, store, seal, log)
     pages.board = board
     if not port:
         log("the pages' port was chosen at start: give a port to keep their URLs across restarts")
-    if not key:
-        log(f"the pages' tokens come from a key made at start: give a state key (--state-key, or"
-            f" {_STATE_KEY_VARIABLE}) to keep their URLs across restarts")
     return server, board
 
 
@@ -9833,7 +9830,7 @@ def _prompt_on_stored_page(
         sys.stderr.write(f"askq: {message}\n")
 
     store = _AskStore.opened(where)
-    server, board = _stored_pages(host, port, timeout, key, log, store)
+    server, board = _stored_pages(host, port, timeout, _RequestSeal.kept(key, store), log, store)
     asked = board.open(output, board.owner(_PROMPT_CLIENT))
     try:
         if not asked.finished and on_ready is not None:
@@ -10140,6 +10137,13 @@ class _RequestSeal:
     def of_key(cls, key: "Optional[str]") -> "_RequestSeal":
         """The seal of a --state-key (a random one without)."""
         return cls(key.encode("utf-8", "surrogatepass") if key else None)
+
+    @classmethod
+    def kept(cls, key: "Optional[str]", store: "_AskStore") -> "_RequestSeal":
+        """The seal of a --state-key; without one, of the key the store keeps,
+        so that pages and retries outlive a restart and reach every process
+        that shares the store with no flag (a memory store's key is made at start)."""
+        return cls.of_key(key) if key else cls(store.state_key())
 
     def seal(self, arguments: Any, page: "Optional[str]" = None) -> str:
         import base64
@@ -11652,15 +11656,15 @@ def _store_of(args: Any, command: str) -> _AskStore:
         raise _UsageError(f"askq.py {command}: {err}") from None
 
 
-def _state_seal(args: Any) -> _RequestSeal:
-    """The seal of --state-key (or its variable), else one made at start."""
-    return _RequestSeal.of_key(args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
+def _state_seal(args: Any, store: _AskStore) -> _RequestSeal:
+    """The seal of --state-key (or its variable), else of the key the store keeps."""
+    return _RequestSeal.kept(args.state_key or os.environ.get(_STATE_KEY_VARIABLE), store)
 
 
 def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore, notifier: _Notifier) -> int:
     """serve over stdio with a store: its pages on one server of their own."""
     try:
-        server, board = _stored_pages(args.host, args.port or 0, args.timeout, args.state_key, log, store)
+        server, board = _stored_pages(args.host, args.port or 0, args.timeout, _state_seal(args, store), log, store)
     except OSError as err:
         raise _UsageError(f"askq.py serve: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
     board.notifier = notifier
@@ -11679,7 +11683,7 @@ def _serve_http(args: Any, log: "Callable[[str], None]", store: _AskStore, notif
     key = args.state_key or os.environ.get(_STATE_KEY_VARIABLE)
     pages = _ServedPages("")  # with --web for every client without forms, else for pages sent by URL
     served = _ServedWebOptions(pages, args.timeout)
-    seal = _state_seal(args)
+    seal = _state_seal(args, store)
     pages.board = _AskBoard(served, args.timeout, store, seal, log, notifier)
     mcp = _McpHttp(log, served if args.web else None, token, seal, pages.board)
     try:
@@ -11692,9 +11696,9 @@ def _serve_http(args: Any, log: "Callable[[str], None]", store: _AskStore, notif
         f"; clients send the header 'Authorization: Bearer {token}'" if token else " (this machine only)"))
     if args.token is None and token is not None:
         log("the token was made at start: give --token to keep one across restarts")
-    if key is None:
+    if key is None and not store.shared:
         log(f"retried calls under 2026-07-28 are signed with a key made at start: give replicas one --state-key"
-            f" (or {_STATE_KEY_VARIABLE})")
+            f" (or {_STATE_KEY_VARIABLE}), or one --store")
     if args.web:
         log(f"calls from clients that draw no forms are asked on web pages at {base}/")
     try:

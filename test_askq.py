@@ -7855,10 +7855,12 @@ class StdioServer:
     """``askq.py serve --web --store ...`` as a process, spoken to over its pipes
     by a client named "cli" that opens pages by URL."""
 
-    def __init__(self, test: unittest.TestCase, store: str, port: int) -> None:
-        self.process = spawn_askq(test, "serve", "--web", "--store", store, "--port", str(port), "--state-key", "k",
+    def __init__(self, test: unittest.TestCase, store: str, port: int, key: Optional[str] = "k") -> None:
+        keyed = ["--state-key", key] if key else []
+        self.process = spawn_askq(test, "serve", "--web", "--store", store, "--port", str(port), *keyed,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  env=dict(os.environ, BROWSER="true"))
+                                  env=dict({name: value for name, value in os.environ.items()
+                                            if name != "ASKQ_STATE_KEY"}, BROWSER="true"))
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "clientInfo": {"name": "cli"}, "capabilities": {"elicitation": {"url": {}}}}})
         self.read()
@@ -7986,6 +7988,21 @@ class StoreAcrossProcessesTests(unittest.TestCase):
 
     def test_an_ask_survives_kill_9(self) -> None:
         ask_across_a_restart(self, self.path)
+
+    def test_without_a_state_key_the_page_keeps_its_url_across_a_restart(self) -> None:
+        import sqlite3
+
+        port = free_port()
+        first = StdioServer(self, self.path, port, key=None)
+        url = first.ask()["params"]["url"]
+        first.process.kill()
+        first.process.wait(10)
+        second = StdioServer(self, self.path, port, key=None)
+        self.assertEqual(answer_page(url, {"q0": "SQLite"})["status"], "answered")  # the open page, answered
+        result = second.ask()["result"]
+        self.assertIn('picked: "SQLite"', result["content"][0]["text"])
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            self.assertEqual(len(db.execute("SELECT value FROM askq WHERE key = 'state_key'").fetchone()[0]), 64)
 
     def test_a_retry_a_moment_after_kill_9_gets_the_same_ask_and_its_answer(self) -> None:
         port = free_port()
