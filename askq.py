@@ -7296,6 +7296,7 @@ _WEB_SCRIPT = """
     form.querySelectorAll("input[type=password]").forEach(function (field) { data.delete(field.name); });
     timer = null; last = Date.now();
     fetch(form.getAttribute("action"), {method: "POST", body: data}).then(function (reply) {
+      if (reply.status === 403) { over = true; offline.textContent = LINK_GONE; lost(true); return; }
       lost(false);
       if (reply.status === 409) { over = true; showEnd(); } else if (timeout) { restart(); }
     }, function () {
@@ -7344,9 +7345,17 @@ _WEB_TIMED_OUT_OFFLINE = ("Time ran out, and the assistant stopped waiting. Your
                           " copy them before you close it.")
 
 
+# What the page says when its server no longer knows its link (restarted
+# without the asks, so without their pages): nothing it holds was sent.
+_WEB_LINK_GONE = ("The assistant's server no longer knows this page: it was restarted, or the questions ended"
+                  " there. Nothing more from this page can be sent. Your entries are still here: copy them before"
+                  " you close it.")
+
+
 def _web_script() -> str:
     return (_WEB_SCRIPT.replace("ACTIVE_MS", str(_WEB_ACTIVE_MS))
-            .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE)))
+            .replace("TIMED_OUT_OFFLINE", json.dumps(_WEB_TIMED_OUT_OFFLINE))
+            .replace("LINK_GONE", json.dumps(_WEB_LINK_GONE)))
 
 
 def _asks_follow_up(raw: Any) -> bool:
@@ -7409,13 +7418,35 @@ class _WebPage(_HttpHandlers):
         and once the answers are in, every route says so."""
         with self.lock:
             if not self._token_matches(request):
-                response = _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+                return _WebPage.unknown_link(request)
             else:
                 self.last_seen = time.monotonic()
                 response = handler(self, request) if self.status is None else self._after_the_end(request)
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{self.nonce}'; script-src 'nonce-{self.nonce}';"
             " connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
+        return response
+
+    @staticmethod
+    def unknown_link(request: _HttpRequest) -> _HttpResponse:
+        """A request whose token no page here has: a person's browser gets a
+        page in askq's words and style (a submission from a page whose
+        server restarted without its asks), never a bare status line."""
+        import secrets
+
+        if request.path != "/":
+            return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+        nonce = secrets.token_urlsafe(12)
+        response = _HttpResponse.html(403, (
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Questions for you</title><style nonce=\"{nonce}\">{_WEB_STYLE}</style></head><body><main>"
+            "<h1>This page takes no more answers</h1><p>The assistant's server does not know this link: it was"
+            " restarted without keeping its questions, or the link is not the one it gave. Nothing was sent from"
+            " here.</p><p>Go back to copy what you entered; the assistant can ask the questions again.</p>"
+            "</main></body></html>"))
+        response.headers["Content-Security-Policy"] = (
+            f"default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
         return response
 
     def _token_matches(self, request: _HttpRequest) -> bool:
@@ -11193,6 +11224,7 @@ class _ServedPages(_HttpHandlers):
     one-time token it shows."""
 
     routes = _WebPage.routes
+    json_paths = _WebPage.json_paths
 
     def __init__(self, base: str) -> None:
         import threading
@@ -11205,7 +11237,7 @@ class _ServedPages(_HttpHandlers):
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
         served = self._served(request)
         if served is None:
-            return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+            return _WebPage.unknown_link(request)
         if served.ask is None:
             return served.page.respond(handler, request)
         return served.ask.respond(handler, request)  # type: ignore[no-any-return]

@@ -6338,6 +6338,22 @@ class WebRequestTests(unittest.TestCase):
         self.form_post(page, {"text:name": "", "action": "draft"})
         self.assertIn('aria-label="Your answer"></textarea>', self.get_form(page))  # cleared stays cleared
 
+    def test_a_link_no_page_here_knows_gets_a_page_of_askqs_and_the_script_says_so(self) -> None:
+        pages = askq._ServedPages("http://127.0.0.1:1")  # a server that restarted without its asks
+        body = b"token=old&q%3Aq0=SQLite&action=submit"
+        headers = {"Host": "127.0.0.1:1", "Content-Type": "application/x-www-form-urlencoded",
+                   "Content-Length": str(len(body))}
+        status, kind, sent = page_request(pages, "POST", "/?token=old", headers, io.BytesIO(body).read)
+        self.assertEqual((status, kind), (403, "text/html; charset=utf-8"))
+        self.assertIn("<h1>This page takes no more answers</h1>", sent.decode())
+        self.assertIn("Nothing was sent from here.", sent.decode())
+        status, kind, sent = page_request(pages, "POST", "/answers?token=old", dict(headers, **{
+            "Content-Type": "application/json", "Content-Length": "2"}), io.BytesIO(b"{}").read)
+        self.assertEqual((status, json.loads(sent)), (403, {"error": "Forbidden: the link's token is missing or wrong."}))
+        script = self.get_form(self.state_page())
+        self.assertIn("if (reply.status === 403) { over = true; offline.textContent = ", script)
+        self.assertIn(json.dumps(askq._WEB_LINK_GONE), script)
+
     def test_a_secret_in_a_draft_is_never_kept_so_a_timeout_hands_over_none(self) -> None:
         page = self.state_page()
         self.form_post(page, {"q:db": "SQLite", "text:token": "s3cr", "other:token": "s3", "text:ram": "8",
