@@ -9843,9 +9843,10 @@ def _stored_pages(
     pages.base = f"http://{_reachable_address(host)}:{server.port}"
     board = _AskBoard(_ServedWebOptions(pages, timeout), timeout, store, seal, log)
     pages.board = board
-    if not port:
-        log("the pages' port was chosen at start: give a port to keep their URLs across restarts")
     return server, board
+
+
+_PORT_CHOSEN = "the pages' port was chosen at start: give a port to keep their URLs across restarts"
 
 
 _PROMPT_CLIENT = "prompt_web"  # whose asks prompt_web(store=...) finds again
@@ -9862,6 +9863,8 @@ def _prompt_on_stored_page(
 
     store = _AskStore.opened(where)
     server, board = _stored_pages(host, port, timeout, _RequestSeal.kept(key, store), log, store)
+    if not port:
+        log(_PORT_CHOSEN)
     asked = board.open(output, board.owner(_PROMPT_CLIENT))
     try:
         if not asked.finished and on_ready is not None:
@@ -10881,6 +10884,7 @@ _MCP_MAX_SESSIONS = 4096  # beyond this, the session idle longest is ended
 _MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
 _BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
 _STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
+_STORE_VARIABLE = "ASKQ_STORE"  # the store --store would name: "memory", a path or a URL
 
 
 class _Exchange(_StreamSource):
@@ -11483,9 +11487,10 @@ def _ask_arguments(ask_command: Any) -> None:
 
 
 def _store_argument(parser: Any) -> None:
-    parser.add_argument("--store", metavar="PATH|redis://HOST:PORT/DB",
+    parser.add_argument("--store", metavar="PATH|redis://HOST:PORT/DB|memory",
                         help="keep the asks in an SQLite file or in Redis: they survive a restart, and every"
-                             " process given the same store (and --state-key) serves them")
+                             f" process given the same store serves them (or {_STORE_VARIABLE}; serve keeps them"
+                             " in asks.sqlite3 in the person's state folder unless told 'memory')")
 
 
 def _web_arguments(parser: Any) -> None:
@@ -11649,7 +11654,7 @@ def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":
 def _run_serve(args: Any) -> int:
     log = _logger("askq serve")
     notifier = _notifier(args, log)
-    store = _store_of(args, "serve")
+    store = _store_of(args, "serve", log)
     try:
         if args.http:
             return _serve_http(args, log, store, notifier)
@@ -11680,12 +11685,40 @@ def _notifier(args: Any, log: "Callable[[str], None]") -> _Notifier:
     return _Notifier(args.notify or "", args.remind, log)
 
 
-def _store_of(args: Any, command: str) -> _AskStore:
-    """The store --store names, opened at start: a line and exit 2 when it cannot be used."""
+def _store_of(args: Any, command: str, log: "Callable[[str], None]") -> _AskStore:
+    """The store --store (or ASKQ_STORE) names, opened at start: a line and
+    exit 2 when it cannot be used; serve's own store without either."""
+    where = args.store or os.environ.get(_STORE_VARIABLE)
+    if not where and command == "serve":
+        return _default_store(log)
     try:
-        return _AskStore.opened(args.store)
+        return _AskStore.opened(where)
     except _StoreError as err:
         raise _UsageError(f"askq.py {command}: {err}") from None
+
+
+def _default_store(log: "Callable[[str], None]") -> _AskStore:
+    """serve's store when none is named: an SQLite file in the person's state
+    folder, so that an answer that reached askq survives the host restarting
+    it; in memory, said once, where that cannot be."""
+    path = os.path.join(_state_folder(), "asks.sqlite3")
+    try:
+        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+        return _AskStore.opened(path)
+    except (ImportError, OSError, _StoreError) as err:
+        why = str(err).partition(": ")[2] if isinstance(err, _StoreError) else str(err)
+        log(f"the asks are kept in memory: {path} cannot be used ({why}); --store names another place")
+        return _AskStore.opened("memory")
+
+
+def _state_folder() -> str:
+    """Where the person's programs keep their state, by the platform's custom."""
+    home = os.path.expanduser("~")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Application Support", "askq")
+    if os.name == "nt":
+        return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local"), "askq")
+    return os.path.join(os.environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state"), "askq")
 
 
 def _state_seal(args: Any, store: _AskStore) -> _RequestSeal:
@@ -11699,6 +11732,8 @@ def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore, not
         server, board = _stored_pages(args.host, args.port or 0, args.timeout, _state_seal(args, store), log, store)
     except OSError as err:
         raise _UsageError(f"askq.py serve: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
+    if args.web and not args.port:
+        log(_PORT_CHOSEN)
     board.notifier = notifier
     try:
         return _serve(sys.stdin.buffer, sys.stdout.buffer, log, board.web if args.web else None, board)

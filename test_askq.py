@@ -39,6 +39,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CAN_SPAWN = sys.platform != "emscripten"  # Pyodide has no subprocesses
 
 
+STATE_VARIABLES = ("XDG_STATE_HOME", "ASKQ_STORE")
+_KEPT_STATE: Dict[str, Optional[str]] = {}
+
+
+def setUpModule() -> None:
+    """serve keeps its asks in the person's state folder unless told
+    otherwise: for the suite, and every askq it starts, a temporary one."""
+    for name in STATE_VARIABLES:
+        _KEPT_STATE[name] = os.environ.pop(name, None)
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="askq-state-")
+
+
+def tearDownModule() -> None:
+    shutil.rmtree(os.environ["XDG_STATE_HOME"], True)
+    for name, value in _KEPT_STATE.items():
+        os.environ.pop(name, None)
+        if value is not None:
+            os.environ[name] = value
+
+
 def load_tests(loader: unittest.TestLoader, tests: unittest.TestSuite, pattern: Any) -> unittest.TestSuite:
     # The docstring examples are part of the documentation: keep them true.
     tests.addTests(doctest.DocTestSuite(askq, extraglobs={"askq": askq}))
@@ -465,6 +485,11 @@ def spawn_askq(test: unittest.TestCase, *args: str, short_grace: bool = False, *
     after the test.  A child inherits an ignored SIGINT (as this suite has it
     when a shell without job control starts it in the background), and the
     tests that send one must reach the child's own handling of Ctrl-C."""
+    state = test.__dict__.get("askq_state")
+    if state is None:  # the test's own state folder, so that no test finds another's asks in serve's store
+        state = test.__dict__["askq_state"] = tempfile.mkdtemp(prefix="askq-state-")
+        test.addCleanup(shutil.rmtree, state, True)
+    options["env"] = dict(options.get("env") or os.environ, XDG_STATE_HOME=state)
     ignored = hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     if ignored:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # a handled signal is reset to its default on exec
@@ -8354,6 +8379,48 @@ class McpServerTests(unittest.TestCase):
         self.assertEqual(self.receive()["method"], "elicitation/create")
         self.end()
         self.assertIn(b"the person answered after the call had ended", self.process.stderr.read())
+
+    def test_a_late_answer_survives_the_host_restarting_its_server_with_no_flag(self) -> None:
+        self.start()
+        self.initialize(elicitation=True)
+        self.call(1, self.CALL)
+        elicit = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        self.send({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": self.ANSWERED}})
+        self.assertEqual(self.request(2, "ping")["id"], 2)  # the late answer is in
+        self.process.kill()  # the host switches its server off and on
+        self.process.wait(10)
+        self.start()
+        self.initialize(elicitation=True)
+        late = self.request(3, "tools/call", {"name": "ask_questions", "arguments": self.CALL})["result"]
+        self.assertTrue(late["content"][0]["text"].startswith(askq._LATE_LINE + "\n"), late)
+        self.assertIn('picked: "SQLite"', late["content"][0]["text"])
+        self.end()
+        folder = os.path.join(self.__dict__["askq_state"], "askq")
+        self.assertEqual(os.stat(folder).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(os.path.join(folder, "asks.sqlite3")).st_mode & 0o777, 0o600)
+
+    def test_memory_as_the_store_keeps_nothing_on_disk_and_a_folder_that_cannot_be_had_is_said_once(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        blocked = os.path.join(folder, "a-file")
+        with open(blocked, "w"):
+            pass
+        for argv, env, said in (
+            (["serve", "--store", "memory"], {"XDG_STATE_HOME": folder}, b""),
+            (["serve"], {"XDG_STATE_HOME": folder, "ASKQ_STORE": "memory"}, b""),
+            (["serve"], {"XDG_STATE_HOME": blocked}, f"askq serve: the asks are kept in memory: {blocked}/askq/"
+                                                      "asks.sqlite3 cannot be used (".encode()),
+        ):
+            with self.subTest(argv=argv, env=env):
+                done = subprocess.run(askq_command(*argv), input=b"", capture_output=True, timeout=30,
+                                      env=dict(os.environ, **env))
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual(os.listdir(folder), ["a-file"])
+                self.assertEqual(done.stderr.count(b"\n"), 1 if said else 0, done.stderr)
+                self.assertTrue(done.stderr.startswith(said), done.stderr)
+                if said:
+                    self.assertIn(b"--store names another place", done.stderr)
 
     def test_a_form_withdrawn_after_its_call_ended_leaves_the_ask_open_and_a_late_decline_ends_it(self) -> None:
         self.start()
