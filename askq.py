@@ -7284,6 +7284,7 @@ _WEB_SCRIPT = """
   }
   var last = 0, timer = null, over = false, expiry = null;
   function showEnd() {
+    form.querySelectorAll("input[type=password]").forEach(function (secret) { secret.disabled = true; });
     var field = document.createElement("input");
     field.type = "hidden"; field.name = "action"; field.value = "draft";
     form.appendChild(field); form.submit();
@@ -7464,12 +7465,13 @@ class _WebPage(_HttpHandlers):
                 return _HttpResponse.html(200, self.ended_html(seen_later=True))
             return _HttpResponse.json(200, self.shown_outcome())
         if request.path == "/":
-            own = _form_answers(self.items, request.form)
+            # A draft never carries a secret, whatever its script sent.
+            draft = self.actions.get(_form_text(request.form, "action")) is _WebPage._keep_draft
+            own = _form_answers(self.items, _kept_form(self.items, request.form) if draft else request.form)
             if not self._sent_again(own):
                 return _HttpResponse.html(409, self.late_html(own))
             # The same answers again: a submission gets the same result; a
             # draft's script learns of the end by the 409, the page the same.
-            draft = self.actions.get(_form_text(request.form, "action")) is _WebPage._keep_draft
             return _HttpResponse.html(409 if draft else 200, self.ended_html())
         if self._sent_again_as_json(request):
             return _HttpResponse.json(200, self.shown_outcome())
@@ -8733,6 +8735,21 @@ class _Ask:
             self.board.forget_secrets()
         return self.result
 
+    def entered(self) -> "Dict[str, List[str]]":
+        """What the person entered on its page, kept beyond the request."""
+        return {} if self.page is None else _kept_form(self.output.questions, self.page.page.last_form)
+
+    def supersede(self) -> None:
+        """An empty ask opened while the person answered an older one of the
+        same questions: ended, never offered again, its page saying that the
+        assistant no longer waits there."""
+        entered: List[AnswerItem] = []
+        if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)) and self.page is not None:
+            self.page.page.end(Outcome.TIMED_OUT, entered)
+            self.page.page.abandoned = True
+        self.delivered = True
+        self.board.save(self)
+
     def withdraw(self) -> None:
         """A call that waited on the ask ended first: the ask stays open."""
         self.interrupted = True
@@ -8778,7 +8795,7 @@ class _Ask:
         return _AskRecord(
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
             self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
-            {} if page is None or self.delivered else _kept_form(self.output.questions, page.last_form),
+            {} if self.delivered else self.entered(),
             self.ended, self.result, self.delivered, self.interrupted)
 
 
@@ -9635,19 +9652,34 @@ class _AskBoard:
         fingerprint = _ask_fingerprint(output.questions, owner.client)
         with self.lock:
             self.sweep()
-            for ask in [*self.asks.values(), *self._stored_asks(fingerprint)]:
-                if ask.fingerprint != fingerprint or ask.delivered or not owner.may_take(ask.owner):
-                    continue
-                if ask.expire(time.time()) and (ask.timed_out() or time.time() >= ask.ends):
-                    continue  # ended with nobody to deliver it: never offered again
-                if ask.owner is not owner and ask.owner.process not in ("", self.process):
-                    ask.interrupted = True  # its call was in a process that has ended
-                ask.owner = owner
+            takeable = [ask for ask in [*self.asks.values(), *self._stored_asks(fingerprint)]
+                        if self._takeable(ask, fingerprint, owner)]
+            if not takeable:
+                ask = self._keep(_Ask(output, owner, self))
                 self.save(ask)
                 return ask
-            ask = self._keep(_Ask(output, owner, self))
+            # The person's answer first, wherever it was given; else the ask made first.
+            takeable.sort(key=lambda ask: (ask.result is None, ask.ends))
+            ask = takeable[0]
+            if ask.result is not None:
+                for newer in takeable[1:]:
+                    if newer.result is None and not newer.entered():
+                        newer.supersede()
+            if ask.owner is not owner and ask.owner.process not in ("", self.process):
+                ask.interrupted = True  # its call was in a process that has ended
+            ask.owner = owner
             self.save(ask)
             return ask
+
+    @staticmethod
+    def _takeable(ask: _Ask, fingerprint: str, owner: _AskOwner) -> bool:
+        """Whether a call of this owner with these questions may take the ask:
+        the same questions, never delivered, the owner's own or left by an
+        ended session of the same client, and not ended with nobody to
+        deliver it (never offered again)."""
+        if ask.fingerprint != fingerprint or ask.delivered or not owner.may_take(ask.owner):
+            return False
+        return not (ask.expire(time.time()) and (ask.timed_out() or time.time() >= ask.ends))
 
     def _stored_asks(self, fingerprint: str) -> "List[_Ask]":
         """The asks of the same questions in a shared store that this process
@@ -10419,6 +10451,8 @@ class _McpServer:
         if asked.finished:
             return self._delivered(asked, context)
         self.waiting[_request_key(request_id)] = _WaitingCall(request_id, asked, context, _progress_token(params))
+        if any(open_form is asked for open_form in self.forms.values()):
+            return None  # the same call again while its form is open: it waits on that form, never a second one
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.forms[_request_key(elicitation_id)] = asked
