@@ -95,9 +95,13 @@ The file, in the order of one call's life (each part under a banner of its own):
                         heap of what is due, a few threads that run it), the
                         message it reads (_Notifier.message()) and its environment
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
-                        forms, pages, late answers, progress notes); over HTTP
+                        forms, pages, late answers, progress notes); what it sends
+                        is an _Outgoing (the message and where it belongs), which a
+                        _Transport carries: _LineTransport over stdio; over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
-                        _Router, _Exchange (one POST's share, as its event stream)
+                        _Router (routes by what the _Outgoing names, never by
+                        reading the message again), _Exchange (one POST's share,
+                        as its event stream)
     Command line        main()
 """
 
@@ -10264,9 +10268,9 @@ class _McpServer:
 
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
 
-    def __init__(self, writer: Any, log: Any, web: "Optional[_WebOptions]" = None,
+    def __init__(self, transport: "_Transport", log: Any, web: "Optional[_WebOptions]" = None,
                  seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
-        self.writer = writer
+        self.transport = transport
         self.log = log
         self.web = web
         self.board = board or _AskBoard(life=web.timeout if web is not None else None, seal=seal)
@@ -10456,8 +10460,8 @@ class _McpServer:
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.forms[_request_key(elicitation_id)] = asked
-        self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
-                    "params": to_elicitation(asked.output, protocol_version=context.version)})
+        self._send(_Outgoing.request(elicitation_id, "elicitation/create",
+                                     to_elicitation(asked.output, protocol_version=context.version)))
         self.board.announce(asked)
         return None
 
@@ -10526,8 +10530,7 @@ class _McpServer:
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.by_url[_request_key(elicitation_id)] = _WaitingCall(request_id, ask, context, progress)
-        self._send({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
-                    "params": {**params, "elicitationId": elicitation_id}})
+        self._send(_Outgoing.request(elicitation_id, "elicitation/create", {**params, "elicitationId": elicitation_id}))
         self._tell_where(context, *where)
         return None
 
@@ -10664,8 +10667,7 @@ class _McpServer:
         at a level clients show."""
         self.log(logged)
         if context.logs:
-            self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                "level": "notice", "logger": "askq", "data": told}})
+            self._send(_Outgoing.notification("notifications/message", {"level": "notice", "logger": "askq", "data": told}))
 
     def check_pages(self) -> None:
         """Answer the call of every page that is done (or has been idle too
@@ -10676,8 +10678,8 @@ class _McpServer:
             if page.ask.expire(now):
                 del self.pages[key]
                 if page.elicitation is not None:
-                    self._send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
-                                "params": {"elicitationId": page.elicitation}})
+                    self._send(_Outgoing.notification("notifications/elicitation/complete",
+                                                      {"elicitationId": page.elicitation}, follows=page.elicitation))
                 self._send_result(page.call_id, self._delivered(page.ask, page.context), page.context)
         for key, waiting in list(self.waiting.items()):
             if waiting.ask.expire(now):  # its time ran out while its form was open
@@ -10692,9 +10694,9 @@ class _McpServer:
         for waiting in [*self.waiting.values(), *self.pages.values(), *self.by_url.values()]:
             if waiting.progress is not None and now - waiting.told >= _PROGRESS_SECONDS:
                 waiting.told = now
-                self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                self._send(_Outgoing.notification("notifications/progress", {
                     "progressToken": waiting.progress, "progress": int(now - waiting.since),
-                    "message": "waiting for the user's answer"}})
+                    "message": "waiting for the user's answer"}, progress=waiting.progress))
 
     @property
     def waits(self) -> bool:
@@ -10705,17 +10707,70 @@ class _McpServer:
         if context.stateless:
             result = {"resultType": "complete", **result}
             result["_meta"] = {_META_SERVER: _server_info(), **result.get("_meta", {})}
-        self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        self._send(_Outgoing.response(request_id, {"result": result}))
 
     def _send_error(self, request_id: Any, err: _RpcError) -> None:
         error: Dict[str, Any] = {"code": err.code, "message": str(err)}
         if err.data is not None:
             error["data"] = err.data
-        self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
+        self._send(_Outgoing.response(request_id, {"error": error}))
 
-    def _send(self, message: "Dict[str, Any]") -> None:
-        self.writer.write(json.dumps(message, allow_nan=False).encode("ascii") + b"\n")
-        self.writer.flush()
+    def _send(self, message: "_Outgoing") -> None:
+        self.transport.send(message)
+
+
+@dataclass
+class _Outgoing:
+    """One JSON-RPC message the server sends, with where it belongs, so that
+    a transport routes it without reading it again: ``answers``, the key of
+    the client's request a response answers; ``asks``, the key of the
+    server's own request; ``follows``, of the server's request whose stream
+    a notification goes on; ``progress``, of the progress token whose
+    call's stream a progress note goes on."""
+
+    message: Dict[str, Any]
+    answers: Optional[str] = None
+    asks: Optional[str] = None
+    follows: Optional[str] = None
+    progress: Optional[str] = None
+
+    @classmethod
+    def response(cls, request_id: Any, outcome: "Dict[str, Any]") -> "_Outgoing":
+        return cls({"jsonrpc": "2.0", "id": request_id, **outcome}, answers=_request_key(request_id))
+
+    @classmethod
+    def request(cls, request_id: str, method: str, params: "Dict[str, Any]") -> "_Outgoing":
+        return cls({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+                   asks=_request_key(request_id))
+
+    @classmethod
+    def notification(cls, method: str, params: "Dict[str, Any]", follows: Any = None,
+                     progress: Any = None) -> "_Outgoing":
+        return cls({"jsonrpc": "2.0", "method": method, "params": params},
+                   follows=None if follows is None else _request_key(follows),
+                   progress=None if progress is None else _request_key(progress))
+
+    def line(self) -> bytes:
+        """The message as stdio carries it: one line of strict JSON."""
+        return json.dumps(self.message, allow_nan=False).encode("ascii") + b"\n"
+
+
+class _Transport:
+    """What carries the server's messages to its client."""
+
+    def send(self, message: _Outgoing) -> None:
+        raise NotImplementedError
+
+
+class _LineTransport(_Transport):
+    """MCP over stdio, the sending side: each message one line on the stream."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def send(self, message: _Outgoing) -> None:
+        self.stream.write(message.line())
+        self.stream.flush()
 
 
 def _parse_message(line: bytes) -> Any:
@@ -10859,7 +10914,7 @@ class _LineBuffer:
 def _serve(reader: Any, writer: Any, log: "Callable[[str], None]", web: "Optional[_WebOptions]" = None,
            board: "Optional[_AskBoard]" = None) -> int:
     """Serve MCP on binary streams until the input ends; return 0."""
-    server = _McpServer(writer, log, web, board=board)
+    server = _McpServer(_LineTransport(writer), log, web, board=board)
     lines = _LineBuffer()
     fd = _fileno(reader)
     try:
@@ -10978,8 +11033,8 @@ class _Exchange(_StreamSource):
             self.session.left(self)
 
 
-class _Router:
-    """The writer of an _McpServer over HTTP: each message it writes goes to
+class _Router(_Transport):
+    """The transport of an _McpServer over HTTP: each message it writes goes to
     the exchange it belongs to.  A response goes to the POST that carried its
     request; a request of the server's own (a form) and a notification to
     the POST being handled; the server's cancellation of a form, to the
@@ -10991,27 +11046,21 @@ class _Router:
         self.asked: Dict[str, _Exchange] = {}  # a request the server sent: the stream it went on
         self.progress: Dict[str, _Exchange] = {}  # a waiting call's progress token: the stream that carried the call
 
-    def write(self, data: bytes) -> None:
-        message = json.loads(data)
-        key = _request_key(message.get("id"))
+    def send(self, message: _Outgoing) -> None:
         target = self.current
-        if "method" not in message:
-            target = self.requests.pop(key, None) or target
-        elif "id" in message:
+        if message.answers is not None:
+            target = self.requests.pop(message.answers, None) or target
+        elif message.asks is not None:
             if target is not None:
-                self.asked[key] = target
-        elif message["method"] == "notifications/cancelled":
-            target = self.asked.pop(_request_key(message["params"]["requestId"]), None)
-        elif message["method"] == "notifications/progress":
-            target = self.progress.get(_request_key(message["params"]["progressToken"]))
-        elif message["method"] == "notifications/elicitation/complete":
-            target = self.asked.pop(_request_key(message["params"]["elicitationId"]), None) or target
+                self.asked[message.asks] = target
+        elif message.progress is not None:
+            target = self.progress.get(message.progress)
+        elif message.follows is not None:
+            target = self.asked.pop(message.follows, None) or target
         if target is not None:
-            target.put(message)
-            target.answered(key)
-
-    def flush(self) -> None:
-        pass
+            target.put(message.message)
+            if message.answers is not None:
+                target.answered(message.answers)
 
     def forget(self, request_id: Any) -> None:
         """A request the client cancelled: its stream ends with no answer."""

@@ -4407,7 +4407,7 @@ class NumberAndSecretFormTests(unittest.TestCase):
 
     def test_serve_answers_a_secret_call_in_words_of_its_own(self) -> None:
         written = io.BytesIO()
-        server = askq._McpServer(written, lambda line: None)
+        server = askq._McpServer(askq._LineTransport(written), lambda line: None)
         server.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}}}}).encode())
         server.receive(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -8267,13 +8267,13 @@ class McpServerTests(unittest.TestCase):
         for web, words in ((None, "draws no forms: calls will say nobody could be asked"),
                            (askq._WebOptions(), "draws no forms: calls ask the person on a web page")):
             with self.subTest(web=web is not None):
-                server = askq._McpServer(io.BytesIO(), logged.append, web)
+                server = askq._McpServer(askq._LineTransport(io.BytesIO()), logged.append, web)
                 server.initialize(1, {"protocolVersion": "2025-11-25", "capabilities": {}}, server.handshake)
                 self.assertEqual(logged[-1], f"client (unnamed) speaks 2025-11-25 and {words}")
 
     def test_a_response_is_never_answered_whatever_its_id(self) -> None:
         written = io.BytesIO()
-        server = askq._McpServer(written, lambda line: None)
+        server = askq._McpServer(askq._LineTransport(written), lambda line: None)
         for raw in ('{"jsonrpc": "2.0", "id": [1], "result": {}}', '{"jsonrpc": "2.0", "id": 1.5, "error": {"code": 1}}',
                     '{"jsonrpc": "2.0", "result": {"action": "accept"}}', '{"jsonrpc": "2.0", "id": {}, "error": null}',
                     '{"jsonrpc": "2.0", "id": 7, "result": {}}', '{"jsonrpc": "2.0", "id": "x", "error": {"code": -1}}'):
@@ -8545,11 +8545,8 @@ class McpWire:
                      "io.modelcontextprotocol/clientCapabilities": capabilities}
         self.lines.clear()
 
-    def write(self, data: bytes) -> None:
-        self.lines.append(json.loads(data))
-
-    def flush(self) -> None:
-        pass
+    def send(self, message: Any) -> None:
+        self.lines.append(json.loads(message.line()))
 
     def request(self, request_id: Any, method: str, params: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
         params = dict(params or {})
