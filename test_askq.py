@@ -4101,18 +4101,70 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(form["content"]["db"], "You decide")
         self.assertEqual(askq.from_elicitation(done, form)[1], done.answers)
 
-    def test_the_labels_are_a_plain_enum_too_for_clients_that_read_only_that(self) -> None:
-        props = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]
-        self.assertEqual(props["db"]["enum"], [choice["const"] for choice in props["db"]["oneOf"]])
+    def assert_one_arm(self, prop: Dict[str, Any], arm: str, key: str) -> None:
+        """The property is the arm and holds no keyword another arm declares:
+        client SDKs parse a property into one arm and drop the rest."""
+        for defs in mcp_definitions():
+            self.assertEqual(schema_errors(prop, {"$ref": f"#/$defs/{arm}"}, defs), [], key)
+            declared = defs[arm]["properties"]
+            self.assertEqual(sorted(set(prop) - set(declared)), [], key)
+            if "items" in prop:
+                self.assertEqual(sorted(set(prop["items"]) - set(declared["items"]["properties"])), [], key)
+
+    def test_every_property_is_exactly_one_arm_of_the_schema(self) -> None:
+        form = askq.to_elicitation(elicitation_questions())
+        props = form["requestedSchema"]["properties"]
+        self.assertEqual(askq.input_request(elicitation_questions())["ask_questions"]["params"], form)
+        arms = {"name": "StringSchema", "db": "TitledSingleSelectEnumSchema", "db_other": "StringSchema",
+                "checks": "TitledMultiSelectEnumSchema", "notes": "StringSchema"}
+        for key, arm in arms.items():
+            self.assert_one_arm(props[key], arm, key)
+        self.assertNotIn("enum", props["db"])
+        self.assertNotIn("enumNames", props["db"])
+        self.assertEqual(props["checks"]["items"], {"anyOf": [
+            {"const": "Tests", "title": "Tests"}, {"const": "Lint", "title": "Lint"},
+            {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL}]})
+        legacy = askq.to_elicitation(elicitation_questions(), protocol_version="2025-06-18")["requestedSchema"]["properties"]
+        self.assert_one_arm(legacy["db"], "LegacyTitledEnumSchema", "db")
+        self.assert_one_arm(legacy["checks_1"], "BooleanSchema", "checks_1")
+
+    def test_a_client_known_to_draw_only_a_plain_enum_gets_the_legacy_arm_and_the_labels_in_words(self) -> None:
+        output = elicitation_questions()
+        known = [entry for entry in askq._KNOWN_CLIENTS if entry.plain_enum_only]
+        self.assertEqual([entry.name for entry in known], ["askq"])  # MCPJam Inspector names itself after the server
+        form = askq.to_elicitation(output, client="askq")
+        props = form["requestedSchema"]["properties"]
+        self.assert_one_arm(props["db"], "LegacyTitledEnumSchema", "db")
         self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
-        # the titles in enumNames too, for clients whose schema keeps enum and drops oneOf beside it (the TypeScript SDKs)
-        self.assertEqual(props["db"]["enumNames"], [choice["title"] for choice in props["db"]["oneOf"]])
-        items = props["checks"]["items"]
-        self.assertEqual((items["type"], items["enum"]), ("string", ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]))
-        self.assertEqual(items["enum"], [choice["const"] for choice in items["anyOf"]])
-        for defs in mcp_definitions():  # still a titled enum, and an untitled one as well
-            self.assertEqual(schema_errors(props["checks"], {"$ref": "#/$defs/UntitledMultiSelectEnumSchema"}, defs), [])
-            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
+        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL,
+                                                    "You decide", "Let's discuss"])
+        self.assertEqual(props["db"]["default"], "Postgres")
+        self.assert_one_arm(props["checks"], "UntitledMultiSelectEnumSchema", "checks")
+        self.assertEqual(props["checks"]["items"], {"type": "string", "enum": ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]})
+        self.assertEqual(props["checks"]["description"], 'Checks?\nChoose any of: "Tests"; "Lint"; "Personalize your response"')
+        described = askq.ask({"questions": [{"question": "Which checks?", "multiSelect": True,
+                                             "options": [{"label": "Lint", "description": "ruff"}, "Types (Recommended)"]}]})
+        self.assertEqual(askq.to_elicitation(described, client="askq")["requestedSchema"]["properties"]["q0"]["description"],
+                         'Which checks?\nChoose any of: "Lint" - ruff; "Types" (Recommended); "Personalize your response"')
+        self.assertEqual(askq.input_request(output, client="askq")["ask_questions"]["params"], form)
+        answers = askq.from_elicitation(output, {"action": "accept", "content": {
+            "name": "n", "db": "SQLite", "checks": ["Lint", askq.CUSTOM_RESPONSE_LABEL], "checks_other": "docs"}})[1]
+        self.assertEqual(answers[1:3], [AnswerItem("db", None, ["SQLite"]), AnswerItem("checks", "docs", ["Lint"])])
+        answers = askq.from_elicitation(output, {"action": "accept", "content": {
+            "name": "n", "db": "Let's discuss", "db_other": "", "checks": ["Tests"]}})[1]
+        self.assertEqual(answers[1], AnswerItem("db", None, unanswered="discuss"))
+        # A client the table does not name gets the protocol's own arms; under 2025-06-18 the vocabulary is that version's.
+        self.assertEqual(askq.to_elicitation(output, client="claude-code"), askq.to_elicitation(output))
+        self.assertEqual(askq.to_elicitation(output, protocol_version="2025-06-18", client="askq"),
+                         askq.to_elicitation(output, protocol_version="2025-06-18"))
+
+    def test_what_is_known_of_clients_says_what_was_measured_and_when(self) -> None:
+        names = [entry.name for entry in askq._KNOWN_CLIENTS]
+        self.assertEqual(len(names), len(set(names)))
+        for entry in askq._KNOWN_CLIENTS:
+            with self.subTest(client=entry.name):
+                self.assertRegex(entry.measured, r"^\d{4}-\d{2}-\d{2}$")
+                self.assertTrue(entry.seen.strip())
 
     def test_multi_choice_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
@@ -8396,6 +8448,24 @@ class McpAskTests(unittest.TestCase):
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
     FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
 
+    def test_the_form_is_drawn_for_the_client_that_named_itself(self) -> None:
+        for version in ("2025-11-25", "2026-07-28"):
+            for name, arm in (("askq", "enumNames"), ("wire", "oneOf"), (None, "oneOf")):
+                with self.subTest(version=version, client=name):
+                    wire = McpWire(self, self.FORMS, version=version)
+                    info = {} if name is None else {"name": name, "version": "1.0.0"}
+                    if version == "2026-07-28":
+                        wire.meta["io.modelcontextprotocol/clientInfo"] = info
+                        form = wire.call(self.CALL)[0]["result"]["inputRequests"]["ask_questions"]["params"]
+                    else:
+                        wire.server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                            "protocolVersion": version, "capabilities": self.FORMS, "clientInfo": info}})
+                        wire.lines.clear()
+                        form = wire.call(self.CALL)[0]["params"]
+                    output = askq.ask(self.CALL)
+                    self.assertEqual(form, askq.to_elicitation(output, client=name))
+                    self.assertIn(arm, form["requestedSchema"]["properties"]["q0"])
+
     def test_a_waiting_call_with_a_progress_token_is_told_of_until_it_is_answered(self) -> None:
         wire = McpWire(self, self.FORMS)
         form = wire.request(7, "tools/call", {"name": "ask_questions", "arguments": self.CALL,
@@ -9823,10 +9893,33 @@ class McpSdkTests(unittest.TestCase):
                 self.assertEqual(result.content[0].text, askq.declined_text())
                 self.assertEqual(result.structured_content["result"], askq.declined_text())
 
+    def test_the_sdk_types_read_every_property_as_one_arm_and_lose_nothing(self) -> None:
+        """The SDK's own models of the form, for both versions' schemas: each
+        property is read as the arm askq meant, and dumped back unchanged."""
+        import importlib
+
+        from pydantic import TypeAdapter
+
+        output = askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+        arms = {None: {"q0": "TitledSingleSelectEnumSchema", "q1": "TitledMultiSelectEnumSchema"},
+                "askq": {"q0": "LegacyTitledEnumSchema", "q1": "UntitledMultiSelectEnumSchema"}}
+        for version in ("2025_11_25", "2026_07_28"):
+            types = importlib.import_module(f"mcp_types._v{version}")
+            adapter: Any = TypeAdapter(types.PrimitiveSchemaDefinition)
+            for client, meant in arms.items():
+                form = askq.to_elicitation(output, client=client)
+                with self.subTest(version=version, client=client):
+                    read = types.ElicitRequestFormParams.model_validate(form)
+                    self.assertEqual(read.model_dump(by_alias=True, exclude_unset=True, mode="json"), form)
+                    for key, prop in form["requestedSchema"]["properties"].items():
+                        arm = adapter.validate_python(prop)
+                        self.assertEqual(type(arm).__name__, meant.get(key, "StringSchema"), key)
+                        self.assertEqual(arm.model_dump(by_alias=True, exclude_unset=True, mode="json"), prop, key)
+
     def test_what_the_client_gets_in_both_eras(self) -> None:
-        """The form as the SDK hands it to its callback (badges in the titles,
-        the labels as a plain enum), the resources, and every result's words
-        in the structured part the SDK checked against the outputSchema."""
+        """The form as the SDK hands it to its callback (badged titles, each
+        property one arm), the resources, and every result's words in the
+        structured part the SDK checked against the outputSchema."""
         import asyncio
 
         import mcp_types
@@ -9852,10 +9945,12 @@ class McpSdkTests(unittest.TestCase):
                 forms.clear()
                 listed, answered, refused = asyncio.run(session(mode))
                 self.assertEqual([str(resource.uri) for resource in listed.resources], [askq._VIEW_URI])
-                q0 = forms[0]["properties"]["q0"]
+                self.assertEqual(forms[0], askq.to_elicitation(askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS)))["requestedSchema"])
+                q0, q1 = forms[0]["properties"]["q0"], forms[0]["properties"]["q1"]
                 self.assertEqual(q0["oneOf"][0]["title"], "PostgreSQL (Recommended) - Same as the other services; needs a server")
-                self.assertEqual(q0["enum"][:2], ["PostgreSQL", "SQLite"])
-                self.assertEqual(forms[0]["properties"]["q1"]["items"]["enum"][:3], ["Unit tests", "Type check", "Lint"])
+                self.assertNotIn("enum", q0)
+                self.assertEqual([choice["title"] for choice in q1["items"]["anyOf"]][:2],
+                                 ["Unit tests - About 20 seconds", "Type check - mypy in strict mode"])
                 for result in (answered, refused):
                     self.assertEqual(result.structured_content["result"], result.content[0].text)
                 self.assertIn('picked: "SQLite"', answered.structured_content["result"])
@@ -9927,6 +10022,9 @@ class McpBefore2SdkTests(unittest.TestCase):
         self.assertTrue(result.content[0].text.startswith("The user answered your questions."))
         self.assertIn('   picked: "Unit tests", "Lint"', result.content[0].text)
         self.assertEqual(result.structuredContent["status"], "answered")
+        # What the SDK's types hand the callback is the form askq sent, whole.
+        sent = askq.to_elicitation(askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS)), protocol_version=version)
+        self.assertEqual(form["requestedSchema"], sent["requestedSchema"])
         if version == "2025-06-18":
             self.assertIn("enumNames", form["requestedSchema"]["properties"]["q0"])
 

@@ -19,9 +19,9 @@
 //   NAME           text typed into the free-text question            [orders-api]
 //   MULTI_OTHER    text typed into the multi choice's own-answer field [and a changelog check]
 //   TIMEOUT_S      overall timeout in seconds                        [180]
-// Exit 0 only if the single choice's labels are offered as selectable choices in the form and the
-// submitted answers come back in the tool result text; otherwise exit 1 with a sentence saying what
-// was missing (exit 2 for setup errors).
+// Exit 0 only if the single choice's labels are offered as selectable choices in the form, the multi
+// choice's labels are shown in its field, and the submitted answers come back in the tool result
+// text; otherwise exit 1 with a sentence saying what was missing (exit 2 for setup errors).
 //
 // The inspector is started the way its bin/start.js starts it (node dist/server/index.js with
 // NODE_ENV=production, PORT and MCP_CONFIG_DATA), minus start.js's attempt to open a browser.
@@ -284,6 +284,18 @@ async function main() {
   if (missingLabels.length) return finish(1, `the single choice "${single.header}" does not offer ${missingLabels.map((l) => `"${l}"`).join(", ")} as selectable choices.`);
   const recommendedShown = single.options.some((o) => /\(Recommended\)/.test(o.label)) ? (sc && sc.options.some((t) => t.includes("(Recommended)"))) || dialogText.includes("(Recommended)") : null;
   log(`single-choice labels offered: yes${recommendedShown === false ? " (without the \"(Recommended)\" badge)" : ""}`);
+
+  // Check: the multi choice's labels reach the screen, as choices or in the field's own words, so
+  // that a person knows what to pick (MCPJam draws that question as a JSON field).
+  if (multi) {
+    const mfield = fieldFor(multi);
+    const labelOf = (o) => stripRec(typeof o === "string" ? o : o.label);
+    const seen = (l) => mfield && (mfield.text.includes(l) || mfield.controls.some((c) =>
+      (c.options || []).some((t) => t.startsWith(l)) || (c.label || "").includes(l)));
+    const unseen = multi.options.map(labelOf).filter((l) => !seen(l));
+    if (unseen.length) return finish(1, `the multi choice "${multi.header}" shows ${unseen.map((l) => `"${l}"`).join(", ")} nowhere in its field.`);
+    log(`multi-choice labels shown: yes (${multi.options.map(labelOf).join(", ")})`);
+  }
 
   // 5. Fill it in like a person.
   if (sc && sc.role === "combobox") {
