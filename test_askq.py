@@ -4158,6 +4158,45 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(askq.to_elicitation(output, protocol_version="2025-06-18", client="askq"),
                          askq.to_elicitation(output, protocol_version="2025-06-18"))
 
+    def enum_rule_breaks(self, key: str, prop: Dict[str, Any]) -> List[str]:
+        """What in a property breaks the rules the MCP conformance suite checks
+        of each enum arm (SEP-1330) and of defaults (SEP-1034)."""
+        breaks = []
+        items = prop.get("items", {})
+        if "oneOf" in prop:
+            breaks += [] if prop["type"] == "string" else ["a titled single choice is no string"]
+            breaks += ["a titled single choice also has enum"] if "enum" in prop else []
+            breaks += [f"choice {c} is no const and title" for c in prop["oneOf"]
+                       if not (isinstance(c.get("const"), str) and isinstance(c.get("title"), str))]
+        elif "enumNames" in prop:
+            breaks += [] if len(prop["enumNames"]) == len(prop["enum"]) else ["enumNames and enum differ in length"]
+        elif "anyOf" in items:
+            breaks += ["a titled multi choice also has items.enum"] if "enum" in items else []
+            breaks += [f"choice {c} is no const and title" for c in items["anyOf"]
+                       if not (isinstance(c.get("const"), str) and isinstance(c.get("title"), str))]
+        elif "enum" in items:
+            breaks += [] if items.get("type") == "string" else ["an untitled multi choice's items are no strings"]
+        if "default" in prop:
+            choices = prop.get("enum") or [c["const"] for c in prop.get("oneOf", [])]
+            kind = {"string": str, "integer": int, "number": (int, float), "boolean": bool}[prop["type"]]
+            breaks += [] if isinstance(prop["default"], kind) else [f"{key}'s default is no {prop['type']}"]
+            breaks += [f"{key}'s default is no choice"] if choices and prop["default"] not in choices else []
+        return breaks
+
+    def test_the_rules_the_conformance_suite_checks_of_enums_and_defaults(self) -> None:
+        calls = [elicitation_questions(), askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS)), askq.ask({"questions": [
+            {"question": "How many?", "type": "number", "min": 1, "max": 9, "step": 1, "default": "3"},
+            {"question": "Which?", "multiSelect": True, "options": ["A (Recommended)", "B"]}]})]
+        for output in calls:
+            for version in ("2025-06-18", "2025-11-25", "2026-07-28"):
+                for client in (None, "askq"):
+                    form = askq.to_elicitation(output, protocol_version=version, client=client)
+                    for key, prop in form["requestedSchema"]["properties"].items():
+                        with self.subTest(version=version, client=client, key=key):
+                            self.assertEqual(self.enum_rule_breaks(key, prop), [])
+        both = {"type": "string", "enum": ["A"], "oneOf": [{"const": "A", "title": "A"}], "default": "B"}
+        self.assertEqual(self.enum_rule_breaks("q0", both), ["a titled single choice also has enum", "q0's default is no choice"])
+
     def test_what_is_known_of_clients_says_what_was_measured_and_when(self) -> None:
         names = [entry.name for entry in askq._KNOWN_CLIENTS]
         self.assertEqual(len(names), len(set(names)))
