@@ -9531,6 +9531,13 @@ class CommandLineErrorTests(unittest.TestCase):
                          "--assume", "standard input"):
             self.assertIn(fragment, out)
 
+    def test_the_help_names_the_command_as_it_was_started(self) -> None:
+        for launched, program in (("/venv/bin/askq", "askq"), ("askq.exe", "askq"), (os.path.join(HERE, "askq.py"), "askq.py")):
+            with self.subTest(launched=launched), mock.patch.object(sys, "argv", [launched]):
+                status, out, _ = run_main(["--help"])
+                self.assertEqual(status, 0)
+                self.assertTrue(out.startswith(f"usage: {program} "), out[:40])
+
     def test_serve_help_says_which_mode_each_option_is_for(self) -> None:
         status, out, _ = run_main(["serve", "--help"])
         self.assertEqual(status, 0)
@@ -10405,7 +10412,8 @@ class ClaudeAgentSdkExampleTests(unittest.TestCase):
 FAST_AGENT_CALL = {"questions": [
     {"question": "Which database should the service use?", "header": "Database",
      "options": [{"label": "Postgres (Recommended)", "description": "Managed"}, {"label": "SQLite", "description": "One file"}]},
-    {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True, "options": ["Lint", "Tests"]}]}
+    {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True,
+     "options": ["Lint", {"label": "Tests (Recommended)", "description": "pytest"}]}]}
 FAST_AGENT_NUMBER = {"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1, "maximum": 9, "step": 1}]}
 # What the person does with fast-agent's form, and words of askq's its model must read for it.
 FAST_AGENT_CASES = (
@@ -10485,8 +10493,24 @@ class FastAgentTests(unittest.TestCase):
                 for word in words:
                     self.assertIn(word, handed["result"])
                 self.assertEqual(len(forms[name]), 1)  # the person was asked once, in fast-agent's form
-        titles = [choice["title"] for choice in forms["picks"][0]["properties"]["q0"]["oneOf"]]
-        self.assertEqual(titles[0], "Postgres (Recommended) - Managed")
+        drawn = self.drawn(forms["picks"][0])
+        self.assertEqual(drawn["q0"], ["Postgres (Recommended) - Managed", "SQLite - One file", askq.CUSTOM_RESPONSE_LABEL,
+                                       "You decide", "Let's discuss"])
+        self.assertEqual(drawn["q1"], ["Lint", "Tests (Recommended) - pytest", askq.CUSTOM_RESPONSE_LABEL])
+
+    @staticmethod
+    def drawn(schema: Dict[str, Any]) -> Dict[str, List[str]]:
+        """What fast-agent's own form draws of each choice: the titles of its
+        radio and checkbox lists, built from the schema its handler was given."""
+        from fast_agent.ui.elicitation_form import ElicitationForm
+        from prompt_toolkit.application import create_app_session
+        from prompt_toolkit.input import create_pipe_input
+        from prompt_toolkit.output import DummyOutput
+
+        with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+            form = ElicitationForm(schema, "", "asker", "askq")
+        return {name: [str(title) for _, title in widget.values]
+                for name, widget in form.field_widgets.items() if hasattr(widget, "values")}
 
     def test_over_stdio(self) -> None:
         self.check_words(*self.run_agent({"command": sys.executable, "args": [os.path.join(HERE, "askq.py"), "serve"]}))
