@@ -11138,6 +11138,13 @@ FILE, and print the outcome as JSON, as 'ask' does.""",
 }
 
 
+def _program_name() -> str:
+    """The command as the person started it: ``askq`` when installed (the
+    console script a package installs), ``askq.py`` when run from the file."""
+    launched = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return "askq" if launched in ("askq", "askq.exe") else "askq.py"
+
+
 def _parse_args(argv: "List[str]") -> Any:
     import argparse
 
@@ -11151,7 +11158,7 @@ def _parse_args(argv: "List[str]") -> Any:
         sub.set_defaults(run=run)
         return sub
 
-    parser = Parser(prog="askq.py", description=_CLI_HELP[""], epilog=_EXIT_CODES,
+    parser = Parser(prog=_program_name(), description=_CLI_HELP[""], epilog=_EXIT_CODES,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
