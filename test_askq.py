@@ -9629,6 +9629,127 @@ class InternalErrorTests(unittest.TestCase):
         self.assertIn("Traceback", err)
 
 
+# What the MCP registry's server.json schema (its 2025-12-11 version) asks,
+# as facts: the fields a server must have and their bounds, and what each
+# package, argument and transport must hold.
+REGISTRY_SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+REGISTRY_NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
+REGISTRY_URL = re.compile(r"^https?://\S+$")
+REGISTRY_SERVER_FIELDS = {"$schema", "_meta", "name", "title", "description", "version", "repository", "websiteUrl",
+                          "icons", "packages", "remotes"}
+REGISTRY_PACKAGE_FIELDS = {"registryType", "registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint",
+                           "transport", "runtimeArguments", "packageArguments", "environmentVariables"}
+REGISTRY_INPUT_FIELDS = {"description", "isRequired", "format", "value", "isSecret", "default", "placeholder", "choices",
+                         "variables"}
+REGISTRY_FORMATS = ("string", "number", "boolean", "filepath")
+
+
+def registry_breaks(server: Dict[str, Any]) -> List[str]:
+    """What in a server.json breaks the registry's schema, as sentences."""
+    breaks = [f"no {field}" for field in ("name", "description", "version") if not isinstance(server.get(field), str)]
+    breaks += [f"unknown field {field}" for field in set(server) - REGISTRY_SERVER_FIELDS]
+    if not REGISTRY_NAME.match(str(server.get("name", ""))) or not 3 <= len(str(server.get("name", ""))) <= 200:
+        breaks.append("the name is not NAMESPACE/NAME")
+    if not 1 <= len(str(server.get("description", ""))) <= 100:
+        breaks.append("the description is not 1 to 100 characters")
+    if "title" in server and not 1 <= len(server["title"]) <= 100:
+        breaks.append("the title is not 1 to 100 characters")
+    for index, package in enumerate(server.get("packages", [])):
+        breaks += [f"package {index}: {problem}" for problem in registry_package_breaks(package)]
+    return breaks
+
+
+def registry_package_breaks(package: Dict[str, Any]) -> List[str]:
+    breaks = [f"no {field}" for field in ("registryType", "identifier", "transport") if field not in package]
+    breaks += [f"unknown field {field}" for field in set(package) - REGISTRY_PACKAGE_FIELDS]
+    if package.get("version") in ("", "latest"):
+        breaks.append("its version is not one version")
+    arguments = package.get("packageArguments", []) + package.get("runtimeArguments", [])
+    for argument in arguments:
+        extra = {"positional": {"type", "valueHint", "isRepeated"}, "named": {"type", "name", "isRepeated"}}.get(argument.get("type"))
+        if extra is None:
+            breaks.append(f"argument {argument} is neither positional nor named")
+            continue
+        breaks += [f"argument {argument}: unknown field {field}" for field in set(argument) - REGISTRY_INPUT_FIELDS - extra]
+        if argument["type"] == "positional" and not ("value" in argument or "valueHint" in argument):
+            breaks.append(f"positional argument {argument} has neither value nor valueHint")
+        if argument["type"] == "named" and not isinstance(argument.get("name"), str):
+            breaks.append(f"named argument {argument} has no name")
+        if argument.get("format", "string") not in REGISTRY_FORMATS or not isinstance(argument.get("default", ""), str):
+            breaks.append(f"argument {argument}: its format or default is of no input's kind")
+    transport = package.get("transport", {})
+    if transport.get("type") not in ("stdio", "streamable-http", "sse"):
+        breaks.append(f"transport {transport} is of no known type")
+    elif transport["type"] != "stdio":
+        if not REGISTRY_URL.match(str(transport.get("url", ""))):
+            breaks.append(f"transport {transport} has no http(s) URL")
+        names = {argument.get("name") or argument.get("valueHint") for argument in arguments}
+        breaks += [f"the URL names {{{name}}}, no argument's" for name in re.findall(r"\{([^}]*)\}", transport.get("url", ""))
+                   if name not in names]
+    return breaks
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(HERE, "setup.cfg")), "the packaging files are not beside the tests")
+class PackagingTests(unittest.TestCase):
+    """askq installed as MCP servers are: a command from the package, and a
+    server.json for the MCP registry that says how to start it."""
+
+    def test_the_package_installs_the_askq_command_and_the_one_module(self) -> None:
+        import configparser
+
+        setup = configparser.ConfigParser()
+        setup.read(os.path.join(HERE, "setup.cfg"), encoding="utf-8")
+        self.assertEqual(setup["metadata"]["version"], askq.__version__)
+        self.assertEqual(setup["options"]["py_modules"].split(), ["askq"])
+        self.assertEqual(setup["options.entry_points"]["console_scripts"].split(), ["askq", "=", "askq:main"])
+
+    def server_json(self) -> Dict[str, Any]:
+        with open(os.path.join(HERE, "server.json"), encoding="utf-8") as stream:
+            loaded: Dict[str, Any] = json.load(stream)
+        return loaded
+
+    def test_server_json_keeps_the_registrys_schema(self) -> None:
+        server = self.server_json()
+        self.assertEqual(server["$schema"], REGISTRY_SCHEMA_URL)
+        self.assertEqual(registry_breaks(server), [])
+        self.assertEqual(server["version"], askq.__version__)
+        self.assertTrue(server["name"].startswith("io.github.") and server["name"].endswith("/askq"), server["name"])
+        for package in server["packages"]:
+            self.assertEqual((package["registryType"], package["identifier"], package["version"]),
+                             ("pypi", "askq", askq.__version__))
+        self.assertEqual(registry_breaks({"name": "askq", "description": "x" * 101, "version": "1", "packages": [
+            {"registryType": "pypi", "identifier": "askq", "version": "latest",
+             "transport": {"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp"},
+             "packageArguments": [{"type": "positional"}, {"type": "named", "name": "--port", "default": 1}]}]}), [
+            "the name is not NAMESPACE/NAME", "the description is not 1 to 100 characters",
+            "package 0: its version is not one version",
+            "package 0: positional argument {'type': 'positional'} has neither value nor valueHint",
+            "package 0: argument {'type': 'named', 'name': '--port', 'default': 1}: its format or default is of no input's kind",
+            "package 0: the URL names {port}, no argument's"])
+
+    def test_each_transport_starts_askq_as_its_arguments_say(self) -> None:
+        """The command each package entry gives is one askq's command line takes,
+        and the HTTP entry's URL is where that command listens."""
+        packages = {package["transport"]["type"]: package for package in self.server_json()["packages"]}
+        self.assertEqual(sorted(packages), ["stdio", "streamable-http"])
+        for kind, package in packages.items():
+            with self.subTest(transport=kind):
+                argv: List[str] = []
+                for argument in package["packageArguments"]:
+                    argv += [argument["value"]] if argument["type"] == "positional" else \
+                        [argument["name"], *([argument["default"]] if "default" in argument else [])]
+                parsed = askq._parse_args(argv)
+                self.assertEqual((parsed.command, parsed.http), ("serve", kind == "streamable-http"))
+                if kind == "streamable-http":
+                    url = package["transport"]["url"].replace("{--port}", str(parsed.port))
+                    self.assertEqual(url, f"http://{parsed.host}:{parsed.port}/mcp")
+
+    def test_the_readme_names_the_server_as_the_registry_checks(self) -> None:
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as stream:
+            readme = stream.read()
+        self.assertIn(f"mcp-name: {self.server_json()['name']}", readme)
+
+
 # ===========================================================================
 # Across the parts: fuzzing, interpreters, the official SDKs
 
