@@ -61,7 +61,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         writes its form and reads it back (its shape, unwrap(); its
                         own entries for a note; what it cannot carry); HARNESSES,
                         the names registered, read when asked for
-    Elicitation         to_elicitation(), from_elicitation(), input_request()
+    Elicitation         to_elicitation(), from_elicitation(), input_request(); what
+                        is known of clients' forms (_KNOWN_CLIENTS), which picks
+                        each property's one arm of the schema for a client
     Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
@@ -4529,9 +4531,10 @@ def _quoted_part(part: str) -> str:
 # MCP elicitation: the questions as a form the client draws
 #
 # to_elicitation(), from_elicitation(), input_request().  A form has one
-# property per question, keyed by its id; a choice question that offers the
-# custom row has a string property for its text; under 2025-06-18 a
-# multi-choice question is one boolean property per option.  Every key but
+# property per question, keyed by its id, each exactly one arm of the
+# schema, the arm picked for the client from what is known of it; a choice
+# question that offers the custom row has a string property for its text;
+# under 2025-06-18 a multi-choice question is one boolean property per option.  Every key but
 # the ids is a valid identifier, since client SDKs turn keys into field
 # names, and from_elicitation() reads keys as such SDKs send them back.
 

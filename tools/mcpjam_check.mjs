@@ -402,6 +402,9 @@ async function main() {
   if (text && !resultText.includes(NAME)) missing.push(`the typed name "${NAME}"`);
   if (multi && MULTI_OTHER && !resultText.includes(MULTI_OTHER)) missing.push(`the text typed beside the picks, "${MULTI_OTHER}"`);
   if (missing.length) return finish(1, `the tool result text does not contain ${missing.join(", ")}.`);
+  // The name the inspector gave itself is what askq draws the form by (its table of clients).
+  const named = /askq serve: client (.+?) speaks (\S+)/.exec(fs.readFileSync(logPath, "utf8"));
+  log(`the inspector named itself ${named ? `"${named[1]}" and spoke ${named[2]}` : "(askq's log does not say)"}`);
   return finish(0, `@mcpjam/inspector ${inspectorVersion} offered ${single.options.map((o) => `"${stripRec(o.label)}"`).join(", ")} as choices, and the result text carries ${[PICK_SINGLE, ...(multi ? PICK_MULTI : []), ...(text ? [NAME] : []), ...(multi && MULTI_OTHER ? [MULTI_OTHER] : [])].map((s) => `"${s}"`).join(", ")}. Screenshots in ${SHOTS}.`);
 }
 
