@@ -9744,6 +9744,22 @@ class PackagingTests(unittest.TestCase):
                     url = package["transport"]["url"].replace("{--port}", str(parsed.port))
                     self.assertEqual(url, f"http://{parsed.host}:{parsed.port}/mcp")
 
+    def test_the_readmes_line_for_each_client_is_its_files_syntax(self) -> None:
+        """Each JSON entry of the README's table of clients parses, and starts
+        askq as the package installs it, or reaches it at serve --http's URL."""
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as stream:
+            readme = stream.read()
+        table = readme[readme.index("| client | where | over stdio |"):]
+        rows = [row for row in table[: table.index("\n\n")].splitlines()[2:]]
+        self.assertEqual([row.split("|")[1].strip() for row in rows], [
+            "Claude Code", "Claude Desktop", "VS Code", "Cursor", "Codex", "Gemini CLI", "OpenCode", "fast-agent"])
+        for row in rows:
+            for cell in re.findall(r"`(\"[^`]*)`", row):
+                with self.subTest(cell=cell):
+                    entry = json.dumps(json.loads("{" + cell + "}"))
+                    self.assertTrue('"uvx", "askq", "serve"' in entry or '["askq", "serve"]' in entry
+                                    or '"http://127.0.0.1:8765/mcp"' in entry, entry)
+
     def test_the_readme_names_the_server_as_the_registry_checks(self) -> None:
         with open(os.path.join(HERE, "README.md"), encoding="utf-8") as stream:
             readme = stream.read()
