@@ -61,7 +61,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         writes its form and reads it back (its shape, unwrap(); its
                         own entries for a note; what it cannot carry); HARNESSES,
                         the names registered, read when asked for
-    Elicitation         to_elicitation(), from_elicitation(), input_request()
+    Elicitation         to_elicitation(), from_elicitation(), input_request(); what
+                        is known of clients' forms (_KNOWN_CLIENTS), which picks
+                        each property's one arm of the schema for a client
     Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
@@ -4534,9 +4536,10 @@ def _quoted_part(part: str) -> str:
 # MCP elicitation: the questions as a form the client draws
 #
 # to_elicitation(), from_elicitation(), input_request().  A form has one
-# property per question, keyed by its id; a choice question that offers the
-# custom row has a string property for its text; under 2025-06-18 a
-# multi-choice question is one boolean property per option.  Every key but
+# property per question, keyed by its id, each exactly one arm of the
+# schema, the arm picked for the client from what is known of it; a choice
+# question that offers the custom row has a string property for its text;
+# under 2025-06-18 a multi-choice question is one boolean property per option.  Every key but
 # the ids is a valid identifier, since client SDKs turn keys into field
 # names, and from_elicitation() reads keys as such SDKs send them back.
 
@@ -4545,6 +4548,48 @@ _MESSAGE_CHARS = 200
 # The first protocol version with forms (in a vocabulary of its own),
 # structured results and output schemas.
 _FIRST_WITH_FORMS = "2025-06-18"
+
+
+@dataclass(frozen=True)
+class _KnownClient:
+    """What is known of one client's forms: the name it gives itself, whether
+    it draws a choice only from a plain ``enum``, and what was seen, when."""
+
+    name: str
+    plain_enum_only: bool
+    measured: str
+    seen: str
+
+
+# What is known of clients, keyed by the name each gives itself; a client
+# not here gets the protocol's own arms.  Client SDKs parse a property into
+# one arm of the schema's union and drop the rest, so each property is one
+# arm, and this table says which one a client draws.
+_KNOWN_CLIENTS: "Tuple[_KnownClient, ...]" = (
+    _KnownClient(
+        name="askq", plain_enum_only=True, measured="2026-12-05",
+        seen="MCPJam Inspector 1.0.24, which names itself after the server as its configuration names it"
+             " (askq, as the README configures it), drawn in headless Chromium: a single choice's titled"
+             " oneOf as an empty text box, its plain enum as a dropdown of the labels; a multi choice as a"
+             " JSON field under its description, whichever arm it is",
+    ),
+)
+
+
+def _known_client(name: "Optional[str]") -> "Optional[_KnownClient]":
+    """The table's entry for the client that gave itself this name, if any."""
+    return next((known for known in _KNOWN_CLIENTS if known.name == name), None)
+
+
+@dataclass(frozen=True)
+class _FormArms:
+    """Which arm of the schema a form's properties take: ``legacy``, the
+    2025-06-18 vocabulary (no titled enums, no number defaults);
+    ``plain_enum``, a single choice as ``enum`` with ``enumNames`` and a
+    multi choice as a plain ``enum`` whose labels its description names."""
+
+    legacy: bool = False
+    plain_enum: bool = False
 
 
 class _FormKeys:
@@ -4560,17 +4605,21 @@ class _FormKeys:
 
 def to_elicitation(
     questions: "Union[QuestionOutput, Sequence[QuestionItem]]", message: "Optional[str]" = None,
-    protocol_version: "Optional[str]" = None,
+    protocol_version: "Optional[str]" = None, *, client: "Optional[str]" = None,
 ) -> "Dict[str, Any]":
     """The questions as MCP ``ElicitRequestFormParams`` (form mode).
 
-    One property per question, keyed by its id: a string for free text, a
-    titled single- or multi-select enum for a choice question, whose
-    choices are the rows every way of asking shows; a string property
-    ``<id>_other`` carries the text typed for the custom row.  With
-    ``protocol_version="2025-06-18"``, that version's vocabulary: a single
-    choice as ``enum`` with ``enumNames``, a multi choice as one boolean
-    property per option.  Optional text fields default to "".
+    One property per question, keyed by its id, each exactly one arm of the
+    protocol's schema: a string for free text, a titled single- or
+    multi-select enum for a choice question, whose choices are the rows
+    every way of asking shows; a string property ``<id>_other`` carries the
+    text typed for the custom row.  With ``protocol_version="2025-06-18"``,
+    that version's vocabulary: a single choice as ``enum`` with
+    ``enumNames``, a multi choice as one boolean property per option.
+    Optional text fields default to "".  ``client`` is the name the client
+    gives itself: a client known to draw only a plain ``enum`` gets a single
+    choice as ``enum`` with ``enumNames`` and a multi choice's labels in its
+    description; any other gets the protocol's titled arms.
 
         >>> form = askq.to_elicitation(askq.ask({"questions": [
         ...     {"question": "Which?", "options": ["A (Recommended)", "B"]}]}))
@@ -4582,6 +4631,8 @@ def to_elicitation(
     items = _question_list(questions)
     _refuse_secrets(items)
     legacy = protocol_version == _FIRST_WITH_FORMS
+    known = _known_client(client)
+    arms = _FormArms(legacy, legacy or (known is not None and known.plain_enum_only))
     properties: Dict[str, Any] = {}
     for item, keys in zip(items, _form_keys(items)):
         if legacy and item.question_type is QuestionType.MULTI_CHOICE:
@@ -4589,7 +4640,7 @@ def to_elicitation(
                 described = {} if option.description is None else {"description": option.description}
                 properties[key] = {"type": "boolean", "title": _badged(item, option), **described, "default": False}
         else:
-            properties[keys.value] = _elicitation_property(item, legacy)
+            properties[keys.value] = _elicitation_property(item, arms)
         if keys.other is not None:
             properties[keys.other] = {
                 "type": "string",
@@ -4726,9 +4777,13 @@ def input_request(
     questions: "Union[QuestionOutput, Sequence[QuestionItem]]",
     key: str = TOOL_NAME,
     message: "Optional[str]" = None,
+    *,
+    client: "Optional[str]" = None,
 ) -> "Dict[str, Any]":
-    """The questions as one entry of an MCP ``InputRequests`` map."""
-    return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message)}}
+    """The questions as one entry of an MCP ``InputRequests`` map, the form
+    drawn for ``client`` (the name the client gives itself) as
+    to_elicitation() draws it."""
+    return {key: {"method": "elicitation/create", "params": to_elicitation(questions, message, client=client)}}
 
 
 # What a call that holds a secret question gets instead of a form.
@@ -4755,11 +4810,11 @@ def _refuse_secrets(items: "List[QuestionItem]") -> None:
             )
 
 
-def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
+def _elicitation_property(item: QuestionItem, arms: _FormArms) -> "Dict[str, Any]":
     described = item.question if item.purpose is None else f"{item.question}\n{item.purpose}"
     field: Dict[str, Any] = {"title": item.header or item.question, "description": described}
     if item.question_type is QuestionType.NUMBER:
-        return _number_property(item, field, legacy)
+        return _number_property(item, field, arms.legacy)
     if not item.question_type.is_choice:
         default = "" if item.default is None and not item.required else item.default
         return {"type": "string", **field, **({} if default is None else {"default": default})}
@@ -4767,19 +4822,28 @@ def _elicitation_property(item: QuestionItem, legacy: bool) -> "Dict[str, Any]":
     states = [state.label for state in _form_states(item)]  # after the rows: the person's other words
     labels = [row.label for row in rows] + states
     titles = [row.label if row.option is None else _option_title(item, row.option) for row in rows] + states
-    preset = {} if item.recommended is None else {"default": item.recommended}
-    if legacy:  # a single choice: 2025-06-18 has no titled enums
-        return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
-    # The titled choices for clients that read titles, and the labels as a
-    # plain enum beside them for clients that read only that (they would
-    # otherwise draw an empty text box).  A single choice also names its
-    # titles in enumNames: a client whose schema keeps one form of a choice
-    # (the TypeScript SDK 1.x keeps enum and drops oneOf beside it) keeps them.
-    choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
     if item.question_type is QuestionType.MULTI_CHOICE:
-        return {"type": "array", **field, "items": {"type": "string", "enum": labels, "anyOf": choices},
-                **({"minItems": 1} if item.required else {})}
-    return {"type": "string", **field, "enum": labels, "enumNames": titles, "oneOf": choices, **preset}
+        return _multi_choice_property(item, field, labels, titles, arms)
+    preset = {} if item.recommended is None else {"default": item.recommended}
+    if arms.plain_enum:
+        return {"type": "string", **field, "enum": labels, "enumNames": titles, **preset}
+    choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
+    return {"type": "string", **field, "oneOf": choices, **preset}
+
+
+def _multi_choice_property(
+    item: QuestionItem, field: "Dict[str, Any]", labels: "List[str]", titles: "List[str]", arms: _FormArms,
+) -> "Dict[str, Any]":
+    """A multi choice as an array property: its titled choices, or for a
+    client that draws no titled arm, its labels as a plain enum, and named
+    with their titles in the description, the one text such a client shows."""
+    at_least = {"minItems": 1} if item.required else {}
+    if not arms.plain_enum:
+        choices = [{"const": label, "title": title} for label, title in zip(labels, titles)]
+        return {"type": "array", **field, "items": {"anyOf": choices}, **at_least}
+    named = "; ".join(json.dumps(label, ensure_ascii=False) + title[len(label):] for label, title in zip(labels, titles))
+    described = f"{field['description']}\nChoose any of: {named}"
+    return {"type": "array", **field, "description": described, "items": {"type": "string", "enum": labels}, **at_least}
 
 
 def _form_states(item: QuestionItem) -> "List[_StateWords]":
@@ -10079,6 +10143,7 @@ _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+_META_CLIENT = "io.modelcontextprotocol/clientInfo"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_LEVELS_SHOWING_NOTICE = ("debug", "info", "notice")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
@@ -10109,16 +10174,25 @@ class _RpcError(Exception):
         self.data = data
 
 
+def _client_name(info: Any) -> "Optional[str]":
+    """The name a client gives itself in its ``Implementation`` record."""
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
+
+
 class _RequestContext:
     """How one request speaks: its protocol version and the client's
     capabilities (from the handshake, or from the request's own envelope)."""
 
-    __slots__ = ("capabilities", "logs", "version")
+    __slots__ = ("capabilities", "client", "logs", "version")
 
-    def __init__(self, version: str, capabilities: "Dict[str, Any]", logs: bool = True) -> None:
+    def __init__(
+        self, version: str, capabilities: "Dict[str, Any]", logs: bool = True, client: "Optional[str]" = None,
+    ) -> None:
         self.version = version
         self.capabilities = capabilities
         self.logs = logs  # whether log notifications may be sent for the request
+        self.client = client  # the name the client gives itself, for the forms drawn for it
 
     @property
     def stateless(self) -> bool:
@@ -10347,7 +10421,8 @@ class _McpServer:
         capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
         # From 2026-07-28 on, a request opts in to log messages by naming a level.
         logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_SHOWING_NOTICE if isinstance(meta, dict) else False
-        return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs)
+        return _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {}, logs,
+                               _client_name(meta.get(_META_CLIENT) if isinstance(meta, dict) else None))
 
     # The requests, each answered by the method recorded for it.
 
@@ -10358,9 +10433,9 @@ class _McpServer:
         asked = params.get("protocolVersion")
         version = asked if asked in _HANDSHAKE_VERSIONS else _LATEST_HANDSHAKE
         capabilities = params.get("capabilities")
-        self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {})
-        client = params.get("clientInfo")
-        name = client.get("name") if isinstance(client, dict) else None
+        name = _client_name(params.get("clientInfo"))
+        self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {},
+                                         client=name)
         self.owner = self.board.owner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
         return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
@@ -10449,7 +10524,7 @@ class _McpServer:
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if context.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output),
+            return {"resultType": "input_required", "inputRequests": input_request(output, client=context.client),
                     "requestState": self.seal.seal(arguments)}
         asked = self.board.open(output, self.owner)
         if asked.finished:
@@ -10461,7 +10536,7 @@ class _McpServer:
         elicitation_id = f"askq-{self.sent}"
         self.forms[_request_key(elicitation_id)] = asked
         self._send(_Outgoing.request(elicitation_id, "elicitation/create",
-                                     to_elicitation(asked.output, protocol_version=context.version)))
+                                     to_elicitation(asked.output, protocol_version=context.version, client=context.client)))
         self.board.announce(asked)
         return None
 
@@ -11484,6 +11559,13 @@ FILE, and print the outcome as JSON, as 'ask' does.""",
 }
 
 
+def _program_name() -> str:
+    """The command as the person started it: ``askq`` when installed (the
+    console script a package installs), ``askq.py`` when run from the file."""
+    launched = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return "askq" if launched in ("askq", "askq.exe") else "askq.py"
+
+
 def _parse_args(argv: "List[str]") -> Any:
     import argparse
 
@@ -11497,7 +11579,7 @@ def _parse_args(argv: "List[str]") -> Any:
         sub.set_defaults(run=run)
         return sub
 
-    parser = Parser(prog="askq.py", description=_CLI_HELP[""], epilog=_EXIT_CODES,
+    parser = Parser(prog=_program_name(), description=_CLI_HELP[""], epilog=_EXIT_CODES,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True

@@ -4126,18 +4126,109 @@ class ElicitationTests(unittest.TestCase):
         self.assertEqual(form["content"]["db"], "You decide")
         self.assertEqual(askq.from_elicitation(done, form)[1], done.answers)
 
-    def test_the_labels_are_a_plain_enum_too_for_clients_that_read_only_that(self) -> None:
-        props = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]
-        self.assertEqual(props["db"]["enum"], [choice["const"] for choice in props["db"]["oneOf"]])
+    def assert_one_arm(self, prop: Dict[str, Any], arm: str, key: str) -> None:
+        """The property is the arm and holds no keyword another arm declares:
+        client SDKs parse a property into one arm and drop the rest."""
+        for defs in mcp_definitions():
+            self.assertEqual(schema_errors(prop, {"$ref": f"#/$defs/{arm}"}, defs), [], key)
+            declared = defs[arm]["properties"]
+            self.assertEqual(sorted(set(prop) - set(declared)), [], key)
+            if "items" in prop:
+                self.assertEqual(sorted(set(prop["items"]) - set(declared["items"]["properties"])), [], key)
+
+    def test_every_property_is_exactly_one_arm_of_the_schema(self) -> None:
+        form = askq.to_elicitation(elicitation_questions())
+        props = form["requestedSchema"]["properties"]
+        self.assertEqual(askq.input_request(elicitation_questions())["ask_questions"]["params"], form)
+        arms = {"name": "StringSchema", "db": "TitledSingleSelectEnumSchema", "db_other": "StringSchema",
+                "checks": "TitledMultiSelectEnumSchema", "notes": "StringSchema"}
+        for key, arm in arms.items():
+            self.assert_one_arm(props[key], arm, key)
+        self.assertNotIn("enum", props["db"])
+        self.assertNotIn("enumNames", props["db"])
+        self.assertEqual(props["checks"]["items"], {"anyOf": [
+            {"const": "Tests", "title": "Tests"}, {"const": "Lint", "title": "Lint"},
+            {"const": askq.CUSTOM_RESPONSE_LABEL, "title": askq.CUSTOM_RESPONSE_LABEL}]})
+        legacy = askq.to_elicitation(elicitation_questions(), protocol_version="2025-06-18")["requestedSchema"]["properties"]
+        self.assert_one_arm(legacy["db"], "LegacyTitledEnumSchema", "db")
+        self.assert_one_arm(legacy["checks_1"], "BooleanSchema", "checks_1")
+
+    def test_a_client_known_to_draw_only_a_plain_enum_gets_the_legacy_arm_and_the_labels_in_words(self) -> None:
+        output = elicitation_questions()
+        known = [entry for entry in askq._KNOWN_CLIENTS if entry.plain_enum_only]
+        self.assertEqual([entry.name for entry in known], ["askq"])  # MCPJam Inspector names itself after the server
+        form = askq.to_elicitation(output, client="askq")
+        props = form["requestedSchema"]["properties"]
+        self.assert_one_arm(props["db"], "LegacyTitledEnumSchema", "db")
         self.assertEqual(props["db"]["enum"], ["Postgres", "SQLite", askq.CUSTOM_RESPONSE_LABEL, "You decide", "Let's discuss"])
-        # the titles in enumNames too, for clients whose schema keeps enum and drops oneOf beside it (the TypeScript SDKs)
-        self.assertEqual(props["db"]["enumNames"], [choice["title"] for choice in props["db"]["oneOf"]])
-        items = props["checks"]["items"]
-        self.assertEqual((items["type"], items["enum"]), ("string", ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]))
-        self.assertEqual(items["enum"], [choice["const"] for choice in items["anyOf"]])
-        for defs in mcp_definitions():  # still a titled enum, and an untitled one as well
-            self.assertEqual(schema_errors(props["checks"], {"$ref": "#/$defs/UntitledMultiSelectEnumSchema"}, defs), [])
-            self.assertEqual(schema_errors(props["db"], {"$ref": "#/$defs/LegacyTitledEnumSchema"}, defs), [])
+        self.assertEqual(props["db"]["enumNames"], ["Postgres (Recommended)", "SQLite - one file", askq.CUSTOM_RESPONSE_LABEL,
+                                                    "You decide", "Let's discuss"])
+        self.assertEqual(props["db"]["default"], "Postgres")
+        self.assert_one_arm(props["checks"], "UntitledMultiSelectEnumSchema", "checks")
+        self.assertEqual(props["checks"]["items"], {"type": "string", "enum": ["Tests", "Lint", askq.CUSTOM_RESPONSE_LABEL]})
+        self.assertEqual(props["checks"]["description"], 'Checks?\nChoose any of: "Tests"; "Lint"; "Personalize your response"')
+        described = askq.ask({"questions": [{"question": "Which checks?", "multiSelect": True,
+                                             "options": [{"label": "Lint", "description": "ruff"}, "Types (Recommended)"]}]})
+        self.assertEqual(askq.to_elicitation(described, client="askq")["requestedSchema"]["properties"]["q0"]["description"],
+                         'Which checks?\nChoose any of: "Lint" - ruff; "Types" (Recommended); "Personalize your response"')
+        self.assertEqual(askq.input_request(output, client="askq")["ask_questions"]["params"], form)
+        answers = askq.from_elicitation(output, {"action": "accept", "content": {
+            "name": "n", "db": "SQLite", "checks": ["Lint", askq.CUSTOM_RESPONSE_LABEL], "checks_other": "docs"}})[1]
+        self.assertEqual(answers[1:3], [AnswerItem("db", None, ["SQLite"]), AnswerItem("checks", "docs", ["Lint"])])
+        answers = askq.from_elicitation(output, {"action": "accept", "content": {
+            "name": "n", "db": "Let's discuss", "db_other": "", "checks": ["Tests"]}})[1]
+        self.assertEqual(answers[1], AnswerItem("db", None, unanswered="discuss"))
+        # A client the table does not name gets the protocol's own arms; under 2025-06-18 the vocabulary is that version's.
+        self.assertEqual(askq.to_elicitation(output, client="claude-code"), askq.to_elicitation(output))
+        self.assertEqual(askq.to_elicitation(output, protocol_version="2025-06-18", client="askq"),
+                         askq.to_elicitation(output, protocol_version="2025-06-18"))
+
+    def enum_rule_breaks(self, key: str, prop: Dict[str, Any]) -> List[str]:
+        """What in a property breaks the rules the MCP conformance suite checks
+        of each enum arm (SEP-1330) and of defaults (SEP-1034)."""
+        breaks = []
+        items = prop.get("items", {})
+        if "oneOf" in prop:
+            breaks += [] if prop["type"] == "string" else ["a titled single choice is no string"]
+            breaks += ["a titled single choice also has enum"] if "enum" in prop else []
+            breaks += [f"choice {c} is no const and title" for c in prop["oneOf"]
+                       if not (isinstance(c.get("const"), str) and isinstance(c.get("title"), str))]
+        elif "enumNames" in prop:
+            breaks += [] if len(prop["enumNames"]) == len(prop["enum"]) else ["enumNames and enum differ in length"]
+        elif "anyOf" in items:
+            breaks += ["a titled multi choice also has items.enum"] if "enum" in items else []
+            breaks += [f"choice {c} is no const and title" for c in items["anyOf"]
+                       if not (isinstance(c.get("const"), str) and isinstance(c.get("title"), str))]
+        elif "enum" in items:
+            breaks += [] if items.get("type") == "string" else ["an untitled multi choice's items are no strings"]
+        if "default" in prop:
+            choices = prop.get("enum") or [c["const"] for c in prop.get("oneOf", [])]
+            kind = {"string": str, "integer": int, "number": (int, float), "boolean": bool}[prop["type"]]
+            breaks += [] if isinstance(prop["default"], kind) else [f"{key}'s default is no {prop['type']}"]
+            breaks += [f"{key}'s default is no choice"] if choices and prop["default"] not in choices else []
+        return breaks
+
+    def test_the_rules_the_conformance_suite_checks_of_enums_and_defaults(self) -> None:
+        calls = [elicitation_questions(), askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS)), askq.ask({"questions": [
+            {"question": "How many?", "type": "number", "min": 1, "max": 9, "step": 1, "default": "3"},
+            {"question": "Which?", "multiSelect": True, "options": ["A (Recommended)", "B"]}]})]
+        for output in calls:
+            for version in ("2025-06-18", "2025-11-25", "2026-07-28"):
+                for client in (None, "askq"):
+                    form = askq.to_elicitation(output, protocol_version=version, client=client)
+                    for key, prop in form["requestedSchema"]["properties"].items():
+                        with self.subTest(version=version, client=client, key=key):
+                            self.assertEqual(self.enum_rule_breaks(key, prop), [])
+        both = {"type": "string", "enum": ["A"], "oneOf": [{"const": "A", "title": "A"}], "default": "B"}
+        self.assertEqual(self.enum_rule_breaks("q0", both), ["a titled single choice also has enum", "q0's default is no choice"])
+
+    def test_what_is_known_of_clients_says_what_was_measured_and_when(self) -> None:
+        names = [entry.name for entry in askq._KNOWN_CLIENTS]
+        self.assertEqual(len(names), len(set(names)))
+        for entry in askq._KNOWN_CLIENTS:
+            with self.subTest(client=entry.name):
+                self.assertRegex(entry.measured, r"^\d{4}-\d{2}-\d{2}$")
+                self.assertTrue(entry.seen.strip())
 
     def test_multi_choice_property(self) -> None:
         prop = askq.to_elicitation(elicitation_questions())["requestedSchema"]["properties"]["checks"]
@@ -8684,6 +8775,24 @@ class McpAskTests(unittest.TestCase):
         self.assertEqual(newer.result.status if newer.result else None, askq.Outcome.TIMED_OUT)
         self.assertIsNot(board.open(askq.ask(STORE_CALL), owner), newer)  # never offered again
 
+    def test_the_form_is_drawn_for_the_client_that_named_itself(self) -> None:
+        for version in ("2025-11-25", "2026-07-28"):
+            for name, arm in (("askq", "enumNames"), ("wire", "oneOf"), (None, "oneOf")):
+                with self.subTest(version=version, client=name):
+                    wire = McpWire(self, self.FORMS, version=version)
+                    info = {} if name is None else {"name": name, "version": "1.0.0"}
+                    if version == "2026-07-28":
+                        wire.meta["io.modelcontextprotocol/clientInfo"] = info
+                        form = wire.call(self.CALL)[0]["result"]["inputRequests"]["ask_questions"]["params"]
+                    else:
+                        wire.server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                            "protocolVersion": version, "capabilities": self.FORMS, "clientInfo": info}})
+                        wire.lines.clear()
+                        form = wire.call(self.CALL)[0]["params"]
+                    output = askq.ask(self.CALL)
+                    self.assertEqual(form, askq.to_elicitation(output, client=name))
+                    self.assertIn(arm, form["requestedSchema"]["properties"]["q0"])
+
     def test_a_waiting_call_with_a_progress_token_is_told_of_until_it_is_answered(self) -> None:
         wire = McpWire(self, self.FORMS)
         form = wire.request(7, "tools/call", {"name": "ask_questions", "arguments": self.CALL,
@@ -9707,6 +9816,13 @@ class CommandLineErrorTests(unittest.TestCase):
                          "--assume", "standard input"):
             self.assertIn(fragment, out)
 
+    def test_the_help_names_the_command_as_it_was_started(self) -> None:
+        for launched, program in (("/venv/bin/askq", "askq"), ("askq.exe", "askq"), (os.path.join(HERE, "askq.py"), "askq.py")):
+            with self.subTest(launched=launched), mock.patch.object(sys, "argv", [launched]):
+                status, out, _ = run_main(["--help"])
+                self.assertEqual(status, 0)
+                self.assertTrue(out.startswith(f"usage: {program} "), out[:40])
+
     def test_serve_help_says_which_mode_each_option_is_for(self) -> None:
         status, out, _ = run_main(["serve", "--help"])
         self.assertEqual(status, 0)
@@ -9796,6 +9912,143 @@ class InternalErrorTests(unittest.TestCase):
         self.assertEqual((status, out), (3, ""))
         self.assertTrue(err.startswith("askq: internal error: RuntimeError: a bug\n"), err)
         self.assertIn("Traceback", err)
+
+
+# What the MCP registry's server.json schema (its 2025-12-11 version) asks,
+# as facts: the fields a server must have and their bounds, and what each
+# package, argument and transport must hold.
+REGISTRY_SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+REGISTRY_NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
+REGISTRY_URL = re.compile(r"^https?://\S+$")
+REGISTRY_SERVER_FIELDS = {"$schema", "_meta", "name", "title", "description", "version", "repository", "websiteUrl",
+                          "icons", "packages", "remotes"}
+REGISTRY_PACKAGE_FIELDS = {"registryType", "registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint",
+                           "transport", "runtimeArguments", "packageArguments", "environmentVariables"}
+REGISTRY_INPUT_FIELDS = {"description", "isRequired", "format", "value", "isSecret", "default", "placeholder", "choices",
+                         "variables"}
+REGISTRY_FORMATS = ("string", "number", "boolean", "filepath")
+
+
+def registry_breaks(server: Dict[str, Any]) -> List[str]:
+    """What in a server.json breaks the registry's schema, as sentences."""
+    breaks = [f"no {field}" for field in ("name", "description", "version") if not isinstance(server.get(field), str)]
+    breaks += [f"unknown field {field}" for field in set(server) - REGISTRY_SERVER_FIELDS]
+    if not REGISTRY_NAME.match(str(server.get("name", ""))) or not 3 <= len(str(server.get("name", ""))) <= 200:
+        breaks.append("the name is not NAMESPACE/NAME")
+    if not 1 <= len(str(server.get("description", ""))) <= 100:
+        breaks.append("the description is not 1 to 100 characters")
+    if "title" in server and not 1 <= len(server["title"]) <= 100:
+        breaks.append("the title is not 1 to 100 characters")
+    for index, package in enumerate(server.get("packages", [])):
+        breaks += [f"package {index}: {problem}" for problem in registry_package_breaks(package)]
+    return breaks
+
+
+def registry_package_breaks(package: Dict[str, Any]) -> List[str]:
+    breaks = [f"no {field}" for field in ("registryType", "identifier", "transport") if field not in package]
+    breaks += [f"unknown field {field}" for field in set(package) - REGISTRY_PACKAGE_FIELDS]
+    if package.get("version") in ("", "latest"):
+        breaks.append("its version is not one version")
+    arguments = package.get("packageArguments", []) + package.get("runtimeArguments", [])
+    for argument in arguments:
+        extra = {"positional": {"type", "valueHint", "isRepeated"}, "named": {"type", "name", "isRepeated"}}.get(argument.get("type"))
+        if extra is None:
+            breaks.append(f"argument {argument} is neither positional nor named")
+            continue
+        breaks += [f"argument {argument}: unknown field {field}" for field in set(argument) - REGISTRY_INPUT_FIELDS - extra]
+        if argument["type"] == "positional" and not ("value" in argument or "valueHint" in argument):
+            breaks.append(f"positional argument {argument} has neither value nor valueHint")
+        if argument["type"] == "named" and not isinstance(argument.get("name"), str):
+            breaks.append(f"named argument {argument} has no name")
+        if argument.get("format", "string") not in REGISTRY_FORMATS or not isinstance(argument.get("default", ""), str):
+            breaks.append(f"argument {argument}: its format or default is of no input's kind")
+    transport = package.get("transport", {})
+    if transport.get("type") not in ("stdio", "streamable-http", "sse"):
+        breaks.append(f"transport {transport} is of no known type")
+    elif transport["type"] != "stdio":
+        if not REGISTRY_URL.match(str(transport.get("url", ""))):
+            breaks.append(f"transport {transport} has no http(s) URL")
+        names = {argument.get("name") or argument.get("valueHint") for argument in arguments}
+        breaks += [f"the URL names {{{name}}}, no argument's" for name in re.findall(r"\{([^}]*)\}", transport.get("url", ""))
+                   if name not in names]
+    return breaks
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(HERE, "setup.cfg")), "the packaging files are not beside the tests")
+class PackagingTests(unittest.TestCase):
+    """askq installed as MCP servers are: a command from the package, and a
+    server.json for the MCP registry that says how to start it."""
+
+    def test_the_package_installs_the_askq_command_and_the_one_module(self) -> None:
+        import configparser
+
+        setup = configparser.ConfigParser()
+        setup.read(os.path.join(HERE, "setup.cfg"), encoding="utf-8")
+        self.assertEqual(setup["metadata"]["version"], askq.__version__)
+        self.assertEqual(setup["options"]["py_modules"].split(), ["askq"])
+        self.assertEqual(setup["options.entry_points"]["console_scripts"].split(), ["askq", "=", "askq:main"])
+
+    def server_json(self) -> Dict[str, Any]:
+        with open(os.path.join(HERE, "server.json"), encoding="utf-8") as stream:
+            loaded: Dict[str, Any] = json.load(stream)
+        return loaded
+
+    def test_server_json_keeps_the_registrys_schema(self) -> None:
+        server = self.server_json()
+        self.assertEqual(server["$schema"], REGISTRY_SCHEMA_URL)
+        self.assertEqual(registry_breaks(server), [])
+        self.assertEqual(server["version"], askq.__version__)
+        self.assertTrue(server["name"].startswith("io.github.") and server["name"].endswith("/askq"), server["name"])
+        for package in server["packages"]:
+            self.assertEqual((package["registryType"], package["identifier"], package["version"]),
+                             ("pypi", "askq", askq.__version__))
+        self.assertEqual(registry_breaks({"name": "askq", "description": "x" * 101, "version": "1", "packages": [
+            {"registryType": "pypi", "identifier": "askq", "version": "latest",
+             "transport": {"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp"},
+             "packageArguments": [{"type": "positional"}, {"type": "named", "name": "--port", "default": 1}]}]}), [
+            "the name is not NAMESPACE/NAME", "the description is not 1 to 100 characters",
+            "package 0: its version is not one version",
+            "package 0: positional argument {'type': 'positional'} has neither value nor valueHint",
+            "package 0: argument {'type': 'named', 'name': '--port', 'default': 1}: its format or default is of no input's kind",
+            "package 0: the URL names {port}, no argument's"])
+
+    def test_each_transport_starts_askq_as_its_arguments_say(self) -> None:
+        """The command each package entry gives is one askq's command line takes,
+        and the HTTP entry's URL is where that command listens."""
+        packages = {package["transport"]["type"]: package for package in self.server_json()["packages"]}
+        self.assertEqual(sorted(packages), ["stdio", "streamable-http"])
+        for kind, package in packages.items():
+            with self.subTest(transport=kind):
+                argv: List[str] = []
+                for argument in package["packageArguments"]:
+                    argv += [argument["value"]] if argument["type"] == "positional" else \
+                        [argument["name"], *([argument["default"]] if "default" in argument else [])]
+                parsed = askq._parse_args(argv)
+                self.assertEqual((parsed.command, parsed.http), ("serve", kind == "streamable-http"))
+                if kind == "streamable-http":
+                    url = package["transport"]["url"].replace("{--port}", str(parsed.port))
+                    self.assertEqual(url, f"http://{parsed.host}:{parsed.port}/mcp")
+
+    def test_the_readmes_line_for_each_client_is_its_files_syntax(self) -> None:
+        """Each JSON entry of the README's table of clients parses, and starts
+        askq as the package installs it, or reaches it at serve --http's URL."""
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as stream:
+            readme = stream.read()
+        table = readme[readme.index("| client | where | over stdio |"):]
+        rows = [row for row in table[: table.index("\n\n")].splitlines()[2:]]
+        self.assertEqual([row.split("|")[1].strip() for row in rows], [
+            "Claude Code", "Claude Desktop", "VS Code", "Cursor", "Codex", "Gemini CLI", "OpenCode", "fast-agent"])
+        for row in rows:
+            for cell in re.findall(r"`(\"[^`]*)`", row):
+                with self.subTest(cell=cell):
+                    entry = json.dumps(json.loads("{" + cell + "}"))
+                    self.assertTrue('"uvx", "askq", "serve"' in entry or '["askq", "serve"]' in entry
+                                    or '"http://127.0.0.1:8765/mcp"' in entry, entry)
+
+    def test_the_readme_names_the_server_as_the_registry_checks(self) -> None:
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as stream:
+            readme = stream.read()
+        self.assertIn(f"mcp-name: {self.server_json()['name']}", readme)
 
 
 # ===========================================================================
@@ -10108,10 +10361,33 @@ class McpSdkTests(unittest.TestCase):
                 self.assertEqual(result.content[0].text, askq.declined_text())
                 self.assertEqual(result.structured_content["result"], askq.declined_text())
 
+    def test_the_sdk_types_read_every_property_as_one_arm_and_lose_nothing(self) -> None:
+        """The SDK's own models of the form, for both versions' schemas: each
+        property is read as the arm askq meant, and dumped back unchanged."""
+        import importlib
+
+        from pydantic import TypeAdapter
+
+        output = askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS))
+        arms = {None: {"q0": "TitledSingleSelectEnumSchema", "q1": "TitledMultiSelectEnumSchema"},
+                "askq": {"q0": "LegacyTitledEnumSchema", "q1": "UntitledMultiSelectEnumSchema"}}
+        for version in ("2025_11_25", "2026_07_28"):
+            types = importlib.import_module(f"mcp_types._v{version}")
+            adapter: Any = TypeAdapter(types.PrimitiveSchemaDefinition)
+            for client, meant in arms.items():
+                form = askq.to_elicitation(output, client=client)
+                with self.subTest(version=version, client=client):
+                    read = types.ElicitRequestFormParams.model_validate(form)
+                    self.assertEqual(read.model_dump(by_alias=True, exclude_unset=True, mode="json"), form)
+                    for key, prop in form["requestedSchema"]["properties"].items():
+                        arm = adapter.validate_python(prop)
+                        self.assertEqual(type(arm).__name__, meant.get(key, "StringSchema"), key)
+                        self.assertEqual(arm.model_dump(by_alias=True, exclude_unset=True, mode="json"), prop, key)
+
     def test_what_the_client_gets_in_both_eras(self) -> None:
-        """The form as the SDK hands it to its callback (badges in the titles,
-        the labels as a plain enum), the resources, and every result's words
-        in the structured part the SDK checked against the outputSchema."""
+        """The form as the SDK hands it to its callback (badged titles, each
+        property one arm), the resources, and every result's words in the
+        structured part the SDK checked against the outputSchema."""
         import asyncio
 
         import mcp_types
@@ -10137,10 +10413,12 @@ class McpSdkTests(unittest.TestCase):
                 forms.clear()
                 listed, answered, refused = asyncio.run(session(mode))
                 self.assertEqual([str(resource.uri) for resource in listed.resources], [askq._VIEW_URI])
-                q0 = forms[0]["properties"]["q0"]
+                self.assertEqual(forms[0], askq.to_elicitation(askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS)))["requestedSchema"])
+                q0, q1 = forms[0]["properties"]["q0"], forms[0]["properties"]["q1"]
                 self.assertEqual(q0["oneOf"][0]["title"], "PostgreSQL (Recommended) - Same as the other services; needs a server")
-                self.assertEqual(q0["enum"][:2], ["PostgreSQL", "SQLite"])
-                self.assertEqual(forms[0]["properties"]["q1"]["items"]["enum"][:3], ["Unit tests", "Type check", "Lint"])
+                self.assertNotIn("enum", q0)
+                self.assertEqual([choice["title"] for choice in q1["items"]["anyOf"]][:2],
+                                 ["Unit tests - About 20 seconds", "Type check - mypy in strict mode"])
                 for result in (answered, refused):
                     self.assertEqual(result.structured_content["result"], result.content[0].text)
                 self.assertIn('picked: "SQLite"', answered.structured_content["result"])
@@ -10212,6 +10490,9 @@ class McpBefore2SdkTests(unittest.TestCase):
         self.assertTrue(result.content[0].text.startswith("The user answered your questions."))
         self.assertIn('   picked: "Unit tests", "Lint"', result.content[0].text)
         self.assertEqual(result.structuredContent["status"], "answered")
+        # What the SDK's types hand the callback is the form askq sent, whole.
+        sent = askq.to_elicitation(askq.ask(json.loads(askq._BUILTIN_EXAMPLE_ARGS)), protocol_version=version)
+        self.assertEqual(form["requestedSchema"], sent["requestedSchema"])
         if version == "2025-06-18":
             self.assertIn("enumNames", form["requestedSchema"]["properties"]["q0"])
 
@@ -10553,7 +10834,8 @@ class ClaudeAgentSdkExampleTests(unittest.TestCase):
 FAST_AGENT_CALL = {"questions": [
     {"question": "Which database should the service use?", "header": "Database",
      "options": [{"label": "Postgres (Recommended)", "description": "Managed"}, {"label": "SQLite", "description": "One file"}]},
-    {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True, "options": ["Lint", "Tests"]}]}
+    {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True,
+     "options": ["Lint", {"label": "Tests (Recommended)", "description": "pytest"}]}]}
 FAST_AGENT_NUMBER = {"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1, "maximum": 9, "step": 1}]}
 # What the person does with fast-agent's form, and words of askq's its model must read for it.
 FAST_AGENT_CASES = (
@@ -10633,8 +10915,24 @@ class FastAgentTests(unittest.TestCase):
                 for word in words:
                     self.assertIn(word, handed["result"])
                 self.assertEqual(len(forms[name]), 1)  # the person was asked once, in fast-agent's form
-        titles = [choice["title"] for choice in forms["picks"][0]["properties"]["q0"]["oneOf"]]
-        self.assertEqual(titles[0], "Postgres (Recommended) - Managed")
+        drawn = self.drawn(forms["picks"][0])
+        self.assertEqual(drawn["q0"], ["Postgres (Recommended) - Managed", "SQLite - One file", askq.CUSTOM_RESPONSE_LABEL,
+                                       "You decide", "Let's discuss"])
+        self.assertEqual(drawn["q1"], ["Lint", "Tests (Recommended) - pytest", askq.CUSTOM_RESPONSE_LABEL])
+
+    @staticmethod
+    def drawn(schema: Dict[str, Any]) -> Dict[str, List[str]]:
+        """What fast-agent's own form draws of each choice: the titles of its
+        radio and checkbox lists, built from the schema its handler was given."""
+        from fast_agent.ui.elicitation_form import ElicitationForm
+        from prompt_toolkit.application import create_app_session
+        from prompt_toolkit.input import create_pipe_input
+        from prompt_toolkit.output import DummyOutput
+
+        with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+            form = ElicitationForm(schema, "", "asker", "askq")
+        return {name: [str(title) for _, title in widget.values]
+                for name, widget in form.field_widgets.items() if hasattr(widget, "values")}
 
     def test_over_stdio(self) -> None:
         self.check_words(*self.run_agent({"command": sys.executable, "args": [os.path.join(HERE, "askq.py"), "serve"]}))

@@ -5,8 +5,8 @@
 // The SDK 1.x (@modelcontextprotocol/sdk) speaks the handshake versions (2025-11-25,
 // and 2025-06-18 when its initialize asks for it); the client 2.x
 // (@modelcontextprotocol/client) also 2026-07-28, where forms come as input requests.
-// Each checks the form's choice (the badge, the plain labels) and that the structured
-// result holds the text; the client 2.x also lists the resources in the era it speaks.
+// Each checks what the SDK's parse of the form hands its host (every option's title, the
+// badge, each choice in one arm) and that the structured result holds the text; the client 2.x also lists the resources in the era it speaks.
 // Prints one line per call and exits 1 on the first that does not complete as it should.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,41 +16,67 @@ const load = (name) => import(pathToFileURL(path.join(modules, name)).href);
 const headers = { Authorization: `Bearer ${token}` };
 const call = {
   questions: [
-    { question: "Which database?", header: "Database", options: ["SQLite", "Postgres (Recommended)"] },
+    { question: "Which database?", header: "Database",
+      options: [{ label: "SQLite", description: "one file" }, "Postgres (Recommended)"] },
     { question: "Project name?", header: "Name" },
+    { question: "Which checks?", header: "Checks", multiSelect: true,
+      options: [{ label: "Lint", description: "ruff" }, "Tests (Recommended)"] },
   ],
 };
+// Every option's title as a person must see it: the badge, the description.
+const SINGLE_TITLES = ["Postgres (Recommended)", "SQLite - one file", "Personalize your response", "You decide", "Let's discuss"];
+const MULTI_TITLES = ["Lint - ruff", "Tests (Recommended)", "Personalize your response"];
 
-const seen = [];  // what each handler was handed of a single choice: its keys
+const seen = [];  // what each handler was handed of the choices: the arms its parse kept
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// What the SDK's parse of the request hands its host, checked as the host would draw it:
+// each choice in one arm, with every option's title (the badge and the description).
+function drawnChoices(properties) {
+  const { q0, q2 } = properties;
+  if (properties.q2_1) {  // 2025-06-18: enumNames, and one boolean per option
+    const booleans = [properties.q2_1, properties.q2_2];
+    if (!same(q0.enumNames, SINGLE_TITLES) || booleans[0].title !== "Lint" || booleans[0].description !== "ruff"
+        || booleans[1].title !== "Tests (Recommended)") {
+      throw new Error(`the 2025-06-18 form lost a title: ${JSON.stringify({ q0, booleans })}`);
+    }
+    return "enum+enumNames, booleans";
+  }
+  const single = (q0.oneOf ?? []).map((choice) => choice.title);
+  const multi = (q2?.items?.anyOf ?? []).map((choice) => choice.title);
+  if (!same(single, SINGLE_TITLES) || "enum" in q0 || "enumNames" in q0) {
+    throw new Error(`the single choice reached the handler without its titles, or in two arms: ${JSON.stringify(q0)}`);
+  }
+  if (!same(multi, MULTI_TITLES)) {
+    throw new Error(`the multi choice reached the handler without its titles: ${JSON.stringify(q2)}`);
+  }
+  return "oneOf, items.anyOf";
+}
 
 function answer(action) {
   return async (request) => {
-    const properties = Object.keys(request.params.requestedSchema.properties);
-    if (!properties.includes("q0") || !properties.includes("q1")) {
-      throw new Error(`the form lacks its questions: ${properties.join(", ")}`);
+    const properties = request.params.requestedSchema.properties;
+    if (!["q0", "q1"].every((key) => key in properties)) {
+      throw new Error(`the form lacks its questions: ${Object.keys(properties).join(", ")}`);
     }
-    // The recommendation badged in whichever titles the version has, and the
-    // labels as a plain enum for clients that read only that.
-    const q0 = request.params.requestedSchema.properties.q0;
-    seen.push(Object.keys(q0).filter((key) => ["enum", "enumNames", "oneOf"].includes(key)).join("+"));
-    const titles = q0.enumNames ?? (q0.oneOf ?? []).map((choice) => choice.title);
-    if (!titles.includes("Postgres (Recommended)") || !(q0.enum ?? []).includes("Postgres")) {
-      throw new Error(`the form's choice lacks the badge or the plain labels: ${JSON.stringify(q0)}`);
-    }
-    return action === "accept" ? { action, content: { q0: "SQLite", q1: "billing" } } : { action };
+    seen.push(drawnChoices(properties));
+    const picks = properties.q2_1 ? { q2_1: true } : { q2: ["Lint"] };
+    return action === "accept" ? { action, content: { q0: "SQLite", q1: "billing", ...picks } } : { action };
   };
 }
 
 function check(label, result, action) {
   const text = result.content[0].text;
-  const wanted = action === "accept" ? 'picked: "SQLite"' : "dismissed them without answering";
-  if (result.isError || !text.includes(wanted)) {
+  const wanted = action === "accept" ? ['picked: "SQLite"', 'picked: "Lint"'] : ["dismissed them without answering"];
+  if (result.isError || !wanted.every((words) => text.includes(words))) {
     throw new Error(`${label}: the result does not say what the form gave: ${text}`);
   }
   if (result.structuredContent.result !== text) {
     throw new Error(`${label}: structuredContent.result is not the result's text: ${JSON.stringify(result.structuredContent)}`);
   }
-  console.log(`${label}: ${action}: completed (${result.structuredContent.status}; its handler got a choice as ${seen.pop()})`);
+  console.log(`${label}: ${action}: completed (${result.structuredContent.status}; its handler got the choices as ${seen.pop()},`
+    + " every title kept)");
 }
 
 // Asks for 2025-06-18 where the SDK would ask for its latest: the server answers the

@@ -34,7 +34,9 @@ CHOICES = {"questions": [
     {"question": "Which database should the service use?", "header": "Database",
      "options": [{"label": "Postgres (Recommended)", "description": "Managed"}, {"label": "SQLite", "description": "One file"}]},
     {"question": "Which checks should run before a merge?", "header": "Checks", "multiSelect": True,
-     "options": ["Lint", "Tests"]}]}
+     "options": ["Lint", {"label": "Tests (Recommended)", "description": "pytest"}]}]}
+# Every choice's title as the person must see it: the badge, the description.
+TITLES = {"q0": ["Postgres (Recommended) - Managed", "SQLite - One file"], "q1": ["Lint", "Tests (Recommended) - pytest"]}
 NUMBER = {"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1, "maximum": 9, "step": 1}]}
 OTHER = askq.CUSTOM_RESPONSE_LABEL
 
@@ -200,9 +202,19 @@ def run(where: str) -> int:
     return report(stand_in, lines)
 
 
+def titles_lost(schema: Dict[str, Any]) -> List[str]:
+    """What of the choices' titles the CLI's reading of the form dropped
+    before it handed the form to its host (the hook)."""
+    properties = schema.get("properties") or {}
+    choices = {"q0": (properties.get("q0") or {}).get("oneOf") or [],
+               "q1": ((properties.get("q1") or {}).get("items") or {}).get("anyOf") or []}
+    return [f"the form reached the hook without {key}'s titles: {runtimes._compact(properties.get(key))}"
+            for key, wanted in TITLES.items() if [choice.get("title") for choice in choices[key]][:2] != wanted]
+
+
 def report(stand_in: Any, lines: Dict[str, Dict[str, Any]]) -> int:
     bad = 0
-    for name, did, _, response, words in CASES:
+    for name, did, call, response, words in CASES:
         line = lines.get(name, {"error": "the SDK process gave no line for it"})
         received = stand_in.scripts[name].received
         problems = [line["error"]] if line.get("error") else []
@@ -214,6 +226,8 @@ def report(stand_in: Any, lines: Dict[str, Dict[str, Any]]) -> int:
                 problems.append("the model does not read askq's whole result text")
         if response is not None and line.get("form") is None and not line.get("error"):
             problems.append("the Elicitation hook was never run: no form reached the harness")
+        if call is CHOICES and line.get("form"):
+            problems += titles_lost(line["form"].get("requested_schema") or {})
         print(f"[{name}] {did}: {'MISMATCH' if problems else 'ok'}")
         if line.get("form"):
             schema = line["form"].get("requested_schema") or {}

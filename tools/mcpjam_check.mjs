@@ -19,9 +19,9 @@
 //   NAME           text typed into the free-text question            [orders-api]
 //   MULTI_OTHER    text typed into the multi choice's own-answer field [and a changelog check]
 //   TIMEOUT_S      overall timeout in seconds                        [180]
-// Exit 0 only if the single choice's labels are offered as selectable choices in the form and the
-// submitted answers come back in the tool result text; otherwise exit 1 with a sentence saying what
-// was missing (exit 2 for setup errors).
+// Exit 0 only if the single choice's labels are offered as selectable choices in the form, the multi
+// choice's labels are shown in its field, and the submitted answers come back in the tool result
+// text; otherwise exit 1 with a sentence saying what was missing (exit 2 for setup errors).
 //
 // The inspector is started the way its bin/start.js starts it (node dist/server/index.js with
 // NODE_ENV=production, PORT and MCP_CONFIG_DATA), minus start.js's attempt to open a browser.
@@ -285,6 +285,18 @@ async function main() {
   const recommendedShown = single.options.some((o) => /\(Recommended\)/.test(o.label)) ? (sc && sc.options.some((t) => t.includes("(Recommended)"))) || dialogText.includes("(Recommended)") : null;
   log(`single-choice labels offered: yes${recommendedShown === false ? " (without the \"(Recommended)\" badge)" : ""}`);
 
+  // Check: the multi choice's labels reach the screen, as choices or in the field's own words, so
+  // that a person knows what to pick (MCPJam draws that question as a JSON field).
+  if (multi) {
+    const mfield = fieldFor(multi);
+    const labelOf = (o) => stripRec(typeof o === "string" ? o : o.label);
+    const seen = (l) => mfield && (mfield.text.includes(l) || mfield.controls.some((c) =>
+      (c.options || []).some((t) => t.startsWith(l)) || (c.label || "").includes(l)));
+    const unseen = multi.options.map(labelOf).filter((l) => !seen(l));
+    if (unseen.length) return finish(1, `the multi choice "${multi.header}" shows ${unseen.map((l) => `"${l}"`).join(", ")} nowhere in its field.`);
+    log(`multi-choice labels shown: yes (${multi.options.map(labelOf).join(", ")})`);
+  }
+
   // 5. Fill it in like a person.
   if (sc && sc.role === "combobox") {
     await (await page.$(`[data-check-field="${sf.index}"] [role=combobox]`)).click(); await sleep(500);
@@ -390,6 +402,9 @@ async function main() {
   if (text && !resultText.includes(NAME)) missing.push(`the typed name "${NAME}"`);
   if (multi && MULTI_OTHER && !resultText.includes(MULTI_OTHER)) missing.push(`the text typed beside the picks, "${MULTI_OTHER}"`);
   if (missing.length) return finish(1, `the tool result text does not contain ${missing.join(", ")}.`);
+  // The name the inspector gave itself is what askq draws the form by (its table of clients).
+  const named = /askq serve: client (.+?) speaks (\S+)/.exec(fs.readFileSync(logPath, "utf8"));
+  log(`the inspector named itself ${named ? `"${named[1]}" and spoke ${named[2]}` : "(askq's log does not say)"}`);
   return finish(0, `@mcpjam/inspector ${inspectorVersion} offered ${single.options.map((o) => `"${stripRec(o.label)}"`).join(", ")} as choices, and the result text carries ${[PICK_SINGLE, ...(multi ? PICK_MULTI : []), ...(text ? [NAME] : []), ...(multi && MULTI_OTHER ? [MULTI_OTHER] : [])].map((s) => `"${s}"`).join(", ")}. Screenshots in ${SHOTS}.`);
 }
 
