@@ -61,9 +61,11 @@ The file, in the order of one call's life (each part under a banner of its own):
                         writes its form and reads it back (its shape, unwrap(); its
                         own entries for a note; what it cannot carry); HARNESSES,
                         the names registered, read when asked for
-    Elicitation         to_elicitation(), from_elicitation(), input_request(); what
-                        is known of clients' forms (_KNOWN_CLIENTS), which picks
-                        each property's one arm of the schema for a client
+    Elicitation         the versions of MCP and what each brings (_PROTOCOLS, one
+                        row a version, asked by every part); to_elicitation(),
+                        from_elicitation(), input_request(); what is known of
+                        clients' forms (_KNOWN_CLIENTS), which picks each
+                        property's one arm of the schema for a client
     Line prompt         prompt(), prompt_async(), _LinePrompt
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
@@ -4545,9 +4547,49 @@ def _quoted_part(part: str) -> str:
 
 _ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _MESSAGE_CHARS = 200
-# The first protocol version with forms (in a vocabulary of its own),
-# structured results and output schemas.
-_FIRST_WITH_FORMS = "2025-06-18"
+
+
+class _Protocol:
+    """One version of MCP and what askq does under it.  Every part asks the
+    version's record, never its date: a new version is one row of
+    _PROTOCOLS."""
+
+    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "urls")
+
+    def __init__(self, name: str, handshake: bool = True, forms: bool = False, legacy_forms: bool = False,
+                 structured: bool = False, urls: bool = False, batches: bool = False) -> None:
+        self.name = name
+        self.handshake = handshake  # reached through initialize (else: discover, and an envelope per request)
+        self.forms = forms  # the server may ask through a form (elicitation)
+        self.legacy_forms = legacy_forms  # a form in the first vocabulary forms had (enumNames, booleans)
+        self.structured = structured  # results carry structuredContent; the tool, an outputSchema
+        self.urls = urls  # a client may open a page by URL for the server
+        self.batches = batches  # the HTTP transport takes JSON arrays of messages
+
+    @property
+    def stateless(self) -> bool:
+        """Whether requests stand alone: each carries its version and capabilities."""
+        return not self.handshake
+
+
+# The versions askq speaks, oldest first; the last with a handshake is the
+# one initialize offers a client that asks for another.
+_PROTOCOLS = (
+    _Protocol("2024-11-05"),
+    _Protocol("2025-03-26", batches=True),
+    _Protocol("2025-06-18", forms=True, legacy_forms=True, structured=True),
+    _Protocol("2025-11-25", forms=True, structured=True, urls=True),
+    _Protocol("2026-07-28", handshake=False, forms=True, structured=True, urls=True),
+)
+
+
+def _protocol(name: Any) -> "Optional[_Protocol]":
+    """The version askq speaks of this name, or None."""
+    return next((protocol for protocol in _PROTOCOLS if protocol.name == name), None)
+
+
+def _latest_handshake() -> _Protocol:
+    return [protocol for protocol in _PROTOCOLS if protocol.handshake][-1]
 
 
 @dataclass(frozen=True)
@@ -4630,7 +4672,8 @@ def to_elicitation(
     """
     items = _question_list(questions)
     _refuse_secrets(items)
-    legacy = protocol_version == _FIRST_WITH_FORMS
+    protocol = _protocol(protocol_version)
+    legacy = protocol is not None and protocol.legacy_forms
     known = _known_client(client)
     arms = _FormArms(legacy, legacy or (known is not None and known.plain_enum_only))
     properties: Dict[str, Any] = {}
@@ -10135,10 +10178,6 @@ class _Notifier:
 # answered with an input request, and the client calls again with the
 # responses.  Each request is read with the _RequestContext it speaks in.
 
-_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-_LATEST_HANDSHAKE = "2025-11-25"
-_STATELESS_VERSION = "2026-07-28"
-_MCP_VERSIONS = (*_HANDSHAKE_VERSIONS, _STATELESS_VERSION)
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
@@ -10155,7 +10194,6 @@ _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
 _UNSUPPORTED_VERSION = -32022
 _RESOURCE_NOT_FOUND = -32002
-_FIRST_WITH_URLS = "2025-11-25"  # the first protocol version with URL-mode elicitation
 _URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
 _PAGE_GONE_TEXT = (
     "No answers came back: the page your questions were sent to is no longer open here (the server restarted,"
@@ -10184,24 +10222,25 @@ class _RequestContext:
     """How one request speaks: its protocol version and the client's
     capabilities (from the handshake, or from the request's own envelope)."""
 
-    __slots__ = ("capabilities", "client", "logs", "version")
+    __slots__ = ("capabilities", "client", "logs", "protocol", "version")
 
     def __init__(
         self, version: str, capabilities: "Dict[str, Any]", logs: bool = True, client: "Optional[str]" = None,
     ) -> None:
         self.version = version
+        self.protocol = _protocol(version) or _latest_handshake()
         self.capabilities = capabilities
         self.logs = logs  # whether log notifications may be sent for the request
         self.client = client  # the name the client gives itself, for the forms drawn for it
 
     @property
     def stateless(self) -> bool:
-        return self.version == _STATELESS_VERSION
+        return self.protocol.stateless
 
     @property
     def structured(self) -> bool:
-        """Whether results carry structuredContent (from 2025-06-18 on)."""
-        return self.version >= _FIRST_WITH_FORMS
+        """Whether results carry structuredContent."""
+        return self.protocol.structured
 
     @property
     def can_elicit(self) -> bool:
@@ -10210,14 +10249,13 @@ class _RequestContext:
         had them) or names ``form``."""
         elicitation = self.capabilities.get("elicitation")
         forms = isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
-        return forms and self.version >= _FIRST_WITH_FORMS
+        return forms and self.protocol.forms
 
     @property
     def opens_urls(self) -> bool:
         """Whether the client opens a page by URL for the server (URL-mode elicitation)."""
         elicitation = self.capabilities.get("elicitation")
-        return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict) \
-            and self.version >= _FIRST_WITH_URLS
+        return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict) and self.protocol.urls
 
     @property
     def draws_views(self) -> bool:
@@ -10349,7 +10387,7 @@ class _McpServer:
         self.web = web
         self.board = board or _AskBoard(life=web.timeout if web is not None else None, seal=seal)
         self.seal = seal or self.board.seal
-        self.handshake = _RequestContext(_LATEST_HANDSHAKE, {})
+        self.handshake = _RequestContext(_latest_handshake().name, {})
         self.owner = self.board.owner()
         self.forms: Dict[str, _Ask] = {}  # a form sent, by its request's key: the ask it belongs to
         self.waiting: Dict[str, _WaitingCall] = {}  # a call waiting on its ask's form, by the call's key
@@ -10415,9 +10453,9 @@ class _McpServer:
         version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
         if version is None:
             return self.handshake
-        if version not in _MCP_VERSIONS:
+        if _protocol(version) is None:
             raise _RpcError(_UNSUPPORTED_VERSION, f"Unsupported protocol version: {version}",
-                            {"requested": version, "supported": list(_MCP_VERSIONS)})
+                            {"requested": version, "supported": [protocol.name for protocol in _PROTOCOLS]})
         capabilities = meta.get(_META_CAPABILITIES) if isinstance(meta, dict) else None
         # From 2026-07-28 on, a request opts in to log messages by naming a level.
         logs = meta.get(_META_LOG_LEVEL) in _LOG_LEVELS_SHOWING_NOTICE if isinstance(meta, dict) else False
@@ -10431,7 +10469,8 @@ class _McpServer:
         """The handshake: the version the client asked for when askq speaks
         it, else the latest (the client then decides)."""
         asked = params.get("protocolVersion")
-        version = asked if asked in _HANDSHAKE_VERSIONS else _LATEST_HANDSHAKE
+        known = _protocol(asked)
+        version = asked if known is not None and known.handshake else _latest_handshake().name
         capabilities = params.get("capabilities")
         name = _client_name(params.get("clientInfo"))
         self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {},
@@ -10455,7 +10494,7 @@ class _McpServer:
     @rpc.on("server/discover")
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # Always the new era's result, whole, even asked without an envelope.
-        return {"resultType": "complete", "supportedVersions": list(_MCP_VERSIONS),
+        return {"resultType": "complete", "supportedVersions": [protocol.name for protocol in _PROTOCOLS],
                 "capabilities": {"tools": {}, "resources": {}}, "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
@@ -11046,7 +11085,6 @@ _MCP_PATH = "/mcp"
 _MCP_DEFAULT_PORT = 8765
 _MCP_MAX_SESSIONS = 4096  # beyond this, the session idle longest is ended
 _MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
-_BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
 _STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
 _STORE_VARIABLE = "ASKQ_STORE"  # the store --store would name: "memory", a path or a URL
 
@@ -11268,10 +11306,10 @@ class _McpHttp(_HttpHandlers):
     @staticmethod
     def _version_refusal(request: _HttpRequest) -> "Optional[_HttpResponse]":
         versions = _header_values(request.headers, "MCP-Protocol-Version")
-        if all(version in _MCP_VERSIONS for version in versions):
+        if all(_protocol(version) is not None for version in versions):
             return None
         return _HttpResponse.text(400, f"Bad request: MCP-Protocol-Version {_quoted(versions[0][:40])} is not one of"
-                                  f" the versions askq speaks ({', '.join(_MCP_VERSIONS)}).")
+                                  f" the versions askq speaks ({', '.join(protocol.name for protocol in _PROTOCOLS)}).")
 
     @routes.on(("POST", _MCP_PATH))
     def _post(self, request: _HttpRequest) -> _HttpResponse:
@@ -11287,9 +11325,10 @@ class _McpHttp(_HttpHandlers):
             return found
         session, new = found
         batch = isinstance(message, list)
-        if batch and (new or not message or session.server.handshake.version != _BATCH_VERSION):
+        if batch and (new or not message or not session.server.handshake.protocol.batches):
+            batching = " or ".join(protocol.name for protocol in _PROTOCOLS if protocol.batches)
             return _rpc_error_response(400, None, _RpcError(
-                _INVALID_REQUEST, f"Invalid request: a batch (a JSON array) is answered under protocol {_BATCH_VERSION}"
+                _INVALID_REQUEST, f"Invalid request: a batch (a JSON array) is answered under protocol {batching}"
                 " only; send one message per request."))
         exchange = session.feed(message if batch else [message])
         if isinstance(exchange, _RpcError):
@@ -11336,7 +11375,8 @@ class _McpHttp(_HttpHandlers):
     def _speaks_stateless(request: _HttpRequest, message: Any) -> bool:
         """Whether a request without a session speaks 2026-07-28: by its header,
         its envelope, or a discover (which is how that era begins)."""
-        if request.header("MCP-Protocol-Version") == _STATELESS_VERSION:
+        named = _protocol(request.header("MCP-Protocol-Version"))
+        if named is not None and named.stateless:
             return True
         first = message[0] if isinstance(message, list) and message else message
         if not isinstance(first, dict):

@@ -8550,6 +8550,20 @@ class McpServerTests(unittest.TestCase):
         return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
                           "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if elicitation else {}}}
 
+    def test_a_new_protocol_version_is_one_row_of_the_table(self) -> None:
+        newer = askq._Protocol("2099-01-01", handshake=False, forms=True, structured=True, urls=True)
+        with mock.patch.object(askq, "_PROTOCOLS", (*askq._PROTOCOLS, newer)):
+            wire = McpWire(self, {"elicitation": {"form": {}}}, version="2026-07-28")  # requests with an envelope
+            wire.meta["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
+            discovered = wire.request(1, "server/discover")[0]["result"]
+            self.assertEqual(discovered["supportedVersions"][-1], "2099-01-01")
+            asked = wire.call(STORE_CALL)[0]["result"]
+            self.assertEqual(asked["resultType"], "input_required")  # a form, as an input request of its era
+            old = askq._Protocol("2098-01-01", batches=True)
+        with mock.patch.object(askq, "_PROTOCOLS", (old, *askq._PROTOCOLS)):
+            self.assertEqual(askq._latest_handshake().name, "2025-11-25")
+            self.assertFalse(askq._RequestContext("2098-01-01", {"elicitation": {}}).can_elicit)
+
     def test_which_clients_draw_forms(self) -> None:
         for capabilities, forms in (({}, False), ({"elicitation": {}}, True), ({"elicitation": {"form": {}}}, True),
                                     ({"elicitation": {"url": {}}}, False), ({"elicitation": True}, False)):
@@ -8695,7 +8709,7 @@ class McpResultSchemaTests(unittest.TestCase):
             self.assertEqual(structured.get("status") == "error", result["isError"])
 
     def test_every_method_under_every_version(self) -> None:
-        for version in askq._MCP_VERSIONS:
+        for version in [protocol.name for protocol in askq._PROTOCOLS]:
             for capabilities in (self.FORMS, {}, McpWire.APPS):
                 with self.subTest(version=version, capabilities=capabilities):
                     self.every_result(version, capabilities)

@@ -60,11 +60,15 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-FORM_VERSIONS = ("2025-06-18", "2025-11-25")
-LATEST = "2025-11-25"
-STATELESS = "2026-07-28"
-STRUCTURED_VERSIONS = ("2025-06-18", "2025-11-25", STATELESS)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import askq  # the versions askq speaks and what each brings: its one table, not a copy
+
+HANDSHAKE_VERSIONS = tuple(protocol.name for protocol in askq._PROTOCOLS if protocol.handshake)
+FORM_VERSIONS = tuple(protocol.name for protocol in askq._PROTOCOLS if protocol.forms and protocol.handshake)
+LATEST = askq._latest_handshake().name
+STATELESS = next(protocol.name for protocol in askq._PROTOCOLS if protocol.stateless)
+STRUCTURED_VERSIONS = tuple(protocol.name for protocol in askq._PROTOCOLS if protocol.structured)
+LEGACY_FORM_VERSIONS = tuple(protocol.name for protocol in askq._PROTOCOLS if protocol.legacy_forms)
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -425,7 +429,7 @@ def form_problems(params: Any, version: str, controlled: bool) -> List[Problem]:
             problems.append(("the key of a text field of the form is not an identifier", repr(key)))
         if plain and key not in required and prop.get("default") != "":
             problems.append(("optional text field of the form without \"default\": \"\"", f"{key}: {excerpt(prop)}"))
-        if version == "2025-06-18" and (prop.get("type") == "array" or "oneOf" in prop or "anyOf" in prop):
+        if version in LEGACY_FORM_VERSIONS and (prop.get("type") == "array" or "oneOf" in prop or "anyOf" in prop):
             problems.append(("form under 2025-06-18 uses the vocabulary of 2025-11-25", f"{key}: {excerpt(prop)}"))
     return problems
 
