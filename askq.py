@@ -74,9 +74,11 @@ The file, in the order of one call's life (each part under a banner of its own):
                         counts those still sending a request), _HttpResponse,
                         _HttpStream (an event stream, from a _StreamSource), and
                         _StreamPump (every stream of a server on one thread)
-    Web page            prompt_web(), prompt_web_async(), _WebPage (the handlers and
-                        the form's actions; after the end, the 409 to a second
-                        device, in words from Results), each kind's entry
+    Web page            prompt_web(), prompt_web_async(), _Ending (what a page reads
+                        and commits through: its own, or its ask), _WebPage (the
+                        handlers and the form's actions; after the end, the 409 to
+                        a second device, in words from Results), _PageHost (where a
+                        page is served, as an ask sees it), each kind's entry
                         (_WEB_ENTRIES), a preview's Markdown (_markdown_html),
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
@@ -84,8 +86,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         drawn for it, and the app-only tool that checks what the
                         person did there (_view_tool_result())
     Asks                _Ask (one batch put to a person by serve, outliving the call
-                        that asked: its fingerprint, owner, page, outcome, delivery,
-                        its record), _AskOwner; the store: _AskRecord (the one typed,
+                        that asked, and the one owner of its life: its fingerprint,
+                        owner, what was entered, outcome, delivery, its record; its
+                        page, form, view and calls are views of it), _AskOwner; the store: _AskRecord (the one typed,
                         versioned record a store ever sees, written and read there
                         alone), _AskStore, one subclass a backend, registered by
                         its --store scheme beside its code (_MemoryStore,
@@ -7482,6 +7485,45 @@ _WEB_JSON_ENDINGS = {"/answers": (Outcome.ANSWERED, False), "/dismiss": (Outcome
                      "/follow-up": (Outcome.FOLLOW_UP, True)}
 
 
+class _Ending:
+    """What a page reads and commits through, never keeping its own copy:
+    what the person entered, how the questions ended, and whether that
+    ending was left with no call to take it.  A page alone (prompt_web)
+    has a _PageEnding; a page of an ask has the ask itself, which keeps
+    them for every view of it (its store included)."""
+
+    __slots__ = ("abandoned", "entered")
+
+    def __init__(self) -> None:
+        self.entered: Dict[str, List[str]] = {}
+        self.abandoned = False
+
+    def outcome(self) -> "Optional[QuestionOutput]":
+        raise NotImplementedError
+
+    def commit(self, outcome: QuestionOutput) -> bool:
+        """End with ``outcome`` unless an ending came first; whether it stands."""
+        raise NotImplementedError
+
+
+class _PageEnding(_Ending):
+    """The ending of a page that is no ask's: held here, the first one wins."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: Optional[QuestionOutput] = None
+
+    def outcome(self) -> "Optional[QuestionOutput]":
+        return self.held
+
+    def commit(self, outcome: QuestionOutput) -> bool:
+        if self.held is None:
+            self.held = outcome
+        return self.held is outcome
+
+
 class _WebPage(_HttpHandlers):
     """The page's handlers and what they know: the questions, its token, the
     person's last form (submitted, or sent by the page's script as they
@@ -7491,7 +7533,8 @@ class _WebPage(_HttpHandlers):
     actions = _Registry()  # what a form posted to / asks for, by its "action" field
     json_paths = frozenset(("/questions", *_WEB_JSON_ENDINGS))
 
-    def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None, token: str = "") -> None:
+    def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None, token: str = "",
+                 ending: "Optional[_Ending]" = None) -> None:
         import secrets
         import threading
 
@@ -7500,14 +7543,39 @@ class _WebPage(_HttpHandlers):
         self.token = token or secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
         self.lock = threading.Lock()  # one request at a time touches the page
-        self.last_form: Dict[str, List[str]] = {}
-        self.status: Optional[Outcome] = None
-        self.answers: List[AnswerItem] = []
+        self.ending = ending or _PageEnding()  # what was entered and how it ended: the page's own, or its ask's
+        self.lost = False  # its last ending came second to one committed first elsewhere
         self.last_seen = time.monotonic()
-        self.abandoned = False  # its time ran out with no call left to take the answers
+
+    @property
+    def last_form(self) -> "Dict[str, List[str]]":
+        """The person's last form, as the ending keeps it."""
+        return self.ending.entered
+
+    @last_form.setter
+    def last_form(self, form: "Dict[str, List[str]]") -> None:
+        self.ending.entered = form
+
+    @property
+    def status(self) -> "Optional[Outcome]":
+        outcome = self.ending.outcome()
+        return None if outcome is None else Outcome(outcome.status)
+
+    @property
+    def answers(self) -> "List[AnswerItem]":
+        outcome = self.ending.outcome()
+        return [] if outcome is None else outcome.answers
+
+    @property
+    def abandoned(self) -> bool:
+        """Its time ran out with no call left to take the answers."""
+        return self.ending.abandoned
 
     def end(self, status: Outcome, answers: "List[AnswerItem]") -> None:
-        self.status, self.answers = status, answers
+        """End with this outcome, unless another was committed first (then
+        the page shows that one, and the request that ended it is answered
+        as after the end)."""
+        self.lost = not self.ending.commit(QuestionOutput(self.items, answers, status))
 
     def outcome(self) -> QuestionOutput:
         return QuestionOutput(self.items, self.answers, self.status)
@@ -7534,6 +7602,9 @@ class _WebPage(_HttpHandlers):
             else:
                 self.last_seen = time.monotonic()
                 response = handler(self, request) if self.status is None else self._after_the_end(request)
+                if self.lost:
+                    self.lost = False
+                    response = self._after_the_end(request)
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{self.nonce}'; script-src 'nonce-{self.nonce}';"
             " connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
@@ -8316,7 +8387,30 @@ _ABANDONED_WORDS = ("The agent is no longer waiting for these answers: they did 
                     " What you entered is below, to copy if you still need it.")
 
 
-class _WebSession:
+class _PageHost:
+    """Where a page is served, as its ask and the calls waiting on it see
+    it: the page, its URL, whether the person is done there (or it was idle
+    past its time), its grace period and its end."""
+
+    page: "_WebPage"
+    url: str
+    timeout: "Optional[float]"
+    ask: "Optional[_Ask]" = None  # the ask it serves, under serve
+
+    def done(self) -> bool:
+        return self.page.expire_if_idle(self.timeout)
+
+    def serve_grace(self) -> QuestionOutput:
+        """Go on serving a little while, so that a second device learns the
+        answers are in; the outcome."""
+        raise NotImplementedError
+
+    def end(self) -> None:
+        """Stop serving the page."""
+        raise NotImplementedError
+
+
+class _WebSession(_PageHost):
     """A page on a server of its own, from the wait for the person to the
     grace period after it, in which a second device learns that the
     answers are in (409) rather than finding nothing there."""
@@ -8329,13 +8423,8 @@ class _WebSession:
                  token: str = "") -> None:
         self.page = _WebPage(items, timeout, token)
         self.timeout = timeout  # idle seconds before the page ends as timed out
-        self.ask: Any = None  # the ask it serves, under serve
         self.server = _HttpServer(_HttpCore(self.page), host, port)
         self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
-
-    def done(self) -> bool:
-        """Whether the person is done, or the page idle past its timeout."""
-        return self.page.expire_if_idle(self.timeout)
 
     def wait(self, cancel: Any = None) -> None:
         """Wait until the page is done; once ``cancel`` (an Event) is set,
@@ -8777,11 +8866,13 @@ class _AskOwner:
         return other is self or (other.ended and other.client == self.client)
 
 
-class _Ask:
-    """One batch put to a person: its questions and their fingerprint, who
-    made it, when it opened and when it ends, what the person entered
-    (kept by its page, when it has one), how it ended, and whether that
-    outcome reached a call.  Each change is written to its board's store."""
+class _Ask(_Ending):
+    """One batch put to a person, the one owner of its life: its questions
+    and their fingerprint, who made it, when it opened and when it ends,
+    what the person entered, how it ended, and whether that outcome reached
+    a call.  Its page, its form, its view and the calls waiting on it read
+    and change it through its methods; each change is written to its
+    board's store."""
 
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
                  "owner", "page", "read", "result")
@@ -8789,6 +8880,7 @@ class _Ask:
     def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
 
+        super().__init__()
         self.id = ask_id or secrets.token_urlsafe(18)
         self.board = board
         self.output = output  # as ask() made it: the questions (and any title), no answers yet
@@ -8799,7 +8891,7 @@ class _Ask:
         self.ended = 0.0  # when it ended
         self.delivered = False
         self.interrupted = False  # a call that waited on it ended before it did
-        self.page: Any = None  # a page that asks the person: url, done(), page, serve_grace(), end()
+        self.page: Optional[_PageHost] = None  # the page that asks the person, when it has one
         self.read = 0.0  # when its record was last read again from a store other processes share
         self.announced = False  # whether --notify was told of it
 
@@ -8808,11 +8900,19 @@ class _Ask:
         """Whether the person is done: on its page, or, in a store that other
         processes share, anywhere."""
         if self.result is None:
-            if self.page is not None and self.page.done():
-                self.settle(self.page.page.outcome())
-            elif self.board.store.shared and time.monotonic() - self.read >= 1.0:
+            if self.page is not None:
+                self.page.done()  # a page idle past its time ends the ask through it
+            if self.result is None and self.board.store.shared and time.monotonic() - self.read >= 1.0:
                 self.board.reread(self)
         return self.result is not None
+
+    def outcome(self) -> "Optional[QuestionOutput]":
+        return self.result
+
+    def commit(self, outcome: QuestionOutput) -> bool:
+        """An ending its page made: settled, unless another came first."""
+        self.settle(outcome)
+        return _same_ending(self.result, outcome)
 
     def finish(self, outcome: QuestionOutput) -> bool:
         """End the ask with the person's outcome; whether this was its end
@@ -8828,17 +8928,15 @@ class _Ask:
         return self.board.settle(self)
 
     def take_ending(self, outcome: QuestionOutput, ended: float) -> None:
-        """The ending another process committed first: the page shows it."""
+        """The ending another process committed first (its page shows it)."""
         self.result, self.ended = outcome, ended
-        if self.page is not None:
-            self.page.page.end(outcome.status, outcome.answers)
 
     def deliver(self) -> QuestionOutput:
         """The outcome, as it reaches a call: the ask is done with, and its
         page, told that the answers are in, soon stops."""
         assert self.result is not None
+        self.abandoned = False
         if not self.delivered and self.page is not None:
-            self.page.page.abandoned = False
             self.page.serve_grace()
         self.delivered = True
         self.board.save(self)
@@ -8846,18 +8944,16 @@ class _Ask:
             self.board.forget_secrets()
         return self.result
 
-    def entered(self) -> "Dict[str, List[str]]":
-        """What the person entered on its page, kept beyond the request."""
-        return {} if self.page is None else _kept_form(self.output.questions, self.page.page.last_form)
+    def entries(self) -> "Dict[str, List[str]]":
+        """What the person entered on its page, as it is kept beyond the request."""
+        return _kept_form(self.output.questions, self.entered)
 
     def supersede(self) -> None:
         """An empty ask opened while the person answered an older one of the
         same questions: ended, never offered again, its page saying that the
         assistant no longer waits there."""
-        entered: List[AnswerItem] = []
-        if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)) and self.page is not None:
-            self.page.page.end(Outcome.TIMED_OUT, entered)
-            self.page.page.abandoned = True
+        if self.settle(QuestionOutput(self.output.questions, [], Outcome.TIMED_OUT)):
+            self.abandoned = True
         self.delivered = True
         self.board.save(self)
 
@@ -8871,17 +8967,14 @@ class _Ask:
         first (an ending, or entries, made elsewhere); what the request
         entered kept; an ending it made committed, or, when another was
         committed first, the request answered as after that end."""
-        page = self.page.page
+        assert self.page is not None, "a request reaches an ask through its page"
         if self.board.store.shared:
             self.board.reread(self)
-        before, form = page.status, page.last_form
-        response = page.respond(handler, request)
-        if before is None and page.status is not None:
-            if self.result is None and not self.settle(page.outcome()):
-                response = page.respond(handler, request)
-        elif page.last_form is not form:
+        form = self.entered
+        response = self.page.page.respond(handler, request)
+        if self.entered is not form and self.result is None:
             self.board.save(self)
-        return response  # type: ignore[no-any-return]
+        return response
 
     def timed_out(self) -> bool:
         return self.result is not None and self.result.status is Outcome.TIMED_OUT
@@ -8890,10 +8983,9 @@ class _Ask:
         """End the ask as timed out once its time has passed, keeping what
         was entered; whether it has ended."""
         if now >= self.ends and not self.finished:
-            entered = self.page.page.kept_answers() if self.page is not None else []
-            if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)) and self.page is not None:
-                self.page.page.end(Outcome.TIMED_OUT, entered)
-                self.page.page.abandoned = True  # until a call takes the outcome after all
+            entered = _readable_answers(self.output.questions, _form_answers(self.output.questions, self.entered))
+            if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)):
+                self.abandoned = True  # until a call takes the outcome after all
         return self.finished
 
     def record(self) -> "_AskRecord":
@@ -8906,7 +8998,7 @@ class _Ask:
         return _AskRecord(
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
             self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
-            {} if self.delivered else self.entered(),
+            {} if self.delivered else self.entries(),
             self.ended, self.result, self.delivered, self.interrupted)
 
 
@@ -9774,7 +9866,7 @@ class _AskBoard:
             ask = takeable[0]
             if ask.result is not None:
                 for newer in takeable[1:]:
-                    if newer.result is None and not newer.entered():
+                    if newer.result is None and not newer.entries():
                         newer.supersede()
             if ask.owner is not owner and ask.owner.process not in ("", self.process):
                 ask.interrupted = True  # its call was in a process that has ended
@@ -9848,8 +9940,9 @@ class _AskBoard:
         restored.read = time.monotonic()
         if not owner.ended and not self._serves(owner.process):
             owner.ended = True  # its session ended with its process
+        restored.entered = record.entered
         if record.page is not None:
-            restored.page = self._new_page(restored, record.entered)
+            restored.page = self._new_page(restored)
         if record.result is not None:
             restored.take_ending(record.result, record.ended)
         return self._keep(restored)
@@ -9864,23 +9957,23 @@ class _AskBoard:
             return
         if record is None or ask.result is not None:
             return
-        if ask.page is not None and record.entered:
-            ask.page.page.last_form = record.entered
+        if record.entered:
+            ask.entered = record.entered
         if record.result is not None:
             ask.take_ending(record.result, record.ended)
 
-    def page(self, ask: _Ask, web: "Optional[_WebOptions]" = None) -> Any:
-        """The ask's page, made now when it has none (with whatever its record
-        kept of what the person entered)."""
+    def page(self, ask: _Ask, web: "Optional[_WebOptions]" = None) -> "_PageHost":
+        """The ask's page, made now when it has none (showing what the person
+        entered, which the ask keeps)."""
         if ask.page is None:
-            ask.page = self._new_page(ask, {}, web)
+            ask.page = self._new_page(ask, web)
             self.save(ask)
         return ask.page
 
-    def _new_page(self, ask: _Ask, entered: "Dict[str, List[str]]", web: "Optional[_WebOptions]" = None) -> Any:
+    def _new_page(self, ask: _Ask, web: "Optional[_WebOptions]" = None) -> "_PageHost":
+        """A page for the ask, which reads and ends it through the ask."""
         page = (web or self.web).open(_question_list(ask.output), self.seal.page_token(ask.id))
-        page.page.last_form = entered
-        page.ask = ask
+        page.page.ending = page.ask = ask
         return page
 
     def save(self, ask: _Ask) -> None:
@@ -10297,7 +10390,7 @@ class _WebOptions:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
 
-    def open(self, items: "List[QuestionItem]", token: str = "") -> Any:
+    def open(self, items: "List[QuestionItem]", token: str = "") -> "_PageHost":
         """A page for the questions, on a server of its own."""
         return _WebSession(items, self.host, self.port, self.timeout, token)
 
@@ -10613,23 +10706,22 @@ class _McpServer:
         nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
 
-    def _page_ask(self, output: QuestionOutput) -> "Tuple[_Ask, bool]":
+    def _page_ask(self, output: QuestionOutput) -> "Tuple[_Ask, _PageHost, bool]":
         """The ask of a call put on a page: found again, page and all, or
-        opened with a page of its own; and whether its page is new."""
+        opened with a page of its own; its page, and whether that is new."""
         ask = self.board.open(output, self.owner)
         fresh = ask.page is None
-        self.board.page(ask, self.web)
-        return ask, fresh
+        return ask, self.board.page(ask, self.web), fresh
 
     def _ask_by_url(
         self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, progress: Any,
     ) -> "Optional[Dict[str, Any]]":
         """The page, for the client to open where the person is: a URL-mode
         request, or under 2026-07-28 an input request whose retry waits for it."""
-        ask = self._page_ask(output)[0]
+        ask, page, _ = self._page_ask(output)
         if ask.finished:
             return self._delivered(ask, context)
-        url = ask.page.url
+        url = page.url
         self.board.announce(ask, url)
         params = {"mode": "url", "message": _URL_MESSAGE, "url": url}
         # Some clients show the URL only once the call has ended, while the
@@ -10670,7 +10762,8 @@ class _McpServer:
             return None
         asked.ask.finish(QuestionOutput(asked.output.questions, [], Outcome.DECLINED))
         asked.ask.deliver()
-        asked.ask.page.end()
+        if asked.ask.page is not None:
+            asked.ask.page.end()
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
 
     # What happens around a call while it waits.
@@ -10764,12 +10857,12 @@ class _McpServer:
     ) -> "Optional[Dict[str, Any]]":
         """For a client that draws no forms: the questions on a web page; the
         call is answered when the person is done there."""
-        ask, fresh = self._page_ask(output)
+        ask, page, fresh = self._page_ask(output)
         if ask.finished:
             return self._delivered(ask, context)
         self.sent += 1
         self.pages[f"page-{self.sent}"] = _WaitingCall(request_id, ask, context, progress)
-        url = ask.page.url
+        url = page.url
         self.board.announce(ask, url)
         opened = not fresh or _open_browser(url)
         self._tell_where(context, f"the questions are at {url}" + ("" if opened else " (no browser could be opened here)"),
@@ -11442,7 +11535,7 @@ class _ServedPages(_HttpHandlers):
             return _WebPage.unknown_link(request)
         if served.ask is None:
             return served.page.respond(handler, request)
-        return served.ask.respond(handler, request)  # type: ignore[no-any-return]
+        return served.ask.respond(handler, request)
 
     def _served(self, request: _HttpRequest) -> "Optional[_ServedPage]":
         """The page whose token the request shows: one served here, else one
@@ -11457,21 +11550,16 @@ class _ServedPages(_HttpHandlers):
         return page if isinstance(page, _ServedPage) and page.pages is self and page.page._token_matches(request) else None
 
 
-class _ServedPage:
-    """One call's page among _ServedPages: what _McpServer asks of a
-    _WebSession (its URL, whether it is done, its grace period, its end)."""
+class _ServedPage(_PageHost):
+    """One call's page among _ServedPages, on the server beside /mcp."""
 
     def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]",
                  token: str = "") -> None:
         self.pages, self.timeout = pages, timeout
         self.page = _WebPage(items, token=token)
-        self.ask: Any = None  # the ask it serves
         self.url = f"{pages.base}/?token={self.page.token}"
         with pages.lock:
             pages.pages.append(self)
-
-    def done(self) -> bool:
-        return self.page.expire_if_idle(self.timeout)
 
     def serve_grace(self) -> QuestionOutput:
         import threading
@@ -11496,7 +11584,7 @@ class _ServedWebOptions(_WebOptions):
         super().__init__(timeout=timeout)
         self.pages = pages
 
-    def open(self, items: "List[QuestionItem]", token: str = "") -> Any:
+    def open(self, items: "List[QuestionItem]", token: str = "") -> "_PageHost":
         return _ServedPage(self.pages, items, self.timeout, token)
 
 

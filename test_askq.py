@@ -8757,6 +8757,44 @@ class McpAskTests(unittest.TestCase):
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
     FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
 
+    def test_the_ask_alone_holds_what_was_entered_and_how_it_ended_and_its_page_reads_it(self) -> None:
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        board = askq._AskBoard(askq._ServedWebOptions(pages, None))
+        asked = board.open(askq.ask(STORE_CALL), board.owner("c"))
+        page = board.page(asked).page
+        self.assertIs(page.ending, asked)
+
+        def post(fields: Dict[str, str]) -> Tuple[int, str, bytes]:
+            from urllib.parse import urlencode
+
+            body = urlencode({"token": page.token, **fields}).encode()
+            return page_request(pages, "POST", "/", {"Host": "127.0.0.1:1", "Content-Length": str(len(body)),
+                                                     "Content-Type": "application/x-www-form-urlencoded"},
+                                io.BytesIO(body).read)
+
+        post({"q:q0": "SQLite", "action": "draft"})
+        self.assertEqual(asked.entered, {"q:q0": ["SQLite"]})  # kept by the ask, for every view of it
+        self.assertEqual(post({"q:q0": "SQLite", "action": "submit"})[0], 200)
+        assert asked.result is not None  # the page's submission is the ask's ending, with no step between
+        self.assertEqual(asked.result.answers[0].selected, ["SQLite"])
+        other = board.open(askq.ask({"questions": ["Why?"]}), board.owner("c"))
+        other_page = board.page(other).page
+        other.finish(askq.QuestionOutput(other.output.questions, [], askq.Outcome.DECLINED))  # ended elsewhere
+        self.assertEqual((other_page.status, other_page.answers), (askq.Outcome.DECLINED, []))
+
+    def test_a_submission_that_comes_second_to_an_ending_made_elsewhere_is_told_so(self) -> None:
+        class Elsewhere(askq._PageEnding):
+            """Another process dismissed the questions just before this page's submission."""
+
+            def commit(self, outcome: Any) -> bool:
+                self.held = askq.QuestionOutput(outcome.questions, [], askq.Outcome.DECLINED)
+                return False
+
+        page = askq._WebPage(askq.ask(STORE_CALL).questions, ending=Elsewhere())
+        status, _, body = WebRequestTests.form_post(self, page, {"q:q0": "SQLite", "action": "submit"})
+        self.assertEqual((status, page.status), (409, askq.Outcome.DECLINED))
+        self.assertIn("were not sent", body.decode())
+
     def test_a_call_made_again_while_its_form_is_open_waits_on_that_form(self) -> None:
         wire = McpWire(self, self.FORMS)
         form = wire.request("a", "tools/call", {"name": "ask_questions", "arguments": STORE_CALL})
