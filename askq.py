@@ -1036,19 +1036,41 @@ def _with_note(note: "Optional[str]", more: "Optional[str]") -> "Optional[str]":
     return more.strip() if note is None or _blank(note) else f"{note.strip()}\n{more.strip()}"
 
 
-def _shown_answer(answer: "Optional[AnswerItem]", secret: bool = False) -> str:
+def _shown_answer(item: QuestionItem, answer: "Optional[AnswerItem]", lines: bool = False) -> str:
     """An answer as the person reads it back (the dialog's review and summary,
-    the page after sending): picks, then typed text in quotes (a secret's as
-    "(hidden)"), then the note; safe to print, but not yet HTML-escaped."""
+    the page after sending): picks, then typed text in quotes as typed (a
+    number as the model reads it, a secret's as "(hidden)"), then the note;
+    safe to print, but not yet HTML-escaped.  Line breaks are kept only
+    where ``lines`` says the reader shows them."""
     if answer is None:
         return "(not answered)"
+    answer = _as_read(item, answer)
     parts = [_visible(label) for label in answer.selected or ()]
     if answer.answer is not None:
-        parts.append("(hidden)" if secret else _quoted(answer.answer))
+        parts.append("(hidden)" if item.secret else _said(answer.answer, lines))
     shown = ", ".join(parts) or "(skipped)"
     if answer.note is not None:
-        shown += f"; note: {_quoted(answer.note)}"
+        shown += f"; note: {_said(answer.note, lines)}"
     return shown
+
+
+def _said(text: str, lines: bool = False) -> str:
+    """Text the person typed, read back to them in quotes exactly as they
+    typed it (never a JSON escape), safe to print; on one line unless
+    ``lines``."""
+    shown = _visible(text)
+    return f'"{shown if lines else shown.replace(chr(10), " / ")}"'
+
+
+def _as_read(item: QuestionItem, answer: AnswerItem) -> AnswerItem:
+    """An answer as the model reads it: a number in its one written form
+    (when it is one the question takes), with its unit after it."""
+    typed = answer.answer
+    if typed is None or not item.question_type.is_number:
+        return answer
+    if _number_problem(item, typed) is None:
+        answer = dataclasses.replace(answer, answer=_number_written(item, typed))
+    return answer if item.unit is None else _with_unit(answer, item.unit)
 
 
 # How often a loop that waits for a person looks up from waiting: the
@@ -3635,15 +3657,21 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     (reason, words), or None when it is one number within the question's
     bounds.  The person's decimal comma is a point, and the question's
     unit typed after the number is no part of it."""
-    number = _typed_digits(item, text)
-    if _pattern(_GROUPED_NUMBER_SOURCE).fullmatch(number):
+    number = _number_digits(item, text)
+    if number is None:
+        separator = "comma" if "," in text else "point"
         return "not_a_number", (
-            "could be read two ways, its comma as a thousands separator or as a decimal comma:"
-            f" type it without the comma, or with a point for a decimal; {_number_range(item)}"
+            f"could be read two ways, its {separator} as a thousands separator or as a decimal {separator}:"
+            f" {_GROUPED_ADVICE[separator]}; {_number_range(item)}"
         )
-    value = _typed_value(item, text)
+    value = _typed_number(number)
     if value is None:
         return "not_a_number", f"is not a number: {_number_range(item)}"
+    return _range_problem(item, value)
+
+
+def _range_problem(item: QuestionItem, value: float) -> "Optional[Tuple[str, str]]":
+    """Why a number question does not take ``value``, or None."""
     low, high, step = item.minimum, item.maximum, item.step
     if low is not None and value < low or high is not None and value > high:
         return "out_of_range", f"is out of range: {_number_range(item)}"
@@ -3654,27 +3682,58 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     return None
 
 
-# A comma with exactly three digits after it and no point: a thousands
-# separator to some, a decimal comma to others, so it is read as neither.
-_GROUPED_NUMBER_SOURCE = r"[+-]?[0-9]+,[0-9]{3}"
+# A separator with exactly three digits after it and nothing else: a
+# thousands separator to some, a decimal mark to others.  A comma is read
+# as neither; a point is read the one way the question takes, and as
+# neither when it takes both (never silently as the smaller number).
+_GROUPED_NUMBER_SOURCE = r"[+-]?[1-9][0-9]{0,2}[,.][0-9]{3}"
+_GROUPED_ADVICE = {
+    "comma": "type it without the comma, or with a point for a decimal",
+    "point": "type it without the point for a whole number, or with a 0 after its digits for a decimal",
+}
+_MINUS_SIGNS = str.maketrans({"\u2212": "-"})  # the typographic minus is a minus
 
 
 def _typed_digits(item: QuestionItem, text: str) -> str:
     """What a person typed for a number question without the question's
-    unit after it: the number's own characters."""
-    number = text.strip()
+    unit after it: the number's own characters, any minus as a hyphen."""
+    number = text.strip().translate(_MINUS_SIGNS)
     unit = item.unit
     if unit and number.lower().endswith(unit.lower()):
         number = number[: len(number) - len(unit)].rstrip()
     return number
 
 
-def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
-    """The number a person typed for a number question, or None."""
+def _number_digits(item: QuestionItem, text: str) -> "Optional[str]":
+    """The number typed for a number question as digits with a point and
+    no separator, not yet checked as a number; None when it could be read
+    two ways (the one rule every way of asking shares)."""
     number = _typed_digits(item, text)
+    if _pattern(_GROUPED_NUMBER_SOURCE).fullmatch(number):
+        return _grouped_reading(item, number)
     if number.count(",") == 1 and "." not in number:
         number = number.replace(",", ".")
-    return _typed_number(number)
+    return number
+
+
+def _grouped_reading(item: QuestionItem, number: str) -> "Optional[str]":
+    """A number with one separator before three digits: with a point, the
+    one reading the question can take (``1.000`` on a whole number is one
+    thousand, a fraction there being no answer; at most ten, it is one);
+    None when both could be meant, and always with a comma."""
+    if "," in number:
+        return None
+    small, large = number, number.replace(".", "")
+    fractions = item.step is None or not float(item.step).is_integer()
+    taken = [reading for reading, sensible in ((small, fractions), (large, True))
+             if sensible and _range_problem(item, float(reading)) is None]
+    return taken[0] if len(taken) == 1 else small if not taken else None
+
+
+def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
+    """The number a person typed for a number question, or None."""
+    number = _number_digits(item, text)
+    return None if number is None else _typed_number(number)
 
 
 def _number_written(item: QuestionItem, text: str) -> str:
@@ -3683,7 +3742,8 @@ def _number_written(item: QuestionItem, text: str) -> str:
     ``3.5``, ``1e3`` is ``1000``); the unit is added where it is shown."""
     import decimal
 
-    number = _typed_digits(item, text).replace(",", ".")
+    number = _number_digits(item, text)
+    assert number is not None, "called for a number that was taken"
     written = format(decimal.Decimal(number).normalize(), "f")
     if written.startswith("-") and not written.strip("-0."):
         written = "0"
@@ -3830,12 +3890,14 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("advice", "advice_none", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
+    __slots__ = ("advice", "advice_all", "advice_none", "alone", "ended", "ended_some", "head_all", "head_none",
+                 "head_some", "late", "marker", "sent", "unanswered")
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
         marker: "Optional[str]" = None, alone: "Optional[str]" = None,
         late: str = "The questions had already ended.", advice_none: "Optional[str]" = None,
+        every: "Tuple[Optional[str], Optional[str]]" = (None, None), ended_some: "Optional[str]" = None,
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
@@ -3847,6 +3909,13 @@ class _OutcomeWords:
         self.sent = sent  # the page once it ended: what became of the answers
         self.marker = marker  # a harness form's entry for a question this outcome left unanswered
         self.late = late  # the page, to a submission after the end: why its answers were not sent
+        self.head_all = every[0] or head_some  # the first line when every question has the person's word
+        self.advice_all = every[1] or advice  # ... and the last: there is no rest to speak of
+        self.ended_some = ended_some or ended  # how it ended, above answers that went with it
+
+    def heading(self, some: bool) -> str:
+        """How it ended, for the person, above what was sent (``some``) or not."""
+        return self.ended_some if some else self.ended
 
 
 _OUTCOME_WORDS = {
@@ -3872,6 +3941,10 @@ _OUTCOME_WORDS = {
         "The user saw your questions and dismissed them without answering. Do not act on"
         " assumptions about them: wait for the user's next message rather than going on.",
         late="The questions had already been dismissed, here or elsewhere.",
+        every=(("The user answered every one of your questions, then dismissed them instead of sending,"
+               " so the answers may not be final."),
+               ("Use the answers given, but confirm them with the user before acting on anything that"
+               " depends on them; wait for the user's next message rather than going on.")),
         advice_none="Do not act on assumptions about them: wait for the user's next message rather than going on.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
@@ -3884,6 +3957,11 @@ _OUTCOME_WORDS = {
         "Time ran out; what you had answered was sent.",
         "(no answer: the user did not respond in time)",
         late="Time had run out before they arrived.",
+        every=(("The user answered every one of your questions but did not send them in time,"
+               " so the answers may not be final."),
+               ("The user may be away: never treat silence as consent. Use the answers given, but"
+               " confirm them with the user before acting on anything that depends on them.")),
+        ended_some="Time ran out",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
@@ -3953,7 +4031,7 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
         if item.unit is not None and answer is not None and answer.answer is not None:
             answer = _with_unit(answer, item.unit)
         lines.extend(_answer_lines(answer, status))
-    head, tail = _result_ends(status, checked)
+    head, tail = _result_ends(status, checked, _every_question_said(output.questions, checked))
     return "\n".join([head, *lines, tail])
 
 
@@ -4031,7 +4109,19 @@ def _is_well_formed(answer: Any) -> bool:
     )
 
 
-def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, str]":
+def _every_question_said(items: "Sequence[QuestionItem]", answers: "Iterable[AnswerItem]") -> bool:
+    """Whether the person said something of every question: an answer of
+    their own, or a word that settles it (left to the assistant, to discuss)."""
+    said = {answer.id for answer in answers if _person_said(answer)}
+    return all(item.id in said for item in items)
+
+
+def _person_said(answer: AnswerItem) -> bool:
+    settles = answer.unanswered is not None and _STATES[answer.unanswered].settles
+    return _gives_answer(answer) and not answer.assumed or settles
+
+
+def _result_ends(status: Outcome, answers: "List[AnswerItem]", every: bool = False) -> "Tuple[str, str]":
     """The result's first line (what happened) and last (what to do now).
     Leaving a question to the assistant or to a discussion is saying
     something of it, as an answer is."""
@@ -4039,10 +4129,10 @@ def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, st
     for answer in answers:
         given = _gives_answer(answer)
         person = person or given and not answer.assumed
-        said = said or given and not answer.assumed or answer.unanswered is not None and _STATES[answer.unanswered].settles
+        said = said or _person_said(answer)
         assumed = assumed or answer.assumed
     words = _OUTCOME_WORDS[status]
-    head = words.head_some if said else words.head_none
+    head = words.head_none if not said else words.head_all if every else words.head_some
     if person:
         head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
     if assumed:
@@ -4054,7 +4144,8 @@ def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, st
         return head, "Go on without these answers; do not assume any."
     if not said and not assumed:  # notes alone: there are no answers to use
         return head, words.advice_none
-    return head, words.advice + (" State each assumed answer plainly as an assumption." if assumed else "")
+    advice = words.advice_all if every else words.advice
+    return head, advice + (" State each assumed answer plainly as an assumption." if assumed else "")
 
 
 def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]":
@@ -4194,7 +4285,8 @@ class _AskedOutput:
         """What happened, in the result's own words, for a form whose
         runtime shows its model nothing but the answers."""
         markers = [(item.id, self.marker(self.answers.get(item.id))) for item in self.items]
-        head, tail = _result_ends(self.status, list(self.answers.values()))
+        answers = list(self.answers.values())
+        head, tail = _result_ends(self.status, answers, _every_question_said(self.items, answers))
         return [head, *(f"{key}: {marker}" for key, marker in markers if marker), tail]
 
 
@@ -5515,7 +5607,7 @@ class _Dialog:
         """What the scrollback keeps once the dialog is gone: the answers,
         briefly, ``encoded`` for the terminal before they are measured."""
         status, answers = self.outcome()
-        lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
+        lines = _wrap(f"askq: {_OUTCOME_WORDS[status].heading(bool(answers))}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
         for index, item in enumerate(self.items):
             shown = self.shown(index, by_id.get(item.id))
@@ -5528,11 +5620,11 @@ class _Dialog:
         question left unanswered is shown with it, not as a skip; a secret's
         typed text is hidden."""
         if answer is not None and answer.unanswered in (_YOU_DECIDE, _DISCUSS):
-            note = f"; note: {_quoted(answer.note)}" if answer.note is not None else ""
+            note = f"; note: {_said(answer.note)}" if answer.note is not None else ""
             return f"({_STATES[answer.unanswered].label}){note}"
         if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
-            return _shown_answer(answer, self.items[index].secret)
-        return f"(not answered); note: {_quoted(answer.note or '')}"
+            return _shown_answer(self.items[index], answer)
+        return f"(not answered); note: {_said(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
@@ -6228,7 +6320,7 @@ class _Painter:
         for index, item in enumerate(dialog.items):
             name = self.style.text(item.header or item.question)
             answer = dialog.answer(index)
-            note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
+            note = self.style.encoded(f"; note: {_said(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
                 shown = dialog.shown(index, answer)
                 self._wrapped(self.style.encoded(f"{name}: {shown}"), f" {self.style.done} ", "   ", "green")
@@ -7206,7 +7298,7 @@ legend { font-weight: 600; padding: 0 0.4rem; }
 .option input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0.2rem 0 0; }
 .option .text { flex: 1; min-width: 0; }
 input, textarea { scroll-margin-block: 8rem 2rem; }
-ul.sent { padding-inline-start: 1.4rem; }
+ul.sent { padding-inline-start: 1.4rem; white-space: pre-wrap; }
 .typed div { white-space: pre-wrap; border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
 details.addnote textarea { color: var(--fg); }
 .badge { color: var(--accent); font-size: 0.9rem; }
@@ -7679,7 +7771,7 @@ class _WebPage(_HttpHandlers):
             said = "These answers were sent, from this page or from another window or device."
         else:
             said = words.sent
-        return f"{self._head()}<h1>{words.ended}</h1><p>{said} You can close this page.</p>{self._sent_list()}</main></body></html>"
+        return f"{self._head()}<h1>{words.heading(bool(self.answers))}</h1><p>{said} You can close this page.</p>{self._sent_list()}</main></body></html>"
 
     def _sent_list(self) -> str:
         if not self.answers:
@@ -8019,20 +8111,19 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
     Hebrew question never reorders an English answer or note; a number
     with its unit, as the model reads it."""
-    if item.unit is not None and answer is not None and answer.answer is not None:
-        answer = _with_unit(answer, item.unit)
     if answer is not None and _gives_answer(answer):
-        parts = [_isolated(_visible(label)) for label in answer.selected or ()]
-        parts += [] if answer.answer is None else [_isolated(_HIDDEN if item.secret else _quoted(answer.answer))]
+        read = _as_read(item, answer)
+        parts = [_isolated(_visible(label)) for label in read.selected or ()]
+        parts += [] if read.answer is None else [_isolated(_HIDDEN if item.secret else _said(read.answer, True))]
         shown = ", ".join(parts)
     elif answer is not None and answer.unanswered in _STATES and _STATES[answer.unanswered].settles:
         shown = _isolated(f"({_STATES[answer.unanswered].label})")
     else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
         said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
-        shown = _isolated(_shown_answer(said))
+        shown = _isolated(_shown_answer(item, said))
     row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
-        row += f"; note: {_isolated(_quoted(answer.note))}"
+        row += f"; note: {_isolated(_said(answer.note, True))}"
     return row + "</li>"
 
 
@@ -8532,7 +8623,7 @@ def _view_sent(outcome: QuestionOutput) -> str:
     by_id = {answer.id: answer for answer in outcome.answers}
     rows = "".join(_sent_row(item, by_id.get(item.id)) for item in outcome.questions)
     said = words.sent if outcome.answers else "Nothing went with it: no question had an answer."
-    return f"<h1>{words.ended}</h1><p>{said}</p><ul class=\"sent\">{rows}</ul>"
+    return f"<h1>{words.heading(bool(outcome.answers))}</h1><p>{said}</p><ul class=\"sent\">{rows}</ul>"
 
 
 # What the person did in the view, by the action its button names: the

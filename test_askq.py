@@ -3188,6 +3188,33 @@ class NumberAnswerTests(unittest.TestCase):
         self.assertEqual(self.answer("1,5", hundred), "1.5")  # not three digits after it: a decimal comma
         self.assertEqual(self.answer("1,0001", hundred), "1.0001")
 
+    def test_a_point_before_three_digits_is_read_the_one_way_the_question_takes(self) -> None:
+        # a whole-number question takes no fraction, so "1.000" there is one thousand, never silently one
+        whole = askq.ask({"questions": [{"id": "n", "question": "Rows?", "type": "integer", "max": 1000000}]})
+        for typed, kept in (("1.000", "1000"), ("12.500", "12500"), ("-1.000", "-1000"), ("1.000.000", None)):
+            with self.subTest(typed=typed):
+                if kept is None:
+                    self.assertEqual(self.refused(typed, whole).reason, "not_a_number")
+                else:
+                    self.assertEqual(self.answer(typed, whole), kept)
+        self.assertEqual(self.answer("1.000", number_output()), "1")  # one thousand is out of its range
+        at_least = askq.ask({"questions": [{"id": "n", "question": "Size?", "kind": "number", "min": 10}]})
+        self.assertEqual(self.answer("1.000", at_least), "1000")  # one is out of its range
+        free = askq.ask({"questions": [{"id": "n", "question": "Factor?", "kind": "number"}]})
+        for typed in ("1.000", "12.500", "−1.000"):
+            with self.subTest(typed=typed):
+                err = self.refused(typed, free)  # both readings are numbers it takes
+                self.assertEqual(err.reason, "not_a_number")
+                self.assertIn("its point as a thousands separator or as a decimal point: type it without the point", str(err))
+        self.assertEqual(self.answer("0.500", free), "0.5")  # no group of thousands starts with a zero
+        self.assertEqual(self.answer("1.0000", free), "1")
+
+    def test_the_typographic_minus_is_a_minus(self) -> None:
+        free = askq.ask({"questions": [{"id": "n", "question": "Offset?", "kind": "number", "unit": "°C"}]})
+        for typed in ("\u22125", "\u22125 °C", " \u22122,5 "):
+            with self.subTest(typed=typed):
+                self.assertEqual(self.answer(typed, free), "-2.5" if "2,5" in typed else "-5")
+
     def test_what_is_not_one_number(self) -> None:
         for typed in ("many", "8 MB", "1,000.5", "1.2.3", "0x10", "٣", "8 8", "1e400", "nan", "inf", "--1", "GB", "1_0"):
             with self.subTest(typed=typed):
@@ -3630,6 +3657,27 @@ class OutcomeTests(unittest.TestCase):
         bad = QuestionOutput([None], [])  # type: ignore[list-item]
         with self.assertRaises(QuestionError):
             bad.to_dict()
+
+
+    def test_a_dismissal_after_every_answer_speaks_of_no_rest(self) -> None:
+        output = example_output()
+        answers = askq.collect_answers(output, {"q0": "SQLite", "q1": ["Lint"], "q2": "svc"})
+        for status, first in (("declined", "The user answered every one of your questions, then dismissed them"),
+                              ("timed_out", "The user answered every one of your questions but did not send them in time")):
+            with self.subTest(status=status):
+                text = askq.result_text(self.output(status, answers))
+                self.assertTrue(text.startswith(first), text)
+                self.assertNotIn("the rest", text)
+                self.assertNotIn("unanswered questions", text)
+        state = dialog(example_output(), "1" + ENTER + "1" + ENTER + "svc" + ENTER + ESC)  # all ticked on the review
+        status, kept = outcome(state)
+        self.assertEqual(status, "declined")
+        self.assertIn("answered every one of your questions, then dismissed", askq.result_text(self.output(status, kept)))
+        some = askq.result_text(self.output("declined", answers[:1]))
+        self.assertTrue(some.startswith("The user answered some of your questions and dismissed the rest."), some)
+        left = askq.collect_answers(output, [AnswerItem("q0", "SQLite"), AnswerItem("q1", unanswered="you_decide"),
+                                             AnswerItem("q2", "svc")], partial=True)
+        self.assertIn("answered every one", askq.result_text(self.output("declined", left)))  # leaving one is a word too
 
 
 class ResultTextTests(unittest.TestCase):
@@ -5103,6 +5151,19 @@ class DialogStateTests(unittest.TestCase):
             state = dialog(askq.ask({"questions": ["Name?"]}), "bad" + ENTER)
             self.assertIn("> bad\n This answer could not be read.", frame_text(state))
 
+    def test_the_review_and_summary_show_a_number_as_the_model_reads_it(self) -> None:
+        call = {"questions": [{"header": "Heat", "question": "Warmest?", "kind": "number", "unit": "°C"},
+                              {"header": "Disk", "question": "Disk size?", "type": "integer", "unit": "GB", "max": 100000},
+                              {"header": "Name", "question": "Name?"}]}
+        state = dialog(call, "5,5" + ENTER + "12.000" + ENTER + 'Deno 2 "with" npm' + ENTER)
+        review = frame_text(state, 60)
+        self.assertIn('Heat: "5.5 °C"', review)
+        self.assertIn('Disk: "12000 GB"', review)  # a whole number: the point groups thousands
+        self.assertIn('Name: "Deno 2 "with" npm"', review)  # as typed, never JSON escapes
+        state.feed([("enter", "")])
+        self.assertEqual(state.summary(60)[1:], ['  Heat: "5.5 °C"', '  Disk: "12000 GB"', '  Name: "Deno 2 "with" npm"'])
+        self.assertEqual(outcome(state)[1][:2], [AnswerItem("q0", "5.5"), AnswerItem("q1", "12000")])
+
     def test_a_default_prefills_the_entry_and_answers_only_when_confirmed(self) -> None:
         questions = number_question(defaultValue=8)
         self.assertIn(" > 8", frame_text(dialog(questions, "")))
@@ -6546,8 +6607,21 @@ class WebRequestTests(unittest.TestCase):
         page.expire_if_idle(5)
         html = self.get_form(page)
         self.assertIn("Time ran out; what you had answered was sent.", html)
+        self.assertIn("<h1>Time ran out</h1>", html)  # never "No answer in time" above answers that were sent
         self.assertIn("<li><bdi>Database</bdi>: <bdi>SQLite</bdi></li>", html)
         self.assertIn("<li><bdi>Name</bdi>: <bdi>(not answered)</bdi></li>", html)
+
+    def test_the_sent_page_shows_text_as_typed_and_numbers_as_read(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": 'Deno 2 "with" npm\\ café',
+                              "note:q2": "two\r\nlines", "action": "submit"})
+        html = self.get_form(page)
+        self.assertIn("<bdi>&quot;Deno 2 &quot;with&quot; npm\\ café&quot;</bdi>", html)  # no JSON escapes
+        self.assertIn("note: <bdi>&quot;two\nlines&quot;</bdi>", html)  # its line break kept, shown as one
+        page = askq._WebPage(askq.ask({"questions": [{"id": "n", "header": "Heat", "question": "Warmest?",
+                                                      "kind": "number", "unit": "°C"}]}).questions)
+        self.form_post(page, {"text:n": "\u22125,5", "action": "submit"})
+        self.assertIn("<li><bdi>Heat</bdi>: <bdi>&quot;-5.5 °C&quot;</bdi></li>", self.get_form(page))
 
     def test_a_second_device_is_told_its_own_answers_were_not_sent(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
