@@ -5134,7 +5134,7 @@ class _LinePrompt:
         if line == "?":
             raise _Retry(_line_words(item))
         if line.lower().startswith(_LINE_NOTE):
-            note = line[len(_LINE_NOTE):].strip() or None
+            note = None if _blank(line[len(_LINE_NOTE):]) else line[len(_LINE_NOTE):].strip()
             self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
             raise _Retry("Noted. Now your answer." if note else "No note.")
         if not line:
@@ -5194,12 +5194,14 @@ class _LinePrompt:
         return AnswerItem(item.id, typed or None, labels or None)
 
     def read_line(self, cue: str, secret: bool = False) -> str:
-        """The next line within MAX_TEXT, trimmed; a longer one is explained
-        and asked again.  A secret is read without echo where the terminal allows."""
+        """The next line within MAX_TEXT, trimmed (a blank one, invisible
+        characters alone, is empty); a longer one is explained and asked
+        again.  A secret is read without echo where the terminal allows."""
         while True:
             self.writer.write(cue)
             self.writer.flush()
-            line = self.reader.readline(secret).strip()
+            line = self.reader.readline(secret)
+            line = "" if _blank(line) else line.strip()
             self.heard = True
             if secret and _is_terminal(self.reader.stream):
                 self.writer.write("\n")  # the Enter that was not echoed
@@ -11406,6 +11408,9 @@ def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":
 
 
 def _run_serve(args: Any) -> int:
+    if args.token is not None and not args.http:
+        raise _UsageError("askq.py serve: --token is the bearer token of MCP over HTTP: give --http too,"
+                          " or leave --token out (over stdio, the client that starts askq is the only one).")
     log = _logger("askq serve")
     notifier = _notifier(args, log)
     store = _store_of(args, "serve")

@@ -4488,6 +4488,17 @@ class PromptTests(unittest.TestCase):
         self.assertIn("That is not a number: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
         self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
 
+    def test_a_line_of_invisible_characters_alone_is_an_empty_line(self) -> None:
+        for blank in ("\u200b", "\u2060", "\ufeff", " \u200b\ufeff "):
+            with self.subTest(blank=blank):
+                output, screen = drive(askq.ask({"questions": ["Name?"]}), blank + "\nsvc\n")
+                self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("q0", "svc")]))
+                self.assertIn("needs an answer", screen)
+                output, _ = drive(example_output(), "3\n" + blank + "\n1\n1\n\n")  # the row for typing too
+                self.assertEqual(output.answers[0], AnswerItem("q0", None, ["PostgreSQL"]))
+                output, _ = drive(askq.ask({"questions": ["Name?"]}), f"note: {blank}\nsvc\n")
+                self.assertEqual(output.answers, [AnswerItem("q0", "svc")])  # an invisible note is no note
+
     def test_a_line_longer_than_max_text_is_refused_and_asked_again(self) -> None:
         long = "x" * (askq.MAX_TEXT + 1)
         output, screen = drive(askq.ask({"questions": ["Name?"]}), long + "\nshort\n")
@@ -9480,6 +9491,13 @@ class CommandLineErrorTests(unittest.TestCase):
                 self.assertEqual((status, out), (2, ""))
                 self.assertEqual(err.count("\n"), 1, err)
                 self.assertNotIn("Traceback", err)
+
+    def test_a_token_without_http_is_refused_in_a_sentence(self) -> None:
+        for argv in (["serve", "--token", "x"], ["serve", "--web", "--token", "x"]):
+            with self.subTest(argv=argv):
+                self.assertEqual(run_main(argv), (2, "", ("askq.py serve: --token is the bearer token of MCP over HTTP:"
+                                                  " give --http too, or leave --token out (over stdio, the client that"
+                                                  " starts askq is the only one).\n")))
 
     def test_help(self) -> None:
         status, out, _ = run_main(["--help"])
