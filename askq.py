@@ -5566,10 +5566,10 @@ class _Dialog:
         """What question ``index`` shows as its answer: AnswerItem(id) for a
         skip, None for nothing yet."""
         item, entry = self.items[index], self.entries[index]
-        note = entry.note.strip() or None
+        note = None if _blank(entry.note) else entry.note.strip()
         if entry.state is not None:
             return AnswerItem(item.id, note=note, unanswered=entry.state)
-        text = None if entry.prefilled else entry.text.strip() or None
+        text = None if entry.prefilled or _blank(entry.text) else entry.text.strip()
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         # the dialog's rows are one list: a person who typed on the row for
@@ -5764,7 +5764,7 @@ class _Dialog:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
         entry.prefilled = entry.selected = False  # Enter on the default takes it
-        text = entry.text.strip()
+        text = "" if _blank(entry.text) else entry.text.strip()
         refusal = _typed_refusal(item, text) if row.takes_text and text else None
         entry.problem = "" if refusal is None else _refusal_words(item, refusal, text)
         if refusal is not None:
@@ -5772,7 +5772,7 @@ class _Dialog:
         if item.question_type is QuestionType.SINGLE_CHOICE:
             if not row.takes_text:
                 self._pick(row.label)
-            elif entry.text.strip():
+            elif text:
                 entry.custom = True
         self._confirm()
 
@@ -6171,7 +6171,7 @@ class _Painter:
         item = dialog.items[dialog.tab]
         skip = not item.required and not dialog.has_answer(dialog.tab)
         if dialog.editing():
-            keys = ["type your answer", "Enter skip" if skip and not dialog.line()[0].strip() else "Enter confirm",
+            keys = ["type your answer", "Enter skip" if skip and _blank(dialog.line()[0]) else "Enter confirm",
                     "Tab skip" if skip else "Tab next question"]
         elif item.question_type is QuestionType.MULTI_CHOICE:
             keys = ["\u2191\u2193 move", "Space toggle", "Enter skip" if skip else "Enter confirm",
@@ -6262,7 +6262,7 @@ class _Painter:
         multi = item.question_type is QuestionType.MULTI_CHOICE
         here = entry.row == number
         if row.takes_text:
-            on = bool(entry.text.strip()) and (multi or entry.custom) and entry.state is None
+            on = not _blank(entry.text) and (multi or entry.custom) and entry.state is None
         else:
             on = row.label in entry.picked and not entry.custom
         if multi:

@@ -5175,6 +5175,14 @@ class DialogStateTests(unittest.TestCase):
         self.assertEqual(state.summary(60)[1:], ['  Heat: "5.5 °C"', '  Disk: "12000 GB"', '  Name: "Deno 2 "with" npm"'])
         self.assertEqual(outcome(state)[1][:2], [AnswerItem("q0", "5.5"), AnswerItem("q1", "12000")])
 
+    def test_invisible_characters_alone_are_no_answer(self) -> None:
+        for blank in ("\u200b", "\u2060", "\ufeff"):
+            with self.subTest(blank=blank):
+                state = dialog(askq.ask({"questions": ["Name?"]}), blank + ENTER)
+                self.assertEqual((state.status, state.answers(), state.notice), (None, [], "This question needs an answer."))
+                state = dialog(example_output(), DOWN + DOWN + blank + ENTER)  # the row for typing
+                self.assertEqual((state.tab, state.answers()), (0, []))
+
     def test_a_default_prefills_the_entry_and_answers_only_when_confirmed(self) -> None:
         questions = number_question(defaultValue=8)
         self.assertIn(" > 8", frame_text(dialog(questions, "")))
@@ -6621,6 +6629,13 @@ class WebRequestTests(unittest.TestCase):
         self.assertIn("<h1>Time ran out</h1>", html)  # never "No answer in time" above answers that were sent
         self.assertIn("<li><bdi>Database</bdi>: <bdi>SQLite</bdi></li>", html)
         self.assertIn("<li><bdi>Name</bdi>: <bdi>(not answered)</bdi></li>", html)
+
+    def test_invisible_characters_alone_do_not_answer_on_the_page(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": "\u200b\u2060\ufeff",
+                                                "action": "submit"})
+        self.assertEqual((status, page.status), (400, None))
+        self.assertIn("This question needs an answer.", body.decode())
 
     def test_the_sent_page_shows_text_as_typed_and_numbers_as_read(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
