@@ -9541,7 +9541,7 @@ class _AskBoard:
             if ask.announced:
                 return
             ask.announced = True
-        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends)
+        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends, ask.owner.client)
 
     def sweep(self) -> None:
         """Time out the asks whose time has passed; drop those ended long ago
@@ -9673,14 +9673,30 @@ _NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wa
 
 
 class _Notice:
-    """One ask's notification: what its command reads, how to tell that the
-    ask is still open, and whether a failure was logged for it already."""
+    """One ask's notification: what it tells of (the ask, its page, the
+    client that asked), how to tell that the ask is still open, how long it
+    has waited, and whether a failure was logged for it already."""
 
-    __slots__ = ("environment", "failed", "still_open", "text")
+    __slots__ = ("ask_id", "client", "failed", "opened", "output", "runs", "still_open", "url")
 
-    def __init__(self, text: str, environment: "Dict[str, str]", still_open: "Callable[[], bool]") -> None:
-        self.text, self.environment, self.still_open = text, environment, still_open
+    def __init__(self, ask_id: str, output: QuestionOutput, url: "Optional[str]", still_open: "Callable[[], bool]",
+                 client: str = "") -> None:
+        self.ask_id, self.output, self.url, self.client, self.still_open = ask_id, output, url, client, still_open
+        self.opened = time.monotonic()
+        self.runs = 0  # how many times the command ran for it: from the second on, a reminder
         self.failed = False
+
+    def waited(self) -> "Optional[float]":
+        """How long the ask has waited, when this run is a reminder."""
+        return time.monotonic() - self.opened if self.runs else None
+
+    def text(self) -> str:
+        return _Notifier.message(self.output, self.url, self.client, self.waited())
+
+    def environment(self) -> "Dict[str, str]":
+        waited = self.waited()
+        return {**_Notifier.environment(self.ask_id, self.output, self.url),
+                "ASKQ_REMINDER": str(self.runs), "ASKQ_WAITED": str(int(waited or 0))}
 
 
 class _Notifier:
@@ -9689,27 +9705,38 @@ class _Notifier:
     nothing.  Never in the caller's way: every run, the first and the
     reminders of every ask, waits in time order on one heap, for a few
     threads that run each when it is due (a burst of asks waits its turn).
-    A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS)
-    is logged once per ask, and changes nothing."""
+    A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS,
+    with every process it started) is logged once per ask, and changes
+    nothing."""
 
     @staticmethod
     def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
         """What the command's environment adds to this process's: the ask as
-        JSON, its first question's text and the page's URL (empty without one)."""
+        JSON, its first question's text and the page's URL (empty without one);
+        a notice adds which run it is (0 the first, then each reminder's
+        number) and the seconds the ask has waited."""
         ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
         return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
                 "ASKQ_URL": url or ""}
 
     @staticmethod
-    def message(output: QuestionOutput, url: "Optional[str]") -> str:
-        """The message a person reads: the batch's title, each question with its
-        options (the recommended one badged), and where to answer them."""
-        blocks = [] if output.title is None else [_visible(output.title)]
+    def message(output: QuestionOutput, url: "Optional[str]", client: str = "", waited: "Optional[float]" = None) -> str:
+        """The message a person reads: that an assistant waits on them (a
+        reminder says so, and for how long), the batch's title, each question
+        with its options (the recommended one badged) or the number it takes,
+        and where to answer them: the page, else the client that asked."""
+        head = ("An assistant is waiting for your answers." if waited is None
+                else f"Reminder: an assistant has waited {_waited_words(waited)} for your answers.")
+        blocks = [head if output.title is None else f"{head}\n{_visible(output.title)}"]
         for item in output.questions:
-            options = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
-            blocks.append("\n".join([_visible(item.question), *options]))
+            lines = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
+            if item.question_type is QuestionType.NUMBER:
+                lines.append(f"  {_number_words(item)}.")
+            blocks.append("\n".join([_visible(item.question), *lines]))
         if url is not None:
             blocks.append(f"Answer the questions at {url}")
+        else:
+            blocks.append("Answer them where the assistant asked you" + (f", in {_visible(client)}." if client else "."))
         return "\n\n".join(blocks) + "\n"
 
     def __init__(self, command: str, remind_minutes: "Optional[float]", log: "Callable[[str], None]") -> None:
@@ -9726,11 +9753,11 @@ class _Notifier:
         self.idle = 0  # workers waiting for a notice to be due
 
     def announce(self, ask_id: str, output: QuestionOutput, url: "Optional[str]",
-                 still_open: "Callable[[], bool]") -> None:
-        """Tell the person of an ask now, and remind them while ``still_open()``."""
+                 still_open: "Callable[[], bool]", client: str = "") -> None:
+        """Tell the person of an ask now, and remind them while ``still_open()``;
+        ``client`` names the client that shows the questions when no page does."""
         if self.argv:
-            notice = _Notice(_Notifier.message(output, url), _Notifier.environment(ask_id, output, url), still_open)
-            self._schedule(notice, time.monotonic())
+            self._schedule(_Notice(ask_id, output, url, still_open, client), time.monotonic())
 
     def _schedule(self, notice: _Notice, when: float) -> None:
         import heapq
@@ -9751,6 +9778,7 @@ class _Notifier:
             if not notice.still_open():
                 continue  # ended meanwhile: nothing to tell, nothing to remind of
             problem = self._problem(notice)
+            notice.runs += 1
             if problem is not None and not notice.failed:
                 notice.failed = True
                 self.log(f"--notify: {problem}; the ask goes on (said once for each ask)")
@@ -9777,17 +9805,51 @@ class _Notifier:
 
         name = self.argv[0]
         try:  # its output is not ours to pass on: over stdio, standard output is the client's
-            done = subprocess.run(self.argv, input=notice.text.encode("utf-8"), env={**os.environ, **notice.environment},
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=_NOTIFY_SECONDS, check=False)
-        except subprocess.TimeoutExpired:
-            return f"{name} ran past {_NOTIFY_SECONDS:g} s and was killed"
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       env={**os.environ, **notice.environment()}, start_new_session=True)
         except (OSError, ValueError, subprocess.SubprocessError) as err:
             return f"{name} could not be run: {getattr(err, 'strerror', None) or err}"
-        if done.returncode == 0:
+        try:
+            said = process.communicate(notice.text().encode("utf-8"), timeout=_NOTIFY_SECONDS)[1]
+        except subprocess.TimeoutExpired:
+            _end_group(process)
+            return f"{name} ran past {_NOTIFY_SECONDS:g} s and was killed"
+        if process.returncode == 0:
             return None
-        said = done.stderr.decode("utf-8", "replace").split("\n")
-        last = next((line.strip() for line in reversed(said) if line.strip()), "")
-        return f"{name} exited with status {done.returncode}" + (f" ({_clipped(_visible(last), _NOTIFY_SAID_CELLS)})" if last else "")
+        lines = said.decode("utf-8", "replace").split("\n")
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        return f"{name} exited with status {process.returncode}" + (f" ({_clipped(_visible(last), _NOTIFY_SAID_CELLS)})" if last else "")
+
+
+def _end_group(process: Any) -> None:
+    """End a command that ran past its time, with every process it started:
+    it leads a session of its own, so its group is all of them."""
+    import signal
+    import subprocess
+
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except OSError:
+        pass  # it ended meanwhile
+    try:
+        process.communicate(timeout=_NOTIFY_SECONDS)  # reaped, its pipes closed
+    except subprocess.TimeoutExpired:  # a process that left its group holds the pipe: stop reading
+        for stream in (process.stdin, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _waited_words(seconds: float) -> str:
+    """How long a question has waited, for a person: "12 minutes", "2 hours 5 minutes"."""
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "less than a minute"
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{count} {unit}{'s' if count != 1 else ''}" for count, unit in ((hours, "hour"), (minutes, "minute")) if count]
+    return " ".join(parts)
 
 
 # ===========================================================================

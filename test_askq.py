@@ -7171,7 +7171,8 @@ class WebCommandTests(unittest.TestCase):
 NOTICE_SCRIPT = """\
 import json, os, sys, time
 record = {"argv": sys.argv[2:], "stdin": sys.stdin.read(), "pid": os.getpid(),
-          **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED")}}
+          **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED",
+                                                     "ASKQ_REMINDER", "ASKQ_WAITED")}}
 with open(sys.argv[1], "a", encoding="utf-8") as stream:
     stream.write(json.dumps(record) + "\\n")
 if "--noisy" in sys.argv:
@@ -7196,8 +7197,9 @@ class NotifyTests(unittest.TestCase):
         {"question": "Which checks?", "options": ["Lint", "Tests"], "multiSelect": True},
         {"question": "The service's name?"}]}
     URL = "http://127.0.0.1:9/?token=t0k"
-    MESSAGE = ("Release 2.0\n\nWhich database?\n  - Postgres (Recommended)\n  - SQLite\n\nWhich checks?\n  - Lint\n"
-               "  - Tests\n\nThe service's name?\n\nAnswer the questions at http://127.0.0.1:9/?token=t0k\n")
+    MESSAGE = ("An assistant is waiting for your answers.\nRelease 2.0\n\nWhich database?\n  - Postgres (Recommended)\n"
+               "  - SQLite\n\nWhich checks?\n  - Lint\n  - Tests\n\nThe service's name?\n\n"
+               "Answer the questions at http://127.0.0.1:9/?token=t0k\n")
 
     def setUp(self) -> None:
         self.folder = tempfile.mkdtemp()
@@ -7244,9 +7246,15 @@ class NotifyTests(unittest.TestCase):
                                                                         lambda: True)
         self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE)
         self.assertIn(f"Postgres {askq.RECOMMENDED_SUFFIX}", self.MESSAGE)  # marked as every other UI marks it
-        self.assertEqual(askq._Notifier.message(askq.ask({"questions": ["Ready?"]}), None), "Ready?\n")  # no title, no page
-        hostile = askq._Notifier.message(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None)
-        self.assertEqual(hostile, "Clear \\x1b[2J the screen?\n")
+        self.assertEqual(askq._Notifier.message(askq.ask({"questions": ["Ready?"]}), None),  # no title, no page
+                         "An assistant is waiting for your answers.\n\nReady?\n\nAnswer them where the assistant asked you.\n")
+        memory = askq._Notifier.message(number_output(), None)
+        self.assertIn("How much memory?\n  Type one number from 1 to 64 GB in steps of 0.5.\n", memory)
+        self.assertEqual(askq._waited_words(59), "less than a minute")
+        self.assertEqual([askq._waited_words(s) for s in (60, 720, 3600, 7500)],
+                         ["1 minute", "12 minutes", "1 hour", "2 hours 5 minutes"])
+        hostile = askq._Notifier.message(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None, "Evil\x1b[2J")
+        self.assertIn("\n\nClear \\x1b[2J the screen?\n\nAnswer them where the assistant asked you, in Evil\\x1b[2J.\n", hostile)
         self.assertEqual(self.logs, [])
 
     def test_the_environment_carries_the_ask_its_first_question_and_the_url(self) -> None:
@@ -7274,7 +7282,7 @@ class NotifyTests(unittest.TestCase):
         self.assertFalse(os.path.exists(marker))
 
     def test_with_no_command_nothing_runs(self) -> None:
-        with mock.patch("subprocess.run") as run:
+        with mock.patch("subprocess.Popen") as run:
             askq._Notifier("", 1.0, self.logs.append).announce("a", askq.ask(self.CALL), None, lambda: True)
             board, ask = self.open_ask(None)  # a board given no notifier tells nobody
             board.announce(ask)
@@ -7286,7 +7294,7 @@ class NotifyTests(unittest.TestCase):
         stays open and as it was."""
         board, ask = self.open_ask(askq._Notifier(command, 0.0005, self.logs.append))
         questions = [item.to_dict() for item in ask.output.questions]
-        with mock.patch("subprocess.run", wraps=subprocess.run) as run:
+        with mock.patch("subprocess.Popen", wraps=subprocess.Popen) as run:
             board.announce(ask)
             board.announce(ask)
             self.until(lambda: run.call_count >= 3 and self.logs, "the command was not run three times")
@@ -7310,6 +7318,36 @@ class NotifyTests(unittest.TestCase):
         with self.assertRaises(ProcessLookupError):  # killed, not left behind
             os.kill(self.notices(1)[0]["pid"], 0)
 
+    @unittest.skipUnless(os.name == "posix" and shutil.which("sh") and shutil.which("sleep"), "needs sh and sleep")
+    def test_a_command_past_its_time_is_ended_with_every_process_it_started(self) -> None:
+        marker = f"sleep {os.getpid() % 1000 + 4700}"  # a duration no other process here sleeps
+        notifier = askq._Notifier(f"sh -c '{marker} & {marker}'", None, self.logs.append)
+        with mock.patch.object(askq, "_NOTIFY_SECONDS", 0.5):
+            notifier.announce("a", askq.ask(self.CALL), None, lambda: True)
+            self.until(lambda: self.logs, "the command was not ended")
+        self.assertEqual(self.logs, [f"--notify: sh ran past 0.5 s and was killed{ONCE}"])
+        self.until(lambda: not self.running(marker), f"a {marker!r} was left running")
+
+    @staticmethod
+    def running(command: str) -> List[str]:
+        """The processes whose command line is ``command`` (read from /proc,
+        else from ps)."""
+        if os.path.isdir("/proc/self"):
+            found = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as stream:
+                        line = stream.read().replace(b"\0", b" ").decode(errors="replace").strip()
+                    with open(f"/proc/{pid}/stat", "rb") as stream:
+                        zombie = stream.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+                except OSError:
+                    continue
+                if line == command and not zombie:
+                    found.append(pid)
+            return found
+        listing = subprocess.run(["ps", "-Ao", "stat=,args="], capture_output=True, text=True, check=False).stdout
+        return [line for line in listing.splitlines() if line.split(None, 1)[-1].strip() == command and "Z" not in line.split()[0]]
+
     def test_reminders_repeat_while_the_ask_is_open_and_stop_once_it_ends(self) -> None:
         looks: List[bool] = []
 
@@ -7320,7 +7358,11 @@ class NotifyTests(unittest.TestCase):
         notifier = askq._Notifier(self.command(), 0.0005, self.logs.append)  # every 30 ms
         notifier.announce("a", askq.ask(self.CALL), self.URL, still_open)
         self.until(lambda: len(looks) >= 4, "the ask was not looked at after its reminders")
-        self.assertEqual([notice["stdin"] for notice in self.notices(3)], [self.MESSAGE] * 3)
+        told = self.notices(3)
+        reminder = self.MESSAGE.replace("An assistant is waiting", "Reminder: an assistant has waited less than a minute")
+        self.assertEqual([notice["stdin"] for notice in told], [self.MESSAGE, reminder, reminder])
+        self.assertEqual([notice["ASKQ_REMINDER"] for notice in told], ["0", "1", "2"])
+        self.assertEqual([notice["ASKQ_WAITED"] for notice in told], ["0", "0", "0"])
         self.assertEqual((notifier.due, looks), ([], [True, True, True, False]))  # nothing left to remind of
 
     def test_a_burst_of_asks_is_told_of_by_a_few_threads_in_turn(self) -> None:
@@ -7341,8 +7383,8 @@ class NotifyTests(unittest.TestCase):
             board.announce(ask, self.URL)
             board.announce(ask, self.URL)  # a call that finds the ask again
         self.assertEqual(announce.call_count, 1)
-        ask_id, output, url, still_open = announce.call_args[0]
-        self.assertEqual((ask_id, output, url, still_open()), (ask.id, ask.output, self.URL, True))
+        ask_id, output, url, still_open, client = announce.call_args[0]
+        self.assertEqual((ask_id, output, url, still_open(), client), (ask.id, ask.output, self.URL, True, "c"))
         ask.finish(QuestionOutput(ask.output.questions, [], askq.Outcome.ANSWERED))
         self.assertFalse(still_open())
         board, later = self.open_ask(notifier)
@@ -7356,7 +7398,9 @@ class NotifyTests(unittest.TestCase):
         wire.server.board.notifier = askq._Notifier(self.command(), None, self.logs.append)
         form = wire.call(self.CALL)[0]
         self.assertEqual(form["method"], "elicitation/create")
-        self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE.split("\n\nAnswer")[0] + "\n")  # no page
+        # no page: the client that shows the form is where to answer
+        self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE.split("\n\nAnswer")[0]
+                         + "\n\nAnswer them where the assistant asked you, in wire.\n")
         wire = McpWire(self, McpWire.URLS, web=askq._WebOptions())
         wire.server.board.notifier = askq._Notifier(self.command(), None, self.logs.append)
         url = wire.call(self.CALL)[0]["params"]["url"]
