@@ -7503,11 +7503,31 @@ class _WebPage(_HttpHandlers):
                 response = _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
             else:
                 self.last_seen = time.monotonic()
-                response = handler(self, request) if self.status is None else self._after_the_end(request)
+                response = self._refusal(request) or (
+                    handler(self, request) if self.status is None else self._after_the_end(request))
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{self.nonce}'; script-src 'nonce-{self.nonce}';"
             " connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
         return response
+
+    def _refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        """A request no route takes, in the words and the format its client
+        reads (JSON to a client that sends or asks for JSON): a body cut
+        short of its Content-Length (the client closed its side early), or
+        JSON sent to the form's address."""
+        json_client = _speaks_json(request) or request.path in self.json_paths
+        declared = request.header("Content-Length").strip()
+        if declared.isdigit() and len(request.body) < int(declared):
+            words = (f"The request's body was cut off: it holds {len(request.body)} of the {declared} bytes its"
+                     " Content-Length gives. Nothing was taken from it: send it again, whole.")
+            if json_client:
+                return _HttpResponse.json(400, {"error": words})
+            return _HttpResponse.html(400, f"{self._head()}<h1>Your answers did not arrive whole</h1><p>{words}"
+                                           " Go back to the page and send them again.</p></main></body></html>")
+        if json_client and request.method == "POST" and request.path == "/":
+            return _HttpResponse.json(400, {"error": "This address takes the page's form. Send answers as JSON to"
+                                                     " POST /answers (a dismissal to POST /dismiss)."})
+        return None
 
     def _token_matches(self, request: _HttpRequest) -> bool:
         """Whether the request shows the token: in the query, a form field or a Bearer header."""
@@ -7807,6 +7827,13 @@ def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") 
 
 
 _HIDDEN = "(hidden)"  # a secret, wherever the page would show it or send it back
+
+
+def _speaks_json(request: _HttpRequest) -> bool:
+    """Whether a client sends JSON or asks for it rather than a page."""
+    accepts = request.header("Accept")
+    return (request.header("Content-Type").split(";")[0].strip().lower() == "application/json"
+            or "application/json" in accepts and "text/html" not in accepts)
 
 
 def _hidden_secrets(items: "List[QuestionItem]", answers: "List[Any]") -> "List[Any]":

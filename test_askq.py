@@ -6637,6 +6637,57 @@ class WebRequestTests(unittest.TestCase):
         self.assertEqual((status, page.status), (400, None))
         self.assertIn("This question needs an answer.", body.decode())
 
+    def test_a_body_cut_short_of_its_length_is_refused_in_the_clients_own_format(self) -> None:
+        body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "svc"}).encode()
+        said = f"The request's body was cut off: it holds {len(body)} of the {len(body) + 40} bytes its Content-Length gives."
+        for path, kind, accept in (("/", "application/json", "*/*"), ("/answers", "application/json", "*/*"),
+                                   ("/", "application/x-www-form-urlencoded", "application/json"),
+                                   ("/", "application/x-www-form-urlencoded", "text/html,*/*")):
+            with self.subTest(path=path, kind=kind, accept=accept):
+                page = askq._WebPage(askq.ask(WEB_CALL).questions)
+                headers = {"Host": "localhost", "Content-Type": kind, "Accept": accept,
+                           "Content-Length": str(len(body) + 40), "Authorization": f"Bearer {page.token}"}
+                status, reply_kind, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
+                self.assertEqual((status, page.status), (400, None))  # nothing taken from it
+                if "html" in accept:
+                    self.assertEqual(reply_kind, "text/html; charset=utf-8")
+                    self.assertIn(said, reply.decode())
+                else:
+                    self.assertEqual(json.loads(reply)["error"].split(" Nothing")[0], said)
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)  # JSON whole, to the form's address
+        headers = {"Host": "localhost", "Content-Type": "application/json", "Content-Length": str(len(body)),
+                   "Authorization": f"Bearer {page.token}"}
+        status, reply_kind, reply = page_request(page, "POST", "/", headers, io.BytesIO(body).read)
+        self.assertEqual((status, reply_kind), (400, "application/json"))
+        self.assertIn("Send answers as JSON to POST /answers", json.loads(reply)["error"])
+
+    @unittest.skipUnless(CAN_SPAWN, "needs threads")
+    def test_a_client_that_closes_its_side_before_its_length_gets_json(self) -> None:
+        import queue
+        import socket
+        import threading
+        from urllib.parse import parse_qs, urlsplit
+
+        ready: Any = queue.Queue()
+        done: List[Any] = []
+        worker = threading.Thread(target=lambda: done.append(askq.prompt_web(askq.ask(WEB_CALL), on_ready=ready.put)))
+        worker.start()
+        url = urlsplit(ready.get(timeout=10))
+        token = parse_qs(url.query)["token"][0]
+        body = json.dumps({"q0": "SQLite"}).encode()
+        with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+            sock.sendall(f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{url.port}\r\nContent-Type: application/json\r\n"
+                         f"Authorization: Bearer {token}\r\nContent-Length: {len(body) + 99}\r\n\r\n".encode() + body)
+            sock.shutdown(socket.SHUT_WR)
+            reply = b"".join(iter(lambda: sock.recv(65536), b""))
+        head, _, document = reply.partition(b"\r\n\r\n")
+        self.assertIn(b" 400 ", head.split(b"\r\n")[0])
+        self.assertIn(b"Content-Type: application/json", head)
+        self.assertIn("was cut off", json.loads(document)["error"])
+        answer_page(url.geturl(), {}, "/dismiss")
+        worker.join(10)
+        self.assertEqual(done[0].status, "declined")
+
     def test_the_sent_page_shows_text_as_typed_and_numbers_as_read(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
         self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": 'Deno 2 "with" npm\\ café',
