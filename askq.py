@@ -5983,14 +5983,44 @@ class _Frame:
         self.notice_brief = ""  # the notice's first line, in fewer words where they fit better
         self.more = ("", "")
         self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
+        # Lines [start, end) that a short screen draws in fewer lines, each
+        # form shorter than the one before: a label that wrapped above the
+        # line being typed, a refusal beside the entry.
+        self.folds: List[Tuple[int, int, List[List[str]]]] = []
+        self.problem_end = 0  # the line after the refusal beside the entry, in view with it
+
+    def fold(self, start: int, forms: "List[List[str]]") -> None:
+        """Lines from ``start`` to the last line drawn may be drawn as ``forms``."""
+        if forms and len(forms[-1]) < len(self.lines) - start:
+            self.folds.append((start, len(self.lines), forms))
+
+    def _folded(self, room: int) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
+        """The lines, the caret and the end of what must be seen with the
+        highlighted row, with folds drawn shorter while the row, the caret
+        and the refusal beside them do not fit ``room`` (less its marks)."""
+        lines, caret = list(self.lines), self.caret
+        row = caret[0] if caret is not None else self.focus
+        last = max(self.focus, row, self.problem_end - 1)
+        fits = room - 2 if room >= 4 else max(1, room - 1)
+        for start, end, forms in reversed(self.folds):  # the later first: the earlier keep their place
+            over = last - min(self.focus, row) + 1 - fits
+            if over <= 0:
+                break
+            form = next((form for form in forms if len(form) <= end - start - over), forms[-1])
+            lines[start:end] = form
+            moved = len(form) - (end - start)
+            row, last = (row + moved if row >= end else row), (last + moved if last >= end else last)
+        if caret is not None:
+            caret = (row, caret[1])
+        return lines, caret, last
 
     def cut(self, height: int, view: int = 0) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
         """The lines that fit ``height``: the head and the foot, and between
         them the rows around the caret or the highlighted row, moved by
         ``view`` lines; and how far the view was moved, within the frame."""
-        lines, caret = self.lines, self.caret
+        lines = self.lines
         if len(lines) <= height:
-            return lines, caret, 0
+            return lines, self.caret, 0
         tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
         if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
             brief = self.briefs[max(0, min(len(self.briefs), (height - 7) // 2) - 1)]
@@ -6001,14 +6031,17 @@ class _Frame:
                 tabs, foot = fewer_tabs, fewer_foot
         room = height - len(tabs) - len(foot)
         self.page = max(1, (room - 2 if room >= 4 else room) - 1)
+        lines, caret, last = self._folded(room)
         body = lines[self.head: len(lines) - self.foot]
         while len(body) > 1 and not body[-1]:  # a blank line at the end is no more to see
             body = body[:-1]
-        # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
-        ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
-        start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        # The highlighted row and the caret (in a note below it, or a filter
+        # above it), and a refusal beside them: all, where they fit.
+        row = (caret[0] if caret is not None else self.focus) - self.head
+        ends = (min(self.focus - self.head, row), last - self.head)
+        start, size, above, below, moved = _window(len(body), max(ends), room, view, min(ends))
         if 2 <= room < 4 and start > 0:  # too short for both marks: the one that says what is asked stays
-            start, size, _, _, view = _window(len(body), max(ends), room - 1, view, min(ends))
+            start, size, _, _, moved = _window(len(body), max(ends), room - 1, view, min(ends))
             above, below = start > 0, False
             size += 0 if above else 1
             self.page = max(1, room - 2)
@@ -6016,7 +6049,7 @@ class _Frame:
         if caret is not None:
             row = caret[0] - self.head - start
             caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
-        return shown + foot, caret, view
+        return shown + foot, caret, moved
 
 
 def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":
@@ -6048,10 +6081,26 @@ _COUNTDOWN_WORDS = ("Time runs out in {} s: press any key to wait longer.", "{} 
                     "{} s left: press a key.", "{} s left.")
 
 # How much a hint is needed, by the words it ends with: a short screen keeps
-# the most needed that fit (how to skip, then how to dismiss, come first).
+# the most needed that fit (how to skip, how to dismiss and, on the review,
+# how to submit come first, on a line more where they need one).
 _HINT_NEED = (("skip", 0), ("dismiss", 1), ("pick", 2), ("confirm", 2), ("toggle", 2), ("done", 2), ("answer", 2),
-              ("decide", 3), ("discuss", 3), ("note", 4), ("submit", 2), ("first", 3), ("next", 5), ("question", 5),
+              ("decide", 3), ("discuss", 3), ("note", 4), ("submit", 1), ("first", 3), ("next", 5), ("question", 5),
               ("back", 5), ("filter", 6), ("rows", 6), ("move", 7), ("scroll", 7))
+
+
+def _fewer_words(problem: str) -> "List[str]":
+    """A refusal in fewer words, for a short screen, each form shorter:
+    its first clause, then its gist (``Out of range.``), never a sentence
+    cut in its middle."""
+    clause = re.split(r"[:,;]", problem, maxsplit=1)[0].rstrip(".") + "."
+    gist = next((words for start, words in _PROBLEM_GISTS if clause.startswith(start)), None)
+    return [form for form in (clause, gist) if form is not None and form != problem]
+
+
+# A refusal's gist, by its first words: what the narrowest screen says.
+_PROBLEM_GISTS = (("That is out of range", "Out of range."), ("That is between the steps", "Between steps."),
+                  ("That is not a number", "Not a number."), ("That could be read two ways", "Read two ways."),
+                  ("That line is", "Too long."))
 
 
 def _hint_need(key: str) -> int:
@@ -6135,9 +6184,11 @@ class _Painter:
         keys = [_short_hint(key) for key in keys]
         needed = sorted(range(len(keys)), key=lambda at: (_hint_need(keys[at]), at))
         first = [at for at in needed if _hint_need(keys[at]) == 0][:1] + [at for at in needed if _hint_need(keys[at]) == 1]
-        needed = first + [at for at in needed if at not in first]  # one way to skip, then how to dismiss
-        chosen: List[int] = []
-        for at in needed:
+        # One way to skip, how to dismiss (and, on the review, how to submit)
+        # are always there, on a line more where they need one.
+        chosen = list(first)
+        count = max(count, len(_hint_lines([keys[place] for place in sorted(first)], self.width, self.style.dot)))
+        for at in [at for at in needed if at not in first]:
             tried = [keys[place] for place in sorted(chosen + [at])]
             if len(_hint_lines(tried, self.width, self.style.dot)) <= count:
                 chosen.append(at)
@@ -6255,7 +6306,12 @@ class _Painter:
             key = next(key.title() for key, state in _STATE_KEYS.items() if state == entry.state)
             self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
         if entry.problem:
+            start = len(self.frame.lines)
             self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
+            self.frame.problem_end = len(self.frame.lines)
+            forms = [[self.style.paint(line, "yellow") for line in _wrap(self.style.encoded(words), self.width, " ", " ")]
+                     for words in _fewer_words(entry.problem)]
+            self.frame.fold(start, forms)
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
@@ -6295,7 +6351,9 @@ class _Painter:
         A ``masked`` line (a secret's answer) shows a dot for each character."""
         line, at = dialog.line() if active else (dialog.entry.text, dialog.entry.caret)
         if _cells(lead) + 8 > self.width:
-            self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
+            start, indent = len(self.frame.lines), lead[: len(lead) - len(lead.lstrip())]
+            self._wrapped(lead.strip(), indent, "   ")
+            self.frame.fold(start, [[self.style.clipped(indent + lead.strip(), self.width)]])  # its start, on a short screen
             lead = "   "
         if masked:
             text, caret = self.style.secret * len(line), at
@@ -6340,6 +6398,8 @@ class _Painter:
 # A lone Esc, told apart from the start of a sequence or an Alt key: over a
 # network the bytes of one key can come a good while apart.
 _ESCAPE_WAIT = 0.15
+# How long a resized terminal is given to say where its cursor went.
+_POSITION_WAIT = 0.5
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
@@ -6555,6 +6615,8 @@ def _escape_key(text: str, at: int, final: bool) -> "Tuple[Optional[_Key], int]"
         if end >= len(text):
             return ((("esc", ""), 1) if final else (None, 0))
         last, params = text[end], text[at + 2: end]
+        if last == "R" and ";" in params:  # the terminal's answer to where its cursor is
+            return ("position", params), end + 1 - at
         name = _TILDE_KEYS.get(params.split(";")[0]) if last == "~" else _SEQUENCE_KEYS.get(last)
         return (name or "unknown", ""), end + 1 - at
     if not rest and not final:
@@ -6578,6 +6640,8 @@ class _Screen:
         self.above = 0  # lines between the top of the last frame and the cursor
         self.lines = 0  # how many lines the last frame has
         self.widths: List[int] = []  # the cells each of its lines takes
+        self.column = 0  # the cursor's column once the last frame was drawn
+        self.asked: Optional[float] = None  # when the terminal was asked where its cursor went, after a resize
         self.size = self._size()
         encoding = str(getattr(writer, "encoding", None) or "ascii")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
@@ -6594,20 +6658,54 @@ class _Screen:
     def resized(self) -> bool:
         """Whether the terminal changed size.  The last frame is drawn over
         where it still stands as drawn: when each of its lines fits the new
-        width, no terminal rewrapped it.  Otherwise nobody can say where its
-        lines went, and what is above them is not the dialog's to clear: the
-        old lines stay, and the next frame starts below them."""
+        width, no terminal rewrapped it.  Otherwise the terminal is asked
+        where its cursor went (placed() takes the answer), and the next
+        frame waits for it."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        columns = size[0]
-        if any(width >= columns for width in self.widths):
-            below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
-            self.writer.write(f"\r\x1b[{below}B\r\n" if below else "\r\n")
-            self.above = self.lines = 0
-            self.widths = []
+        if self.asked is None and any(width >= size[0] for width in self.widths):
+            self.asked = time.monotonic()
+            self.writer.write("\x1b[6n")
+            self.writer.flush()
         return True
+
+    def placed(self, report: str) -> None:
+        """Where the cursor went once the terminal took the new width, as
+        it reports it: a column that only rewrapping explains says the old
+        lines were rewrapped (each line over as many rows as it now needs),
+        one that only cutting explains says they were cut in place; either
+        way the old frame is found and drawn over.  A column both explain,
+        or no answer in time, leaves the old lines where they are."""
+        if self.asked is None:
+            return
+        self.asked = None
+        columns = self.size[0]
+        reported = report.split(";")[-1]
+        column = int(reported) - 1 if reported.isdigit() else -1
+        cut_in_place, rewrapped = min(self.column, columns - 1), self.column % columns
+        if self.column < columns or cut_in_place == rewrapped or column not in (cut_in_place, rewrapped):
+            self._leave_old_lines()
+        elif column == rewrapped:  # the frame's top is as many rows up as its lines above now take
+            rows = [max(1, -(-width // columns)) for width in self.widths]
+            self.above = sum(rows[: self.above]) + self.column // columns
+        self.widths = []  # no longer what stands: the next resize finds the new frame
+
+    def _leave_old_lines(self) -> None:
+        """Leave the old frame, wherever the terminal put it, and start the
+        next frame below it: what is above is not the dialog's to clear."""
+        columns = self.size[0]
+        below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
+        self.writer.write(f"\r\x1b[{below}B\r\n" if below > 0 else "\r\n")
+        self.above = self.lines = 0
+        self.widths = []
+
+    def _settle(self) -> None:
+        """A question about the cursor that got no answer in time: the old lines stay."""
+        if self.asked is not None and time.monotonic() - self.asked >= _POSITION_WAIT:
+            self.asked = None
+            self._leave_old_lines()
 
     def run(
         self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None,
@@ -6626,23 +6724,33 @@ class _Screen:
                     break
                 if deadline is not None:
                     self._count_down(dialog, deadline - time.monotonic())
-                pressed = keys.read(wait)
+                pressed = self._reports_taken(keys.read(wait), dialog)
                 dialog.feed(key for key in pressed if key[0] != "ctrl-z")
                 if ("ctrl-z", "") in pressed and terminal is not None:
                     terminal.stop_wanted = True
                 if terminal is not None and (terminal.stop_wanted or terminal.continued):
                     self._stopped(terminal)
                 elif not pressed:
-                    if self.resized():
+                    if self.resized() or self.asked is not None:
+                        self._settle()
                         self.draw(dialog)
                     continue
                 deadline = None if timeout is None else time.monotonic() + timeout
                 dialog.countdown = None
+                self._settle()
                 self.draw(dialog)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
+
+    def _reports_taken(self, pressed: "List[_Key]", dialog: _Dialog) -> "List[_Key]":
+        """The keys pressed, once the terminal's reports of its cursor among
+        them are taken (the frame then drawn where the old one stood)."""
+        for report in [text for name, text in pressed if name == "position"]:
+            self.placed(report)
+            self.draw(dialog)
+        return [key for key in pressed if key[0] != "position"]
 
     def _count_down(self, dialog: _Dialog, left: float) -> None:
         """In the timeout's last minute, the seconds left, drawn as they change."""
@@ -6662,9 +6770,12 @@ class _Screen:
             terminal.continued = False
             terminal.resume()
         self.above = self.lines = 0
+        self.asked, self.widths = None, []
         self.size = self._size()
 
     def draw(self, dialog: _Dialog) -> None:
+        if self.asked is not None:  # where the old frame went is not known yet
+            return
         width, height = self.size
         frame = _Painter(width - 1, self.style).paint(dialog)
         lines, caret, dialog.view = frame.cut(max(height - 1, 1), dialog.view)
@@ -6674,9 +6785,10 @@ class _Screen:
         self.widths = [_cells(_SGR_CODE.sub("", line)) for line in lines]
         if caret is None:
             out.append("\x1b[?25l")
-            self.above = len(lines) - 1
+            self.above, self.column = len(lines) - 1, self.widths[-1] if self.widths else 0
         else:  # the cursor shows where typing goes
             row, column = caret
+            self.column = column
             up = len(lines) - 1 - row
             out.append(f"\x1b[{up}A" if up else "")
             out.append(f"\r\x1b[{column}C" if column else "\r")
@@ -6687,6 +6799,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
+        self._unasked()
         summary = dialog.summary(self.size[0] - 1, self.style.encoded)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
@@ -6696,10 +6809,17 @@ class _Screen:
         """Take the dialog off the screen: its top line cleared, then all
         below it, never the whole screen at once from its corner (which tmux
         copies into its history)."""
+        self._unasked()
         below = "\x1b[B\r\x1b[J\x1b[A" if self.lines > 1 else ""
         self.writer.write(self._back_to_top() + "\x1b[K" + below)
         self.writer.flush()
         self.above = 0
+
+    def _unasked(self) -> None:
+        """Ending while a question about the cursor waits: the old lines stay."""
+        if self.asked is not None:
+            self.asked = None
+            self._leave_old_lines()
 
     def _back_to_top(self) -> str:
         return "\r" + (f"\x1b[{self.above}A" if self.above else "")

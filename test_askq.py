@@ -4843,6 +4843,13 @@ class KeyParsingTests(unittest.TestCase):
                          ["up", "down", "right", "left", "home", "end", "delete", "shift-tab", "up", "right", "end"])
         self.assertEqual(rest, "")
 
+    def test_the_terminals_report_of_its_cursor_is_no_key(self) -> None:
+        keys, rest = askq._parse_keys("x\x1b[12;31Ry\x1b[12;3", final=False)
+        self.assertEqual((keys, rest), ([("text", "x"), ("position", "12;31"), ("text", "y")], "\x1b[12;3"))
+        state = dialog(example_output(), "")
+        screen = askq._Screen(io.StringIO())
+        self.assertEqual(screen._reports_taken([("position", "1;1"), ("down", "")], state), [("down", "")])
+
     def test_controls_and_text(self) -> None:
         keys, _ = askq._parse_keys("ab\r\n\t\x7f\x08\x03\x04\x15\x01\x05\x02é", final=False)
         self.assertEqual(keys, [("text", "a"), ("text", "b"), ("enter", ""), ("tab", ""), ("backspace", ""), ("backspace", ""),
@@ -5505,34 +5512,66 @@ class DialogDrawingTests(unittest.TestCase):
             "\x1b[0A", ""))
 
     def test_a_resize_never_clears_what_is_above_the_dialog(self) -> None:
+        for size in ((120, 30), (80, 10), (40, 24), (60, 24)):
+            with self.subTest(size=size):
+                screen, writer, state, sizes = self.drawn_screen()
+                above, widths = screen.above, list(screen.widths)
+                sizes[0] = size
+                self.assertTrue(screen.resized())
+                if max(widths) < size[0]:  # no line was rewrapped: the frame is drawn over itself
+                    screen.draw(state)
+                    self.assertTrue(writer.getvalue().startswith("\r" + (f"\x1b[{above}A" if above else "")))
+                    continue
+                self.assertEqual(writer.getvalue(), "\x1b[6n")  # where did the cursor go?
+                screen.draw(state)
+                self.assertEqual(writer.getvalue(), "\x1b[6n")  # nothing drawn before the answer
+                # no answer in time: the old lines stay, the new frame starts below them
+                with mock.patch.object(askq, "_POSITION_WAIT", 0):
+                    screen._settle()
+                screen.draw(state)
+                self.assertRegex(writer.getvalue()[4:], r"^(\r\x1b\[\d+B)?\r\n\r(?!\x1b\[\d+A)")
+                self.assertNotIn("\x1b[H", writer.getvalue())
+
+    def test_a_resize_finds_the_old_frame_where_the_terminal_says_its_cursor_went(self) -> None:
+        for size, moved in (((40, 24), "rewrapped"), ((40, 24), "cut"), ((40, 24), "elsewhere"), ((90, 24), "no line")):
+            with self.subTest(size=size, moved=moved):
+                screen, writer, state, sizes = self.drawn_screen(TAB + TAB + "a" * 60)
+                above, widths, column = screen.above, list(screen.widths), screen.column
+                self.assertGreaterEqual(column, 60)  # the caret, at the end of a long line being typed
+                sizes[0] = size
+                screen.resized()
+                columns = size[0]
+                rows_above = sum(max(1, -(-width // columns)) for width in widths[:above]) + column // columns
+                at = {"rewrapped": column % columns, "cut": columns - 1, "elsewhere": 3}.get(moved, 0) + 1
+                writer.seek(0)
+                writer.truncate()
+                screen.placed(f"7;{at}")
+                screen.draw(state)
+                drawn = writer.getvalue()
+                if moved == "rewrapped":  # up to the old frame's top, as the terminal rewrapped it
+                    self.assertTrue(drawn.startswith(f"\r\x1b[{rows_above}A"), drawn[:20])
+                    self.assertGreater(rows_above, above)
+                elif moved == "cut":  # its lines cut in place: as high as before
+                    self.assertTrue(drawn.startswith(f"\r\x1b[{above}A"), drawn[:20])
+                elif moved == "elsewhere":  # no way to know: the old lines stay
+                    self.assertRegex(drawn, r"^(\r\x1b\[\d+B)?\r\n\r(?!\x1b\[\d+A)")
+                else:  # nothing was asked: a late report changes nothing
+                    self.assertTrue(drawn.startswith(f"\r\x1b[{above}A"), drawn[:20])
+
+    def drawn_screen(self, typed: str = DOWN) -> Any:
         writer = io.StringIO()
         screen = askq._Screen(writer)
         sizes = [(80, 24)]
-        with mock.patch.object(screen, "_size", lambda: sizes[0]):
-            screen.size = sizes[0]
-            state = dialog(example_output(), DOWN)
-            screen.draw(state)
-            widest = max(screen.widths)
-            self.assertGreater(widest, 40)
-            kinds = set()
-            for size in ((120, 30), (80, 10), (40, 24), (60, 24), (80, 24)):
-                writer.seek(0)
-                writer.truncate()
-                sizes[0] = size
-                above = screen.above
-                in_place = max(screen.widths) < size[0]
-                kinds.add(in_place)
-                self.assertTrue(screen.resized())
-                screen.draw(state)
-                drawn = writer.getvalue()
-                with self.subTest(size=size):
-                    self.assertNotIn("\x1b[H", drawn)
-                    if in_place:  # no line was rewrapped: the frame is drawn over itself
-                        self.assertTrue(drawn.startswith("\r" + (f"\x1b[{above}A" if above else "")), drawn[:20])
-                    else:  # lines were rewrapped: the old ones stay, the new frame starts below them
-                        self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
-            self.assertFalse(screen.resized())
-            self.assertEqual(kinds, {True, False})  # both ways were seen
+        patcher = mock.patch.object(screen, "_size", lambda: sizes[0])
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        screen.size = sizes[0]
+        state = dialog(example_output(), typed)
+        screen.draw(state)
+        self.assertGreater(max(screen.widths), 40)
+        writer.seek(0)
+        writer.truncate()
+        return screen, writer, state, sizes
 
     def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
         writer = io.StringIO()
