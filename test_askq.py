@@ -5682,6 +5682,12 @@ FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTE
                   "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
 
 
+def fuzz_size(rng: Any) -> Tuple[int, int]:
+    """A terminal's size from 20x6 to 200x60, its corners and edges often."""
+    width = rng.choice([20, 21, 24, 30, 200, rng.randint(20, 200)])
+    return width, rng.choice([6, 7, 8, 60, rng.randint(6, 60)])
+
+
 class DialogFuzzTests(unittest.TestCase):
     """Random keys at random sizes: whatever a person does, the dialog neither raises nor overflows."""
 
@@ -5698,9 +5704,11 @@ class DialogFuzzTests(unittest.TestCase):
             clock = [0.0]
             state.clock = lambda clock=clock: clock[0]
             style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
-            width, height = rng.randint(20, 200), rng.randint(6, 60)
+            width, height = fuzz_size(rng)
             state.countdown = rng.choice([None, None, 7, 60])  # the timeout's last minute, drawn too
             for _ in range(rng.randint(1, 40)):
+                if rng.random() < 0.1:  # the terminal resized between two keys
+                    width, height = fuzz_size(rng)
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
                 clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
                 if rng.random() < 0.1:  # a note opened, and abandoned or left with Esc
@@ -5753,13 +5761,13 @@ class DialogFuzzTests(unittest.TestCase):
         state = askq._Dialog(rng.choice(dialog_payloads()).questions)
         terminal, writer = Terminal(), io.StringIO()
         screen = askq._Screen(writer)
-        sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
+        sizes = [fuzz_size(rng)]
         batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
         delivered: List[List[Any]] = []
 
         def read(wait: float) -> List[Any]:
             if rng.random() < 0.2:
-                sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
+                sizes[0] = fuzz_size(rng)
             if rng.random() < 0.1:
                 terminal.continued = True  # a SIGCONT after a stop the dialog never saw
             delivered.append(batches.pop() if batches else [("ctrl-c", "")])
@@ -5788,6 +5796,8 @@ class DialogFuzzTests(unittest.TestCase):
             self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
             self.assertIn(frame.lines[frame.tab_line], lines, case)
             self.assertTrue(any(" dismiss" in SGR.sub("", line) for line in lines[1:]), case)
+            if state.tab == state.review_tab:  # how to send, as well as how to dismiss
+                self.assertTrue(any("Enter submit" in SGR.sub("", line) for line in lines[1:]), (case, lines))
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
@@ -5800,6 +5810,119 @@ class DialogFuzzTests(unittest.TestCase):
         self.assertEqual(len(checked), len(answers), case)
         if status == "answered":
             askq.collect_answers(state.items, answers)
+
+
+LONG_CALL = {"questions": [
+    {"header": "Deploy", "question": "Which deployment strategy should the release pipeline use for the billing service,"
+     " given that the database migrations are not backward compatible and the on-call rotation is thin this week?",
+     "purpose": "The rollout plan, the runbook and the alert thresholds depend on it; a wrong choice means a long night"
+     " for whoever is on call.",
+     "options": [{"label": "Blue-green", "description": "Two full environments, switch traffic at once; needs double capacity"},
+                 {"label": "Canary", "description": "Five percent of traffic first, then the rest after thirty clean minutes"},
+                 {"label": "Rolling", "description": "One node at a time; the old and new versions serve together for a while"}]},
+    {"header": "Name", "question": "What should the service be called?"}]}
+
+
+@unittest.skipUnless(os.name == "posix" and shutil.which("tmux") and CAN_SPAWN, "needs tmux")
+class DialogTmuxTests(unittest.TestCase):
+    """The CLI's dialog in a real terminal (tmux: it draws the screen, and
+    rewraps it on a resize as most terminals do), at the sizes a person tried;
+    what the screen shows is read back, and the terminal's mode is the same
+    before and after."""
+
+    def open(self, columns: int, rows: int, call: Any = EXAMPLE, before: str = "") -> None:
+        import shlex
+
+        self.folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        path = call if isinstance(call, str) else write_temp(self, json.dumps(call))
+        self.socket = f"askq-{os.getpid()}-{id(self)}-{len(self.folder)}-{os.path.basename(self.folder)}"
+        script = (f"{before}stty -g > before; {shlex.join(askq_command('ask', path))} > out; echo $? > rc;"
+                  " stty -g > after; touch done; sleep 60")
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), "-c", self.folder, "sh", "-c", script)
+        self.addCleanup(self.tmux, "kill-server")
+        self.wait_for("dismiss")
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True,
+                              timeout=20, check=False, env=dict(os.environ, TERM="xterm-256color"))
+        return done.stdout
+
+    def pane(self) -> List[str]:
+        return [line.rstrip() for line in self.tmux("capture-pane", "-p", "-t", "t").splitlines()]
+
+    def wait_for(self, text: str, seconds: float = 15) -> List[str]:
+        deadline = time.monotonic() + seconds
+        while True:
+            lines = self.pane()
+            if any(text in line for line in lines):
+                time.sleep(0.2)  # the rest of the frame
+                return self.pane()
+            self.assertLess(time.monotonic(), deadline, f"{text!r} never shown: {lines}")
+            time.sleep(0.05)
+
+    def press(self, *keys: str) -> None:
+        for key in keys:
+            literal = ["-l"] if key not in ("Enter", "Escape", "Down", "Up", "End", "PgDn", "Space", "Tab") else []
+            self.tmux("send-keys", "-t", "t", *literal, key)
+            time.sleep(0.15)
+
+    def outcome(self) -> Dict[str, Any]:
+        deadline = time.monotonic() + 15
+        while not os.path.exists(os.path.join(self.folder, "done")):
+            self.assertLess(time.monotonic(), deadline, f"the dialog did not end: {self.pane()}")
+            time.sleep(0.05)
+        with open(os.path.join(self.folder, "before")) as before, open(os.path.join(self.folder, "after")) as after:
+            self.assertEqual(before.read(), after.read(), "stty -g differs after the dialog")
+        with open(os.path.join(self.folder, "out")) as out:
+            return dict(json.load(out))
+
+    def test_the_review_scrolls_to_its_last_answer_and_says_enter_submits(self) -> None:
+        for columns, rows in ((20, 6), (20, 7), (24, 8)):
+            with self.subTest(columns=columns, rows=rows):
+                self.open(columns, rows)
+                self.press("Enter", "Space", "Enter", "name-x", "Enter")
+                lines = self.wait_for("Enter submit")
+                self.assertTrue(any("Esc dismiss" in line for line in lines), lines)
+                self.press("End")
+                self.assertTrue(any('Name: "name-x"' in line for line in self.wait_for("name-x")))
+                self.press("Enter")
+                self.assertEqual(self.outcome()["status"], "answered")
+
+    def test_a_number_refusal_is_never_cut_mid_sentence(self) -> None:
+        call = {"questions": [{"question": "How much memory per node?", "kind": "number", "min": 1, "max": 64,
+                               "step": 0.5, "unit": "GB"}, "Name?"]}
+        for columns in (20, 30):
+            with self.subTest(columns=columns):
+                self.open(columns, 6, call)
+                self.press("100", "Enter")
+                lines = self.wait_for("range")
+                said = [line.strip() for line in lines if "range" in line]
+                self.assertTrue(said and all(line.endswith(".") for line in said), lines)
+                self.press("Escape")
+                self.assertEqual(self.outcome()["status"], "declined")
+
+    def test_the_row_being_typed_shows_the_start_of_its_label(self) -> None:
+        for columns in (20, 30):
+            with self.subTest(columns=columns):
+                self.open(columns, 6)
+                self.press("Down", "Down", "x")
+                lines = self.wait_for("3. Personali")
+                self.assertTrue(any(line.lstrip().startswith(("\u276f (\u25cf) 3. Personali", "> (*) 3. Personali"))
+                                    for line in lines), lines)
+                self.press("Escape")
+                self.assertEqual(self.outcome()["answers"], [{"id": "q0", "answer": "x", "selected": None}])
+
+    def test_a_resize_that_rewraps_the_dialog_leaves_none_of_it_above_the_summary(self) -> None:
+        self.open(120, 40, LONG_CALL, before="echo line-above; ")
+        self.tmux("resize-window", "-t", "t", "-x", "30", "-y", "12")
+        time.sleep(1.5)  # the terminal asked where its cursor went, and the frame drawn again
+        self.wait_for("dismiss")
+        self.press("Escape")
+        lines = self.wait_for("askq: Dismissed")
+        top = next(at for at, line in enumerate(lines) if "askq: Dismissed" in line)
+        self.assertEqual([line for line in lines[:top] if line not in ("", "line-above")], [], lines)
+        self.assertEqual(self.outcome()["status"], "declined")
 
 
 @unittest.skipUnless(pty is not None and CAN_SPAWN, "needs the pty module and subprocesses")
