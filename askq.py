@@ -6008,8 +6008,7 @@ class _Frame:
                 break
             form = next((form for form in forms if len(form) <= end - start - over), forms[-1])
             lines[start:end] = form
-            moved = len(form) - (end - start)
-            row, last = (row + moved if row >= end else row), (last + moved if last >= end else last)
+            row, last = (_folded_line(line, start, end, len(form)) for line in (row, last))
         if caret is not None:
             caret = (row, caret[1])
         return lines, caret, last
@@ -6050,6 +6049,14 @@ class _Frame:
             row = caret[0] - self.head - start
             caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
         return shown + foot, caret, moved
+
+
+def _folded_line(line: int, start: int, end: int, size: int) -> int:
+    """Where line ``line`` is once lines [start, end) are drawn in ``size``:
+    below them, moved with them; among them, their new last."""
+    if line >= end:
+        return line + size - (end - start)
+    return min(line, start + size - 1) if line >= start else line
 
 
 def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":

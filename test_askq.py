@@ -5558,6 +5558,16 @@ class DialogDrawingTests(unittest.TestCase):
                 else:  # nothing was asked: a late report changes nothing
                     self.assertTrue(drawn.startswith(f"\r\x1b[{above}A"), drawn[:20])
 
+    def test_a_short_screen_draws_a_refusal_in_fewer_words_beside_its_entry(self) -> None:
+        state = dialog(number_question(), "abc" + ENTER + "\x0e" + "a note" + ENTER)
+        state.countdown = 7
+        frame = askq._Painter(20, askq._Style(False, True)).paint(state)
+        self.assertIn(" That is not a", frame.lines)  # in full where there is room
+        lines, _, _ = frame.cut(6)
+        self.assertEqual(lines[2:4], [" > abc", " Not a number."])  # the entry and the refusal's gist, not its first words
+        lines, _, _ = askq._Painter(30, askq._Style(False, True)).paint(state).cut(7)
+        self.assertIn(" That is not a number.", lines)
+
     def drawn_screen(self, typed: str = DOWN) -> Any:
         writer = io.StringIO()
         screen = askq._Screen(writer)
