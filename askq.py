@@ -6297,7 +6297,7 @@ class _Painter:
             for number in dialog.shown_rows():
                 self._row(dialog, number, rows[number])
             if not dialog.shown_rows():
-                self._add(" No row holds that text.", "dim")
+                self._wrapped("No row holds that text.", " ", " ", "dim")
         self._state_and_problem(dialog)
         if dialog.noting:
             self._add("")

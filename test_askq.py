@@ -5568,6 +5568,12 @@ class DialogDrawingTests(unittest.TestCase):
         lines, _, _ = askq._Painter(30, askq._Style(False, True)).paint(state).cut(7)
         self.assertIn(" That is not a number.", lines)
 
+    def test_a_filter_that_holds_no_row_says_so_within_the_width(self) -> None:
+        many = askq.ask({"questions": [{"question": "Which?", "options": [f"Option {n}" for n in range(12)]}]})
+        lines = askq._Painter(20, askq._Style(False, True)).paint(dialog(many, "/zzz")).lines
+        self.assertIn(" No row holds that", lines)
+        self.assertTrue(all(askq._cells(line) <= 20 for line in lines), lines)
+
     def drawn_screen(self, typed: str = DOWN) -> Any:
         writer = io.StringIO()
         screen = askq._Screen(writer)
@@ -5803,7 +5809,10 @@ class DialogFuzzTests(unittest.TestCase):
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
         if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
-            self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
+            # the row's line, or its start where a short screen drew its wrapped label in one line
+            want = SGR.sub("", frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)]).rstrip()
+            self.assertTrue(any(SGR.sub("", line).startswith(want[: max(1, len(want) - 1)]) for line in lines),
+                            (case, want, lines))
             self.assertIn(frame.lines[frame.tab_line], lines, case)
             self.assertTrue(any(" dismiss" in SGR.sub("", line) for line in lines[1:]), case)
             if state.tab == state.review_tab:  # how to send, as well as how to dismiss
@@ -5850,11 +5859,11 @@ class DialogTmuxTests(unittest.TestCase):
         script = (f"{before}stty -g > before; {shlex.join(askq_command('ask', path))} > out; echo $? > rc;"
                   " stty -g > after; touch done; sleep 60")
         self.tmux("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), "-c", self.folder, "sh", "-c", script)
-        self.addCleanup(self.tmux, "kill-server")
+        self.addCleanup(self.tmux, "kill-server", socket=self.socket)  # this server's, whichever opened last
         self.wait_for("dismiss")
 
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True,
+    def tmux(self, *args: str, socket: str = "") -> str:
+        done = subprocess.run(["tmux", "-L", socket or self.socket, "-f", "/dev/null", *args], capture_output=True, text=True,
                               timeout=20, check=False, env=dict(os.environ, TERM="xterm-256color"))
         return done.stdout
 
