@@ -1048,19 +1048,41 @@ def _with_note(note: "Optional[str]", more: "Optional[str]") -> "Optional[str]":
     return more.strip() if note is None or _blank(note) else f"{note.strip()}\n{more.strip()}"
 
 
-def _shown_answer(answer: "Optional[AnswerItem]", secret: bool = False) -> str:
+def _shown_answer(item: QuestionItem, answer: "Optional[AnswerItem]", lines: bool = False) -> str:
     """An answer as the person reads it back (the dialog's review and summary,
-    the page after sending): picks, then typed text in quotes (a secret's as
-    "(hidden)"), then the note; safe to print, but not yet HTML-escaped."""
+    the page after sending): picks, then typed text in quotes as typed (a
+    number as the model reads it, a secret's as "(hidden)"), then the note;
+    safe to print, but not yet HTML-escaped.  Line breaks are kept only
+    where ``lines`` says the reader shows them."""
     if answer is None:
         return "(not answered)"
+    answer = _as_read(item, answer)
     parts = [_visible(label) for label in answer.selected or ()]
     if answer.answer is not None:
-        parts.append("(hidden)" if secret else _quoted(answer.answer))
+        parts.append("(hidden)" if item.secret else _said(answer.answer, lines))
     shown = ", ".join(parts) or "(skipped)"
     if answer.note is not None:
-        shown += f"; note: {_quoted(answer.note)}"
+        shown += f"; note: {_said(answer.note, lines)}"
     return shown
+
+
+def _said(text: str, lines: bool = False) -> str:
+    """Text the person typed, read back to them in quotes exactly as they
+    typed it (never a JSON escape), safe to print; on one line unless
+    ``lines``."""
+    shown = _visible(text)
+    return f'"{shown if lines else shown.replace(chr(10), " / ")}"'
+
+
+def _as_read(item: QuestionItem, answer: AnswerItem) -> AnswerItem:
+    """An answer as the model reads it: a number in its one written form
+    (when it is one the question takes), with its unit after it."""
+    typed = answer.answer
+    if typed is None or not item.question_type.is_number:
+        return answer
+    if _number_problem(item, typed) is None:
+        answer = dataclasses.replace(answer, answer=_number_written(item, typed))
+    return answer if item.unit is None else _with_unit(answer, item.unit)
 
 
 # How often a loop that waits for a person looks up from waiting: the
@@ -3647,15 +3669,21 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     (reason, words), or None when it is one number within the question's
     bounds.  The person's decimal comma is a point, and the question's
     unit typed after the number is no part of it."""
-    number = _typed_digits(item, text)
-    if _pattern(_GROUPED_NUMBER_SOURCE).fullmatch(number):
+    number = _number_digits(item, text)
+    if number is None:
+        separator = "comma" if "," in text else "point"
         return "not_a_number", (
-            "could be read two ways, its comma as a thousands separator or as a decimal comma:"
-            f" type it without the comma, or with a point for a decimal; {_number_range(item)}"
+            f"could be read two ways, its {separator} as a thousands separator or as a decimal {separator}:"
+            f" {_GROUPED_ADVICE[separator]}; {_number_range(item)}"
         )
-    value = _typed_value(item, text)
+    value = _typed_number(number)
     if value is None:
         return "not_a_number", f"is not a number: {_number_range(item)}"
+    return _range_problem(item, value)
+
+
+def _range_problem(item: QuestionItem, value: float) -> "Optional[Tuple[str, str]]":
+    """Why a number question does not take ``value``, or None."""
     low, high, step = item.minimum, item.maximum, item.step
     if low is not None and value < low or high is not None and value > high:
         return "out_of_range", f"is out of range: {_number_range(item)}"
@@ -3666,27 +3694,58 @@ def _number_problem(item: QuestionItem, text: str) -> "Optional[Tuple[str, str]]
     return None
 
 
-# A comma with exactly three digits after it and no point: a thousands
-# separator to some, a decimal comma to others, so it is read as neither.
-_GROUPED_NUMBER_SOURCE = r"[+-]?[0-9]+,[0-9]{3}"
+# A separator with exactly three digits after it and nothing else: a
+# thousands separator to some, a decimal mark to others.  A comma is read
+# as neither; a point is read the one way the question takes, and as
+# neither when it takes both (never silently as the smaller number).
+_GROUPED_NUMBER_SOURCE = r"[+-]?[1-9][0-9]{0,2}[,.][0-9]{3}"
+_GROUPED_ADVICE = {
+    "comma": "type it without the comma, or with a point for a decimal",
+    "point": "type it without the point for a whole number, or with a 0 after its digits for a decimal",
+}
+_MINUS_SIGNS = str.maketrans({"\u2212": "-"})  # the typographic minus is a minus
 
 
 def _typed_digits(item: QuestionItem, text: str) -> str:
     """What a person typed for a number question without the question's
-    unit after it: the number's own characters."""
-    number = text.strip()
+    unit after it: the number's own characters, any minus as a hyphen."""
+    number = text.strip().translate(_MINUS_SIGNS)
     unit = item.unit
     if unit and number.lower().endswith(unit.lower()):
         number = number[: len(number) - len(unit)].rstrip()
     return number
 
 
-def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
-    """The number a person typed for a number question, or None."""
+def _number_digits(item: QuestionItem, text: str) -> "Optional[str]":
+    """The number typed for a number question as digits with a point and
+    no separator, not yet checked as a number; None when it could be read
+    two ways (the one rule every way of asking shares)."""
     number = _typed_digits(item, text)
+    if _pattern(_GROUPED_NUMBER_SOURCE).fullmatch(number):
+        return _grouped_reading(item, number)
     if number.count(",") == 1 and "." not in number:
         number = number.replace(",", ".")
-    return _typed_number(number)
+    return number
+
+
+def _grouped_reading(item: QuestionItem, number: str) -> "Optional[str]":
+    """A number with one separator before three digits: with a point, the
+    one reading the question can take (``1.000`` on a whole number is one
+    thousand, a fraction there being no answer; at most ten, it is one);
+    None when both could be meant, and always with a comma."""
+    if "," in number:
+        return None
+    small, large = number, number.replace(".", "")
+    fractions = item.step is None or not float(item.step).is_integer()
+    taken = [reading for reading, sensible in ((small, fractions), (large, True))
+             if sensible and _range_problem(item, float(reading)) is None]
+    return taken[0] if len(taken) == 1 else small if not taken else None
+
+
+def _typed_value(item: QuestionItem, text: str) -> "Optional[float]":
+    """The number a person typed for a number question, or None."""
+    number = _number_digits(item, text)
+    return None if number is None else _typed_number(number)
 
 
 def _number_written(item: QuestionItem, text: str) -> str:
@@ -3695,7 +3754,8 @@ def _number_written(item: QuestionItem, text: str) -> str:
     ``3.5``, ``1e3`` is ``1000``); the unit is added where it is shown."""
     import decimal
 
-    number = _typed_digits(item, text).replace(",", ".")
+    number = _number_digits(item, text)
+    assert number is not None, "called for a number that was taken"
     written = format(decimal.Decimal(number).normalize(), "f")
     if written.startswith("-") and not written.strip("-0."):
         written = "0"
@@ -3842,12 +3902,14 @@ def _row_named(options: "List[QuestionOption]", text: str) -> "Optional[_Pick]":
 class _OutcomeWords:
     """What is said of one outcome, wherever it is said."""
 
-    __slots__ = ("advice", "advice_none", "alone", "ended", "head_none", "head_some", "late", "marker", "sent", "unanswered")
+    __slots__ = ("advice", "advice_all", "advice_none", "alone", "ended", "ended_some", "head_all", "head_none",
+                 "head_some", "late", "marker", "sent", "unanswered")
 
     def __init__(
         self, head_some: str, head_none: str, unanswered: str, advice: str, ended: str, sent: str,
         marker: "Optional[str]" = None, alone: "Optional[str]" = None,
         late: str = "The questions had already ended.", advice_none: "Optional[str]" = None,
+        every: "Tuple[Optional[str], Optional[str]]" = (None, None), ended_some: "Optional[str]" = None,
     ) -> None:
         self.head_some = head_some  # the result's first line when the person answered some
         self.head_none = head_none  # ... and when they answered none
@@ -3859,6 +3921,13 @@ class _OutcomeWords:
         self.sent = sent  # the page once it ended: what became of the answers
         self.marker = marker  # a harness form's entry for a question this outcome left unanswered
         self.late = late  # the page, to a submission after the end: why its answers were not sent
+        self.head_all = every[0] or head_some  # the first line when every question has the person's word
+        self.advice_all = every[1] or advice  # ... and the last: there is no rest to speak of
+        self.ended_some = ended_some or ended  # how it ended, above answers that went with it
+
+    def heading(self, some: bool) -> str:
+        """How it ended, for the person, above what was sent (``some``) or not."""
+        return self.ended_some if some else self.ended
 
 
 _OUTCOME_WORDS = {
@@ -3884,6 +3953,10 @@ _OUTCOME_WORDS = {
         "The user saw your questions and dismissed them without answering. Do not act on"
         " assumptions about them: wait for the user's next message rather than going on.",
         late="The questions had already been dismissed, here or elsewhere.",
+        every=(("The user answered every one of your questions, then dismissed them instead of sending,"
+               " so the answers may not be final."),
+               ("Use the answers given, but confirm them with the user before acting on anything that"
+               " depends on them; wait for the user's next message rather than going on.")),
         advice_none="Do not act on assumptions about them: wait for the user's next message rather than going on.",
     ),
     Outcome.TIMED_OUT: _OutcomeWords(
@@ -3896,6 +3969,11 @@ _OUTCOME_WORDS = {
         "Time ran out; what you had answered was sent.",
         "(no answer: the user did not respond in time)",
         late="Time had run out before they arrived.",
+        every=(("The user answered every one of your questions but did not send them in time,"
+               " so the answers may not be final."),
+               ("The user may be away: never treat silence as consent. Use the answers given, but"
+               " confirm them with the user before acting on anything that depends on them.")),
+        ended_some="Time ran out",
     ),
     Outcome.UNAVAILABLE: _OutcomeWords(
         "The user answered some of your questions before the session ended.",
@@ -3965,7 +4043,7 @@ def result_text(output: QuestionOutput, answers: Any = None) -> str:
         if item.unit is not None and answer is not None and answer.answer is not None:
             answer = _with_unit(answer, item.unit)
         lines.extend(_answer_lines(answer, status))
-    head, tail = _result_ends(status, checked)
+    head, tail = _result_ends(status, checked, _every_question_said(output.questions, checked))
     return "\n".join([head, *lines, tail])
 
 
@@ -4043,7 +4121,19 @@ def _is_well_formed(answer: Any) -> bool:
     )
 
 
-def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, str]":
+def _every_question_said(items: "Sequence[QuestionItem]", answers: "Iterable[AnswerItem]") -> bool:
+    """Whether the person said something of every question: an answer of
+    their own, or a word that settles it (left to the assistant, to discuss)."""
+    said = {answer.id for answer in answers if _person_said(answer)}
+    return all(item.id in said for item in items)
+
+
+def _person_said(answer: AnswerItem) -> bool:
+    settles = answer.unanswered is not None and _STATES[answer.unanswered].settles
+    return _gives_answer(answer) and not answer.assumed or settles
+
+
+def _result_ends(status: Outcome, answers: "List[AnswerItem]", every: bool = False) -> "Tuple[str, str]":
     """The result's first line (what happened) and last (what to do now).
     Leaving a question to the assistant or to a discussion is saying
     something of it, as an answer is."""
@@ -4051,10 +4141,10 @@ def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, st
     for answer in answers:
         given = _gives_answer(answer)
         person = person or given and not answer.assumed
-        said = said or given and not answer.assumed or answer.unanswered is not None and _STATES[answer.unanswered].settles
+        said = said or _person_said(answer)
         assumed = assumed or answer.assumed
     words = _OUTCOME_WORDS[status]
-    head = words.head_some if said else words.head_none
+    head = words.head_none if not said else words.head_all if every else words.head_some
     if person:
         head += f" '{_PICKED}' lists options they chose; '{_TYPED}' is text they wrote themselves."
     if assumed:
@@ -4066,7 +4156,8 @@ def _result_ends(status: Outcome, answers: "List[AnswerItem]") -> "Tuple[str, st
         return head, "Go on without these answers; do not assume any."
     if not said and not assumed:  # notes alone: there are no answers to use
         return head, words.advice_none
-    return head, words.advice + (" State each assumed answer plainly as an assumption." if assumed else "")
+    advice = words.advice_all if every else words.advice
+    return head, advice + (" State each assumed answer plainly as an assumption." if assumed else "")
 
 
 def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]":
@@ -4206,7 +4297,8 @@ class _AskedOutput:
         """What happened, in the result's own words, for a form whose
         runtime shows its model nothing but the answers."""
         markers = [(item.id, self.marker(self.answers.get(item.id))) for item in self.items]
-        head, tail = _result_ends(self.status, list(self.answers.values()))
+        answers = list(self.answers.values())
+        head, tail = _result_ends(self.status, answers, _every_question_said(self.items, answers))
         return [head, *(f"{key}: {marker}" for key, marker in markers if marker), tail]
 
 
@@ -5157,7 +5249,7 @@ class _LinePrompt:
         if line == "?":
             raise _Retry(_line_words(item))
         if line.lower().startswith(_LINE_NOTE):
-            note = line[len(_LINE_NOTE):].strip() or None
+            note = None if _blank(line[len(_LINE_NOTE):]) else line[len(_LINE_NOTE):].strip()
             self.note = AnswerItem(item.id, note=note) if note else None  # kept if the input ends here
             raise _Retry("Noted. Now your answer." if note else "No note.")
         if not line:
@@ -5217,12 +5309,14 @@ class _LinePrompt:
         return AnswerItem(item.id, typed or None, labels or None)
 
     def read_line(self, cue: str, secret: bool = False) -> str:
-        """The next line within MAX_TEXT, trimmed; a longer one is explained
-        and asked again.  A secret is read without echo where the terminal allows."""
+        """The next line within MAX_TEXT, trimmed (a blank one, invisible
+        characters alone, is empty); a longer one is explained and asked
+        again.  A secret is read without echo where the terminal allows."""
         while True:
             self.writer.write(cue)
             self.writer.flush()
-            line = self.reader.readline(secret).strip()
+            line = self.reader.readline(secret)
+            line = "" if _blank(line) else line.strip()
             self.heard = True
             if secret and _is_terminal(self.reader.stream):
                 self.writer.write("\n")  # the Enter that was not echoed
@@ -5587,10 +5681,10 @@ class _Dialog:
         """What question ``index`` shows as its answer: AnswerItem(id) for a
         skip, None for nothing yet."""
         item, entry = self.items[index], self.entries[index]
-        note = entry.note.strip() or None
+        note = None if _blank(entry.note) else entry.note.strip()
         if entry.state is not None:
             return AnswerItem(item.id, note=note, unanswered=entry.state)
-        text = None if entry.prefilled else entry.text.strip() or None
+        text = None if entry.prefilled or _blank(entry.text) else entry.text.strip()
         custom = entry.custom or item.question_type is QuestionType.MULTI_CHOICE
         picked = [] if entry.custom else entry.picked
         # the dialog's rows are one list: a person who typed on the row for
@@ -5630,7 +5724,7 @@ class _Dialog:
         """What the scrollback keeps once the dialog is gone: the answers,
         briefly, ``encoded`` for the terminal before they are measured."""
         status, answers = self.outcome()
-        lines = _wrap(f"askq: {_OUTCOME_WORDS[status].ended}", max(width, _MIN_WIDTH), "", "  ")
+        lines = _wrap(f"askq: {_OUTCOME_WORDS[status].heading(bool(answers))}", max(width, _MIN_WIDTH), "", "  ")
         by_id = {answer.id: answer for answer in answers}
         for index, item in enumerate(self.items):
             shown = self.shown(index, by_id.get(item.id))
@@ -5643,11 +5737,11 @@ class _Dialog:
         question left unanswered is shown with it, not as a skip; a secret's
         typed text is hidden."""
         if answer is not None and answer.unanswered in (_YOU_DECIDE, _DISCUSS):
-            note = f"; note: {_quoted(answer.note)}" if answer.note is not None else ""
+            note = f"; note: {_said(answer.note)}" if answer.note is not None else ""
             return f"({_STATES[answer.unanswered].label}){note}"
         if answer is None or _gives_answer(answer) or self.entries[index].skipped or self.status is Outcome.ANSWERED:
-            return _shown_answer(answer, self.items[index].secret)
-        return f"(not answered); note: {_quoted(answer.note or '')}"
+            return _shown_answer(self.items[index], answer)
+        return f"(not answered); note: {_said(answer.note or '')}"
 
     def missing_required(self) -> "List[int]":
         return [i for i, item in enumerate(self.items) if item.required and not self.has_answer(i)]
@@ -5785,7 +5879,7 @@ class _Dialog:
         item, entry = self.items[self.tab], self.entry
         row = self.rows(self.tab)[entry.row]
         entry.prefilled = entry.selected = False  # Enter on the default takes it
-        text = entry.text.strip()
+        text = "" if _blank(entry.text) else entry.text.strip()
         refusal = _typed_refusal(item, text) if row.takes_text and text else None
         entry.problem = "" if refusal is None else _refusal_words(item, refusal, text)
         if refusal is not None:
@@ -5793,7 +5887,7 @@ class _Dialog:
         if item.question_type is QuestionType.SINGLE_CHOICE:
             if not row.takes_text:
                 self._pick(row.label)
-            elif entry.text.strip():
+            elif text:
                 entry.custom = True
         self._confirm()
 
@@ -6004,14 +6098,43 @@ class _Frame:
         self.notice_brief = ""  # the notice's first line, in fewer words where they fit better
         self.more = ("", "")
         self.page = 5  # what PgUp and PgDn move by, once cut: a view less a line, so that one is seen again
+        # Lines [start, end) that a short screen draws in fewer lines, each
+        # form shorter than the one before: a label that wrapped above the
+        # line being typed, a refusal beside the entry.
+        self.folds: List[Tuple[int, int, List[List[str]]]] = []
+        self.problem_end = 0  # the line after the refusal beside the entry, in view with it
+
+    def fold(self, start: int, forms: "List[List[str]]") -> None:
+        """Lines from ``start`` to the last line drawn may be drawn as ``forms``."""
+        if forms and len(forms[-1]) < len(self.lines) - start:
+            self.folds.append((start, len(self.lines), forms))
+
+    def _folded(self, room: int) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
+        """The lines, the caret and the end of what must be seen with the
+        highlighted row, with folds drawn shorter while the row, the caret
+        and the refusal beside them do not fit ``room`` (less its marks)."""
+        lines, caret = list(self.lines), self.caret
+        row = caret[0] if caret is not None else self.focus
+        last = max(self.focus, row, self.problem_end - 1)
+        fits = room - 2 if room >= 4 else max(1, room - 1)
+        for start, end, forms in reversed(self.folds):  # the later first: the earlier keep their place
+            over = last - min(self.focus, row) + 1 - fits
+            if over <= 0:
+                break
+            form = next((form for form in forms if len(form) <= end - start - over), forms[-1])
+            lines[start:end] = form
+            row, last = (_folded_line(line, start, end, len(form)) for line in (row, last))
+        if caret is not None:
+            caret = (row, caret[1])
+        return lines, caret, last
 
     def cut(self, height: int, view: int = 0) -> "Tuple[List[str], Optional[Tuple[int, int]], int]":
         """The lines that fit ``height``: the head and the foot, and between
         them the rows around the caret or the highlighted row, moved by
         ``view`` lines; and how far the view was moved, within the frame."""
-        lines, caret = self.lines, self.caret
+        lines = self.lines
         if len(lines) <= height:
-            return lines, caret, 0
+            return lines, self.caret, 0
         tabs, foot = lines[: self.head], lines[len(lines) - self.foot:]
         if height - len(tabs) - len(foot) < (2 * height) // 3:  # short: the current tab, a notice line, the brief hints
             brief = self.briefs[max(0, min(len(self.briefs), (height - 7) // 2) - 1)]
@@ -6022,14 +6145,17 @@ class _Frame:
                 tabs, foot = fewer_tabs, fewer_foot
         room = height - len(tabs) - len(foot)
         self.page = max(1, (room - 2 if room >= 4 else room) - 1)
+        lines, caret, last = self._folded(room)
         body = lines[self.head: len(lines) - self.foot]
         while len(body) > 1 and not body[-1]:  # a blank line at the end is no more to see
             body = body[:-1]
-        # The highlighted row and the caret (in a note below it, or a filter above it): both, where they fit.
-        ends = (self.focus - self.head, (caret[0] if caret is not None else self.focus) - self.head)
-        start, size, above, below, view = _window(len(body), max(ends), room, view, min(ends))
+        # The highlighted row and the caret (in a note below it, or a filter
+        # above it), and a refusal beside them: all, where they fit.
+        row = (caret[0] if caret is not None else self.focus) - self.head
+        ends = (min(self.focus - self.head, row), last - self.head)
+        start, size, above, below, moved = _window(len(body), max(ends), room, view, min(ends))
         if 2 <= room < 4 and start > 0:  # too short for both marks: the one that says what is asked stays
-            start, size, _, _, view = _window(len(body), max(ends), room - 1, view, min(ends))
+            start, size, _, _, moved = _window(len(body), max(ends), room - 1, view, min(ends))
             above, below = start > 0, False
             size += 0 if above else 1
             self.page = max(1, room - 2)
@@ -6037,7 +6163,15 @@ class _Frame:
         if caret is not None:
             row = caret[0] - self.head - start
             caret = (row + len(tabs) + above, caret[1]) if 0 <= row < size else None
-        return shown + foot, caret, view
+        return shown + foot, caret, moved
+
+
+def _folded_line(line: int, start: int, end: int, size: int) -> int:
+    """Where line ``line`` is once lines [start, end) are drawn in ``size``:
+    below them, moved with them; among them, their new last."""
+    if line >= end:
+        return line + size - (end - start)
+    return min(line, start + size - 1) if line >= start else line
 
 
 def _window(length: int, focus: int, room: int, view: int, anchor: int) -> "Tuple[int, int, bool, bool, int]":
@@ -6069,10 +6203,26 @@ _COUNTDOWN_WORDS = ("Time runs out in {} s: press any key to wait longer.", "{} 
                     "{} s left: press a key.", "{} s left.")
 
 # How much a hint is needed, by the words it ends with: a short screen keeps
-# the most needed that fit (how to skip, then how to dismiss, come first).
+# the most needed that fit (how to skip, how to dismiss and, on the review,
+# how to submit come first, on a line more where they need one).
 _HINT_NEED = (("skip", 0), ("dismiss", 1), ("pick", 2), ("confirm", 2), ("toggle", 2), ("done", 2), ("answer", 2),
-              ("decide", 3), ("discuss", 3), ("note", 4), ("submit", 2), ("first", 3), ("next", 5), ("question", 5),
+              ("decide", 3), ("discuss", 3), ("note", 4), ("submit", 1), ("first", 3), ("next", 5), ("question", 5),
               ("back", 5), ("filter", 6), ("rows", 6), ("move", 7), ("scroll", 7))
+
+
+def _fewer_words(problem: str) -> "List[str]":
+    """A refusal in fewer words, for a short screen, each form shorter:
+    its first clause, then its gist (``Out of range.``), never a sentence
+    cut in its middle."""
+    clause = re.split(r"[:,;]", problem, maxsplit=1)[0].rstrip(".") + "."
+    gist = next((words for start, words in _PROBLEM_GISTS if clause.startswith(start)), None)
+    return [form for form in (clause, gist) if form is not None and form != problem]
+
+
+# A refusal's gist, by its first words: what the narrowest screen says.
+_PROBLEM_GISTS = (("That is out of range", "Out of range."), ("That is between the steps", "Between steps."),
+                  ("That is not a number", "Not a number."), ("That could be read two ways", "Read two ways."),
+                  ("That line is", "Too long."))
 
 
 def _hint_need(key: str) -> int:
@@ -6156,9 +6306,11 @@ class _Painter:
         keys = [_short_hint(key) for key in keys]
         needed = sorted(range(len(keys)), key=lambda at: (_hint_need(keys[at]), at))
         first = [at for at in needed if _hint_need(keys[at]) == 0][:1] + [at for at in needed if _hint_need(keys[at]) == 1]
-        needed = first + [at for at in needed if at not in first]  # one way to skip, then how to dismiss
-        chosen: List[int] = []
-        for at in needed:
+        # One way to skip, how to dismiss (and, on the review, how to submit)
+        # are always there, on a line more where they need one.
+        chosen = list(first)
+        count = max(count, len(_hint_lines([keys[place] for place in sorted(first)], self.width, self.style.dot)))
+        for at in [at for at in needed if at not in first]:
             tried = [keys[place] for place in sorted(chosen + [at])]
             if len(_hint_lines(tried, self.width, self.style.dot)) <= count:
                 chosen.append(at)
@@ -6192,7 +6344,7 @@ class _Painter:
         item = dialog.items[dialog.tab]
         skip = not item.required and not dialog.has_answer(dialog.tab)
         if dialog.editing():
-            keys = ["type your answer", "Enter skip" if skip and not dialog.line()[0].strip() else "Enter confirm",
+            keys = ["type your answer", "Enter skip" if skip and _blank(dialog.line()[0]) else "Enter confirm",
                     "Tab skip" if skip else "Tab next question"]
         elif item.question_type is QuestionType.MULTI_CHOICE:
             keys = ["\u2191\u2193 move", "Space toggle", "Enter skip" if skip else "Enter confirm",
@@ -6260,7 +6412,7 @@ class _Painter:
             for number in dialog.shown_rows():
                 self._row(dialog, number, rows[number])
             if not dialog.shown_rows():
-                self._add(" No row holds that text.", "dim")
+                self._wrapped("No row holds that text.", " ", " ", "dim")
         self._state_and_problem(dialog)
         if dialog.noting:
             self._add("")
@@ -6276,14 +6428,19 @@ class _Painter:
             key = next(key.title() for key, state in _STATE_KEYS.items() if state == entry.state)
             self._wrapped(f"{self.style.done} {_STATES[entry.state].label} ({key} again takes it back)", " ", "   ", "green")
         if entry.problem:
+            start = len(self.frame.lines)
             self._wrapped(self.style.encoded(entry.problem), " ", " ", "yellow")
+            self.frame.problem_end = len(self.frame.lines)
+            forms = [[self.style.paint(line, "yellow") for line in _wrap(self.style.encoded(words), self.width, " ", " ")]
+                     for words in _fewer_words(entry.problem)]
+            self.frame.fold(start, forms)
 
     def _row(self, dialog: _Dialog, number: int, row: _Row) -> None:
         item, entry, style = dialog.items[dialog.tab], dialog.entry, self.style
         multi = item.question_type is QuestionType.MULTI_CHOICE
         here = entry.row == number
         if row.takes_text:
-            on = bool(entry.text.strip()) and (multi or entry.custom) and entry.state is None
+            on = not _blank(entry.text) and (multi or entry.custom) and entry.state is None
         else:
             on = row.label in entry.picked and not entry.custom
         if multi:
@@ -6316,7 +6473,9 @@ class _Painter:
         A ``masked`` line (a secret's answer) shows a dot for each character."""
         line, at = dialog.line() if active else (dialog.entry.text, dialog.entry.caret)
         if _cells(lead) + 8 > self.width:
-            self._wrapped(lead.strip(), lead[: len(lead) - len(lead.lstrip())], "   ")
+            start, indent = len(self.frame.lines), lead[: len(lead) - len(lead.lstrip())]
+            self._wrapped(lead.strip(), indent, "   ")
+            self.frame.fold(start, [[self.style.clipped(indent + lead.strip(), self.width)]])  # its start, on a short screen
             lead = "   "
         if masked:
             text, caret = self.style.secret * len(line), at
@@ -6343,7 +6502,7 @@ class _Painter:
         for index, item in enumerate(dialog.items):
             name = self.style.text(item.header or item.question)
             answer = dialog.answer(index)
-            note = self.style.encoded(f"; note: {_quoted(answer.note)}") if answer is not None and answer.note else ""
+            note = self.style.encoded(f"; note: {_said(answer.note)}") if answer is not None and answer.note else ""
             if dialog.has_answer(index):
                 shown = dialog.shown(index, answer)
                 self._wrapped(self.style.encoded(f"{name}: {shown}"), f" {self.style.done} ", "   ", "green")
@@ -6361,6 +6520,8 @@ class _Painter:
 # A lone Esc, told apart from the start of a sequence or an Alt key: over a
 # network the bytes of one key can come a good while apart.
 _ESCAPE_WAIT = 0.15
+# How long a resized terminal is given to say where its cursor went.
+_POSITION_WAIT = 0.5
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _CONTROL_KEYS = {
     "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
@@ -6576,6 +6737,8 @@ def _escape_key(text: str, at: int, final: bool) -> "Tuple[Optional[_Key], int]"
         if end >= len(text):
             return ((("esc", ""), 1) if final else (None, 0))
         last, params = text[end], text[at + 2: end]
+        if last == "R" and ";" in params:  # the terminal's answer to where its cursor is
+            return ("position", params), end + 1 - at
         name = _TILDE_KEYS.get(params.split(";")[0]) if last == "~" else _SEQUENCE_KEYS.get(last)
         return (name or "unknown", ""), end + 1 - at
     if not rest and not final:
@@ -6599,6 +6762,8 @@ class _Screen:
         self.above = 0  # lines between the top of the last frame and the cursor
         self.lines = 0  # how many lines the last frame has
         self.widths: List[int] = []  # the cells each of its lines takes
+        self.column = 0  # the cursor's column once the last frame was drawn
+        self.asked: Optional[float] = None  # when the terminal was asked where its cursor went, after a resize
         self.size = self._size()
         encoding = str(getattr(writer, "encoding", None) or "ascii")
         color = "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("", "dumb")
@@ -6615,20 +6780,54 @@ class _Screen:
     def resized(self) -> bool:
         """Whether the terminal changed size.  The last frame is drawn over
         where it still stands as drawn: when each of its lines fits the new
-        width, no terminal rewrapped it.  Otherwise nobody can say where its
-        lines went, and what is above them is not the dialog's to clear: the
-        old lines stay, and the next frame starts below them."""
+        width, no terminal rewrapped it.  Otherwise the terminal is asked
+        where its cursor went (placed() takes the answer), and the next
+        frame waits for it."""
         size = self._size()
         if size == self.size:
             return False
         self.size = size
-        columns = size[0]
-        if any(width >= columns for width in self.widths):
-            below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
-            self.writer.write(f"\r\x1b[{below}B\r\n" if below else "\r\n")
-            self.above = self.lines = 0
-            self.widths = []
+        if self.asked is None and any(width >= size[0] for width in self.widths):
+            self.asked = time.monotonic()
+            self.writer.write("\x1b[6n")
+            self.writer.flush()
         return True
+
+    def placed(self, report: str) -> None:
+        """Where the cursor went once the terminal took the new width, as
+        it reports it: a column that only rewrapping explains says the old
+        lines were rewrapped (each line over as many rows as it now needs),
+        one that only cutting explains says they were cut in place; either
+        way the old frame is found and drawn over.  A column both explain,
+        or no answer in time, leaves the old lines where they are."""
+        if self.asked is None:
+            return
+        self.asked = None
+        columns = self.size[0]
+        reported = report.split(";")[-1]
+        column = int(reported) - 1 if reported.isdigit() else -1
+        cut_in_place, rewrapped = min(self.column, columns - 1), self.column % columns
+        if self.column < columns or cut_in_place == rewrapped or column not in (cut_in_place, rewrapped):
+            self._leave_old_lines()
+        elif column == rewrapped:  # the frame's top is as many rows up as its lines above now take
+            rows = [max(1, -(-width // columns)) for width in self.widths]
+            self.above = sum(rows[: self.above]) + self.column // columns
+        self.widths = []  # no longer what stands: the next resize finds the new frame
+
+    def _leave_old_lines(self) -> None:
+        """Leave the old frame, wherever the terminal put it, and start the
+        next frame below it: what is above is not the dialog's to clear."""
+        columns = self.size[0]
+        below = sum(max(1, -(-width // columns)) for width in self.widths[self.above:]) - 1
+        self.writer.write(f"\r\x1b[{below}B\r\n" if below > 0 else "\r\n")
+        self.above = self.lines = 0
+        self.widths = []
+
+    def _settle(self) -> None:
+        """A question about the cursor that got no answer in time: the old lines stay."""
+        if self.asked is not None and time.monotonic() - self.asked >= _POSITION_WAIT:
+            self.asked = None
+            self._leave_old_lines()
 
     def run(
         self, dialog: _Dialog, keys: "_KeyReader", timeout: "Optional[float]", cancel: Any = None,
@@ -6647,23 +6846,33 @@ class _Screen:
                     break
                 if deadline is not None:
                     self._count_down(dialog, deadline - time.monotonic())
-                pressed = keys.read(wait)
+                pressed = self._reports_taken(keys.read(wait), dialog)
                 dialog.feed(key for key in pressed if key[0] != "ctrl-z")
                 if ("ctrl-z", "") in pressed and terminal is not None:
                     terminal.stop_wanted = True
                 if terminal is not None and (terminal.stop_wanted or terminal.continued):
                     self._stopped(terminal)
                 elif not pressed:
-                    if self.resized():
+                    if self.resized() or self.asked is not None:
+                        self._settle()
                         self.draw(dialog)
                     continue
                 deadline = None if timeout is None else time.monotonic() + timeout
                 dialog.countdown = None
+                self._settle()
                 self.draw(dialog)
         except BaseException:  # SIGTERM, a bug: no frame is left behind for the shell to write over
             self.erase()
             raise
         self.finish(dialog)
+
+    def _reports_taken(self, pressed: "List[_Key]", dialog: _Dialog) -> "List[_Key]":
+        """The keys pressed, once the terminal's reports of its cursor among
+        them are taken (the frame then drawn where the old one stood)."""
+        for report in [text for name, text in pressed if name == "position"]:
+            self.placed(report)
+            self.draw(dialog)
+        return [key for key in pressed if key[0] != "position"]
 
     def _count_down(self, dialog: _Dialog, left: float) -> None:
         """In the timeout's last minute, the seconds left, drawn as they change."""
@@ -6683,9 +6892,12 @@ class _Screen:
             terminal.continued = False
             terminal.resume()
         self.above = self.lines = 0
+        self.asked, self.widths = None, []
         self.size = self._size()
 
     def draw(self, dialog: _Dialog) -> None:
+        if self.asked is not None:  # where the old frame went is not known yet
+            return
         width, height = self.size
         frame = _Painter(width - 1, self.style).paint(dialog)
         lines, caret, dialog.view = frame.cut(max(height - 1, 1), dialog.view)
@@ -6695,9 +6907,10 @@ class _Screen:
         self.widths = [_cells(_SGR_CODE.sub("", line)) for line in lines]
         if caret is None:
             out.append("\x1b[?25l")
-            self.above = len(lines) - 1
+            self.above, self.column = len(lines) - 1, self.widths[-1] if self.widths else 0
         else:  # the cursor shows where typing goes
             row, column = caret
+            self.column = column
             up = len(lines) - 1 - row
             out.append(f"\x1b[{up}A" if up else "")
             out.append(f"\r\x1b[{column}C" if column else "\r")
@@ -6708,6 +6921,7 @@ class _Screen:
 
     def finish(self, dialog: _Dialog) -> None:
         """Replace the dialog by a short summary that stays in the scrollback."""
+        self._unasked()
         summary = dialog.summary(self.size[0] - 1, self.style.encoded)
         self.writer.write(self._back_to_top() + "\x1b[K\r\n".join(summary) + "\x1b[K\x1b[J\r\n")
         self.writer.flush()
@@ -6717,10 +6931,17 @@ class _Screen:
         """Take the dialog off the screen: its top line cleared, then all
         below it, never the whole screen at once from its corner (which tmux
         copies into its history)."""
+        self._unasked()
         below = "\x1b[B\r\x1b[J\x1b[A" if self.lines > 1 else ""
         self.writer.write(self._back_to_top() + "\x1b[K" + below)
         self.writer.flush()
         self.above = 0
+
+    def _unasked(self) -> None:
+        """Ending while a question about the cursor waits: the old lines stay."""
+        if self.asked is not None:
+            self.asked = None
+            self._leave_old_lines()
 
     def _back_to_top(self) -> str:
         return "\r" + (f"\x1b[{self.above}A" if self.above else "")
@@ -7321,7 +7542,7 @@ legend { font-weight: 600; padding: 0 0.4rem; }
 .option input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0.2rem 0 0; }
 .option .text { flex: 1; min-width: 0; }
 input, textarea { scroll-margin-block: 8rem 2rem; }
-ul.sent { padding-inline-start: 1.4rem; }
+ul.sent { padding-inline-start: 1.4rem; white-space: pre-wrap; }
 .typed div { white-space: pre-wrap; border-inline-start: 3px solid var(--line); padding-inline-start: 0.5rem; }
 details.addnote textarea { color: var(--fg); }
 .badge { color: var(--accent); font-size: 0.9rem; }
@@ -7601,7 +7822,8 @@ class _WebPage(_HttpHandlers):
                 return _WebPage.unknown_link(request)
             else:
                 self.last_seen = time.monotonic()
-                response = handler(self, request) if self.status is None else self._after_the_end(request)
+                response = self._refusal(request) or (
+                    handler(self, request) if self.status is None else self._after_the_end(request))
                 if self.lost:
                     self.lost = False
                     response = self._after_the_end(request)
@@ -7631,6 +7853,25 @@ class _WebPage(_HttpHandlers):
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
         return response
+
+    def _refusal(self, request: _HttpRequest) -> "Optional[_HttpResponse]":
+        """A request no route takes, in the words and the format its client
+        reads (JSON to a client that sends or asks for JSON): a body cut
+        short of its Content-Length (the client closed its side early), or
+        JSON sent to the form's address."""
+        json_client = _speaks_json(request) or request.path in self.json_paths
+        declared = request.header("Content-Length").strip()
+        if declared.isdigit() and len(request.body) < int(declared):
+            words = (f"The request's body was cut off: it holds {len(request.body)} of the {declared} bytes its"
+                     " Content-Length gives. Nothing was taken from it: send it again, whole.")
+            if json_client:
+                return _HttpResponse.json(400, {"error": words})
+            return _HttpResponse.html(400, f"{self._head()}<h1>Your answers did not arrive whole</h1><p>{words}"
+                                           " Go back to the page and send them again.</p></main></body></html>")
+        if json_client and request.method == "POST" and request.path == "/":
+            return _HttpResponse.json(400, {"error": "This address takes the page's form. Send answers as JSON to"
+                                                     " POST /answers (a dismissal to POST /dismiss)."})
+        return None
 
     def _token_matches(self, request: _HttpRequest) -> bool:
         """Whether the request shows the token: in the query, a form field or a Bearer header."""
@@ -7899,7 +8140,7 @@ class _WebPage(_HttpHandlers):
             said = "These answers were sent, from this page or from another window or device."
         else:
             said = words.sent
-        return f"{self._head()}<h1>{words.ended}</h1><p>{said} You can close this page.</p>{self._sent_list()}</main></body></html>"
+        return f"{self._head()}<h1>{words.heading(bool(self.answers))}</h1><p>{said} You can close this page.</p>{self._sent_list()}</main></body></html>"
 
     def _sent_list(self) -> str:
         if not self.answers:
@@ -7933,6 +8174,13 @@ def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") 
 
 
 _HIDDEN = "(hidden)"  # a secret, wherever the page would show it or send it back
+
+
+def _speaks_json(request: _HttpRequest) -> bool:
+    """Whether a client sends JSON or asks for it rather than a page."""
+    accepts = request.header("Accept")
+    return (request.header("Content-Type").split(";")[0].strip().lower() == "application/json"
+            or "application/json" in accepts and "text/html" not in accepts)
 
 
 def _hidden_secrets(items: "List[QuestionItem]", answers: "List[Any]") -> "List[Any]":
@@ -8248,20 +8496,19 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     """One answer as sent, each text isolated in its own direction, so a
     Hebrew question never reorders an English answer or note; a number
     with its unit, as the model reads it."""
-    if item.unit is not None and answer is not None and answer.answer is not None:
-        answer = _with_unit(answer, item.unit)
     if answer is not None and _gives_answer(answer):
-        parts = [_isolated(_visible(label)) for label in answer.selected or ()]
-        parts += [] if answer.answer is None else [_isolated(_HIDDEN if item.secret else _quoted(answer.answer))]
+        read = _as_read(item, answer)
+        parts = [_isolated(_visible(label)) for label in read.selected or ()]
+        parts += [] if read.answer is None else [_isolated(_HIDDEN if item.secret else _said(read.answer, True))]
         shown = ", ".join(parts)
     elif answer is not None and answer.unanswered in _STATES and _STATES[answer.unanswered].settles:
         shown = _isolated(f"({_STATES[answer.unanswered].label})")
     else:  # what the review says of a question without an answer: skipped, or with a note alone, not answered
         said = None if answer is None or answer.unanswered is None else dataclasses.replace(answer, note=None)
-        shown = _isolated(_shown_answer(said))
+        shown = _isolated(_shown_answer(item, said))
     row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
-        row += f"; note: {_isolated(_quoted(answer.note))}"
+        row += f"; note: {_isolated(_said(answer.note, True))}"
     return row + "</li>"
 
 
@@ -8779,7 +9026,7 @@ def _view_sent(outcome: QuestionOutput) -> str:
     by_id = {answer.id: answer for answer in outcome.answers}
     rows = "".join(_sent_row(item, by_id.get(item.id)) for item in outcome.questions)
     said = words.sent if outcome.answers else "Nothing went with it: no question had an answer."
-    return f"<h1>{words.ended}</h1><p>{said}</p><ul class=\"sent\">{rows}</ul>"
+    return f"<h1>{words.heading(bool(outcome.answers))}</h1><p>{said}</p><ul class=\"sent\">{rows}</ul>"
 
 
 # What the person did in the view, by the action its button names: the
@@ -10019,7 +10266,7 @@ class _AskBoard:
             if ask.announced:
                 return
             ask.announced = True
-        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends)
+        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends, ask.owner.client)
 
     def sweep(self) -> None:
         """Time out the asks whose time has passed; drop those ended long ago
@@ -10143,14 +10390,30 @@ _NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wa
 
 
 class _Notice:
-    """One ask's notification: what its command reads, how to tell that the
-    ask is still open, and whether a failure was logged for it already."""
+    """One ask's notification: what it tells of (the ask, its page, the
+    client that asked), how to tell that the ask is still open, how long it
+    has waited, and whether a failure was logged for it already."""
 
-    __slots__ = ("environment", "failed", "still_open", "text")
+    __slots__ = ("ask_id", "client", "failed", "opened", "output", "runs", "still_open", "url")
 
-    def __init__(self, text: str, environment: "Dict[str, str]", still_open: "Callable[[], bool]") -> None:
-        self.text, self.environment, self.still_open = text, environment, still_open
+    def __init__(self, ask_id: str, output: QuestionOutput, url: "Optional[str]", still_open: "Callable[[], bool]",
+                 client: str = "") -> None:
+        self.ask_id, self.output, self.url, self.client, self.still_open = ask_id, output, url, client, still_open
+        self.opened = time.monotonic()
+        self.runs = 0  # how many times the command ran for it: from the second on, a reminder
         self.failed = False
+
+    def waited(self) -> "Optional[float]":
+        """How long the ask has waited, when this run is a reminder."""
+        return time.monotonic() - self.opened if self.runs else None
+
+    def text(self) -> str:
+        return _Notifier.message(self.output, self.url, self.client, self.waited())
+
+    def environment(self) -> "Dict[str, str]":
+        waited = self.waited()
+        return {**_Notifier.environment(self.ask_id, self.output, self.url),
+                "ASKQ_REMINDER": str(self.runs), "ASKQ_WAITED": str(int(waited or 0))}
 
 
 class _Notifier:
@@ -10159,27 +10422,38 @@ class _Notifier:
     nothing.  Never in the caller's way: every run, the first and the
     reminders of every ask, waits in time order on one heap, for a few
     threads that run each when it is due (a burst of asks waits its turn).
-    A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS)
-    is logged once per ask, and changes nothing."""
+    A command that cannot run, fails or hangs (killed after _NOTIFY_SECONDS,
+    with every process it started) is logged once per ask, and changes
+    nothing."""
 
     @staticmethod
     def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
         """What the command's environment adds to this process's: the ask as
-        JSON, its first question's text and the page's URL (empty without one)."""
+        JSON, its first question's text and the page's URL (empty without one);
+        a notice adds which run it is (0 the first, then each reminder's
+        number) and the seconds the ask has waited."""
         ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
         return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
                 "ASKQ_URL": url or ""}
 
     @staticmethod
-    def message(output: QuestionOutput, url: "Optional[str]") -> str:
-        """The message a person reads: the batch's title, each question with its
-        options (the recommended one badged), and where to answer them."""
-        blocks = [] if output.title is None else [_visible(output.title)]
+    def message(output: QuestionOutput, url: "Optional[str]", client: str = "", waited: "Optional[float]" = None) -> str:
+        """The message a person reads: that an assistant waits on them (a
+        reminder says so, and for how long), the batch's title, each question
+        with its options (the recommended one badged) or the number it takes,
+        and where to answer them: the page, else the client that asked."""
+        head = ("An assistant is waiting for your answers." if waited is None
+                else f"Reminder: an assistant has waited {_waited_words(waited)} for your answers.")
+        blocks = [head if output.title is None else f"{head}\n{_visible(output.title)}"]
         for item in output.questions:
-            options = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
-            blocks.append("\n".join([_visible(item.question), *options]))
+            lines = [f"  - {_visible(_badged(item, option))}" for option in item.options or ()]
+            if item.question_type is QuestionType.NUMBER:
+                lines.append(f"  {_number_words(item)}.")
+            blocks.append("\n".join([_visible(item.question), *lines]))
         if url is not None:
             blocks.append(f"Answer the questions at {url}")
+        else:
+            blocks.append("Answer them where the assistant asked you" + (f", in {_visible(client)}." if client else "."))
         return "\n\n".join(blocks) + "\n"
 
     def __init__(self, command: str, remind_minutes: "Optional[float]", log: "Callable[[str], None]") -> None:
@@ -10196,11 +10470,11 @@ class _Notifier:
         self.idle = 0  # workers waiting for a notice to be due
 
     def announce(self, ask_id: str, output: QuestionOutput, url: "Optional[str]",
-                 still_open: "Callable[[], bool]") -> None:
-        """Tell the person of an ask now, and remind them while ``still_open()``."""
+                 still_open: "Callable[[], bool]", client: str = "") -> None:
+        """Tell the person of an ask now, and remind them while ``still_open()``;
+        ``client`` names the client that shows the questions when no page does."""
         if self.argv:
-            notice = _Notice(_Notifier.message(output, url), _Notifier.environment(ask_id, output, url), still_open)
-            self._schedule(notice, time.monotonic())
+            self._schedule(_Notice(ask_id, output, url, still_open, client), time.monotonic())
 
     def _schedule(self, notice: _Notice, when: float) -> None:
         import heapq
@@ -10221,6 +10495,7 @@ class _Notifier:
             if not notice.still_open():
                 continue  # ended meanwhile: nothing to tell, nothing to remind of
             problem = self._problem(notice)
+            notice.runs += 1
             if problem is not None and not notice.failed:
                 notice.failed = True
                 self.log(f"--notify: {problem}; the ask goes on (said once for each ask)")
@@ -10247,17 +10522,51 @@ class _Notifier:
 
         name = self.argv[0]
         try:  # its output is not ours to pass on: over stdio, standard output is the client's
-            done = subprocess.run(self.argv, input=notice.text.encode("utf-8"), env={**os.environ, **notice.environment},
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=_NOTIFY_SECONDS, check=False)
-        except subprocess.TimeoutExpired:
-            return f"{name} ran past {_NOTIFY_SECONDS:g} s and was killed"
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       env={**os.environ, **notice.environment()}, start_new_session=True)
         except (OSError, ValueError, subprocess.SubprocessError) as err:
             return f"{name} could not be run: {getattr(err, 'strerror', None) or err}"
-        if done.returncode == 0:
+        try:
+            said = process.communicate(notice.text().encode("utf-8"), timeout=_NOTIFY_SECONDS)[1]
+        except subprocess.TimeoutExpired:
+            _end_group(process)
+            return f"{name} ran past {_NOTIFY_SECONDS:g} s and was killed"
+        if process.returncode == 0:
             return None
-        said = done.stderr.decode("utf-8", "replace").split("\n")
-        last = next((line.strip() for line in reversed(said) if line.strip()), "")
-        return f"{name} exited with status {done.returncode}" + (f" ({_clipped(_visible(last), _NOTIFY_SAID_CELLS)})" if last else "")
+        lines = said.decode("utf-8", "replace").split("\n")
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        return f"{name} exited with status {process.returncode}" + (f" ({_clipped(_visible(last), _NOTIFY_SAID_CELLS)})" if last else "")
+
+
+def _end_group(process: Any) -> None:
+    """End a command that ran past its time, with every process it started:
+    it leads a session of its own, so its group is all of them."""
+    import signal
+    import subprocess
+
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except OSError:
+        pass  # it ended meanwhile
+    try:
+        process.communicate(timeout=_NOTIFY_SECONDS)  # reaped, its pipes closed
+    except subprocess.TimeoutExpired:  # a process that left its group holds the pipe: stop reading
+        for stream in (process.stdin, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _waited_words(seconds: float) -> str:
+    """How long a question has waited, for a person: "12 minutes", "2 hours 5 minutes"."""
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "less than a minute"
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{count} {unit}{'s' if count != 1 else ''}" for count, unit in ((hours, "hour"), (minutes, "minute")) if count]
+    return " ".join(parts)
 
 
 # ===========================================================================
@@ -11945,6 +12254,9 @@ def _with_assumed(output: QuestionOutput) -> "List[AnswerItem]":
 
 
 def _run_serve(args: Any) -> int:
+    if args.token is not None and not args.http:
+        raise _UsageError("askq.py serve: --token is the bearer token of MCP over HTTP: give --http too,"
+                          " or leave --token out (over stdio, the client that starts askq is the only one).")
     log = _logger("askq serve")
     notifier = _notifier(args, log)
     store = _store_of(args, "serve", log)

@@ -3213,6 +3213,33 @@ class NumberAnswerTests(unittest.TestCase):
         self.assertEqual(self.answer("1,5", hundred), "1.5")  # not three digits after it: a decimal comma
         self.assertEqual(self.answer("1,0001", hundred), "1.0001")
 
+    def test_a_point_before_three_digits_is_read_the_one_way_the_question_takes(self) -> None:
+        # a whole-number question takes no fraction, so "1.000" there is one thousand, never silently one
+        whole = askq.ask({"questions": [{"id": "n", "question": "Rows?", "type": "integer", "max": 1000000}]})
+        for typed, kept in (("1.000", "1000"), ("12.500", "12500"), ("-1.000", "-1000"), ("1.000.000", None)):
+            with self.subTest(typed=typed):
+                if kept is None:
+                    self.assertEqual(self.refused(typed, whole).reason, "not_a_number")
+                else:
+                    self.assertEqual(self.answer(typed, whole), kept)
+        self.assertEqual(self.answer("1.000", number_output()), "1")  # one thousand is out of its range
+        at_least = askq.ask({"questions": [{"id": "n", "question": "Size?", "kind": "number", "min": 10}]})
+        self.assertEqual(self.answer("1.000", at_least), "1000")  # one is out of its range
+        free = askq.ask({"questions": [{"id": "n", "question": "Factor?", "kind": "number"}]})
+        for typed in ("1.000", "12.500", "−1.000"):
+            with self.subTest(typed=typed):
+                err = self.refused(typed, free)  # both readings are numbers it takes
+                self.assertEqual(err.reason, "not_a_number")
+                self.assertIn("its point as a thousands separator or as a decimal point: type it without the point", str(err))
+        self.assertEqual(self.answer("0.500", free), "0.5")  # no group of thousands starts with a zero
+        self.assertEqual(self.answer("1.0000", free), "1")
+
+    def test_the_typographic_minus_is_a_minus(self) -> None:
+        free = askq.ask({"questions": [{"id": "n", "question": "Offset?", "kind": "number", "unit": "°C"}]})
+        for typed in ("\u22125", "\u22125 °C", " \u22122,5 "):
+            with self.subTest(typed=typed):
+                self.assertEqual(self.answer(typed, free), "-2.5" if "2,5" in typed else "-5")
+
     def test_what_is_not_one_number(self) -> None:
         for typed in ("many", "8 MB", "1,000.5", "1.2.3", "0x10", "٣", "8 8", "1e400", "nan", "inf", "--1", "GB", "1_0"):
             with self.subTest(typed=typed):
@@ -3655,6 +3682,27 @@ class OutcomeTests(unittest.TestCase):
         bad = QuestionOutput([None], [])  # type: ignore[list-item]
         with self.assertRaises(QuestionError):
             bad.to_dict()
+
+
+    def test_a_dismissal_after_every_answer_speaks_of_no_rest(self) -> None:
+        output = example_output()
+        answers = askq.collect_answers(output, {"q0": "SQLite", "q1": ["Lint"], "q2": "svc"})
+        for status, first in (("declined", "The user answered every one of your questions, then dismissed them"),
+                              ("timed_out", "The user answered every one of your questions but did not send them in time")):
+            with self.subTest(status=status):
+                text = askq.result_text(self.output(status, answers))
+                self.assertTrue(text.startswith(first), text)
+                self.assertNotIn("the rest", text)
+                self.assertNotIn("unanswered questions", text)
+        state = dialog(example_output(), "1" + ENTER + "1" + ENTER + "svc" + ENTER + ESC)  # all ticked on the review
+        status, kept = outcome(state)
+        self.assertEqual(status, "declined")
+        self.assertIn("answered every one of your questions, then dismissed", askq.result_text(self.output(status, kept)))
+        some = askq.result_text(self.output("declined", answers[:1]))
+        self.assertTrue(some.startswith("The user answered some of your questions and dismissed the rest."), some)
+        left = askq.collect_answers(output, [AnswerItem("q0", "SQLite"), AnswerItem("q1", unanswered="you_decide"),
+                                             AnswerItem("q2", "svc")], partial=True)
+        self.assertIn("answered every one", askq.result_text(self.output("declined", left)))  # leaving one is a word too
 
 
 class ResultTextTests(unittest.TestCase):
@@ -4556,6 +4604,17 @@ class PromptTests(unittest.TestCase):
         self.assertIn("That is not a number: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
         self.assertIn("That is out of range: it takes one number from 1 to 64 GB in steps of 0.5.", screen)
 
+    def test_a_line_of_invisible_characters_alone_is_an_empty_line(self) -> None:
+        for blank in ("\u200b", "\u2060", "\ufeff", " \u200b\ufeff "):
+            with self.subTest(blank=blank):
+                output, screen = drive(askq.ask({"questions": ["Name?"]}), blank + "\nsvc\n")
+                self.assertEqual((output.status, output.answers), ("answered", [AnswerItem("q0", "svc")]))
+                self.assertIn("needs an answer", screen)
+                output, _ = drive(example_output(), "3\n" + blank + "\n1\n1\n\n")  # the row for typing too
+                self.assertEqual(output.answers[0], AnswerItem("q0", None, ["PostgreSQL"]))
+                output, _ = drive(askq.ask({"questions": ["Name?"]}), f"note: {blank}\nsvc\n")
+                self.assertEqual(output.answers, [AnswerItem("q0", "svc")])  # an invisible note is no note
+
     def test_a_line_longer_than_max_text_is_refused_and_asked_again(self) -> None:
         long = "x" * (askq.MAX_TEXT + 1)
         output, screen = drive(askq.ask({"questions": ["Name?"]}), long + "\nshort\n")
@@ -4900,6 +4959,13 @@ class KeyParsingTests(unittest.TestCase):
                          ["up", "down", "right", "left", "home", "end", "delete", "shift-tab", "up", "right", "end"])
         self.assertEqual(rest, "")
 
+    def test_the_terminals_report_of_its_cursor_is_no_key(self) -> None:
+        keys, rest = askq._parse_keys("x\x1b[12;31Ry\x1b[12;3", final=False)
+        self.assertEqual((keys, rest), ([("text", "x"), ("position", "12;31"), ("text", "y")], "\x1b[12;3"))
+        state = dialog(example_output(), "")
+        screen = askq._Screen(io.StringIO())
+        self.assertEqual(screen._reports_taken([("position", "1;1"), ("down", "")], state), [("down", "")])
+
     def test_controls_and_text(self) -> None:
         keys, _ = askq._parse_keys("ab\r\n\t\x7f\x08\x03\x04\x15\x01\x05\x02é", final=False)
         self.assertEqual(keys, [("text", "a"), ("text", "b"), ("enter", ""), ("tab", ""), ("backspace", ""), ("backspace", ""),
@@ -5218,6 +5284,27 @@ class DialogStateTests(unittest.TestCase):
         with refusing_bad():  # any refusal of typed text is shown, in the person's words
             state = dialog(askq.ask({"questions": ["Name?"]}), "bad" + ENTER)
             self.assertIn("> bad\n This answer could not be read.", frame_text(state))
+
+    def test_the_review_and_summary_show_a_number_as_the_model_reads_it(self) -> None:
+        call = {"questions": [{"header": "Heat", "question": "Warmest?", "kind": "number", "unit": "°C"},
+                              {"header": "Disk", "question": "Disk size?", "type": "integer", "unit": "GB", "max": 100000},
+                              {"header": "Name", "question": "Name?"}]}
+        state = dialog(call, "5,5" + ENTER + "12.000" + ENTER + 'Deno 2 "with" npm' + ENTER)
+        review = frame_text(state, 60)
+        self.assertIn('Heat: "5.5 °C"', review)
+        self.assertIn('Disk: "12000 GB"', review)  # a whole number: the point groups thousands
+        self.assertIn('Name: "Deno 2 "with" npm"', review)  # as typed, never JSON escapes
+        state.feed([("enter", "")])
+        self.assertEqual(state.summary(60)[1:], ['  Heat: "5.5 °C"', '  Disk: "12000 GB"', '  Name: "Deno 2 "with" npm"'])
+        self.assertEqual(outcome(state)[1][:2], [AnswerItem("q0", "5.5"), AnswerItem("q1", "12000")])
+
+    def test_invisible_characters_alone_are_no_answer(self) -> None:
+        for blank in ("\u200b", "\u2060", "\ufeff"):
+            with self.subTest(blank=blank):
+                state = dialog(askq.ask({"questions": ["Name?"]}), blank + ENTER)
+                self.assertEqual((state.status, state.answers(), state.notice), (None, [], "This question needs an answer."))
+                state = dialog(example_output(), DOWN + DOWN + blank + ENTER)  # the row for typing
+                self.assertEqual((state.tab, state.answers()), (0, []))
 
     def test_a_default_prefills_the_entry_and_answers_only_when_confirmed(self) -> None:
         questions = number_question(defaultValue=8)
@@ -5541,34 +5628,82 @@ class DialogDrawingTests(unittest.TestCase):
             "\x1b[0A", ""))
 
     def test_a_resize_never_clears_what_is_above_the_dialog(self) -> None:
+        for size in ((120, 30), (80, 10), (40, 24), (60, 24)):
+            with self.subTest(size=size):
+                screen, writer, state, sizes = self.drawn_screen()
+                above, widths = screen.above, list(screen.widths)
+                sizes[0] = size
+                self.assertTrue(screen.resized())
+                if max(widths) < size[0]:  # no line was rewrapped: the frame is drawn over itself
+                    screen.draw(state)
+                    self.assertTrue(writer.getvalue().startswith("\r" + (f"\x1b[{above}A" if above else "")))
+                    continue
+                self.assertEqual(writer.getvalue(), "\x1b[6n")  # where did the cursor go?
+                screen.draw(state)
+                self.assertEqual(writer.getvalue(), "\x1b[6n")  # nothing drawn before the answer
+                # no answer in time: the old lines stay, the new frame starts below them
+                with mock.patch.object(askq, "_POSITION_WAIT", 0):
+                    screen._settle()
+                screen.draw(state)
+                self.assertRegex(writer.getvalue()[4:], r"^(\r\x1b\[\d+B)?\r\n\r(?!\x1b\[\d+A)")
+                self.assertNotIn("\x1b[H", writer.getvalue())
+
+    def test_a_resize_finds_the_old_frame_where_the_terminal_says_its_cursor_went(self) -> None:
+        for size, moved in (((40, 24), "rewrapped"), ((40, 24), "cut"), ((40, 24), "elsewhere"), ((90, 24), "no line")):
+            with self.subTest(size=size, moved=moved):
+                screen, writer, state, sizes = self.drawn_screen(TAB + TAB + "a" * 60)
+                above, widths, column = screen.above, list(screen.widths), screen.column
+                self.assertGreaterEqual(column, 60)  # the caret, at the end of a long line being typed
+                sizes[0] = size
+                screen.resized()
+                columns = size[0]
+                rows_above = sum(max(1, -(-width // columns)) for width in widths[:above]) + column // columns
+                at = {"rewrapped": column % columns, "cut": columns - 1, "elsewhere": 3}.get(moved, 0) + 1
+                writer.seek(0)
+                writer.truncate()
+                screen.placed(f"7;{at}")
+                screen.draw(state)
+                drawn = writer.getvalue()
+                if moved == "rewrapped":  # up to the old frame's top, as the terminal rewrapped it
+                    self.assertTrue(drawn.startswith(f"\r\x1b[{rows_above}A"), drawn[:20])
+                    self.assertGreater(rows_above, above)
+                elif moved == "cut":  # its lines cut in place: as high as before
+                    self.assertTrue(drawn.startswith(f"\r\x1b[{above}A"), drawn[:20])
+                elif moved == "elsewhere":  # no way to know: the old lines stay
+                    self.assertRegex(drawn, r"^(\r\x1b\[\d+B)?\r\n\r(?!\x1b\[\d+A)")
+                else:  # nothing was asked: a late report changes nothing
+                    self.assertTrue(drawn.startswith(f"\r\x1b[{above}A"), drawn[:20])
+
+    def test_a_short_screen_draws_a_refusal_in_fewer_words_beside_its_entry(self) -> None:
+        state = dialog(number_question(), "abc" + ENTER + "\x0e" + "a note" + ENTER)
+        state.countdown = 7
+        frame = askq._Painter(20, askq._Style(False, True)).paint(state)
+        self.assertIn(" That is not a", frame.lines)  # in full where there is room
+        lines, _, _ = frame.cut(6)
+        self.assertEqual(lines[2:4], [" > abc", " Not a number."])  # the entry and the refusal's gist, not its first words
+        lines, _, _ = askq._Painter(30, askq._Style(False, True)).paint(state).cut(7)
+        self.assertIn(" That is not a number.", lines)
+
+    def test_a_filter_that_holds_no_row_says_so_within_the_width(self) -> None:
+        many = askq.ask({"questions": [{"question": "Which?", "options": [f"Option {n}" for n in range(12)]}]})
+        lines = askq._Painter(20, askq._Style(False, True)).paint(dialog(many, "/zzz")).lines
+        self.assertIn(" No row holds that", lines)
+        self.assertTrue(all(askq._cells(line) <= 20 for line in lines), lines)
+
+    def drawn_screen(self, typed: str = DOWN) -> Any:
         writer = io.StringIO()
         screen = askq._Screen(writer)
         sizes = [(80, 24)]
-        with mock.patch.object(screen, "_size", lambda: sizes[0]):
-            screen.size = sizes[0]
-            state = dialog(example_output(), DOWN)
-            screen.draw(state)
-            widest = max(screen.widths)
-            self.assertGreater(widest, 40)
-            kinds = set()
-            for size in ((120, 30), (80, 10), (40, 24), (60, 24), (80, 24)):
-                writer.seek(0)
-                writer.truncate()
-                sizes[0] = size
-                above = screen.above
-                in_place = max(screen.widths) < size[0]
-                kinds.add(in_place)
-                self.assertTrue(screen.resized())
-                screen.draw(state)
-                drawn = writer.getvalue()
-                with self.subTest(size=size):
-                    self.assertNotIn("\x1b[H", drawn)
-                    if in_place:  # no line was rewrapped: the frame is drawn over itself
-                        self.assertTrue(drawn.startswith("\r" + (f"\x1b[{above}A" if above else "")), drawn[:20])
-                    else:  # lines were rewrapped: the old ones stay, the new frame starts below them
-                        self.assertRegex(drawn, r"^\r\x1b\[\d+B\r\n\r(?!\x1b\[\d+A)")
-            self.assertFalse(screen.resized())
-            self.assertEqual(kinds, {True, False})  # both ways were seen
+        patcher = mock.patch.object(screen, "_size", lambda: sizes[0])
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        screen.size = sizes[0]
+        state = dialog(example_output(), typed)
+        screen.draw(state)
+        self.assertGreater(max(screen.widths), 40)
+        writer.seek(0)
+        writer.truncate()
+        return screen, writer, state, sizes
 
     def test_after_a_stop_the_frame_starts_afresh_at_the_size_of_now(self) -> None:
         writer = io.StringIO()
@@ -5679,6 +5814,12 @@ FUZZ_KEY_BYTES = [UP, DOWN, LEFT, RIGHT, HOME, END, DELETE, SHIFT_TAB, TAB, ENTE
                   "\x1b[200~pasted 12\r\x1b[B\x1b[201~"]
 
 
+def fuzz_size(rng: Any) -> Tuple[int, int]:
+    """A terminal's size from 20x6 to 200x60, its corners and edges often."""
+    width = rng.choice([20, 21, 24, 30, 200, rng.randint(20, 200)])
+    return width, rng.choice([6, 7, 8, 60, rng.randint(6, 60)])
+
+
 class DialogFuzzTests(unittest.TestCase):
     """Random keys at random sizes: whatever a person does, the dialog neither raises nor overflows."""
 
@@ -5695,9 +5836,11 @@ class DialogFuzzTests(unittest.TestCase):
             clock = [0.0]
             state.clock = lambda clock=clock: clock[0]
             style = askq._Style(rng.random() < 0.5, rng.random() < 0.5, rng.choice(["latin-1", "ascii", None]))
-            width, height = rng.randint(20, 200), rng.randint(6, 60)
+            width, height = fuzz_size(rng)
             state.countdown = rng.choice([None, None, 7, 60])  # the timeout's last minute, drawn too
             for _ in range(rng.randint(1, 40)):
+                if rng.random() < 0.1:  # the terminal resized between two keys
+                    width, height = fuzz_size(rng)
                 key = rng.choice(DIALOG_KEYS) if rng.random() < 0.8 else ("text", rng.choice("0123456789abc"))
                 clock[0] += rng.choice([0.1, 0.5, 1.5])  # digits close together, and apart
                 if rng.random() < 0.1:  # a note opened, and abandoned or left with Esc
@@ -5750,13 +5893,13 @@ class DialogFuzzTests(unittest.TestCase):
         state = askq._Dialog(rng.choice(dialog_payloads()).questions)
         terminal, writer = Terminal(), io.StringIO()
         screen = askq._Screen(writer)
-        sizes = [(rng.randint(20, 200), rng.randint(6, 60))]
+        sizes = [fuzz_size(rng)]
         batches = [[rng.choice(DIALOG_KEYS) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 20))]
         delivered: List[List[Any]] = []
 
         def read(wait: float) -> List[Any]:
             if rng.random() < 0.2:
-                sizes[0] = (rng.randint(20, 200), rng.randint(6, 60))
+                sizes[0] = fuzz_size(rng)
             if rng.random() < 0.1:
                 terminal.continued = True  # a SIGCONT after a stop the dialog never saw
             delivered.append(batches.pop() if batches else [("ctrl-c", "")])
@@ -5782,9 +5925,14 @@ class DialogFuzzTests(unittest.TestCase):
         if caret is not None:
             self.assertLess(caret[0], len(lines), case)
         if state.view == 0 and state.status is None:  # every height from 6: the row, the tab, how to dismiss
-            self.assertIn(frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)], lines, case)
+            # the row's line, or its start where a short screen drew its wrapped label in one line
+            want = SGR.sub("", frame.lines[max(frame.caret[0] if frame.caret else 0, frame.focus)]).rstrip()
+            self.assertTrue(any(SGR.sub("", line).startswith(want[: max(1, len(want) - 1)]) for line in lines),
+                            (case, want, lines))
             self.assertIn(frame.lines[frame.tab_line], lines, case)
             self.assertTrue(any(" dismiss" in SGR.sub("", line) for line in lines[1:]), case)
+            if state.tab == state.review_tab:  # how to send, as well as how to dismiss
+                self.assertTrue(any("Enter submit" in SGR.sub("", line) for line in lines[1:]), (case, lines))
         for line in state.summary(width):
             self.assertLessEqual(askq._cells(line), max(width, 20), (case, line))
 
@@ -5797,6 +5945,119 @@ class DialogFuzzTests(unittest.TestCase):
         self.assertEqual(len(checked), len(answers), case)
         if status == "answered":
             askq.collect_answers(state.items, answers)
+
+
+LONG_CALL = {"questions": [
+    {"header": "Deploy", "question": "Which deployment strategy should the release pipeline use for the billing service,"
+     " given that the database migrations are not backward compatible and the on-call rotation is thin this week?",
+     "purpose": "The rollout plan, the runbook and the alert thresholds depend on it; a wrong choice means a long night"
+     " for whoever is on call.",
+     "options": [{"label": "Blue-green", "description": "Two full environments, switch traffic at once; needs double capacity"},
+                 {"label": "Canary", "description": "Five percent of traffic first, then the rest after thirty clean minutes"},
+                 {"label": "Rolling", "description": "One node at a time; the old and new versions serve together for a while"}]},
+    {"header": "Name", "question": "What should the service be called?"}]}
+
+
+@unittest.skipUnless(os.name == "posix" and shutil.which("tmux") and CAN_SPAWN, "needs tmux")
+class DialogTmuxTests(unittest.TestCase):
+    """The CLI's dialog in a real terminal (tmux: it draws the screen, and
+    rewraps it on a resize as most terminals do), at the sizes a person tried;
+    what the screen shows is read back, and the terminal's mode is the same
+    before and after."""
+
+    def open(self, columns: int, rows: int, call: Any = EXAMPLE, before: str = "") -> None:
+        import shlex
+
+        self.folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        path = call if isinstance(call, str) else write_temp(self, json.dumps(call))
+        self.socket = f"askq-{os.getpid()}-{id(self)}-{len(self.folder)}-{os.path.basename(self.folder)}"
+        script = (f"{before}stty -g > before; {shlex.join(askq_command('ask', path))} > out; echo $? > rc;"
+                  " stty -g > after; touch done; sleep 60")
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), "-c", self.folder, "sh", "-c", script)
+        self.addCleanup(self.tmux, "kill-server", socket=self.socket)  # this server's, whichever opened last
+        self.wait_for("dismiss")
+
+    def tmux(self, *args: str, socket: str = "") -> str:
+        done = subprocess.run(["tmux", "-L", socket or self.socket, "-f", "/dev/null", *args], capture_output=True, text=True,
+                              timeout=20, check=False, env=dict(os.environ, TERM="xterm-256color"))
+        return done.stdout
+
+    def pane(self) -> List[str]:
+        return [line.rstrip() for line in self.tmux("capture-pane", "-p", "-t", "t").splitlines()]
+
+    def wait_for(self, text: str, seconds: float = 15) -> List[str]:
+        deadline = time.monotonic() + seconds
+        while True:
+            lines = self.pane()
+            if any(text in line for line in lines):
+                time.sleep(0.2)  # the rest of the frame
+                return self.pane()
+            self.assertLess(time.monotonic(), deadline, f"{text!r} never shown: {lines}")
+            time.sleep(0.05)
+
+    def press(self, *keys: str) -> None:
+        for key in keys:
+            literal = ["-l"] if key not in ("Enter", "Escape", "Down", "Up", "End", "PgDn", "Space", "Tab") else []
+            self.tmux("send-keys", "-t", "t", *literal, key)
+            time.sleep(0.15)
+
+    def outcome(self) -> Dict[str, Any]:
+        deadline = time.monotonic() + 15
+        while not os.path.exists(os.path.join(self.folder, "done")):
+            self.assertLess(time.monotonic(), deadline, f"the dialog did not end: {self.pane()}")
+            time.sleep(0.05)
+        with open(os.path.join(self.folder, "before")) as before, open(os.path.join(self.folder, "after")) as after:
+            self.assertEqual(before.read(), after.read(), "stty -g differs after the dialog")
+        with open(os.path.join(self.folder, "out")) as out:
+            return dict(json.load(out))
+
+    def test_the_review_scrolls_to_its_last_answer_and_says_enter_submits(self) -> None:
+        for columns, rows in ((20, 6), (20, 7), (24, 8)):
+            with self.subTest(columns=columns, rows=rows):
+                self.open(columns, rows)
+                self.press("Enter", "Space", "Enter", "name-x", "Enter")
+                lines = self.wait_for("Enter submit")
+                self.assertTrue(any("Esc dismiss" in line for line in lines), lines)
+                self.press("End")
+                self.assertTrue(any('Name: "name-x"' in line for line in self.wait_for("name-x")))
+                self.press("Enter")
+                self.assertEqual(self.outcome()["status"], "answered")
+
+    def test_a_number_refusal_is_never_cut_mid_sentence(self) -> None:
+        call = {"questions": [{"question": "How much memory per node?", "kind": "number", "min": 1, "max": 64,
+                               "step": 0.5, "unit": "GB"}, "Name?"]}
+        for columns in (20, 30):
+            with self.subTest(columns=columns):
+                self.open(columns, 6, call)
+                self.press("100", "Enter")
+                lines = self.wait_for("range")
+                said = [line.strip() for line in lines if "range" in line]
+                self.assertTrue(said and all(line.endswith(".") for line in said), lines)
+                self.press("Escape")
+                self.assertEqual(self.outcome()["status"], "declined")
+
+    def test_the_row_being_typed_shows_the_start_of_its_label(self) -> None:
+        for columns in (20, 30):
+            with self.subTest(columns=columns):
+                self.open(columns, 6)
+                self.press("Down", "Down", "x")
+                lines = self.wait_for("3. Personali")
+                self.assertTrue(any(line.lstrip().startswith(("\u276f (\u25cf) 3. Personali", "> (*) 3. Personali"))
+                                    for line in lines), lines)
+                self.press("Escape")
+                self.assertEqual(self.outcome()["answers"], [{"id": "q0", "answer": "x", "selected": None}])
+
+    def test_a_resize_that_rewraps_the_dialog_leaves_none_of_it_above_the_summary(self) -> None:
+        self.open(120, 40, LONG_CALL, before="echo line-above; ")
+        self.tmux("resize-window", "-t", "t", "-x", "30", "-y", "12")
+        time.sleep(1.5)  # the terminal asked where its cursor went, and the frame drawn again
+        self.wait_for("dismiss")
+        self.press("Escape")
+        lines = self.wait_for("askq: Dismissed")
+        top = next(at for at, line in enumerate(lines) if "askq: Dismissed" in line)
+        self.assertEqual([line for line in lines[:top] if line not in ("", "line-above")], [], lines)
+        self.assertEqual(self.outcome()["status"], "declined")
 
 
 @unittest.skipUnless(pty is not None and CAN_SPAWN, "needs the pty module and subprocesses")
@@ -6678,8 +6939,79 @@ class WebRequestTests(unittest.TestCase):
         page.expire_if_idle(5)
         html = self.get_form(page)
         self.assertIn("Time ran out; what you had answered was sent.", html)
+        self.assertIn("<h1>Time ran out</h1>", html)  # never "No answer in time" above answers that were sent
         self.assertIn("<li><bdi>Database</bdi>: <bdi>SQLite</bdi></li>", html)
         self.assertIn("<li><bdi>Name</bdi>: <bdi>(not answered)</bdi></li>", html)
+
+    def test_invisible_characters_alone_do_not_answer_on_the_page(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        status, _, body = self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": "\u200b\u2060\ufeff",
+                                                "action": "submit"})
+        self.assertEqual((status, page.status), (400, None))
+        self.assertIn("This question needs an answer.", body.decode())
+
+    def test_a_body_cut_short_of_its_length_is_refused_in_the_clients_own_format(self) -> None:
+        body = json.dumps({"q0": "SQLite", "q1": "Lint", "q2": "svc"}).encode()
+        said = f"The request's body was cut off: it holds {len(body)} of the {len(body) + 40} bytes its Content-Length gives."
+        for path, kind, accept in (("/", "application/json", "*/*"), ("/answers", "application/json", "*/*"),
+                                   ("/", "application/x-www-form-urlencoded", "application/json"),
+                                   ("/", "application/x-www-form-urlencoded", "text/html,*/*")):
+            with self.subTest(path=path, kind=kind, accept=accept):
+                page = askq._WebPage(askq.ask(WEB_CALL).questions)
+                headers = {"Host": "localhost", "Content-Type": kind, "Accept": accept,
+                           "Content-Length": str(len(body) + 40), "Authorization": f"Bearer {page.token}"}
+                status, reply_kind, reply = page_request(page, "POST", path, headers, io.BytesIO(body).read)
+                self.assertEqual((status, page.status), (400, None))  # nothing taken from it
+                if "html" in accept:
+                    self.assertEqual(reply_kind, "text/html; charset=utf-8")
+                    self.assertIn(said, reply.decode())
+                else:
+                    self.assertEqual(json.loads(reply)["error"].split(" Nothing")[0], said)
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)  # JSON whole, to the form's address
+        headers = {"Host": "localhost", "Content-Type": "application/json", "Content-Length": str(len(body)),
+                   "Authorization": f"Bearer {page.token}"}
+        status, reply_kind, reply = page_request(page, "POST", "/", headers, io.BytesIO(body).read)
+        self.assertEqual((status, reply_kind), (400, "application/json"))
+        self.assertIn("Send answers as JSON to POST /answers", json.loads(reply)["error"])
+
+    @unittest.skipUnless(CAN_SPAWN, "needs threads")
+    def test_a_client_that_closes_its_side_before_its_length_gets_json(self) -> None:
+        import queue
+        import socket
+        import threading
+        from urllib.parse import parse_qs, urlsplit
+
+        ready: Any = queue.Queue()
+        done: List[Any] = []
+        worker = threading.Thread(target=lambda: done.append(askq.prompt_web(askq.ask(WEB_CALL), on_ready=ready.put)))
+        worker.start()
+        url = urlsplit(ready.get(timeout=10))
+        token = parse_qs(url.query)["token"][0]
+        body = json.dumps({"q0": "SQLite"}).encode()
+        with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+            sock.sendall(f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{url.port}\r\nContent-Type: application/json\r\n"
+                         f"Authorization: Bearer {token}\r\nContent-Length: {len(body) + 99}\r\n\r\n".encode() + body)
+            sock.shutdown(socket.SHUT_WR)
+            reply = b"".join(iter(lambda: sock.recv(65536), b""))
+        head, _, document = reply.partition(b"\r\n\r\n")
+        self.assertIn(b" 400 ", head.split(b"\r\n")[0])
+        self.assertIn(b"Content-Type: application/json", head)
+        self.assertIn("was cut off", json.loads(document)["error"])
+        answer_page(url.geturl(), {}, "/dismiss")
+        worker.join(10)
+        self.assertEqual(done[0].status, "declined")
+
+    def test_the_sent_page_shows_text_as_typed_and_numbers_as_read(self) -> None:
+        page = askq._WebPage(askq.ask(WEB_CALL).questions)
+        self.form_post(page, {"q:q0": "SQLite", "q:q1": "Lint", "text:q2": 'Deno 2 "with" npm\\ café',
+                              "note:q2": "two\r\nlines", "action": "submit"})
+        html = self.get_form(page)
+        self.assertIn("<bdi>&quot;Deno 2 &quot;with&quot; npm\\ café&quot;</bdi>", html)  # no JSON escapes
+        self.assertIn("note: <bdi>&quot;two\nlines&quot;</bdi>", html)  # its line break kept, shown as one
+        page = askq._WebPage(askq.ask({"questions": [{"id": "n", "header": "Heat", "question": "Warmest?",
+                                                      "kind": "number", "unit": "°C"}]}).questions)
+        self.form_post(page, {"text:n": "\u22125,5", "action": "submit"})
+        self.assertIn("<li><bdi>Heat</bdi>: <bdi>&quot;-5.5 °C&quot;</bdi></li>", self.get_form(page))
 
     def test_a_second_device_is_told_its_own_answers_were_not_sent(self) -> None:
         page = askq._WebPage(askq.ask(WEB_CALL).questions)
@@ -7203,7 +7535,8 @@ class WebCommandTests(unittest.TestCase):
 NOTICE_SCRIPT = """\
 import json, os, sys, time
 record = {"argv": sys.argv[2:], "stdin": sys.stdin.read(), "pid": os.getpid(),
-          **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED")}}
+          **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED",
+                                                     "ASKQ_REMINDER", "ASKQ_WAITED")}}
 with open(sys.argv[1], "a", encoding="utf-8") as stream:
     stream.write(json.dumps(record) + "\\n")
 if "--noisy" in sys.argv:
@@ -7228,8 +7561,9 @@ class NotifyTests(unittest.TestCase):
         {"question": "Which checks?", "options": ["Lint", "Tests"], "multiSelect": True},
         {"question": "The service's name?"}]}
     URL = "http://127.0.0.1:9/?token=t0k"
-    MESSAGE = ("Release 2.0\n\nWhich database?\n  - Postgres (Recommended)\n  - SQLite\n\nWhich checks?\n  - Lint\n"
-               "  - Tests\n\nThe service's name?\n\nAnswer the questions at http://127.0.0.1:9/?token=t0k\n")
+    MESSAGE = ("An assistant is waiting for your answers.\nRelease 2.0\n\nWhich database?\n  - Postgres (Recommended)\n"
+               "  - SQLite\n\nWhich checks?\n  - Lint\n  - Tests\n\nThe service's name?\n\n"
+               "Answer the questions at http://127.0.0.1:9/?token=t0k\n")
 
     def setUp(self) -> None:
         self.folder = tempfile.mkdtemp()
@@ -7276,9 +7610,15 @@ class NotifyTests(unittest.TestCase):
                                                                         lambda: True)
         self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE)
         self.assertIn(f"Postgres {askq.RECOMMENDED_SUFFIX}", self.MESSAGE)  # marked as every other UI marks it
-        self.assertEqual(askq._Notifier.message(askq.ask({"questions": ["Ready?"]}), None), "Ready?\n")  # no title, no page
-        hostile = askq._Notifier.message(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None)
-        self.assertEqual(hostile, "Clear \\x1b[2J the screen?\n")
+        self.assertEqual(askq._Notifier.message(askq.ask({"questions": ["Ready?"]}), None),  # no title, no page
+                         "An assistant is waiting for your answers.\n\nReady?\n\nAnswer them where the assistant asked you.\n")
+        memory = askq._Notifier.message(number_output(), None)
+        self.assertIn("How much memory?\n  Type one number from 1 to 64 GB in steps of 0.5.\n", memory)
+        self.assertEqual(askq._waited_words(59), "less than a minute")
+        self.assertEqual([askq._waited_words(s) for s in (60, 720, 3600, 7500)],
+                         ["1 minute", "12 minutes", "1 hour", "2 hours 5 minutes"])
+        hostile = askq._Notifier.message(askq.ask({"questions": ["Clear \x1b[2J the screen?"]}), None, "Evil\x1b[2J")
+        self.assertIn("\n\nClear \\x1b[2J the screen?\n\nAnswer them where the assistant asked you, in Evil\\x1b[2J.\n", hostile)
         self.assertEqual(self.logs, [])
 
     def test_the_environment_carries_the_ask_its_first_question_and_the_url(self) -> None:
@@ -7306,7 +7646,7 @@ class NotifyTests(unittest.TestCase):
         self.assertFalse(os.path.exists(marker))
 
     def test_with_no_command_nothing_runs(self) -> None:
-        with mock.patch("subprocess.run") as run:
+        with mock.patch("subprocess.Popen") as run:
             askq._Notifier("", 1.0, self.logs.append).announce("a", askq.ask(self.CALL), None, lambda: True)
             board, ask = self.open_ask(None)  # a board given no notifier tells nobody
             board.announce(ask)
@@ -7318,7 +7658,7 @@ class NotifyTests(unittest.TestCase):
         stays open and as it was."""
         board, ask = self.open_ask(askq._Notifier(command, 0.0005, self.logs.append))
         questions = [item.to_dict() for item in ask.output.questions]
-        with mock.patch("subprocess.run", wraps=subprocess.run) as run:
+        with mock.patch("subprocess.Popen", wraps=subprocess.Popen) as run:
             board.announce(ask)
             board.announce(ask)
             self.until(lambda: run.call_count >= 3 and self.logs, "the command was not run three times")
@@ -7342,6 +7682,36 @@ class NotifyTests(unittest.TestCase):
         with self.assertRaises(ProcessLookupError):  # killed, not left behind
             os.kill(self.notices(1)[0]["pid"], 0)
 
+    @unittest.skipUnless(os.name == "posix" and shutil.which("sh") and shutil.which("sleep"), "needs sh and sleep")
+    def test_a_command_past_its_time_is_ended_with_every_process_it_started(self) -> None:
+        marker = f"sleep {os.getpid() % 1000 + 4700}"  # a duration no other process here sleeps
+        notifier = askq._Notifier(f"sh -c '{marker} & {marker}'", None, self.logs.append)
+        with mock.patch.object(askq, "_NOTIFY_SECONDS", 0.5):
+            notifier.announce("a", askq.ask(self.CALL), None, lambda: True)
+            self.until(lambda: self.logs, "the command was not ended")
+        self.assertEqual(self.logs, [f"--notify: sh ran past 0.5 s and was killed{ONCE}"])
+        self.until(lambda: not self.running(marker), f"a {marker!r} was left running")
+
+    @staticmethod
+    def running(command: str) -> List[str]:
+        """The processes whose command line is ``command`` (read from /proc,
+        else from ps)."""
+        if os.path.isdir("/proc/self"):
+            found = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as stream:
+                        line = stream.read().replace(b"\0", b" ").decode(errors="replace").strip()
+                    with open(f"/proc/{pid}/stat", "rb") as stream:
+                        zombie = stream.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+                except OSError:
+                    continue
+                if line == command and not zombie:
+                    found.append(pid)
+            return found
+        listing = subprocess.run(["ps", "-Ao", "stat=,args="], capture_output=True, text=True, check=False).stdout
+        return [line for line in listing.splitlines() if line.split(None, 1)[-1].strip() == command and "Z" not in line.split()[0]]
+
     def test_reminders_repeat_while_the_ask_is_open_and_stop_once_it_ends(self) -> None:
         looks: List[bool] = []
 
@@ -7352,7 +7722,11 @@ class NotifyTests(unittest.TestCase):
         notifier = askq._Notifier(self.command(), 0.0005, self.logs.append)  # every 30 ms
         notifier.announce("a", askq.ask(self.CALL), self.URL, still_open)
         self.until(lambda: len(looks) >= 4, "the ask was not looked at after its reminders")
-        self.assertEqual([notice["stdin"] for notice in self.notices(3)], [self.MESSAGE] * 3)
+        told = self.notices(3)
+        reminder = self.MESSAGE.replace("An assistant is waiting", "Reminder: an assistant has waited less than a minute")
+        self.assertEqual([notice["stdin"] for notice in told], [self.MESSAGE, reminder, reminder])
+        self.assertEqual([notice["ASKQ_REMINDER"] for notice in told], ["0", "1", "2"])
+        self.assertEqual([notice["ASKQ_WAITED"] for notice in told], ["0", "0", "0"])
         self.assertEqual((notifier.due, looks), ([], [True, True, True, False]))  # nothing left to remind of
 
     def test_a_burst_of_asks_is_told_of_by_a_few_threads_in_turn(self) -> None:
@@ -7373,8 +7747,8 @@ class NotifyTests(unittest.TestCase):
             board.announce(ask, self.URL)
             board.announce(ask, self.URL)  # a call that finds the ask again
         self.assertEqual(announce.call_count, 1)
-        ask_id, output, url, still_open = announce.call_args[0]
-        self.assertEqual((ask_id, output, url, still_open()), (ask.id, ask.output, self.URL, True))
+        ask_id, output, url, still_open, client = announce.call_args[0]
+        self.assertEqual((ask_id, output, url, still_open(), client), (ask.id, ask.output, self.URL, True, "c"))
         ask.finish(QuestionOutput(ask.output.questions, [], askq.Outcome.ANSWERED))
         self.assertFalse(still_open())
         board, later = self.open_ask(notifier)
@@ -7388,7 +7762,9 @@ class NotifyTests(unittest.TestCase):
         wire.server.board.notifier = askq._Notifier(self.command(), None, self.logs.append)
         form = wire.call(self.CALL)[0]
         self.assertEqual(form["method"], "elicitation/create")
-        self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE.split("\n\nAnswer")[0] + "\n")  # no page
+        # no page: the client that shows the form is where to answer
+        self.assertEqual(self.notices(1)[0]["stdin"], self.MESSAGE.split("\n\nAnswer")[0]
+                         + "\n\nAnswer them where the assistant asked you, in wire.\n")
         wire = McpWire(self, McpWire.URLS, web=askq._WebOptions())
         wire.server.board.notifier = askq._Notifier(self.command(), None, self.logs.append)
         url = wire.call(self.CALL)[0]["params"]["url"]
@@ -9852,6 +10228,13 @@ class CommandLineErrorTests(unittest.TestCase):
                 self.assertEqual((status, out), (2, ""))
                 self.assertEqual(err.count("\n"), 1, err)
                 self.assertNotIn("Traceback", err)
+
+    def test_a_token_without_http_is_refused_in_a_sentence(self) -> None:
+        for argv in (["serve", "--token", "x"], ["serve", "--web", "--token", "x"]):
+            with self.subTest(argv=argv):
+                self.assertEqual(run_main(argv), (2, "", ("askq.py serve: --token is the bearer token of MCP over HTTP:"
+                                                  " give --http too, or leave --token out (over stdio, the client that"
+                                                  " starts askq is the only one).\n")))
 
     def test_help(self) -> None:
         status, out, _ = run_main(["--help"])

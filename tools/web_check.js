@@ -11,12 +11,15 @@
 //   secret, which the page asks for again), dismiss confirm, sent (the
 //   secret hidden), you decide and discuss ticked, asked for more (ask me
 //   more first, showing each state), timed out (the
-//   page's own countdown runs out and shows what was kept), 409 (a second
+//   page's own countdown runs out and shows what was kept, headed "Time
+//   ran out", never "No answer in time", above what was sent), 409 (a second
 //   browser context, a second device, sends after the first one), the
 //   connection lost while the person types, and the dismiss confirm without
 //   script.
 // The number field keeps a decimal comma and says its range before anything is
-// sent; a timeout never keeps a secret (no draft carries one); without script, text typed
+// sent; the sent page shows typed text as typed (quotes, no JSON escapes)
+// and a number as the model reads it, with its unit; a timeout never keeps a secret (no draft carries one);
+// without script, text typed
 // beside a pick goes with it.  Beside axe, in every state: nothing scrolls sideways.  Once per width and
 // scheme: Enter in a one-line field or on a check box or radio button (with
 // and without script) sends nothing, a problem's link moves
@@ -176,6 +179,7 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
   if (focused !== "answer-2") { fail(`${label}: a problem's link focused ${JSON.stringify(focused)}, not its question's first control`); }
   await fillRequired(page);
+  await page.type("#answer-2", ' "v2"');  // quotes, shown back as typed, never as JSON escapes
   await page.evaluate(() => { document.getElementById("answer-4").value = "16"; });
   await clickAndWait(page, 'button[value="dismiss"]');
   await axeCheck(page, "dismiss confirm", label, axeSource, results);
@@ -185,6 +189,10 @@ async function formStates(browser, file, width, scheme, label, axeSource, result
   await axeCheck(page, "sent", label, axeSource, results);
   const sent = await page.content();
   if (sent.includes(SECRET) || !sent.includes("(hidden)")) { fail(`${label}: the sent page does not hide the secret`); }
+  const said = await page.evaluate(() => document.body.innerText);
+  if (!said.includes('Name: "billing-api "v2""') || said.includes('\\"') || !said.includes('Memory: "16 GB"')) {
+    fail(`${label}: the sent page does not show the text as typed and the number as the model reads it: ${said}`);
+  }
   const ended = await run.ended;
   if (ended.code !== 0 || !ended.stdout.includes('"status": "answered"')) { fail(`${label}: the sent page's run ended ${ended.code}: ${ended.stdout}`); }
   if (!ended.stdout.includes(SECRET) || !ended.stdout.includes('"16"')) { fail(`${label}: the outcome lacks the secret or the number: ${ended.stdout}`); }
@@ -238,8 +246,8 @@ async function timedOutState(browser, file, width, scheme, label, axeSource, res
   await page.waitForSelector("main", {timeout: 5000});
   await axeCheck(page, "timed out", label, axeSource, results);
   const text = await page.evaluate(() => document.body.innerText);
-  if (!text.includes("No answer in time") || !text.includes("Lint") || text.includes(SECRET)) {
-    fail(`${label}: the timed-out page does not show the pick kept, or shows the secret: ${text}`);
+  if (!text.includes("Time ran out") || text.includes("No answer in time") || !text.includes("Lint") || text.includes(SECRET)) {
+    fail(`${label}: the timed-out page does not show the pick kept under its heading, or shows the secret: ${text}`);
   }
   const ended = await run.ended;
   if (!ended.stdout.includes('"status": "timed_out"') || !ended.stdout.includes('"Lint"') || ended.stdout.includes(SECRET)) {
