@@ -1424,7 +1424,7 @@ def _payload_root(payload: Any) -> Any:
         # A call inside an envelope holds no questions of its own: unwrapped only then.
         if "questions" in value or _first_text(value, _QUESTION_KEYS) is not None:
             return value
-        inner = _unwrapped(value, _ENVELOPE_DEPTH)
+        inner = _EnvelopeLook().inside(value, _ENVELOPE_DEPTH)
         return value if inner is None else inner
     raise QuestionError(
         f"The call must be a JSON object like {{\"questions\": [...]}},"
@@ -1633,9 +1633,17 @@ def _envelope_parameters(text: str) -> Any:
     return _UNREAD if call is None else call
 
 
+def _parameters_after_prose(text: str) -> Any:
+    """A whole call in a tool-call envelope after the model's prose, as its parameters."""
+    call = _envelope_after_prose(text)
+    return _UNREAD if call is None else call
+
+
 # A whole call may be in tool-call markup instead, looked for first: JSON
 # never starts like markup, so for broken JSON the look is one character's.
-_CALL_REPAIRS = (_markup_questions, _envelope_parameters, *_REPAIRS)
+# Markup after prose is looked for last, in text that no other repair reads:
+# JSON that names a tag in a string is read as JSON.
+_CALL_REPAIRS = (_markup_questions, _envelope_parameters, *_REPAIRS, _parameters_after_prose)
 
 
 @functools.lru_cache(maxsize=None)
@@ -2171,7 +2179,8 @@ def _markup_options(raw: str) -> Any:
 # are optional, and the text may end anywhere.  Names and prefixes are
 # bounded, so that each '<' costs a bounded look.
 _TAG_PREFIX = r"(?:[\w.-]{1,32}:)?"
-_ENVELOPE_START_SOURCE = r"\s*<" + _TAG_PREFIX + r"(?:(tool_call)\s{0,8}>|function_calls\s{0,8}>|function=|invoke[\s>])"
+_ENVELOPE_TAG_SOURCE = r"<" + _TAG_PREFIX + r"(?:(tool_call)\s{0,8}>|function_calls\s{0,8}>|function=|invoke[\s>])"
+_ENVELOPE_START_SOURCE = r"\s*" + _ENVELOPE_TAG_SOURCE
 _PARAMETER_SOURCE = (
     r"<" + _TAG_PREFIX + r"parameter(?:=([^<>\n]{1,64})|\s{1,8}name\s{0,8}=\s{0,8}[\"']([^\"'<>]{1,64})[\"']\s{0,8})>"
 )
@@ -2202,6 +2211,17 @@ def _envelope_markup(text: str) -> "Optional[Dict[str, Any]]":
         if envelope is not None:
             return envelope
     return call
+
+
+def _envelope_after_prose(text: str) -> "Optional[Dict[str, Any]]":
+    """The parameters of a call in tool-call markup that the model wrote
+    after a line of its own prose ('I'll ask which stack to use.\n\n<tool_call>
+    ...'), the prose dropped; None when no envelope follows, or when the one
+    that follows holds no parameter (then the text is prose that names a tag)."""
+    start = _pattern(_ENVELOPE_TAG_SOURCE).search(text)
+    if start is None:
+        return None
+    return _envelope_markup(text[start.start():]) or None
 
 
 def _hermes_envelope(body: str) -> "Optional[Dict[str, Any]]":
@@ -2371,8 +2391,11 @@ _BATCH_PURPOSE_KEYS = ("description", "confirm_description")
 _HEADING_KEYS = frozenset(_TITLE_KEYS + _BATCH_PURPOSE_KEYS)
 
 # A call sent inside a JSON envelope: {"name": ..., "arguments": ARGS},
-# {"function": {...}}, {"type": "tool_use", "input": ...}, {"tool_calls": [...]}.
-_ENVELOPE_KEYS = ("arguments", "input", "function")
+# {"function": {...}}, {"type": "tool_use", "input": ...}, {"tool_calls": [...]},
+# and the function-call shape of Gemini and LangChain, {"name": ..., "args": ARGS}
+# and {"functionCall": {...}} (OpenAI's older messages: {"function_call": {...}}).
+_ENVELOPE_KEYS = ("arguments", "args", "input", "function", "functionCall", "function_call")
+_ENVELOPE_KEY_SET = frozenset(_ENVELOPE_KEYS)
 _TOOL_CALLS_KEY = "tool_calls"
 # How many envelopes one call may be wrapped in: the deepest sent is three.
 _ENVELOPE_DEPTH = 4
@@ -2413,31 +2436,84 @@ def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
     elif _first_text(root, _QUESTION_KEYS) is not None:
         entries = [root]
     else:
-        raise QuestionError(
-            _NO_QUESTIONS + " The call has no 'questions' array: send"
-            " {\"questions\": [{\"question\": \"...\"}]}."
-        )
+        raise _EnvelopeLook().refusal(root)
     _check_question_count(len(entries))
     return entries
 
 
-def _unwrapped(envelope: "Dict[Any, Any]", depth: int) -> "Optional[Union[Dict[Any, Any], List[Any]]]":
-    """The call inside a JSON envelope that holds no questions of its own:
-    its arguments (an object, or JSON text of one), or, of its tool calls,
-    the first that holds questions; None when there is none."""
-    if depth <= 0:
+class _EnvelopeLook:
+    """The look into a call's JSON envelopes for the call inside, which
+    keeps where it went: a call that holds no questions is refused for what
+    its envelope holds instead, not for lacking a 'questions' array that it
+    may well have, deeper than askq looks."""
+
+    __slots__ = ("trail", "seen")
+
+    def __init__(self) -> None:
+        self.trail: Tuple[str, ...] = ()  # the keys followed to what was seen last
+        self.seen: Any = _UNREAD  # the last arguments looked at; _UNREAD: no envelope
+
+    def inside(
+        self, envelope: "Dict[Any, Any]", depth: int, trail: "Tuple[str, ...]" = (),
+    ) -> "Optional[Union[Dict[Any, Any], List[Any]]]":
+        """The call inside an envelope that holds no questions of its own:
+        its arguments (an object, or JSON text of one), or, of its tool
+        calls, the first that holds questions; None when there is none."""
+        if depth <= 0:
+            if not _ENVELOPE_KEY_SET.isdisjoint(envelope) or _TOOL_CALLS_KEY in envelope:
+                self.trail, self.seen = trail, _TOO_DEEP
+            return None
+        for key in _ENVELOPE_KEYS:
+            if key in envelope:
+                inner = _envelope_value(envelope[key], key)
+                self.trail, self.seen = trail + (key,), inner
+                if isinstance(inner, dict):
+                    return inner if _holds_questions(inner) else self.inside(inner, depth - 1, self.trail)
+        calls = envelope.get(_TOOL_CALLS_KEY)
+        if isinstance(calls, list):
+            for call in calls:
+                inner = self.inside(call, depth - 1, trail + (_TOOL_CALLS_KEY,)) if isinstance(call, dict) else None
+                if inner is not None:
+                    return inner
+            self.trail, self.seen = trail + (_TOOL_CALLS_KEY,), calls
         return None
-    for key in _ENVELOPE_KEYS:
-        if key in envelope:
-            inner = _envelope_value(envelope[key], key)
-            if isinstance(inner, dict):
-                return inner if _holds_questions(inner) else _unwrapped(inner, depth - 1)
-    calls = envelope.get(_TOOL_CALLS_KEY)
-    for call in calls if isinstance(calls, list) else ():
-        inner = _unwrapped(call, depth - 1) if isinstance(call, dict) else None
-        if inner is not None:
-            return inner
-    return None
+
+    def refusal(self, call: "Dict[Any, Any]") -> QuestionError:
+        """The refusal of a call with no questions, looked into again: what
+        it holds, or what its envelope holds where the questions should be."""
+        self.inside(call, _ENVELOPE_DEPTH)
+        seen, where = self.seen, ".".join(self.trail)
+        if seen is _UNREAD:
+            problem = "The call has no 'questions' array" + _keys_it_has(call)
+        elif seen is _TOO_DEEP:
+            problem = f"The call is wrapped in more than {_ENVELOPE_DEPTH} tool-call envelopes ({where})"
+        elif self.trail[-1] == _TOOL_CALLS_KEY and isinstance(seen, list):
+            count = f"{len(seen)} call{'s' if len(seen) > 1 else ''}"
+            problem = (f"The call's '{where}' holds {count}, none with questions in its arguments"
+                       if seen else f"The call's '{where}' is an empty array")
+        elif isinstance(seen, dict):
+            problem = (f"The call's '{where}' has no 'questions' array" + _keys_it_has(seen)
+                       if seen else f"The call's '{where}' is an empty object")
+        else:
+            problem = f"The call's '{where}' is {_json_type(seen)}, not an object"
+        return QuestionError(
+            f"{_NO_QUESTIONS} {problem}: send {{\"questions\": [{{\"question\": \"...\"}}]}} as the tool's arguments."
+        )
+
+
+_TOO_DEEP: Any = object()  # envelopes inside envelopes, deeper than askq looks
+
+
+def _keys_it_has(call: "Dict[Any, Any]") -> str:
+    """The keys an object without questions has, for its refusal."""
+    keys = [key for key in call if isinstance(key, str)]
+    if not keys:
+        return ""
+    shown = ", ".join(_quoted(key[:_QUOTE_CHARS]) for key in keys[:_KEYS_SHOWN])
+    return f" (it has {shown}{', ...' if len(keys) > _KEYS_SHOWN else ''})"
+
+
+_KEYS_SHOWN = 6  # of an object refused for holding no questions
 
 
 def _holds_questions(call: "Dict[Any, Any]") -> bool:

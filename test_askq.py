@@ -2438,7 +2438,8 @@ class EnvelopeTests(RefusalCase):
 
     def test_refusals(self) -> None:
         self.assertRefused("<tool_call>\n<function=question>\n", "No questions provided")
-        self.assertRefused({"name": "question", "arguments": {"path": "a.txt"}}, "The call has no 'questions' array")
+        self.assertRefused({"name": "question", "arguments": {"path": "a.txt"}},
+                           "The call's 'arguments' has no 'questions' array (it has \"path\")")
         self.assertRefused({"name": "question", "arguments": "not json at all"},
                            "The call's 'arguments' is not valid JSON")
         self.assertRefused({"tool_calls": [{"function": {"name": "x", "arguments": "{}"}}]}, "No questions provided")
@@ -2446,6 +2447,77 @@ class EnvelopeTests(RefusalCase):
         for _ in range(askq._ENVELOPE_DEPTH + 1):
             deep = {"arguments": deep}
         self.assertRefused(deep, "No questions provided")
+
+    def test_function_call_envelopes_of_gemini_adk_and_langchain(self) -> None:
+        arguments = {"questions": ENVELOPE_QUESTIONS, "form_title": "Landing Page Stack"}
+        for envelope in (
+            {"name": "ask_user", "args": arguments},  # Gemini's and Google ADK's function call
+            {"name": "ask_user", "args": json.dumps(arguments)},
+            {"functionCall": {"name": "ask_user", "args": arguments}},  # a Gemini part
+            {"name": "ask_user", "args": arguments, "id": "call_9", "type": "tool_call"},  # LangChain's ToolCall
+            {"content": "", "tool_calls": [{"name": "ask_user", "args": arguments, "id": "call_9"}]},  # its AIMessage
+            {"role": "assistant", "function_call": {"name": "ask_user", "arguments": json.dumps(arguments)}},
+        ):
+            with self.subTest(envelope=envelope):
+                for payload in (envelope, json.dumps(envelope)):
+                    output = askq.ask(payload)
+                    self.assert_envelope_questions(output)
+                    self.assertEqual(output.title, "Landing Page Stack")
+        item = one({"name": "ask_user", "args": {"question": "Deploy now?", "options": ["Yes", "No"]}})
+        self.assertEqual((item.question, labels(item)), ("Deploy now?", ["Yes", "No"]))
+
+    def test_markup_after_the_models_prose(self) -> None:
+        hermes = "<tool_call>\n" + json.dumps({"name": "ask_user", "arguments": {"questions": ENVELOPE_QUESTIONS}})
+        for prose in ("I'll ask which stack to use before building anything.\n\n",
+                      "Two decisions first:\n- the framework\n- the tone\n", "Let me check with you. "):
+            for call in (anthropic_call(), anthropic_call(""), qwen_call(), hermes + "\n</tool_call>", hermes):
+                with self.subTest(prose=prose, call=call[:20]):
+                    self.assert_envelope_questions(askq.ask(prose + call))
+                    self.assert_envelope_questions(askq.ask(json.dumps(prose + call)))
+        cut = "Asking now.\n<tool_call>\n<function=question>\n<parameter=questions>\n" + ENVELOPE_JSON
+        self.assert_envelope_questions(askq.ask(cut))  # no closing tag at all
+        self.assert_envelope_questions(askq.ask({"name": "question", "arguments": "Asking.\n" + qwen_call()}))
+
+    def test_prose_that_only_names_a_tag_is_still_refused_as_text(self) -> None:
+        for text in ("I can't <invoke> that tool here.", "Use <tool_call> blocks.\n<function=question>\n",
+                     "Which one?"):
+            with self.subTest(text=text):
+                self.assertRefused(text, "The call is not valid JSON")
+
+    def test_refusals_name_what_each_envelope_holds(self) -> None:
+        fix = "send {\"questions\": [{\"question\": \"...\"}]} as the tool's arguments"
+        cases = (
+            ({"name": "ask_user", "args": {}}, "The call's 'args' is an empty object"),
+            ({"name": "ask_user", "args": {"path": "a.txt", "mode": "r"}},
+             "The call's 'args' has no 'questions' array (it has \"path\", \"mode\")"),
+            ({"functionCall": {"name": "ask_user", "args": {"query": "db"}}},
+             "The call's 'functionCall.args' has no 'questions' array (it has \"query\")"),
+            ({"function_call": {"name": "ask_user", "arguments": "{}"}}, "The call's 'function_call.arguments' is an empty object"),
+            ({"type": "tool_use", "name": "ask_user", "input": {"q": "x"}}, "The call's 'input' has no 'questions' array"),
+            ({"function": {"name": "ask_user", "arguments": "[1, 2]"}}, "The call's 'function.arguments' is an array, not an object"),
+            ({"name": "ask_user", "args": 42}, "The call's 'args' is a number, not an object"),
+            ({"name": "ask_user", "args": " "}, "The call's 'args' is a string, not an object"),
+            ({"tool_calls": []}, "The call's 'tool_calls' is an empty array"),
+            ({"tool_calls": [{"name": "read_file", "args": {"path": "a"}}]},
+             "The call's 'tool_calls' holds 1 call, none with questions in its arguments"),
+            ({"tool_calls": [{"function": {"name": "x", "arguments": "{}"}}, {"name": "y", "args": {}}]},
+             "The call's 'tool_calls' holds 2 calls, none with questions in its arguments"),
+            ({"name": "ask_user"}, "The call has no 'questions' array (it has \"name\")"),
+            ({}, "The call has no 'questions' array: "),
+            ("<tool_call>\n<function=question>\n", "The call has no 'questions' array: "),
+            (f"<{P}invoke name=\"ask\">\n<{P}parameter name=\"path\">a.txt", "The call has no 'questions' array (it has \"path\")"),
+        )
+        for payload, problem in cases:
+            with self.subTest(payload=payload):
+                self.assertRefused(payload, "No questions provided", problem, fix)
+                if isinstance(payload, dict):
+                    self.assertRefused(json.dumps(payload), problem)
+        deep: Dict[str, Any] = {"questions": [{"question": "Deep?"}]}
+        for _ in range(askq._ENVELOPE_DEPTH + 1):
+            deep = {"args": deep}
+        self.assertRefused(deep, "The call is wrapped in more than 4 tool-call envelopes (args.args.args.args)")
+        many = {f"key{number}": number for number in range(10)}
+        self.assertRefused(many, "(it has \"key0\", \"key1\", \"key2\", \"key3\", \"key4\", \"key5\", ...)")
 
     def test_cut_off_at_every_length(self) -> None:
         for name, full in (("qwen", qwen_call()), ("anthropic", anthropic_call()),
