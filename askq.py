@@ -2447,7 +2447,7 @@ class _EnvelopeLook:
     its envelope holds instead, not for lacking a 'questions' array that it
     may well have, deeper than askq looks."""
 
-    __slots__ = ("trail", "seen")
+    __slots__ = ("seen", "trail")
 
     def __init__(self) -> None:
         self.trail: Tuple[str, ...] = ()  # the keys followed to what was seen last
