@@ -1371,7 +1371,7 @@ def ask(payload: Any) -> QuestionOutput:
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
     root = _payload_root(payload)
-    output = QuestionOutput(_normalize(_decoded_items(root)), [])
+    output = QuestionOutput(_normalize(_decoded_items(root, _may_hold_markup(payload))), [])
     if len(root) > 1:  # a heading stands beside the questions: most calls hold nothing else
         output.title, output.purpose = _batch_heading(root)
     return output
@@ -1393,12 +1393,26 @@ placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
 unit=None, default=None, secret=False)], title=None, purpose=None)
     """
     root = _payload_root(payload)
-    return QuestionInput(_decoded_items(root), *_batch_heading(root))
+    return QuestionInput(_decoded_items(root, _may_hold_markup(payload)), *_batch_heading(root))
 
 
-def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]") -> "List[QuestionItem]":
+def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]", markup: bool) -> "List[QuestionItem]":
+    """The decoded questions; ``markup`` false when the call's text shows
+    that none of its strings holds a '<', so that none is searched for leaks."""
     entries = _question_entries(root)
-    return [_decode_entry(index, entry) for index, entry in enumerate(entries)]
+    return [_decode_entry(index, entry, markup) for index, entry in enumerate(entries)]
+
+
+def _may_hold_markup(payload: Any) -> bool:
+    """Whether a string of the call may hold a '<': one search of a call
+    sent as text decides it for every field.  Text with a backslash may
+    escape one ('\\u003c'), and a call handed in as objects has no text to
+    search: each of its fields is searched instead."""
+    if isinstance(payload, str):
+        return "<" in payload or "\\" in payload
+    if isinstance(payload, (bytes, bytearray)):
+        return b"<" in payload or b"\\" in payload
+    return True
 
 
 def _batch_heading(root: "Union[Dict[Any, Any], List[Any]]") -> "Tuple[Optional[str], Optional[str]]":
@@ -2328,10 +2342,6 @@ def _without_closing_tags(raw: str) -> str:
     return raw[:end].strip()
 
 
-def _holds_markup(entry: "Dict[Any, Any]") -> bool:
-    return any(value.__class__ is str and "<" in value for value in entry.values())
-
-
 def _parameter_value(text: str) -> Any:
     """A parameter's value: JSON when it reads as JSON, through the repairs
     (text cut off included); else the text.  None when blank."""
@@ -2559,7 +2569,7 @@ def _check_question_count(count: int) -> None:
         )
 
 
-def _decode_entry(index: int, entry: Any) -> QuestionItem:
+def _decode_entry(index: int, entry: Any, markup: bool = True) -> QuestionItem:
     """One question entry: an object, JSON text of an object, or plain text."""
     question = None
     try:
@@ -2583,13 +2593,16 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         if question is None:
             raise _missing_question(index)
         item = _decode_fields(question, entry)
-        # Leaked markup shows in the question text or the purpose, or leaves
-        # a question without the options it leaked: only then is every string
-        # field looked at.  A look for '<' is far cheaper than one for '</',
-        # and each look costs every question: the fields most entries have
-        # are looked at alone.
-        if not ("<" in question or "<" in (item.purpose or "")
-                or item.options is None and "question" not in entry and _holds_markup(entry)):
+        # Leaked markup may sit in any string field.  Where the call's text
+        # held no '<', none is looked at; else each field is looked at for a
+        # '<' (far cheaper than a look for '</'), written out here since it
+        # costs every question, and only a field with one is searched.
+        if not markup:
+            return item
+        for value in entry.values():
+            if isinstance(value, str) and "<" in value:
+                break
+        else:
             return item
         repaired = _leak_repaired(entry)
         if repaired is None:
@@ -2897,6 +2910,111 @@ def _is_marked(option: "Dict[Any, Any]") -> bool:
 
 
 # ---------------------------------------------------------------------------
+# Decoding: a recommendation stated in the text
+#
+# "**Option 2 (Recommended)**: ...", "I recommend option B", "推荐选项2": a
+# question whose options carry no mark may name its recommended one by its
+# position, in the question's text or purpose.  Normalization asks for it
+# only where no option carries a mark and nothing else recommends one.
+
+# The words that name an option by its position, in the languages models
+# answer in; the ASCII ones are looked for first by the stems below (either
+# case of their first letter), so that a text without them costs two looks.
+_POSITION_WORDS = ("option", "choice", "opción", "opcion", "opção", "opcao", "选项", "選項", "方案", "オプション", "옵션")
+_POSITION_STEMS = ("ption", "hoice")
+# A position: a number, a letter (A is the first), or a Chinese numeral.
+_POSITION_SOURCE = r"(?P<place>[1-9][0-9]?|[a-h]|[一二三四五六七八九十])(?![0-9a-z])"
+_CHINESE_NUMERALS = "一二三四五六七八九十"
+# First-person words that state a recommendation in a sentence, beside the
+# marks of an option's label.
+_STATEMENT_WORDS = ("we recommend", "we suggest", "I suggest")
+# A recommendation stated of a position, after it ("Option 2 (Recommended)",
+# "Option B is recommended", "选项2（推荐）") or before it ("I recommend
+# option 2", "Recommended: Option 2", "推荐选项2", "我建议选方案B"); a word that
+# negates it ("not recommended: option 2") is no statement.
+_STATED_AFTER_SOURCE = (
+    r"{position}[\s*_]*(?:[(\[（【]\s*({words})\s*[)\]）】]"
+    r"|(?:[-—–:：]|\s+is\s+(?:the\s+)?|是|为|為)\s*({words})(?![a-z]))"
+)
+_STATED_BEFORE_SOURCE = (
+    r"(?<![a-z])(?<!not )(?<!n't )(?<!不)({words})\s*(?:[:：]|\s+is\b|是|为|為)?[\s*_]*"
+    r"(?:(?:going\s+with|to\s+use|the|with)\s+)?(?:选择|選擇|选|選|采用|用)?\s*{position}"
+)
+# A pure position tag on an option: "(Option 2)" after or before the label,
+# "Option 2:" or "**Option 2**:" before it, "B)" or "2." before it.  Each
+# pattern gives the position and the rest of the label.
+_BRACKET_TAG = r"[(\[（【]\s*{position}\s*[)\]）】]"
+_POSITION_TAG_SOURCES = (
+    r"(?s)" + _BRACKET_TAG + r"\s*(?P<rest>.*)",
+    r"(?s)(?P<rest>.*?)\s*" + _BRACKET_TAG,
+    r"(?s)\**\s*{position}\s*(?:\**\s*[:：.)\-—–]|\**\s*\Z)\s*\**\s*(?P<rest>.*)",
+    r"(?s)\(?(?P<place>[1-9]|[a-h])[).:]\s+(?P<rest>.*)",
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _position_pattern(source: str) -> "Pattern[str]":
+    """One of the patterns above, with its words and positions filled in,
+    compiled on first use: few calls state a recommendation in their text."""
+    words = "|".join(
+        re.escape(word) for word in sorted(_RECOMMENDED_WORDS.union(_STATEMENT_WORDS), key=len, reverse=True)
+    )
+    word = "(?:" + "|".join(re.escape(word) for word in _POSITION_WORDS) + ")"
+    filled = source.replace("{words}", words).replace("{position}", word + r"\s*#?\s*" + _POSITION_SOURCE)
+    return re.compile(filled, re.IGNORECASE)
+
+
+def _stated_recommendation(item: QuestionItem, options: "List[QuestionOption]") -> "Optional[QuestionOption]":
+    """The option that the question's text or purpose recommends by its
+    position: by the options' position tags when all carry one, else by
+    their places.  Pure position tags are taken off the labels (unless two
+    labels would then be one).  None when neither text recommends an option
+    there is."""
+    position = _stated_position(item.question)
+    if position is None and item.purpose is not None:
+        position = _stated_position(item.purpose)
+    if position is None:
+        return None
+    tags = [_position_tag(option.label) for option in options]
+    labels = [option.label if tag is None else tag[1] for option, tag in zip(options, tags)]
+    if len({label.lower() for label in labels}) == len(options):  # else only the tags tell them apart
+        for option, label in zip(options, labels):
+            option.label = label
+    if any(tag is None for tag in tags):  # named by their places
+        return options[position] if position < len(options) else None
+    return next((option for option, tag in zip(options, tags) if tag is not None and tag[0] == position), None)
+
+
+def _stated_position(text: str) -> "Optional[int]":
+    """The 0-based position a text recommends, or None."""
+    if text.isascii() and _POSITION_STEMS[0] not in text and _POSITION_STEMS[1] not in text:
+        return None  # most texts name no position: two looks
+    for source in (_STATED_AFTER_SOURCE, _STATED_BEFORE_SOURCE):
+        found = _position_pattern(source).search(text)
+        if found is not None:
+            return _position_index(found.group("place"))
+    return None
+
+
+def _position_tag(label: str) -> "Optional[Tuple[int, str]]":
+    """The 0-based position a label's pure tag names, and the label without
+    it (the whole label when nothing else would remain); None untagged."""
+    for source in _POSITION_TAG_SOURCES:
+        found = _position_pattern(source).fullmatch(label)
+        if found is not None:
+            return _position_index(found.group("place")), found.group("rest").strip() or label
+    return None
+
+
+def _position_index(position: str) -> int:
+    """The 0-based index of a written position: 2, B or 二 are the second."""
+    if position.isdigit() and position.isascii():
+        return int(position) - 1
+    numeral = _CHINESE_NUMERALS.find(position)
+    return numeral if numeral >= 0 else ord(position.lower()) - ord("a")
+
+
+# ---------------------------------------------------------------------------
 # Decoding: field readers
 #
 # One field's value as the type it is read into, or None when it is
@@ -3058,6 +3176,18 @@ def _selection_mode(value: Any) -> "Optional[bool]":
 #
 # validate_and_normalize(): ids, cleaned labels, kinds, the recommended option first.
 
+# What a model sends as a question's whole text when it copied a template
+# or the schema instead of writing the question (folded): shown to a
+# person, it asks nothing.
+_PLACEHOLDERS = frozenset((
+    "placeholder", "question", "question text", "question here", "your question", "your question here",
+    "the question", "enter question", "enter your question", "insert question here", "<question>",
+    "<your question>", "[question]", "{question}", "todo", "tbd", "tba", "...", "\u2026", "?", "xxx", "string",
+    "lorem ipsum", "问题", "待定",
+))
+_PLACEHOLDER_LENGTH = max(map(len, _PLACEHOLDERS))
+
+
 def validate_and_normalize(input: QuestionInput) -> "List[QuestionItem]":
     """Validate a batch and return new, normalized items; ``input`` is unchanged.
 
@@ -3173,8 +3303,11 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
     # ``multi`` is read once, at definition, as json's encoder keeps its fast
     # names: a member read through the enum class is slow, and this runs
     # for every question (so do _derived_kind and _normalize_choices).
-    if not item.question:  # only an item built in code can get here without one
-        raise _missing_question(index)
+    if len(item.question) <= _PLACEHOLDER_LENGTH:  # one look spares most questions the rest
+        if not item.question:  # only an item built in code can get here without one
+            raise _missing_question(index)
+        if item.question.lower() in _PLACEHOLDERS:
+            raise _placeholder_question(index, item.question)
     declared = item.question_type
     kind = _derived_kind(item)
     item.question_type = kind
@@ -3183,6 +3316,14 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
+
+
+def _placeholder_question(index: int, question: str) -> QuestionError:
+    return QuestionError(
+        f"{_where(index, question)} is the placeholder {_quoted(question)}, not a question. Write the"
+        " full question to show the user in its 'question' field, ending with a question mark.",
+        index,
+    )
 
 
 def _derived_kind(
@@ -3235,6 +3376,9 @@ def _normalize_choices(
     recommended = None
     if single:  # one recommendation, on the question; the options carry none
         recommended = _recommendation(item.recommended, options, marks)
+        if recommended is None and marks == (None, None):
+            stated = _stated_recommendation(item, options)
+            recommended = None if stated is None else stated.label
         options = _recommended_first(options, recommended)
         for option in options:
             option.recommended = False

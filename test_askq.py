@@ -1904,6 +1904,62 @@ class NewestShapeTests(unittest.TestCase):
                 item = one(question(options=["Postgres", label]))
                 self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
 
+    def test_a_recommendation_stated_in_the_text_marks_the_option_it_names(self) -> None:
+        cases = (
+            ("Which fix?\n\n**Option 1 (Recommended)**: refactor the parser.\n**Option 2**: patch the call site.",
+             None, ["Refactor the parser (Option 1)", "Patch the call site (Option 2)"], "Refactor the parser"),
+            ("Which fix?\n**Option 1**: refactor.\n**Option 2 (Recommended)**: patch.", None,
+             ["(Option 1) Refactor", "(Option 2) Patch"], "Patch"),
+            ("Which fix? Option B is recommended.", None, ["A) Refactor", "B) Patch", "C) Leave it"], "Patch"),
+            ("Which fix? I recommend option 2.", None, ["Refactor", "Patch"], "Patch"),
+            ("Which fix?", "Recommended: **Option 2**", ["Option 1: Refactor", "Option 2: Patch"], "Patch"),
+            ("Which fix? I'd go with option b", None, ["**Option A**: Refactor", "**Option B:** Patch"], "Patch"),
+            ("用哪个方案？推荐选项2", None, ["重构", "补丁"], "补丁"),
+            ("用哪个方案？我建议选方案B", None, ["方案A：重构", "方案B：补丁"], "补丁"),
+            ("用哪个方案？", "选项2（推荐）", ["重构（选项1）", "补丁（选项2）"], "补丁"),
+        )
+        for text, purpose, options, recommended in cases:
+            with self.subTest(text=text, purpose=purpose):
+                item = one(question(question=text, purpose=purpose, options=options))
+                self.assertEqual(item.recommended, recommended)
+                self.assertEqual(labels(item)[0], recommended)
+                self.assertEqual(item.question, text)  # the text itself is left as written
+
+    def test_a_stated_recommendation_yields_to_marks_and_keeps_other_brackets(self) -> None:
+        item = one(question(question="Which? I recommend option 1.", options=["Keep", "Drop (Recommended)"]))
+        self.assertEqual(item.recommended, "Drop")  # a mark on an option wins
+        item = one(question(question="Which? I recommend option 1.", options=["Keep", "Drop"], recommended="Drop"))
+        self.assertEqual(item.recommended, "Drop")
+        item = one(question(question="Which? I recommend option 2.", options=["Keep (no changes)", "Drop (Option 2)"]))
+        self.assertEqual((item.recommended, labels(item)), ("Drop", ["Drop", "Keep (no changes)"]))
+        item = one(question(question="Which? I recommend option 2.", options=["X (Option 1)", "X (Option 2)"]))
+        self.assertEqual((item.recommended, labels(item)), ("X (Option 2)", ["X (Option 2)", "X (Option 1)"]))
+
+    def test_text_that_recommends_nothing_it_names_marks_nothing(self) -> None:
+        for text, options in (("Which? Option 2 is not recommended.", ["Refactor", "Patch"]),
+                              ("Which? Not recommended: option 2.", ["Refactor", "Patch"]),
+                              ("Which? I recommend option 5.", ["Refactor", "Patch"]),
+                              ("Which option (recommended)?", ["Refactor", "Patch"]),
+                              ("Which option?", ["Refactor (Option 1)", "Patch (Option 2)"])):
+            with self.subTest(text=text):
+                item = one(question(question=text, options=options))
+                self.assertEqual((item.recommended, labels(item)), (None, options))
+
+    def test_the_fifth_harvests_marks_that_held_already(self) -> None:
+        for label in ("SQLite (추천)", "SQLite (권장)", "SQLite [추천]", "SQLite（推薦）", "SQLite (推薦)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+        # A full-width mark on the last option, beside a full-width gloss that is no mark.
+        item = one(question(options=["只修复（最小改动）", "全部重写（大改动）（推荐）"]))
+        self.assertEqual((item.recommended, labels(item)), ("全部重写（大改动）", ["全部重写（大改动）", "只修复（最小改动）"]))
+        item = one(question(multiSelect=True, options=["Lint (Recommended)", "Tests (Recommended)", "Docs"]))
+        self.assertEqual([option.recommended for option in item.options or []], [True, True, False])
+        item = one(question(multi=False, options=["A", "B"]))
+        self.assertIs(item.question_type, QuestionType.SINGLE_CHOICE)
+        kept = ["Keep (no changes)", "Retry (3 times)", "Ship [beta]", "Rust（系统）"]
+        self.assertEqual(labels(one(question(options=kept))), kept)
+
     def test_the_models_own_custom_row_on_a_multi_choice_is_dropped(self) -> None:
         item = one(question(multiSelect=True, options=["A", "B", "personalize your response"]))
         self.assertEqual(labels(item), ["A", "B"])
@@ -2317,6 +2373,22 @@ class LeakedMarkupTests(unittest.TestCase):
                          key: f"Before each commit.</{key}>\n<parameter name=\"multiSelect\">true</parameter>"}
                 item = one({"questions": [entry]})
                 self.assertEqual((item.purpose, item.question_type), ("Before each commit.", QuestionType.MULTI_CHOICE))
+
+    def test_leak_in_any_string_field_of_a_question_with_options(self) -> None:
+        for key in ("header", "background", "details", "title"):
+            with self.subTest(key=key):
+                entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
+                         key: f"Checks</{key}>\n<parameter name=\"multiSelect\">true</parameter>"}
+                for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                    item = one(payload)
+                    self.assertIs(item.question_type, QuestionType.MULTI_CHOICE)
+                    if key == "header":
+                        self.assertEqual(item.header, "Checks")
+
+    def test_a_call_whose_text_holds_no_angle_bracket_is_not_searched(self) -> None:
+        with mock.patch.object(askq, "_leak_repaired", side_effect=AssertionError("searched")):
+            askq.ask(CALL_TEXT)
+            askq.ask(CALL_TEXT.encode())
 
     def test_the_caller_s_entry_is_left_alone(self) -> None:
         payload = {"questions": [{"question": LEAK, "context": "x</context>\n<parameter name=\"header\">H"}]}
@@ -3065,6 +3137,25 @@ class NormalizationTests(RefusalCase):
         first = askq.ask(askq.tool_description()["exampleArgs"])
         again = askq.ask(first.to_dict())
         self.assertEqual(again.to_dict(), first.to_dict())
+
+
+class PlaceholderQuestionTests(RefusalCase):
+    """A question whose whole text is a placeholder is refused, naming it."""
+
+    def test_each_placeholder_is_refused_naming_it(self) -> None:
+        for text in ("placeholder", "Question", " TODO ", "tbd", "...", "your question here", "<question>", "string"):
+            with self.subTest(text=text):
+                self.assertRefused(question(question=text),
+                                   f"questions[0] (\"{text.strip()}\") is the placeholder \"{text.strip()}\", not a question",
+                                   "Write the full question")
+        self.assertRefused({"questions": ["Which region?", {"header": "placeholder"}]}, "questions[1]", "placeholder")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem.text("Question")]))
+        self.assertIn("is the placeholder \"Question\"", str(caught.exception))
+
+    def test_a_question_that_only_holds_such_a_word_is_asked(self) -> None:
+        for text in ("Which placeholder?", "Question 2: which region?", "TODO list or issues?"):
+            self.assertEqual(one(question(question=text)).question, text)
 
 
 class MendedTextTrimTests(unittest.TestCase):
