@@ -1371,7 +1371,9 @@ def ask(payload: Any) -> QuestionOutput:
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
     root = _payload_root(payload)
-    output = QuestionOutput(_normalize(_decoded_items(root, _may_hold_markup(payload))), [])
+    # A dict, the common case, has no text to search: no call for it.
+    leaks = None if payload.__class__ is dict else _may_hold_markup(payload)
+    output = QuestionOutput(_normalize(_decoded_items(root, leaks)), [])
     if len(root) > 1:  # a heading stands beside the questions: most calls hold nothing else
         output.title, output.purpose = _batch_heading(root)
     return output
@@ -1396,23 +1398,24 @@ unit=None, default=None, secret=False)], title=None, purpose=None)
     return QuestionInput(_decoded_items(root, _may_hold_markup(payload)), *_batch_heading(root))
 
 
-def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]", markup: bool) -> "List[QuestionItem]":
-    """The decoded questions; ``markup`` false when the call's text shows
-    that none of its strings holds a '<', so that none is searched for leaks."""
+def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]", leaks: "Optional[bool]") -> "List[QuestionItem]":
+    """The decoded questions; ``leaks`` says whether the call's text may
+    hold leaked markup (None: the call came as objects, with no text)."""
     entries = _question_entries(root)
-    return [_decode_entry(index, entry, markup) for index, entry in enumerate(entries)]
+    return [_decode_entry(index, entry, leaks) for index, entry in enumerate(entries)]
 
 
-def _may_hold_markup(payload: Any) -> bool:
-    """Whether a string of the call may hold a '<': one search of a call
-    sent as text decides it for every field.  Text with a backslash may
-    escape one ('\\u003c'), and a call handed in as objects has no text to
-    search: each of its fields is searched instead."""
+def _may_hold_markup(payload: Any) -> "Optional[bool]":
+    """Whether a call sent as text may hold leaked markup: a closing tag and
+    a parameter's tag, or a backslash, which may escape them ('\\u003c').
+    One search of the text decides it for every field of every question.
+    None for a call handed in as objects, which has no text to search."""
     if isinstance(payload, str):
-        return "<" in payload or "\\" in payload
+        # A look for one character is far cheaper than one for two.
+        return "\\" in payload or "<" in payload and "</" in payload and "parameter" in payload
     if isinstance(payload, (bytes, bytearray)):
-        return b"<" in payload or b"\\" in payload
-    return True
+        return b"\\" in payload or b"<" in payload and b"</" in payload and b"parameter" in payload
+    return None
 
 
 def _batch_heading(root: "Union[Dict[Any, Any], List[Any]]") -> "Tuple[Optional[str], Optional[str]]":
@@ -2269,6 +2272,10 @@ def _parameters(text: str, start: int) -> "Iterator[Tuple[str, Any]]":
             yield key, value
 
 
+def _holds_markup(entry: "Dict[Any, Any]") -> bool:
+    return any(value.__class__ is str and "<" in value for value in entry.values())
+
+
 # Markup leaked into a string field: a model that writes its calls as
 # markup closes a field with a tag of its own and goes on with the next
 # parameter, which the harness kept as part of the field's text:
@@ -2569,7 +2576,7 @@ def _check_question_count(count: int) -> None:
         )
 
 
-def _decode_entry(index: int, entry: Any, markup: bool = True) -> QuestionItem:
+def _decode_entry(index: int, entry: Any, leaks: "Optional[bool]" = None) -> QuestionItem:
     """One question entry: an object, JSON text of an object, or plain text."""
     question = None
     try:
@@ -2593,16 +2600,17 @@ def _decode_entry(index: int, entry: Any, markup: bool = True) -> QuestionItem:
         if question is None:
             raise _missing_question(index)
         item = _decode_fields(question, entry)
-        # Leaked markup may sit in any string field.  Where the call's text
-        # held no '<', none is looked at; else each field is looked at for a
-        # '<' (far cheaper than a look for '</'), written out here since it
-        # costs every question, and only a field with one is searched.
-        if not markup:
-            return item
-        for value in entry.values():
-            if isinstance(value, str) and "<" in value:
-                break
-        else:
+        # Leaked markup may sit in any string field.  A call's text tells
+        # whether any may hold one: if not, none is searched; if so, every
+        # one is.  A call handed in as objects has no text, and a look at
+        # each of its fields costs every question more than the bound on
+        # the common path: the question text and the purpose are looked at
+        # for a '<', and every field only when one of them holds one, or
+        # when a question under another key than 'question' came without
+        # the options a leak beside it may hold.
+        if leaks is None and not (
+                "<" in question or "<" in (item.purpose or "")
+                or item.options is None and "question" not in entry and _holds_markup(entry)) or leaks is False:
             return item
         repaired = _leak_repaired(entry)
         if repaired is None:

@@ -2374,21 +2374,31 @@ class LeakedMarkupTests(unittest.TestCase):
                 item = one({"questions": [entry]})
                 self.assertEqual((item.purpose, item.question_type), ("Before each commit.", QuestionType.MULTI_CHOICE))
 
-    def test_leak_in_any_string_field_of_a_question_with_options(self) -> None:
+    def test_leak_in_any_string_field_of_a_call_sent_as_text(self) -> None:
         for key in ("header", "background", "details", "title"):
             with self.subTest(key=key):
                 entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
                          key: f"Checks</{key}>\n<parameter name=\"multiSelect\">true</parameter>"}
-                for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                text = json.dumps({"questions": [entry]})
+                for payload in (text, text.encode(), json.dumps(text), text.replace("<", "\\u003c")):
                     item = one(payload)
                     self.assertIs(item.question_type, QuestionType.MULTI_CHOICE)
                     if key == "header":
                         self.assertEqual(item.header, "Checks")
 
-    def test_a_call_whose_text_holds_no_angle_bracket_is_not_searched(self) -> None:
+    def test_a_call_whose_text_holds_no_leak_is_not_searched(self) -> None:
+        texts = (CALL_TEXT, CALL_TEXT.encode(), json.dumps(question(question="Is a < b?", purpose="Use <b>bold</b>?")))
         with mock.patch.object(askq, "_leak_repaired", side_effect=AssertionError("searched")):
-            askq.ask(CALL_TEXT)
-            askq.ask(CALL_TEXT.encode())
+            for text in texts:
+                askq.ask(text)
+
+    def test_a_call_handed_in_as_objects_is_searched_where_the_text_or_purpose_holds_a_tag(self) -> None:
+        entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
+                 "header": "Checks</header>\n<parameter name=\"multiSelect\">true</parameter>"}
+        self.assertIs(one({"questions": [entry]}).question_type, QuestionType.SINGLE_CHOICE)  # not looked at
+        entry["purpose"] = "Before a commit.</purpose>\n<parameter name=\"header\">Git"
+        item = one({"questions": [entry]})  # the purpose's '<' opens every field to the search
+        self.assertEqual((item.header, item.purpose, item.question_type), ("Checks", "Before a commit.", QuestionType.MULTI_CHOICE))
 
     def test_the_caller_s_entry_is_left_alone(self) -> None:
         payload = {"questions": [{"question": LEAK, "context": "x</context>\n<parameter name=\"header\">H"}]}
