@@ -50,9 +50,12 @@ The file, in the order of one call's life (each part under a banner of its own):
                         almost JSON.  In parts: the entry points, strict JSON and
                         its bounds, the repairs (one chain of steps), code fences,
                         the tolerant reader, tool-call markup (Cline's, a whole
-                        call's envelope, a leak into a field), the questions (and
-                        JSON envelopes), the options, field readers
-    Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
+                        call's envelope, one after the model's prose, a leak into a
+                        field), the questions (and JSON envelopes, _EnvelopeLook),
+                        the options, a recommendation stated in the text, field
+                        readers
+    Normalization       validate_and_normalize(): ids, placeholder questions, labels,
+                        kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
                         questions (a harness's form read back by its class, below);
                         assumed_answers()
@@ -1352,7 +1355,8 @@ def _read_beside_module(name: str) -> "Optional[str]":
 # ask() is decode() then validate_and_normalize().  The sub-parts follow a
 # call's text: the entry points, strict JSON within its bounds, the repairs
 # of text it refuses (code fences, the tolerant reader, tool-call markup),
-# then the questions, their options and the readers of single fields.
+# then the questions, their options, a recommendation stated in a question's
+# text, and the readers of single fields.
 
 # ---------------------------------------------------------------------------
 # Decoding: the entry points
@@ -2093,7 +2097,8 @@ def _number(token: str) -> "Union[int, float]":
 #
 # _markup_call(): a call, or the value of 'questions', in the markup of
 # Cline, Roo Code and Kilo Code.  _envelope_markup(): a whole call in the
-# envelope of a model that writes its tool calls as text.  _leak_repaired():
+# envelope of a model that writes its tool calls as text, and
+# _envelope_after_prose() the same after the model's prose.  _leak_repaired():
 # the same envelope's parameters leaked into a string field.
 
 _MARKUP_STARTS = ("<ask_followup_question>", "<question>")
@@ -3182,7 +3187,8 @@ def _selection_mode(value: Any) -> "Optional[bool]":
 # ===========================================================================
 # Normalization and validation
 #
-# validate_and_normalize(): ids, cleaned labels, kinds, the recommended option first.
+# validate_and_normalize(): ids, placeholder questions refused, cleaned
+# labels, kinds, the recommended option first.
 
 # What a model sends as a question's whole text when it copied a template
 # or the schema instead of writing the question (folded): shown to a
