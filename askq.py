@@ -2946,22 +2946,24 @@ _STATEMENT_WORDS = ("we recommend", "we suggest", "I suggest")
 # option 2", "Recommended: Option 2", "推荐选项2", "我建议选方案B"); a word that
 # negates it ("not recommended: option 2") is no statement.
 _STATED_AFTER_SOURCE = (
-    r"{position}[\s*_]*(?:[(\[（【]\s*({words})\s*[)\]）】]"
-    r"|(?:[-—–:：]|\s+is\s+(?:the\s+)?|是|为|為)\s*({words})(?![a-z]))"
+    r"{position}[\s*_]{0,8}(?:[(\[（【]\s{0,4}({words})\s{0,4}[)\]）】]"
+    r"|(?:[-—–:：]|\s{1,4}is\s{1,4}(?:the\s{1,4})?|是|为|為)\s{0,4}({words})(?![a-z]))"
 )
 _STATED_BEFORE_SOURCE = (
-    r"(?<![a-z])(?<!not )(?<!n't )(?<!不)({words})\s*(?:[:：]|\s+is\b|是|为|為)?[\s*_]*"
-    r"(?:(?:going\s+with|to\s+use|the|with)\s+)?(?:选择|選擇|选|選|采用|用)?\s*{position}"
+    r"(?<![a-z])(?<!not )(?<!n't )(?<!不)({words})\s{0,4}(?:[:：]|\s{1,4}is\b|是|为|為)?[\s*_]{0,8}"
+    r"(?:(?:going\s{1,4}with|to\s{1,4}use|the|with)\s{1,4})?(?:选择|選擇|选|選|采用|用)?\s{0,4}{position}"
 )
+# Every run of spaces or stars is bounded, so that a failed match backtracks
+# over a bounded stretch, and a search stays linear in its text.
 # A pure position tag on an option: "(Option 2)" after or before the label,
 # "Option 2:" or "**Option 2**:" before it, "B)" or "2." before it.  Each
 # pattern gives the position and the rest of the label.
-_BRACKET_TAG = r"[(\[（【]\s*{position}\s*[)\]）】]"
+_BRACKET_TAG = r"[(\[（【]\s{0,4}{position}\s{0,4}[)\]）】]"
 _POSITION_TAG_SOURCES = (
-    r"(?s)" + _BRACKET_TAG + r"\s*(?P<rest>.*)",
-    r"(?s)(?P<rest>.*?)\s*" + _BRACKET_TAG,
-    r"(?s)\**\s*{position}\s*(?:\**\s*[:：.)\-—–]|\**\s*\Z)\s*\**\s*(?P<rest>.*)",
-    r"(?s)\(?(?P<place>[1-9]|[a-h])[).:]\s+(?P<rest>.*)",
+    r"(?s)" + _BRACKET_TAG + r"\s{0,4}(?P<rest>.*)",
+    r"(?s)(?P<rest>.*?)\s{0,4}" + _BRACKET_TAG,
+    r"(?s)\*{0,2}\s{0,4}{position}\s{0,4}(?:\*{0,2}\s{0,4}[:：.)\-—–]|\*{0,2}\s{0,4}\Z)\s{0,4}\*{0,2}\s{0,4}(?P<rest>.*)",
+    r"(?s)\(?(?P<place>[1-9]|[a-h])[).:]\s{1,4}(?P<rest>.*)",
 )
 
 
@@ -2973,7 +2975,7 @@ def _position_pattern(source: str) -> "Pattern[str]":
         re.escape(word) for word in sorted(_RECOMMENDED_WORDS.union(_STATEMENT_WORDS), key=len, reverse=True)
     )
     word = "(?:" + "|".join(re.escape(word) for word in _POSITION_WORDS) + ")"
-    filled = source.replace("{words}", words).replace("{position}", word + r"\s*#?\s*" + _POSITION_SOURCE)
+    filled = source.replace("{words}", words).replace("{position}", word + r"\s{0,4}#?\s{0,4}" + _POSITION_SOURCE)
     return re.compile(filled, re.IGNORECASE)
 
 
