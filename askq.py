@@ -50,9 +50,12 @@ The file, in the order of one call's life (each part under a banner of its own):
                         almost JSON.  In parts: the entry points, strict JSON and
                         its bounds, the repairs (one chain of steps), code fences,
                         the tolerant reader, tool-call markup (Cline's, a whole
-                        call's envelope, a leak into a field), the questions (and
-                        JSON envelopes), the options, field readers
-    Normalization       validate_and_normalize(): ids, labels, kinds, the recommendation
+                        call's envelope, one after the model's prose, a leak into a
+                        field), the questions (and JSON envelopes, _EnvelopeLook),
+                        the options, a recommendation stated in the text, field
+                        readers
+    Normalization       validate_and_normalize(): ids, placeholder questions, labels,
+                        kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
                         questions (a harness's form read back by its class, below);
                         assumed_answers()
@@ -1386,7 +1389,8 @@ def _read_beside_module(name: str) -> "Optional[str]":
 # ask() is decode() then validate_and_normalize().  The sub-parts follow a
 # call's text: the entry points, strict JSON within its bounds, the repairs
 # of text it refuses (code fences, the tolerant reader, tool-call markup),
-# then the questions, their options and the readers of single fields.
+# then the questions, their options, a recommendation stated in a question's
+# text, and the readers of single fields.
 
 # ---------------------------------------------------------------------------
 # Decoding: the entry points
@@ -1405,7 +1409,9 @@ def ask(payload: Any) -> QuestionOutput:
     # The items decode() made are ours alone, and of the types it promises:
     # normalize them in place, without a copy.
     root = _payload_root(payload)
-    output = QuestionOutput(_normalize(_decoded_items(root)), [])
+    # A dict, the common case, has no text to search: no call for it.
+    leaks = None if payload.__class__ is dict else _may_hold_markup(payload)
+    output = QuestionOutput(_normalize(_decoded_items(root, leaks)), [])
     if len(root) > 1:  # a heading stands beside the questions: most calls hold nothing else
         output.title, output.purpose = _batch_heading(root)
     return output
@@ -1427,12 +1433,27 @@ placeholder=None, allow_custom=True, minimum=None, maximum=None, step=None, \
 unit=None, default=None, secret=False)], title=None, purpose=None)
     """
     root = _payload_root(payload)
-    return QuestionInput(_decoded_items(root), *_batch_heading(root))
+    return QuestionInput(_decoded_items(root, _may_hold_markup(payload)), *_batch_heading(root))
 
 
-def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]") -> "List[QuestionItem]":
+def _decoded_items(root: "Union[Dict[Any, Any], List[Any]]", leaks: "Optional[bool]") -> "List[QuestionItem]":
+    """The decoded questions; ``leaks`` says whether the call's text may
+    hold leaked markup (None: the call came as objects, with no text)."""
     entries = _question_entries(root)
-    return [_decode_entry(index, entry) for index, entry in enumerate(entries)]
+    return [_decode_entry(index, entry, leaks) for index, entry in enumerate(entries)]
+
+
+def _may_hold_markup(payload: Any) -> "Optional[bool]":
+    """Whether a call sent as text may hold leaked markup: a closing tag and
+    a parameter's tag, or a backslash, which may escape them ('\\u003c').
+    One search of the text decides it for every field of every question.
+    None for a call handed in as objects, which has no text to search."""
+    if isinstance(payload, str):
+        # A look for one character is far cheaper than one for two.
+        return "\\" in payload or "<" in payload and "</" in payload and "parameter" in payload
+    if isinstance(payload, (bytes, bytearray)):
+        return b"\\" in payload or b"<" in payload and b"</" in payload and b"parameter" in payload
+    return None
 
 
 def _batch_heading(root: "Union[Dict[Any, Any], List[Any]]") -> "Tuple[Optional[str], Optional[str]]":
@@ -1458,7 +1479,7 @@ def _payload_root(payload: Any) -> Any:
         # A call inside an envelope holds no questions of its own: unwrapped only then.
         if "questions" in value or _first_text(value, _QUESTION_KEYS) is not None:
             return value
-        inner = _unwrapped(value, _ENVELOPE_DEPTH)
+        inner = _EnvelopeLook().inside(value, _ENVELOPE_DEPTH)
         return value if inner is None else inner
     raise QuestionError(
         f"The call must be a JSON object like {{\"questions\": [...]}},"
@@ -1667,9 +1688,17 @@ def _envelope_parameters(text: str) -> Any:
     return _UNREAD if call is None else call
 
 
+def _parameters_after_prose(text: str) -> Any:
+    """A whole call in a tool-call envelope after the model's prose, as its parameters."""
+    call = _envelope_after_prose(text)
+    return _UNREAD if call is None else call
+
+
 # A whole call may be in tool-call markup instead, looked for first: JSON
 # never starts like markup, so for broken JSON the look is one character's.
-_CALL_REPAIRS = (_markup_questions, _envelope_parameters, *_REPAIRS)
+# Markup after prose is looked for last, in text that no other repair reads:
+# JSON that names a tag in a string is read as JSON.
+_CALL_REPAIRS = (_markup_questions, _envelope_parameters, *_REPAIRS, _parameters_after_prose)
 
 
 @functools.lru_cache(maxsize=None)
@@ -2102,7 +2131,8 @@ def _number(token: str) -> "Union[int, float]":
 #
 # _markup_call(): a call, or the value of 'questions', in the markup of
 # Cline, Roo Code and Kilo Code.  _envelope_markup(): a whole call in the
-# envelope of a model that writes its tool calls as text.  _leak_repaired():
+# envelope of a model that writes its tool calls as text, and
+# _envelope_after_prose() the same after the model's prose.  _leak_repaired():
 # the same envelope's parameters leaked into a string field.
 
 _MARKUP_STARTS = ("<ask_followup_question>", "<question>")
@@ -2205,7 +2235,8 @@ def _markup_options(raw: str) -> Any:
 # are optional, and the text may end anywhere.  Names and prefixes are
 # bounded, so that each '<' costs a bounded look.
 _TAG_PREFIX = r"(?:[\w.-]{1,32}:)?"
-_ENVELOPE_START_SOURCE = r"\s*<" + _TAG_PREFIX + r"(?:(tool_call)\s{0,8}>|function_calls\s{0,8}>|function=|invoke[\s>])"
+_ENVELOPE_TAG_SOURCE = r"<" + _TAG_PREFIX + r"(?:(tool_call)\s{0,8}>|function_calls\s{0,8}>|function=|invoke[\s>])"
+_ENVELOPE_START_SOURCE = r"\s*" + _ENVELOPE_TAG_SOURCE
 _PARAMETER_SOURCE = (
     r"<" + _TAG_PREFIX + r"parameter(?:=([^<>\n]{1,64})|\s{1,8}name\s{0,8}=\s{0,8}[\"']([^\"'<>]{1,64})[\"']\s{0,8})>"
 )
@@ -2238,6 +2269,17 @@ def _envelope_markup(text: str) -> "Optional[Dict[str, Any]]":
     return call
 
 
+def _envelope_after_prose(text: str) -> "Optional[Dict[str, Any]]":
+    """The parameters of a call in tool-call markup that the model wrote
+    after a line of its own prose ('I'll ask which stack to use.\n\n<tool_call>
+    ...'), the prose dropped; None when no envelope follows, or when the one
+    that follows holds no parameter (then the text is prose that names a tag)."""
+    start = _pattern(_ENVELOPE_TAG_SOURCE).search(text)
+    if start is None:
+        return None
+    return _envelope_markup(text[start.start():]) or None
+
+
 def _hermes_envelope(body: str) -> "Optional[Dict[str, Any]]":
     """The JSON a <tool_call> holds ('{"name": ..., "arguments": {...}}'),
     which the call's own rules unwrap; None when it holds none."""
@@ -2267,6 +2309,10 @@ def _parameters(text: str, start: int) -> "Iterator[Tuple[str, Any]]":
         if value is not None:
             read.add(key)
             yield key, value
+
+
+def _holds_markup(entry: "Dict[Any, Any]") -> bool:
+    return any(value.__class__ is str and "<" in value for value in entry.values())
 
 
 # Markup leaked into a string field: a model that writes its calls as
@@ -2342,10 +2388,6 @@ def _without_closing_tags(raw: str) -> str:
     return raw[:end].strip()
 
 
-def _holds_markup(entry: "Dict[Any, Any]") -> bool:
-    return any(value.__class__ is str and "<" in value for value in entry.values())
-
-
 def _parameter_value(text: str) -> Any:
     """A parameter's value: JSON when it reads as JSON, through the repairs
     (text cut off included); else the text.  None when blank."""
@@ -2405,8 +2447,11 @@ _BATCH_PURPOSE_KEYS = ("description", "confirm_description")
 _HEADING_KEYS = frozenset(_TITLE_KEYS + _BATCH_PURPOSE_KEYS)
 
 # A call sent inside a JSON envelope: {"name": ..., "arguments": ARGS},
-# {"function": {...}}, {"type": "tool_use", "input": ...}, {"tool_calls": [...]}.
-_ENVELOPE_KEYS = ("arguments", "input", "function")
+# {"function": {...}}, {"type": "tool_use", "input": ...}, {"tool_calls": [...]},
+# and the function-call shape of Gemini and LangChain, {"name": ..., "args": ARGS}
+# and {"functionCall": {...}} (OpenAI's older messages: {"function_call": {...}}).
+_ENVELOPE_KEYS = ("arguments", "args", "input", "function", "functionCall", "function_call")
+_ENVELOPE_KEY_SET = frozenset(_ENVELOPE_KEYS)
 _TOOL_CALLS_KEY = "tool_calls"
 # How many envelopes one call may be wrapped in: the deepest sent is three.
 _ENVELOPE_DEPTH = 4
@@ -2447,31 +2492,84 @@ def _question_entries(root: "Union[Dict[Any, Any], List[Any]]") -> "List[Any]":
     elif _first_text(root, _QUESTION_KEYS) is not None:
         entries = [root]
     else:
-        raise QuestionError(
-            _NO_QUESTIONS + " The call has no 'questions' array: send"
-            " {\"questions\": [{\"question\": \"...\"}]}."
-        )
+        raise _EnvelopeLook().refusal(root)
     _check_question_count(len(entries))
     return entries
 
 
-def _unwrapped(envelope: "Dict[Any, Any]", depth: int) -> "Optional[Union[Dict[Any, Any], List[Any]]]":
-    """The call inside a JSON envelope that holds no questions of its own:
-    its arguments (an object, or JSON text of one), or, of its tool calls,
-    the first that holds questions; None when there is none."""
-    if depth <= 0:
+class _EnvelopeLook:
+    """The look into a call's JSON envelopes for the call inside, which
+    keeps where it went: a call that holds no questions is refused for what
+    its envelope holds instead, not for lacking a 'questions' array that it
+    may well have, deeper than askq looks."""
+
+    __slots__ = ("seen", "trail")
+
+    def __init__(self) -> None:
+        self.trail: Tuple[str, ...] = ()  # the keys followed to what was seen last
+        self.seen: Any = _UNREAD  # the last arguments looked at; _UNREAD: no envelope
+
+    def inside(
+        self, envelope: "Dict[Any, Any]", depth: int, trail: "Tuple[str, ...]" = (),
+    ) -> "Optional[Union[Dict[Any, Any], List[Any]]]":
+        """The call inside an envelope that holds no questions of its own:
+        its arguments (an object, or JSON text of one), or, of its tool
+        calls, the first that holds questions; None when there is none."""
+        if depth <= 0:
+            if not _ENVELOPE_KEY_SET.isdisjoint(envelope) or _TOOL_CALLS_KEY in envelope:
+                self.trail, self.seen = trail, _TOO_DEEP
+            return None
+        for key in _ENVELOPE_KEYS:
+            if key in envelope:
+                inner = _envelope_value(envelope[key], key)
+                self.trail, self.seen = trail + (key,), inner
+                if isinstance(inner, dict):
+                    return inner if _holds_questions(inner) else self.inside(inner, depth - 1, self.trail)
+        calls = envelope.get(_TOOL_CALLS_KEY)
+        if isinstance(calls, list):
+            for call in calls:
+                inner = self.inside(call, depth - 1, trail + (_TOOL_CALLS_KEY,)) if isinstance(call, dict) else None
+                if inner is not None:
+                    return inner
+            self.trail, self.seen = trail + (_TOOL_CALLS_KEY,), calls
         return None
-    for key in _ENVELOPE_KEYS:
-        if key in envelope:
-            inner = _envelope_value(envelope[key], key)
-            if isinstance(inner, dict):
-                return inner if _holds_questions(inner) else _unwrapped(inner, depth - 1)
-    calls = envelope.get(_TOOL_CALLS_KEY)
-    for call in calls if isinstance(calls, list) else ():
-        inner = _unwrapped(call, depth - 1) if isinstance(call, dict) else None
-        if inner is not None:
-            return inner
-    return None
+
+    def refusal(self, call: "Dict[Any, Any]") -> QuestionError:
+        """The refusal of a call with no questions, looked into again: what
+        it holds, or what its envelope holds where the questions should be."""
+        self.inside(call, _ENVELOPE_DEPTH)
+        seen, where = self.seen, ".".join(self.trail)
+        if seen is _UNREAD:
+            problem = "The call has no 'questions' array" + _keys_it_has(call)
+        elif seen is _TOO_DEEP:
+            problem = f"The call is wrapped in more than {_ENVELOPE_DEPTH} tool-call envelopes ({where})"
+        elif self.trail[-1] == _TOOL_CALLS_KEY and isinstance(seen, list):
+            count = f"{len(seen)} call{'s' if len(seen) > 1 else ''}"
+            problem = (f"The call's '{where}' holds {count}, none with questions in its arguments"
+                       if seen else f"The call's '{where}' is an empty array")
+        elif isinstance(seen, dict):
+            problem = (f"The call's '{where}' has no 'questions' array" + _keys_it_has(seen)
+                       if seen else f"The call's '{where}' is an empty object")
+        else:
+            problem = f"The call's '{where}' is {_json_type(seen)}, not an object"
+        return QuestionError(
+            f"{_NO_QUESTIONS} {problem}: send {{\"questions\": [{{\"question\": \"...\"}}]}} as the tool's arguments."
+        )
+
+
+_TOO_DEEP: Any = object()  # envelopes inside envelopes, deeper than askq looks
+
+
+def _keys_it_has(call: "Dict[Any, Any]") -> str:
+    """The keys an object without questions has, for its refusal."""
+    keys = [key for key in call if isinstance(key, str)]
+    if not keys:
+        return ""
+    shown = ", ".join(_quoted(key[:_QUOTE_CHARS]) for key in keys[:_KEYS_SHOWN])
+    return f" (it has {shown}{', ...' if len(keys) > _KEYS_SHOWN else ''})"
+
+
+_KEYS_SHOWN = 6  # of an object refused for holding no questions
 
 
 def _holds_questions(call: "Dict[Any, Any]") -> bool:
@@ -2517,7 +2615,7 @@ def _check_question_count(count: int) -> None:
         )
 
 
-def _decode_entry(index: int, entry: Any) -> QuestionItem:
+def _decode_entry(index: int, entry: Any, leaks: "Optional[bool]" = None) -> QuestionItem:
     """One question entry: an object, JSON text of an object, or plain text."""
     question = None
     try:
@@ -2541,13 +2639,17 @@ def _decode_entry(index: int, entry: Any) -> QuestionItem:
         if question is None:
             raise _missing_question(index)
         item = _decode_fields(question, entry)
-        # Leaked markup shows in the question text or the purpose, or leaves
-        # a question without the options it leaked: only then is every string
-        # field looked at.  A look for '<' is far cheaper than one for '</',
-        # and each look costs every question: the fields most entries have
-        # are looked at alone.
-        if not ("<" in question or "<" in (item.purpose or "")
-                or item.options is None and "question" not in entry and _holds_markup(entry)):
+        # Leaked markup may sit in any string field.  A call's text tells
+        # whether any may hold one: if not, none is searched; if so, every
+        # one is.  A call handed in as objects has no text, and a look at
+        # each of its fields costs every question more than the bound on
+        # the common path: the question text and the purpose are looked at
+        # for a '<', and every field only when one of them holds one, or
+        # when a question under another key than 'question' came without
+        # the options a leak beside it may hold.
+        if leaks is None and not (
+                "<" in question or "<" in (item.purpose or "")
+                or item.options is None and "question" not in entry and _holds_markup(entry)) or leaks is False:
             return item
         repaired = _leak_repaired(entry)
         if repaired is None:
@@ -2855,6 +2957,113 @@ def _is_marked(option: "Dict[Any, Any]") -> bool:
 
 
 # ---------------------------------------------------------------------------
+# Decoding: a recommendation stated in the text
+#
+# "**Option 2 (Recommended)**: ...", "I recommend option B", "推荐选项2": a
+# question whose options carry no mark may name its recommended one by its
+# position, in the question's text or purpose.  Normalization asks for it
+# only where no option carries a mark and nothing else recommends one.
+
+# The words that name an option by its position, in the languages models
+# answer in; the ASCII ones are looked for first by the stems below (either
+# case of their first letter), so that a text without them costs two looks.
+_POSITION_WORDS = ("option", "choice", "opción", "opcion", "opção", "opcao", "选项", "選項", "方案", "オプション", "옵션")
+_POSITION_STEMS = ("ption", "hoice")
+# A position: a number, a letter (A is the first), or a Chinese numeral.
+_POSITION_SOURCE = r"(?P<place>[1-9][0-9]?|[a-h]|[一二三四五六七八九十])(?![0-9a-z])"
+_CHINESE_NUMERALS = "一二三四五六七八九十"
+# First-person words that state a recommendation in a sentence, beside the
+# marks of an option's label.
+_STATEMENT_WORDS = ("we recommend", "we suggest", "I suggest")
+# A recommendation stated of a position, after it ("Option 2 (Recommended)",
+# "Option B is recommended", "选项2（推荐）") or before it ("I recommend
+# option 2", "Recommended: Option 2", "推荐选项2", "我建议选方案B"); a word that
+# negates it ("not recommended: option 2") is no statement.
+_STATED_AFTER_SOURCE = (
+    r"{position}[\s*_]{0,8}(?:[(\[（【]\s{0,4}({words})\s{0,4}[)\]）】]"
+    r"|(?:[-—–:：]|\s{1,4}is\s{1,4}(?:the\s{1,4})?|是|为|為)\s{0,4}({words})(?![a-z]))"
+)
+_STATED_BEFORE_SOURCE = (
+    r"(?<![a-z])(?<!not )(?<!n't )(?<!不)({words})\s{0,4}(?:[:：]|\s{1,4}is\b|是|为|為)?[\s*_]{0,8}"
+    r"(?:(?:going\s{1,4}with|to\s{1,4}use|the|with)\s{1,4})?(?:选择|選擇|选|選|采用|用)?\s{0,4}{position}"
+)
+# Every run of spaces or stars is bounded, so that a failed match backtracks
+# over a bounded stretch, and a search stays linear in its text.
+# A pure position tag on an option: "(Option 2)" after or before the label,
+# "Option 2:" or "**Option 2**:" before it, "B)" or "2." before it.  Each
+# pattern gives the position and the rest of the label.
+_BRACKET_TAG = r"[(\[（【]\s{0,4}{position}\s{0,4}[)\]）】]"
+_POSITION_TAG_SOURCES = (
+    r"(?s)" + _BRACKET_TAG + r"\s{0,4}(?P<rest>.*)",
+    r"(?s)(?P<rest>.*?)\s{0,4}" + _BRACKET_TAG,
+    r"(?s)\*{0,2}\s{0,4}{position}\s{0,4}(?:\*{0,2}\s{0,4}[:：.)\-—–]|\*{0,2}\s{0,4}\Z)\s{0,4}\*{0,2}\s{0,4}(?P<rest>.*)",
+    r"(?s)\(?(?P<place>[1-9]|[a-h])[).:]\s{1,4}(?P<rest>.*)",
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _position_pattern(source: str) -> "Pattern[str]":
+    """One of the patterns above, with its words and positions filled in,
+    compiled on first use: few calls state a recommendation in their text."""
+    words = "|".join(
+        re.escape(word) for word in sorted(_RECOMMENDED_WORDS.union(_STATEMENT_WORDS), key=len, reverse=True)
+    )
+    word = "(?:" + "|".join(re.escape(word) for word in _POSITION_WORDS) + ")"
+    filled = source.replace("{words}", words).replace("{position}", word + r"\s{0,4}#?\s{0,4}" + _POSITION_SOURCE)
+    return re.compile(filled, re.IGNORECASE)
+
+
+def _stated_recommendation(item: QuestionItem, options: "List[QuestionOption]") -> "Optional[QuestionOption]":
+    """The option that the question's text or purpose recommends by its
+    position: by the options' position tags when all carry one, else by
+    their places.  Pure position tags are taken off the labels (unless two
+    labels would then be one).  None when neither text recommends an option
+    there is."""
+    position = _stated_position(item.question)
+    if position is None and item.purpose is not None:
+        position = _stated_position(item.purpose)
+    if position is None:
+        return None
+    tags = [_position_tag(option.label) for option in options]
+    labels = [option.label if tag is None else tag[1] for option, tag in zip(options, tags)]
+    if len({label.lower() for label in labels}) == len(options):  # else only the tags tell them apart
+        for option, label in zip(options, labels):
+            option.label = label
+    if any(tag is None for tag in tags):  # named by their places
+        return options[position] if position < len(options) else None
+    return next((option for option, tag in zip(options, tags) if tag is not None and tag[0] == position), None)
+
+
+def _stated_position(text: str) -> "Optional[int]":
+    """The 0-based position a text recommends, or None."""
+    if text.isascii() and _POSITION_STEMS[0] not in text and _POSITION_STEMS[1] not in text:
+        return None  # most texts name no position: two looks
+    for source in (_STATED_AFTER_SOURCE, _STATED_BEFORE_SOURCE):
+        found = _position_pattern(source).search(text)
+        if found is not None:
+            return _position_index(found.group("place"))
+    return None
+
+
+def _position_tag(label: str) -> "Optional[Tuple[int, str]]":
+    """The 0-based position a label's pure tag names, and the label without
+    it (the whole label when nothing else would remain); None untagged."""
+    for source in _POSITION_TAG_SOURCES:
+        found = _position_pattern(source).fullmatch(label)
+        if found is not None:
+            return _position_index(found.group("place")), found.group("rest").strip() or label
+    return None
+
+
+def _position_index(position: str) -> int:
+    """The 0-based index of a written position: 2, B or 二 are the second."""
+    if position.isdigit() and position.isascii():
+        return int(position) - 1
+    numeral = _CHINESE_NUMERALS.find(position)
+    return numeral if numeral >= 0 else ord(position.lower()) - ord("a")
+
+
+# ---------------------------------------------------------------------------
 # Decoding: field readers
 #
 # One field's value as the type it is read into, or None when it is
@@ -3014,7 +3223,20 @@ def _selection_mode(value: Any) -> "Optional[bool]":
 # ===========================================================================
 # Normalization and validation
 #
-# validate_and_normalize(): ids, cleaned labels, kinds, the recommended option first.
+# validate_and_normalize(): ids, placeholder questions refused, cleaned
+# labels, kinds, the recommended option first.
+
+# What a model sends as a question's whole text when it copied a template
+# or the schema instead of writing the question (folded): shown to a
+# person, it asks nothing.
+_PLACEHOLDERS = frozenset((
+    "placeholder", "question", "question text", "question here", "your question", "your question here",
+    "the question", "enter question", "enter your question", "insert question here", "<question>",
+    "<your question>", "[question]", "{question}", "todo", "tbd", "tba", "...", "\u2026", "?", "xxx", "string",
+    "lorem ipsum", "问题", "待定",
+))
+_PLACEHOLDER_LENGTH = max(map(len, _PLACEHOLDERS))
+
 
 def validate_and_normalize(input: QuestionInput) -> "List[QuestionItem]":
     """Validate a batch and return new, normalized items; ``input`` is unchanged.
@@ -3131,8 +3353,11 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
     # ``multi`` is read once, at definition, as json's encoder keeps its fast
     # names: a member read through the enum class is slow, and this runs
     # for every question (so do _derived_kind and _normalize_choices).
-    if not item.question:  # only an item built in code can get here without one
-        raise _missing_question(index)
+    if len(item.question) <= _PLACEHOLDER_LENGTH:  # one look spares most questions the rest
+        if not item.question:  # only an item built in code can get here without one
+            raise _missing_question(index)
+        if item.question.lower() in _PLACEHOLDERS:
+            raise _placeholder_question(index, item.question)
     declared = item.question_type
     kind = _derived_kind(item)
     item.question_type = kind
@@ -3141,6 +3366,14 @@ def _normalize_item(index: int, item: QuestionItem, multi: QuestionType = Questi
         _normalize_choices(index, item, declared)
     if not item.question_type.is_choice:
         item.options = item.recommended = None
+
+
+def _placeholder_question(index: int, question: str) -> QuestionError:
+    return QuestionError(
+        f"{_where(index, question)} is the placeholder {_quoted(question)}, not a question. Write the"
+        " full question to show the user in its 'question' field, ending with a question mark.",
+        index,
+    )
 
 
 def _derived_kind(
@@ -3193,6 +3426,9 @@ def _normalize_choices(
     recommended = None
     if single:  # one recommendation, on the question; the options carry none
         recommended = _recommendation(item.recommended, options, marks)
+        if recommended is None and marks == (None, None):
+            stated = _stated_recommendation(item, options)
+            recommended = None if stated is None else stated.label
         options = _recommended_first(options, recommended)
         for option in options:
             option.recommended = False

@@ -1929,6 +1929,62 @@ class NewestShapeTests(unittest.TestCase):
                 item = one(question(options=["Postgres", label]))
                 self.assertEqual((item.recommended, labels(item)), (None, ["Postgres", label]))
 
+    def test_a_recommendation_stated_in_the_text_marks_the_option_it_names(self) -> None:
+        cases = (
+            ("Which fix?\n\n**Option 1 (Recommended)**: refactor the parser.\n**Option 2**: patch the call site.",
+             None, ["Refactor the parser (Option 1)", "Patch the call site (Option 2)"], "Refactor the parser"),
+            ("Which fix?\n**Option 1**: refactor.\n**Option 2 (Recommended)**: patch.", None,
+             ["(Option 1) Refactor", "(Option 2) Patch"], "Patch"),
+            ("Which fix? Option B is recommended.", None, ["A) Refactor", "B) Patch", "C) Leave it"], "Patch"),
+            ("Which fix? I recommend option 2.", None, ["Refactor", "Patch"], "Patch"),
+            ("Which fix?", "Recommended: **Option 2**", ["Option 1: Refactor", "Option 2: Patch"], "Patch"),
+            ("Which fix? I'd go with option b", None, ["**Option A**: Refactor", "**Option B:** Patch"], "Patch"),
+            ("用哪个方案？推荐选项2", None, ["重构", "补丁"], "补丁"),
+            ("用哪个方案？我建议选方案B", None, ["方案A：重构", "方案B：补丁"], "补丁"),
+            ("用哪个方案？", "选项2（推荐）", ["重构（选项1）", "补丁（选项2）"], "补丁"),
+        )
+        for text, purpose, options, recommended in cases:
+            with self.subTest(text=text, purpose=purpose):
+                item = one(question(question=text, purpose=purpose, options=options))
+                self.assertEqual(item.recommended, recommended)
+                self.assertEqual(labels(item)[0], recommended)
+                self.assertEqual(item.question, text)  # the text itself is left as written
+
+    def test_a_stated_recommendation_yields_to_marks_and_keeps_other_brackets(self) -> None:
+        item = one(question(question="Which? I recommend option 1.", options=["Keep", "Drop (Recommended)"]))
+        self.assertEqual(item.recommended, "Drop")  # a mark on an option wins
+        item = one(question(question="Which? I recommend option 1.", options=["Keep", "Drop"], recommended="Drop"))
+        self.assertEqual(item.recommended, "Drop")
+        item = one(question(question="Which? I recommend option 2.", options=["Keep (no changes)", "Drop (Option 2)"]))
+        self.assertEqual((item.recommended, labels(item)), ("Drop", ["Drop", "Keep (no changes)"]))
+        item = one(question(question="Which? I recommend option 2.", options=["X (Option 1)", "X (Option 2)"]))
+        self.assertEqual((item.recommended, labels(item)), ("X (Option 2)", ["X (Option 2)", "X (Option 1)"]))
+
+    def test_text_that_recommends_nothing_it_names_marks_nothing(self) -> None:
+        for text, options in (("Which? Option 2 is not recommended.", ["Refactor", "Patch"]),
+                              ("Which? Not recommended: option 2.", ["Refactor", "Patch"]),
+                              ("Which? I recommend option 5.", ["Refactor", "Patch"]),
+                              ("Which option (recommended)?", ["Refactor", "Patch"]),
+                              ("Which option?", ["Refactor (Option 1)", "Patch (Option 2)"])):
+            with self.subTest(text=text):
+                item = one(question(question=text, options=options))
+                self.assertEqual((item.recommended, labels(item)), (None, options))
+
+    def test_the_fifth_harvests_marks_that_held_already(self) -> None:
+        for label in ("SQLite (추천)", "SQLite (권장)", "SQLite [추천]", "SQLite（推薦）", "SQLite (推薦)"):
+            with self.subTest(label=label):
+                item = one(question(options=["Postgres", label]))
+                self.assertEqual((item.recommended, labels(item)), ("SQLite", ["SQLite", "Postgres"]))
+        # A full-width mark on the last option, beside a full-width gloss that is no mark.
+        item = one(question(options=["只修复（最小改动）", "全部重写（大改动）（推荐）"]))
+        self.assertEqual((item.recommended, labels(item)), ("全部重写（大改动）", ["全部重写（大改动）", "只修复（最小改动）"]))
+        item = one(question(multiSelect=True, options=["Lint (Recommended)", "Tests (Recommended)", "Docs"]))
+        self.assertEqual([option.recommended for option in item.options or []], [True, True, False])
+        item = one(question(multi=False, options=["A", "B"]))
+        self.assertIs(item.question_type, QuestionType.SINGLE_CHOICE)
+        kept = ["Keep (no changes)", "Retry (3 times)", "Ship [beta]", "Rust（系统）"]
+        self.assertEqual(labels(one(question(options=kept))), kept)
+
     def test_the_models_own_custom_row_on_a_multi_choice_is_dropped(self) -> None:
         item = one(question(multiSelect=True, options=["A", "B", "personalize your response"]))
         self.assertEqual(labels(item), ["A", "B"])
@@ -2343,6 +2399,32 @@ class LeakedMarkupTests(unittest.TestCase):
                 item = one({"questions": [entry]})
                 self.assertEqual((item.purpose, item.question_type), ("Before each commit.", QuestionType.MULTI_CHOICE))
 
+    def test_leak_in_any_string_field_of_a_call_sent_as_text(self) -> None:
+        for key in ("header", "background", "details", "title"):
+            with self.subTest(key=key):
+                entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
+                         key: f"Checks</{key}>\n<parameter name=\"multiSelect\">true</parameter>"}
+                text = json.dumps({"questions": [entry]})
+                for payload in (text, text.encode(), json.dumps(text), text.replace("<", "\\u003c")):
+                    item = one(payload)
+                    self.assertIs(item.question_type, QuestionType.MULTI_CHOICE)
+                    if key == "header":
+                        self.assertEqual(item.header, "Checks")
+
+    def test_a_call_whose_text_holds_no_leak_is_not_searched(self) -> None:
+        texts = (CALL_TEXT, CALL_TEXT.encode(), json.dumps(question(question="Is a < b?", purpose="Use <b>bold</b>?")))
+        with mock.patch.object(askq, "_leak_repaired", side_effect=AssertionError("searched")):
+            for text in texts:
+                askq.ask(text)
+
+    def test_a_call_handed_in_as_objects_is_searched_where_the_text_or_purpose_holds_a_tag(self) -> None:
+        entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
+                 "header": "Checks</header>\n<parameter name=\"multiSelect\">true</parameter>"}
+        self.assertIs(one({"questions": [entry]}).question_type, QuestionType.SINGLE_CHOICE)  # not looked at
+        entry["purpose"] = "Before a commit.</purpose>\n<parameter name=\"header\">Git"
+        item = one({"questions": [entry]})  # the purpose's '<' opens every field to the search
+        self.assertEqual((item.header, item.purpose, item.question_type), ("Checks", "Before a commit.", QuestionType.MULTI_CHOICE))
+
     def test_the_caller_s_entry_is_left_alone(self) -> None:
         payload = {"questions": [{"question": LEAK, "context": "x</context>\n<parameter name=\"header\">H"}]}
         before = copy.deepcopy(payload)
@@ -2463,7 +2545,8 @@ class EnvelopeTests(RefusalCase):
 
     def test_refusals(self) -> None:
         self.assertRefused("<tool_call>\n<function=question>\n", "No questions provided")
-        self.assertRefused({"name": "question", "arguments": {"path": "a.txt"}}, "The call has no 'questions' array")
+        self.assertRefused({"name": "question", "arguments": {"path": "a.txt"}},
+                           "The call's 'arguments' has no 'questions' array (it has \"path\")")
         self.assertRefused({"name": "question", "arguments": "not json at all"},
                            "The call's 'arguments' is not valid JSON")
         self.assertRefused({"tool_calls": [{"function": {"name": "x", "arguments": "{}"}}]}, "No questions provided")
@@ -2471,6 +2554,77 @@ class EnvelopeTests(RefusalCase):
         for _ in range(askq._ENVELOPE_DEPTH + 1):
             deep = {"arguments": deep}
         self.assertRefused(deep, "No questions provided")
+
+    def test_function_call_envelopes_of_gemini_adk_and_langchain(self) -> None:
+        arguments = {"questions": ENVELOPE_QUESTIONS, "form_title": "Landing Page Stack"}
+        for envelope in (
+            {"name": "ask_user", "args": arguments},  # Gemini's and Google ADK's function call
+            {"name": "ask_user", "args": json.dumps(arguments)},
+            {"functionCall": {"name": "ask_user", "args": arguments}},  # a Gemini part
+            {"name": "ask_user", "args": arguments, "id": "call_9", "type": "tool_call"},  # LangChain's ToolCall
+            {"content": "", "tool_calls": [{"name": "ask_user", "args": arguments, "id": "call_9"}]},  # its AIMessage
+            {"role": "assistant", "function_call": {"name": "ask_user", "arguments": json.dumps(arguments)}},
+        ):
+            with self.subTest(envelope=envelope):
+                for payload in (envelope, json.dumps(envelope)):
+                    output = askq.ask(payload)
+                    self.assert_envelope_questions(output)
+                    self.assertEqual(output.title, "Landing Page Stack")
+        item = one({"name": "ask_user", "args": {"question": "Deploy now?", "options": ["Yes", "No"]}})
+        self.assertEqual((item.question, labels(item)), ("Deploy now?", ["Yes", "No"]))
+
+    def test_markup_after_the_models_prose(self) -> None:
+        hermes = "<tool_call>\n" + json.dumps({"name": "ask_user", "arguments": {"questions": ENVELOPE_QUESTIONS}})
+        for prose in ("I'll ask which stack to use before building anything.\n\n",
+                      "Two decisions first:\n- the framework\n- the tone\n", "Let me check with you. "):
+            for call in (anthropic_call(), anthropic_call(""), qwen_call(), hermes + "\n</tool_call>", hermes):
+                with self.subTest(prose=prose, call=call[:20]):
+                    self.assert_envelope_questions(askq.ask(prose + call))
+                    self.assert_envelope_questions(askq.ask(json.dumps(prose + call)))
+        cut = "Asking now.\n<tool_call>\n<function=question>\n<parameter=questions>\n" + ENVELOPE_JSON
+        self.assert_envelope_questions(askq.ask(cut))  # no closing tag at all
+        self.assert_envelope_questions(askq.ask({"name": "question", "arguments": "Asking.\n" + qwen_call()}))
+
+    def test_prose_that_only_names_a_tag_is_still_refused_as_text(self) -> None:
+        for text in ("I can't <invoke> that tool here.", "Use <tool_call> blocks.\n<function=question>\n",
+                     "Which one?"):
+            with self.subTest(text=text):
+                self.assertRefused(text, "The call is not valid JSON")
+
+    def test_refusals_name_what_each_envelope_holds(self) -> None:
+        fix = "send {\"questions\": [{\"question\": \"...\"}]} as the tool's arguments"
+        cases = (
+            ({"name": "ask_user", "args": {}}, "The call's 'args' is an empty object"),
+            ({"name": "ask_user", "args": {"path": "a.txt", "mode": "r"}},
+             "The call's 'args' has no 'questions' array (it has \"path\", \"mode\")"),
+            ({"functionCall": {"name": "ask_user", "args": {"query": "db"}}},
+             "The call's 'functionCall.args' has no 'questions' array (it has \"query\")"),
+            ({"function_call": {"name": "ask_user", "arguments": "{}"}}, "The call's 'function_call.arguments' is an empty object"),
+            ({"type": "tool_use", "name": "ask_user", "input": {"q": "x"}}, "The call's 'input' has no 'questions' array"),
+            ({"function": {"name": "ask_user", "arguments": "[1, 2]"}}, "The call's 'function.arguments' is an array, not an object"),
+            ({"name": "ask_user", "args": 42}, "The call's 'args' is a number, not an object"),
+            ({"name": "ask_user", "args": " "}, "The call's 'args' is a string, not an object"),
+            ({"tool_calls": []}, "The call's 'tool_calls' is an empty array"),
+            ({"tool_calls": [{"name": "read_file", "args": {"path": "a"}}]},
+             "The call's 'tool_calls' holds 1 call, none with questions in its arguments"),
+            ({"tool_calls": [{"function": {"name": "x", "arguments": "{}"}}, {"name": "y", "args": {}}]},
+             "The call's 'tool_calls' holds 2 calls, none with questions in its arguments"),
+            ({"name": "ask_user"}, "The call has no 'questions' array (it has \"name\")"),
+            ({}, "The call has no 'questions' array: "),
+            ("<tool_call>\n<function=question>\n", "The call has no 'questions' array: "),
+            (f"<{P}invoke name=\"ask\">\n<{P}parameter name=\"path\">a.txt", "The call has no 'questions' array (it has \"path\")"),
+        )
+        for payload, problem in cases:
+            with self.subTest(payload=payload):
+                self.assertRefused(payload, "No questions provided", problem, fix)
+                if isinstance(payload, dict):
+                    self.assertRefused(json.dumps(payload), problem)
+        deep: Dict[str, Any] = {"questions": [{"question": "Deep?"}]}
+        for _ in range(askq._ENVELOPE_DEPTH + 1):
+            deep = {"args": deep}
+        self.assertRefused(deep, "The call is wrapped in more than 4 tool-call envelopes (args.args.args.args)")
+        many = {f"key{number}": number for number in range(10)}
+        self.assertRefused(many, "(it has \"key0\", \"key1\", \"key2\", \"key3\", \"key4\", \"key5\", ...)")
 
     def test_cut_off_at_every_length(self) -> None:
         for name, full in (("qwen", qwen_call()), ("anthropic", anthropic_call()),
@@ -3018,6 +3172,25 @@ class NormalizationTests(RefusalCase):
         first = askq.ask(askq.tool_description()["exampleArgs"])
         again = askq.ask(first.to_dict())
         self.assertEqual(again.to_dict(), first.to_dict())
+
+
+class PlaceholderQuestionTests(RefusalCase):
+    """A question whose whole text is a placeholder is refused, naming it."""
+
+    def test_each_placeholder_is_refused_naming_it(self) -> None:
+        for text in ("placeholder", "Question", " TODO ", "tbd", "...", "your question here", "<question>", "string"):
+            with self.subTest(text=text):
+                self.assertRefused(question(question=text),
+                                   f"questions[0] (\"{text.strip()}\") is the placeholder \"{text.strip()}\", not a question",
+                                   "Write the full question")
+        self.assertRefused({"questions": ["Which region?", {"header": "placeholder"}]}, "questions[1]", "placeholder")
+        with self.assertRaises(QuestionError) as caught:
+            askq.validate_and_normalize(QuestionInput([QuestionItem.text("Question")]))
+        self.assertIn("is the placeholder \"Question\"", str(caught.exception))
+
+    def test_a_question_that_only_holds_such_a_word_is_asked(self) -> None:
+        for text in ("Which placeholder?", "Question 2: which region?", "TODO list or issues?"):
+            self.assertEqual(one(question(question=text)).question, text)
 
 
 class MendedTextTrimTests(unittest.TestCase):
