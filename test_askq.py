@@ -6016,6 +6016,128 @@ class NoLossTests(unittest.TestCase):
 
 
 # ===========================================================================
+# The HTTP core
+
+
+class PingHandlers(askq._HttpHandlers):
+    """The smallest set of handlers: GET /ping."""
+
+    routes = askq._Registry()
+
+    @routes.on(("GET", "/ping"))
+    def _ping(self, request: Any) -> Any:
+        return askq._HttpResponse.text(200, "pong")
+
+
+PING = b"GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def whole_answer(sock: Any) -> bytes:
+    """What the server sends on a connection until it closes it."""
+    chunks = []
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
+class HttpServerTests(unittest.TestCase):
+    """The connections of _HttpServer: a crowd waits, slow clients are cut by a deadline."""
+
+    def serve(self, port: int = 0) -> Any:
+        server = askq._HttpServer(askq._HttpCore(PingHandlers()), "127.0.0.1", port)
+        self.addCleanup(server.stop)
+        return server
+
+    def test_a_crowd_at_once_with_slow_clients_among_it_is_never_reset(self) -> None:
+        import socket
+
+        server = self.serve()
+        crowd = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(300)]
+        for sock in crowd:
+            self.addCleanup(sock.close)
+        slow, rest = crowd[:32], crowd[32:]
+        for sock in slow:
+            sock.sendall(PING[:5])
+        for sock in rest:
+            sock.sendall(PING)
+        for piece in (PING[5:20], PING[20:]):
+            time.sleep(0.3)  # the slow ones take their time, within the deadline
+            for sock in slow:
+                sock.sendall(piece)
+        answers = [whole_answer(sock) for sock in crowd]
+        self.assertEqual([answer.split(b" ")[1:2] for answer in answers], [[b"200"]] * len(crowd))
+        self.assertTrue(all(answer.endswith(b"pong") for answer in answers))
+
+    def test_a_client_too_slow_to_send_its_request_is_cut_by_its_deadline(self) -> None:
+        import select
+        import socket
+
+        server = self.serve()
+        with mock.patch.object(askq, "_HTTP_REQUEST_SECONDS", 1.0), \
+                socket.create_connection(("127.0.0.1", server.port), timeout=10) as trickle:
+            cut = False
+            for byte in PING[:40]:  # a byte at a time, each well within the read timeout
+                try:
+                    trickle.sendall(bytes([byte]))
+                except OSError:
+                    cut = True
+                    break
+                if select.select([trickle], [], [], 0.25)[0]:
+                    cut = trickle.recv(1) == b""
+                    break
+                with socket.create_connection(("127.0.0.1", server.port), timeout=10) as other:
+                    other.sendall(PING)
+                    self.assertTrue(whole_answer(other).endswith(b"pong"))  # others are served meanwhile
+            self.assertTrue(cut, "the trickling client was never cut")
+
+    def test_a_request_sent_the_moment_the_server_starts_is_answered(self) -> None:
+        import socket
+        import threading
+
+        for _ in range(5):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            answers: List[bytes] = []
+
+            def knock(port: int, answers: List[bytes]) -> None:
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline:
+                    try:
+                        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    except OSError:
+                        continue
+                    with sock:
+                        sock.sendall(PING)
+                        answers.append(whole_answer(sock))
+                    return
+
+            knocker = threading.Thread(target=knock, args=(port, answers), daemon=True)
+            knocker.start()
+            self.serve(port)
+            knocker.join(20)
+            self.assertEqual(len(answers), 1)
+            self.assertTrue(answers[0].startswith(b"HTTP/1.0 200") and answers[0].endswith(b"pong"), answers[0])
+
+    def test_beyond_its_threads_a_connection_waits_in_the_backlog_and_is_answered(self) -> None:
+        import socket
+
+        with mock.patch.object(askq, "_HTTP_THREADS", 2):
+            server = self.serve()
+        self.assertGreaterEqual(server.listener.request_queue_size, askq._system_backlog())
+        silent = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(2)]
+        for sock in silent:
+            self.addCleanup(sock.close)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as waiting:
+            waiting.sendall(PING)
+            self.assertTrue(whole_answer(waiting).endswith(b"pong"))  # once a silent one is let go
+        self.assertEqual([whole_answer(sock) for sock in silent], [b"", b""])  # let go by the read timeout
+
+
+# ===========================================================================
 # Prompts: the web page
 
 
