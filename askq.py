@@ -9485,6 +9485,11 @@ class _AskBoard:
         if dropped.page is not None:
             dropped.page.end()
 
+    def open_owners(self) -> "FrozenSet[str]":
+        """Who made the asks still open here (their owners' ids)."""
+        with self.lock:
+            return frozenset(ask.owner.id for ask in self.asks.values() if ask.result is None)
+
     def owner_ended(self, owner: _AskOwner) -> None:
         """A session ended: its asks may be taken by the client's next one."""
         owner.ended = True
@@ -10596,7 +10601,7 @@ def _open_browser(url: str) -> bool:
 
 _MCP_PATH = "/mcp"
 _MCP_DEFAULT_PORT = 8765
-_MCP_MAX_SESSIONS = 4096  # beyond this, the session idle longest is ended
+_MCP_IDLE_SESSIONS = 100_000  # sessions with no call waiting and no open ask: beyond this, the idlest end
 _MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
 _BATCH_VERSION = "2025-03-26"  # the one version whose transport takes batches
 _STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
@@ -10768,6 +10773,11 @@ class _McpSession:
                 self.server.call_ended(json.loads(key))
             self.router.leave(exchange)
 
+    def holds(self, asking: "FrozenSet[str]") -> bool:
+        """Whether a call of the session waits for its answer, or an ask it
+        made (among those of ``asking``'s owners) is open."""
+        return bool(self.router.requests) or self.server.owner.id in asking
+
     def close(self) -> None:
         with self.lock:
             self.server.close()
@@ -10796,6 +10806,7 @@ class _McpHttp(_HttpHandlers):
         self.seal = seal or _RequestSeal()
         self.board = board or _AskBoard(life=web.timeout if web is not None else None)
         self.sessions: Dict[str, _McpSession] = {}
+        self.busy = 0  # sessions with a call waiting or an open ask, when last counted
         self.lock = threading.Lock()
 
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
@@ -10907,12 +10918,25 @@ class _McpHttp(_HttpHandlers):
 
         name = secrets.token_urlsafe(24)
         with self.lock:
-            if len(self.sessions) >= _MCP_MAX_SESSIONS:  # the idlest goes, one with a call waiting last
-                idle = min(self.sessions, key=lambda known: (bool(self.sessions[known].router.requests),
-                                                             self.sessions[known].used))
-                self.sessions.pop(idle).close()
             self.sessions[name] = session
+            ended = self._make_room()
+        for idle in ended:
+            idle.close()
         return name
+
+    def _make_room(self) -> "List[_McpSession]":
+        """The sessions to end, idle longest first, while more than the
+        bound are idle: one with a call waiting on a person or an open ask
+        is never ended, nor counted.  Counted again once more sessions
+        than a small share of the bound have begun since."""
+        import heapq
+
+        if len(self.sessions) <= self.busy + _MCP_IDLE_SESSIONS + _MCP_IDLE_SESSIONS // 16:
+            return []
+        asking = self.board.open_owners()
+        idle = [(session.used, name) for name, session in self.sessions.items() if not session.holds(asking)]
+        self.busy = len(self.sessions) - len(idle)
+        return [self.sessions.pop(name) for _, name in heapq.nsmallest(len(idle) - _MCP_IDLE_SESSIONS, idle)]
 
     @routes.on(("DELETE", _MCP_PATH))
     def _delete(self, request: _HttpRequest) -> _HttpResponse:

@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, ClassVar, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, Iterator, List, Optional, Tuple, Union
 from unittest import mock
 from urllib.parse import quote
 
@@ -8955,7 +8955,7 @@ class McpHttpTests(unittest.TestCase):
         self.logged: List[str] = []
         pages = askq._ServedPages("") if web else None
         options = None if pages is None else askq._ServedWebOptions(pages, None)
-        mcp = askq._McpHttp(self.logged.append, options, token, askq._RequestSeal(key))
+        mcp = self.mcp = askq._McpHttp(self.logged.append, options, token, askq._RequestSeal(key))
         server = askq._HttpServer(askq._HttpCore(mcp, *([pages] if pages else [])), "127.0.0.1", 0)
         if pages is not None:
             pages.base = f"http://127.0.0.1:{server.port}"
@@ -9017,20 +9017,35 @@ class McpHttpTests(unittest.TestCase):
         other.initialize()
         self.assertNotEqual(other.session, session)
 
-    def test_past_the_bound_the_idlest_session_ends_and_one_with_a_call_waiting_last(self) -> None:
+    def test_past_the_bound_idle_sessions_end_and_none_with_a_call_waiting_or_an_open_ask(self) -> None:
         client = self.serve()
-        with mock.patch.object(askq, "_MCP_MAX_SESSIONS", 2):
+        with mock.patch.object(askq, "_MCP_IDLE_SESSIONS", 2):
             client.initialize()
             waiting = client.open("POST", call_message(1, self.CALL))
             self.assertIsNotNone(next_event(waiting))
-            others = [McpHttpClient(client.port) for _ in range(3)]
+            asking = McpHttpClient(client.port)
+            asking.initialize()
+            left = asking.open("POST", call_message(1, self.CALL))
+            self.assertIsNotNone(next_event(left))
+            left.close()  # its call ends; its ask stays open for the person
+            assert asking.session is not None
+            self.wait_until(lambda: not self.mcp.sessions[str(asking.session)].router.requests)
+            others = [McpHttpClient(client.port) for _ in range(5)]
             for other in others:
                 other.initialize()
             ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
             self.assertEqual(client.post(ping)[0], 200)  # kept: its call waits for the person
-            self.assertEqual([other.post(ping)[0] for other in others], [404, 404, 200])
+            self.assertEqual(asking.post(ping)[0], 200)  # kept: its ask is open
+            self.assertEqual([other.post(ping)[0] for other in others], [404, 404, 404, 200, 200])
         self.assertEqual(client.open("DELETE").status, 204)
         self.assertIsNone(next_event(waiting))  # a session's streams end with it
+
+    @staticmethod
+    def wait_until(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 10
+        while not done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done(), "it never happened"
 
     def test_get_is_405_and_notifications_and_responses_are_202(self) -> None:
         client = self.serve()
