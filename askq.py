@@ -6760,7 +6760,9 @@ class _StreamPump:
     that waits (a call waiting on a person) costs its socket and its
     source, not a thread.  Readable means the client went away (a stream's
     client sends nothing more), and a stream's source wakes the pump when it
-    has something to write."""
+    has something to write: only the streams woken, or whose socket takes
+    more, are written to, so that many streams waiting cost nothing while
+    they wait but their ticks."""
 
     def __init__(self) -> None:
         import selectors
@@ -6773,6 +6775,7 @@ class _StreamPump:
             end.setblocking(False)
         self.selector.register(self.bell, selectors.EVENT_READ)
         self.streams: Dict[int, _ParkedStream] = {}
+        self.woken: Dict[int, _ParkedStream] = {}  # streams with something to write, by their socket's number
         self.lock = threading.Lock()
         self.stopped = False
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -6786,30 +6789,41 @@ class _StreamPump:
         with self.lock:
             self.streams[sock.fileno()] = parked
             self.selector.register(sock, selectors.EVENT_READ)
-        stream.source.wake = self.wake
-        self.wake()
+        stream.source.wake = functools.partial(self.wake, parked)
+        self.wake(parked)
 
     def holds(self, sock: Any) -> bool:
         with self.lock:
             parked = self.streams.get(sock.fileno())
         return parked is not None and parked.socket is sock
 
-    def wake(self) -> None:
+    def wake(self, parked: "Optional[_ParkedStream]" = None) -> None:
+        if parked is not None:
+            with self.lock:
+                self.woken[parked.socket.fileno()] = parked
         try:
             self.ringer.send(b"\0")
         except OSError:  # the bell is full (it rings anyway) or the pump has stopped
             pass
 
     def _run(self) -> None:
+        import selectors
+
         ticked = time.monotonic()
         while not self.stopped:
-            for key, _ in self.selector.select(_POLL_SECONDS):
+            for key, events in self.selector.select(_POLL_SECONDS):
                 if key.fileobj is self.bell:
                     self._quiet_bell()
-                else:
+                    continue
+                if events & selectors.EVENT_READ:
                     self._client_sent(key.fd)
-            for fd, parked in list(self.streams.items()):
-                self._pump(fd, parked)
+                if events & selectors.EVENT_WRITE and key.fd in self.streams:
+                    self.woken[key.fd] = self.streams[key.fd]
+            with self.lock:
+                woken, self.woken = self.woken, {}
+            for fd, parked in woken.items():
+                if self.streams.get(fd) is parked:
+                    self._pump(fd, parked)
             if time.monotonic() - ticked >= _POLL_SECONDS:
                 ticked = time.monotonic()
                 for parked in list(self.streams.values()):
