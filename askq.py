@@ -73,8 +73,9 @@ The file, in the order of one call's life (each part under a banner of its own):
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
                         (drawing), the terminal
-    HTTP core           _HttpCore (the rules), _HttpServer (connections: the bound
-                        counts those still sending a request), _HttpResponse,
+    HTTP core           _HttpCore (the rules), _HttpServer (connections: each request
+                        read by its deadline, those beyond its threads left waiting
+                        in the listen backlog), _HttpResponse,
                         _HttpStream (an event stream, from a _StreamSource), and
                         _StreamPump (every stream of a server on one thread)
     Web page            prompt_web(), prompt_web_async(), _Ending (what a page reads
@@ -7191,9 +7192,10 @@ class _Screen:
 # timeouts and drained bodies, for any set of handlers (_HttpHandlers)
 # plugged into it: the web page's, and any other server's.
 
-_HTTP_READ_SECONDS = 1.0  # a socket that sends nothing or trickles is let go this soon
-_HTTP_MAX_CONNECTIONS = 32  # connections still sending a request: beyond this, a new one is closed at once
-_HTTP_BACKLOG = 1024  # connects queued before they are accepted: a crowd arriving at once is not dropped
+_HTTP_READ_SECONDS = 1.0  # a socket that sends nothing this long is let go
+_HTTP_REQUEST_SECONDS = 10.0  # a request not in whole this long after it began is cut, however it trickles
+_HTTP_THREADS = 1024  # connections served at once: a further one waits, unread, in the listen backlog
+_HTTP_BACKLOG = 1024  # connects queued before they are accepted, unless the system allows more
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
@@ -7330,7 +7332,9 @@ class _StreamPump:
     that waits (a call waiting on a person) costs its socket and its
     source, not a thread.  Readable means the client went away (a stream's
     client sends nothing more), and a stream's source wakes the pump when it
-    has something to write."""
+    has something to write: only the streams woken, or whose socket takes
+    more, are written to, so that many streams waiting cost nothing while
+    they wait but their ticks."""
 
     def __init__(self) -> None:
         import selectors
@@ -7343,6 +7347,7 @@ class _StreamPump:
             end.setblocking(False)
         self.selector.register(self.bell, selectors.EVENT_READ)
         self.streams: Dict[int, _ParkedStream] = {}
+        self.woken: Dict[int, _ParkedStream] = {}  # streams with something to write, by their socket's number
         self.lock = threading.Lock()
         self.stopped = False
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -7356,30 +7361,41 @@ class _StreamPump:
         with self.lock:
             self.streams[sock.fileno()] = parked
             self.selector.register(sock, selectors.EVENT_READ)
-        stream.source.wake = self.wake
-        self.wake()
+        stream.source.wake = functools.partial(self.wake, parked)
+        self.wake(parked)
 
     def holds(self, sock: Any) -> bool:
         with self.lock:
             parked = self.streams.get(sock.fileno())
         return parked is not None and parked.socket is sock
 
-    def wake(self) -> None:
+    def wake(self, parked: "Optional[_ParkedStream]" = None) -> None:
+        if parked is not None:
+            with self.lock:
+                self.woken[parked.socket.fileno()] = parked
         try:
             self.ringer.send(b"\0")
         except OSError:  # the bell is full (it rings anyway) or the pump has stopped
             pass
 
     def _run(self) -> None:
+        import selectors
+
         ticked = time.monotonic()
         while not self.stopped:
-            for key, _ in self.selector.select(_POLL_SECONDS):
+            for key, events in self.selector.select(_POLL_SECONDS):
                 if key.fileobj is self.bell:
                     self._quiet_bell()
-                else:
+                    continue
+                if events & selectors.EVENT_READ:
                     self._client_sent(key.fd)
-            for fd, parked in list(self.streams.items()):
-                self._pump(fd, parked)
+                if events & selectors.EVENT_WRITE and key.fd in self.streams:
+                    self.woken[key.fd] = self.streams[key.fd]
+            with self.lock:
+                woken, self.woken = self.woken, {}
+            for fd, parked in woken.items():
+                if self.streams.get(fd) is parked:
+                    self._pump(fd, parked)
             if time.monotonic() - ticked >= _POLL_SECONDS:
                 ticked = time.monotonic()
                 for parked in list(self.streams.values()):
@@ -7554,25 +7570,37 @@ def _is_local_host(host: str) -> bool:
 
 class _HttpServer:
     """A core's requests served over HTTP: each connection on a thread of
-    its own, every read with a timeout, so that idle or slow sockets never
-    hold up another request.  At most _HTTP_MAX_CONNECTIONS connections may
-    be sending a request at once (a further one is closed at once); one
-    whose request is in, and waits for its answer (a call waiting on a
-    person, on its event stream), no longer counts, so that any number of
-    such calls leave room for the requests that answer them."""
+    its own, every read with a timeout and every request with a deadline,
+    so that idle or slow sockets never hold up another request and a client
+    too slow to send its request is cut by its deadline, never by a count.
+    At most _HTTP_THREADS connections are served at once: a further one
+    waits in the listen backlog (the system's own bound, where that is
+    more) until one ends, and is never closed unread.  A connection whose
+    request is in, and waits for its answer (a call waiting on a person, on
+    its event stream), leaves its thread, so that any number of such calls
+    leave room for the requests that answer them."""
 
     def __init__(self, core: _HttpCore, host: str, port: int) -> None:
         import threading
 
+        # Whole before it listens: a connection may arrive as soon as it does.
         self.core = core
-        self.slots = threading.BoundedSemaphore(_HTTP_MAX_CONNECTIONS)
-        self.listener = _stdlib_listener()(self, host, port)
-        self.port: int = self.listener.server_address[1]
+        self.threads = threading.BoundedSemaphore(_HTTP_THREADS)
         self.stopped = False
-        self.thread = threading.Thread(target=self.listener.serve_forever, args=(_POLL_SECONDS,), daemon=True)
-        self.thread.start()
         self.pump: Optional[_StreamPump] = None
         self.pump_lock = threading.Lock()
+        self.listener = _stdlib_listener()(self, host, port)
+        self.port: int = self.listener.server_address[1]
+        self.thread = threading.Thread(target=self.listener.serve_forever, args=(_POLL_SECONDS,), daemon=True)
+        self.thread.start()
+
+    def admit(self) -> bool:
+        """Wait for a thread to serve one more connection; False once the
+        server stops.  Meanwhile, new connections wait in the backlog."""
+        while not self.threads.acquire(timeout=_POLL_SECONDS):
+            if self.stopped:
+                return False
+        return True
 
     def stop(self) -> None:
         if not self.stopped:
@@ -7626,33 +7654,56 @@ class _HttpServer:
 @functools.lru_cache(maxsize=None)
 def _stdlib_listener() -> Any:
     """A threading server that admits connections by its _HttpServer's
-    slots, and hands every request, whatever its method, to that server."""
+    threads, reads each request under its deadline, and hands every request,
+    whatever its method, to that server."""
+    import io
     import socket
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class RequestReader(io.RawIOBase):
+        """A connection's bytes, each read within the read timeout and, while
+        a request comes in, within that request's deadline."""
+
+        def __init__(self, sock: Any) -> None:
+            super().__init__()
+            self.socket = sock
+            self.deadline: Optional[float] = None
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            if self.deadline is not None:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout("the request took too long to arrive")
+                self.socket.settimeout(min(_HTTP_READ_SECONDS, left))
+            return int(self.socket.recv_into(buffer))
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
         server: Any  # the Listener, and through it its _HttpServer
-        holds_slot = True  # the slot taken when the connection was accepted
+        reader: RequestReader
+
+        def setup(self) -> None:
+            super().setup()
+            self.rfile.close()  # the socket's own file, replaced by one that keeps the deadline
+            self.reader = RequestReader(self.connection)
+            self.rfile = io.BufferedReader(self.reader)
 
         def handle_one_request(self) -> None:
-            """A request, while the connection holds a slot: the first from
-            its accept, each later one (keep-alive) taking a slot anew."""
-            if not self.holds_slot:
-                self.holds_slot = self.server.owner.slots.acquire(blocking=False)
-                if not self.holds_slot:
-                    self.close_connection = True
-                    return
+            """A request, read whole by its deadline."""
+            self.reader.deadline = time.monotonic() + _HTTP_REQUEST_SECONDS
             try:
                 super().handle_one_request()
             finally:
                 self.received()
 
         def received(self) -> None:
-            """The request is in whole: its slot goes to the next connection."""
-            if self.holds_slot:
-                self.holds_slot = False
-                self.server.owner.slots.release()
+            """The request is in whole: what follows is no longer under its deadline."""
+            if self.reader.deadline is not None:
+                self.reader.deadline = None
+                self.connection.settimeout(_HTTP_READ_SECONDS)
 
         def __getattr__(self, name: str) -> Any:
             if name.startswith("do_"):  # every method reaches the core's rules, never a 501
@@ -7664,30 +7715,34 @@ def _stdlib_listener() -> Any:
                 super().handle()
             except (OSError, ValueError):  # a reset, a half-close or a timeout: nobody to answer
                 self.close_connection = True
-            finally:
-                self.received()
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
             pass
 
     class Listener(ThreadingHTTPServer):
         daemon_threads = True
-        request_queue_size = _HTTP_BACKLOG
 
         def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
             self.owner = owner
             self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            self.request_queue_size = max(_HTTP_BACKLOG, _system_backlog())
             super().__init__((host, port), Connection)
 
         def process_request(self, request: Any, client_address: Any) -> None:
-            if not self.owner.slots.acquire(blocking=False):  # until its first request is in: Connection.received()
+            if not self.owner.admit():
                 self.shutdown_request(request)
                 return
             try:
                 super().process_request(request, client_address)
-            except RuntimeError:  # no thread to be had: the connection is refused, its slot freed
-                self.owner.slots.release()
+            except RuntimeError:  # no thread to be had after all: the connection is let go
+                self.owner.threads.release()
                 self.shutdown_request(request)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.owner.threads.release()
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             pass  # a client that went away mid-request leaves no traceback
@@ -7698,6 +7753,15 @@ def _stdlib_listener() -> Any:
                 super().shutdown_request(request)
 
     return Listener
+
+
+def _system_backlog() -> int:
+    """How many connects the system queues on a listening socket, where it says."""
+    try:
+        with open("/proc/sys/net/core/somaxconn", encoding="ascii") as bound:
+            return int(bound.read().strip())
+    except (OSError, ValueError):
+        return 0
 
 
 def _drain(stream: Any) -> None:
@@ -10489,6 +10553,11 @@ class _AskBoard:
         if dropped.page is not None:
             dropped.page.end()
 
+    def open_owners(self) -> "FrozenSet[str]":
+        """Who made the asks still open here (their owners' ids)."""
+        with self.lock:
+            return frozenset(ask.owner.id for ask in self.asks.values() if ask.result is None)
+
     def owner_ended(self, owner: _AskOwner) -> None:
         """A session ended: its asks may be taken by the client's next one."""
         owner.ended = True
@@ -11721,7 +11790,7 @@ def _open_browser(url: str) -> bool:
 
 _MCP_PATH = "/mcp"
 _MCP_DEFAULT_PORT = 8765
-_MCP_MAX_SESSIONS = 4096  # beyond this, the session idle longest is ended
+_MCP_IDLE_SESSIONS = 100_000  # sessions with no call waiting and no open ask: beyond this, the idlest end
 _MCP_KEEPALIVE_SECONDS = 10.0  # a waiting stream says it is alive this often, and learns that its client left
 _STATE_KEY_VARIABLE = "ASKQ_STATE_KEY"
 _STORE_VARIABLE = "ASKQ_STORE"  # the store --store would name: "memory", a path or a URL
@@ -11887,6 +11956,11 @@ class _McpSession:
                 self.server.call_ended(json.loads(key))
             self.router.leave(exchange)
 
+    def holds(self, asking: "FrozenSet[str]") -> bool:
+        """Whether a call of the session waits for its answer, or an ask it
+        made (among those of ``asking``'s owners) is open."""
+        return bool(self.router.requests) or self.server.owner.id in asking
+
     def close(self) -> None:
         with self.lock:
             self.server.close()
@@ -11915,6 +11989,7 @@ class _McpHttp(_HttpHandlers):
         self.seal = seal or _RequestSeal()
         self.board = board or _AskBoard(life=web.timeout if web is not None else None)
         self.sessions: Dict[str, _McpSession] = {}
+        self.busy = 0  # sessions with a call waiting or an open ask, when last counted
         self.lock = threading.Lock()
 
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
@@ -12028,12 +12103,25 @@ class _McpHttp(_HttpHandlers):
 
         name = secrets.token_urlsafe(24)
         with self.lock:
-            if len(self.sessions) >= _MCP_MAX_SESSIONS:  # the idlest goes, one with a call waiting last
-                idle = min(self.sessions, key=lambda known: (bool(self.sessions[known].router.requests),
-                                                             self.sessions[known].used))
-                self.sessions.pop(idle).close()
             self.sessions[name] = session
+            ended = self._make_room()
+        for idle in ended:
+            idle.close()
         return name
+
+    def _make_room(self) -> "List[_McpSession]":
+        """The sessions to end, idle longest first, while more than the
+        bound are idle: one with a call waiting on a person or an open ask
+        is never ended, nor counted.  Counted again once more sessions
+        than a small share of the bound have begun since."""
+        import heapq
+
+        if len(self.sessions) <= self.busy + _MCP_IDLE_SESSIONS + _MCP_IDLE_SESSIONS // 16:
+            return []
+        asking = self.board.open_owners()
+        idle = [(session.used, name) for name, session in self.sessions.items() if not session.holds(asking)]
+        self.busy = len(self.sessions) - len(idle)
+        return [self.sessions.pop(name) for _, name in heapq.nsmallest(len(idle) - _MCP_IDLE_SESSIONS, idle)]
 
     @routes.on(("DELETE", _MCP_PATH))
     def _delete(self, request: _HttpRequest) -> _HttpResponse:

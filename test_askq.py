@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
-from typing import Any, ClassVar, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, Iterator, List, Optional, Tuple, Union
 from unittest import mock
 from urllib.parse import quote
 
@@ -6566,6 +6566,128 @@ class NoLossTests(unittest.TestCase):
 
 
 # ===========================================================================
+# The HTTP core
+
+
+class PingHandlers(askq._HttpHandlers):
+    """The smallest set of handlers: GET /ping."""
+
+    routes = askq._Registry()
+
+    @routes.on(("GET", "/ping"))
+    def _ping(self, request: Any) -> Any:
+        return askq._HttpResponse.text(200, "pong")
+
+
+PING = b"GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def whole_answer(sock: Any) -> bytes:
+    """What the server sends on a connection until it closes it."""
+    chunks = []
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
+class HttpServerTests(unittest.TestCase):
+    """The connections of _HttpServer: a crowd waits, slow clients are cut by a deadline."""
+
+    def serve(self, port: int = 0) -> Any:
+        server = askq._HttpServer(askq._HttpCore(PingHandlers()), "127.0.0.1", port)
+        self.addCleanup(server.stop)
+        return server
+
+    def test_a_crowd_at_once_with_slow_clients_among_it_is_never_reset(self) -> None:
+        import socket
+
+        server = self.serve()
+        crowd = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(300)]
+        for sock in crowd:
+            self.addCleanup(sock.close)
+        slow, rest = crowd[:32], crowd[32:]
+        for sock in slow:
+            sock.sendall(PING[:5])
+        for sock in rest:
+            sock.sendall(PING)
+        for piece in (PING[5:20], PING[20:]):
+            time.sleep(0.3)  # the slow ones take their time, within the deadline
+            for sock in slow:
+                sock.sendall(piece)
+        answers = [whole_answer(sock) for sock in crowd]
+        self.assertEqual([answer.split(b" ")[1:2] for answer in answers], [[b"200"]] * len(crowd))
+        self.assertTrue(all(answer.endswith(b"pong") for answer in answers))
+
+    def test_a_client_too_slow_to_send_its_request_is_cut_by_its_deadline(self) -> None:
+        import select
+        import socket
+
+        server = self.serve()
+        with mock.patch.object(askq, "_HTTP_REQUEST_SECONDS", 1.0), \
+                socket.create_connection(("127.0.0.1", server.port), timeout=10) as trickle:
+            cut = False
+            for byte in PING[:40]:  # a byte at a time, each well within the read timeout
+                try:
+                    trickle.sendall(bytes([byte]))
+                except OSError:
+                    cut = True
+                    break
+                if select.select([trickle], [], [], 0.25)[0]:
+                    cut = trickle.recv(1) == b""
+                    break
+                with socket.create_connection(("127.0.0.1", server.port), timeout=10) as other:
+                    other.sendall(PING)
+                    self.assertTrue(whole_answer(other).endswith(b"pong"))  # others are served meanwhile
+            self.assertTrue(cut, "the trickling client was never cut")
+
+    def test_a_request_sent_the_moment_the_server_starts_is_answered(self) -> None:
+        import socket
+        import threading
+
+        for _ in range(5):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            answers: List[bytes] = []
+
+            def knock(port: int, answers: List[bytes]) -> None:
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline:
+                    try:
+                        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    except OSError:
+                        continue
+                    with sock:
+                        sock.sendall(PING)
+                        answers.append(whole_answer(sock))
+                    return
+
+            knocker = threading.Thread(target=knock, args=(port, answers), daemon=True)
+            knocker.start()
+            self.serve(port)
+            knocker.join(20)
+            self.assertEqual(len(answers), 1)
+            self.assertTrue(answers[0].startswith(b"HTTP/1.0 200") and answers[0].endswith(b"pong"), answers[0])
+
+    def test_beyond_its_threads_a_connection_waits_in_the_backlog_and_is_answered(self) -> None:
+        import socket
+
+        with mock.patch.object(askq, "_HTTP_THREADS", 2):
+            server = self.serve()
+        self.assertGreaterEqual(server.listener.request_queue_size, askq._system_backlog())
+        silent = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(2)]
+        for sock in silent:
+            self.addCleanup(sock.close)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as waiting:
+            waiting.sendall(PING)
+            self.assertTrue(whole_answer(waiting).endswith(b"pong"))  # once a silent one is let go
+        self.assertEqual([whole_answer(sock) for sock in silent], [b"", b""])  # let go by the read timeout
+
+
+# ===========================================================================
 # Prompts: the web page
 
 
@@ -9831,7 +9953,7 @@ class McpHttpTests(unittest.TestCase):
         self.logged: List[str] = []
         pages = askq._ServedPages("") if web else None
         options = None if pages is None else askq._ServedWebOptions(pages, None)
-        mcp = askq._McpHttp(self.logged.append, options, token, askq._RequestSeal(key))
+        mcp = self.mcp = askq._McpHttp(self.logged.append, options, token, askq._RequestSeal(key))
         server = askq._HttpServer(askq._HttpCore(mcp, *([pages] if pages else [])), "127.0.0.1", 0)
         if pages is not None:
             pages.base = f"http://127.0.0.1:{server.port}"
@@ -9893,20 +10015,35 @@ class McpHttpTests(unittest.TestCase):
         other.initialize()
         self.assertNotEqual(other.session, session)
 
-    def test_past_the_bound_the_idlest_session_ends_and_one_with_a_call_waiting_last(self) -> None:
+    def test_past_the_bound_idle_sessions_end_and_none_with_a_call_waiting_or_an_open_ask(self) -> None:
         client = self.serve()
-        with mock.patch.object(askq, "_MCP_MAX_SESSIONS", 2):
+        with mock.patch.object(askq, "_MCP_IDLE_SESSIONS", 2):
             client.initialize()
             waiting = client.open("POST", call_message(1, self.CALL))
             self.assertIsNotNone(next_event(waiting))
-            others = [McpHttpClient(client.port) for _ in range(3)]
+            asking = McpHttpClient(client.port)
+            asking.initialize()
+            left = asking.open("POST", call_message(1, self.CALL))
+            self.assertIsNotNone(next_event(left))
+            left.close()  # its call ends; its ask stays open for the person
+            assert asking.session is not None
+            self.wait_until(lambda: not self.mcp.sessions[str(asking.session)].router.requests)
+            others = [McpHttpClient(client.port) for _ in range(5)]
             for other in others:
                 other.initialize()
             ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
             self.assertEqual(client.post(ping)[0], 200)  # kept: its call waits for the person
-            self.assertEqual([other.post(ping)[0] for other in others], [404, 404, 200])
+            self.assertEqual(asking.post(ping)[0], 200)  # kept: its ask is open
+            self.assertEqual([other.post(ping)[0] for other in others], [404, 404, 404, 200, 200])
         self.assertEqual(client.open("DELETE").status, 204)
         self.assertIsNone(next_event(waiting))  # a session's streams end with it
+
+    @staticmethod
+    def wait_until(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 10
+        while not done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done(), "it never happened"
 
     def test_get_is_405_and_notifications_and_responses_are_202(self) -> None:
         client = self.serve()
