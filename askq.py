@@ -4554,10 +4554,10 @@ class _Protocol:
     version's record, never its date: a new version is one row of
     _PROTOCOLS."""
 
-    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "urls")
+    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "tasks", "urls")
 
     def __init__(self, name: str, handshake: bool = True, forms: bool = False, legacy_forms: bool = False,
-                 structured: bool = False, urls: bool = False, batches: bool = False) -> None:
+                 structured: bool = False, urls: bool = False, batches: bool = False, tasks: bool = False) -> None:
         self.name = name
         self.handshake = handshake  # reached through initialize (else: discover, and an envelope per request)
         self.forms = forms  # the server may ask through a form (elicitation)
@@ -4565,6 +4565,7 @@ class _Protocol:
         self.structured = structured  # results carry structuredContent; the tool, an outputSchema
         self.urls = urls  # a client may open a page by URL for the server
         self.batches = batches  # the HTTP transport takes JSON arrays of messages
+        self.tasks = tasks  # a call may be a task the client polls (tasks in the protocol's core)
 
     @property
     def stateless(self) -> bool:
@@ -4578,7 +4579,7 @@ _PROTOCOLS = (
     _Protocol("2024-11-05"),
     _Protocol("2025-03-26", batches=True),
     _Protocol("2025-06-18", forms=True, legacy_forms=True, structured=True),
-    _Protocol("2025-11-25", forms=True, structured=True, urls=True),
+    _Protocol("2025-11-25", forms=True, structured=True, urls=True, tasks=True),
     _Protocol("2026-07-28", handshake=False, forms=True, structured=True, urls=True),
 )
 
@@ -8784,7 +8785,7 @@ class _Ask:
     outcome reached a call.  Each change is written to its board's store."""
 
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
-                 "owner", "page", "read", "result")
+                 "owner", "page", "read", "result", "task")
 
     def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
@@ -8802,6 +8803,7 @@ class _Ask:
         self.page: Any = None  # a page that asks the person: url, done(), page, serve_grace(), end()
         self.read = 0.0  # when its record was last read again from a store other processes share
         self.announced = False  # whether --notify was told of it
+        self.task: Optional[_AskTask] = None  # when a client polls it as a task
 
     @property
     def finished(self) -> bool:
@@ -8907,7 +8909,7 @@ class _Ask:
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
             self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
             {} if self.delivered else self.entered(),
-            self.ended, self.result, self.delivered, self.interrupted)
+            self.ended, self.result, self.delivered, self.interrupted, self.task)
 
 
 def _same_ending(one: "Optional[QuestionOutput]", other: "Optional[QuestionOutput]") -> bool:
@@ -8955,7 +8957,32 @@ class _DamagedAsk(Exception):
         self.ask_id = ask_id
 
 
-_ASK_RECORD_VERSION = 2  # the layout of one record; a record of a newer layout is refused in words
+_ASK_RECORD_VERSION = 3  # the layout of one record; a record of a newer layout is refused in words
+
+
+@dataclass
+class _AskTask:
+    """What makes an ask a task the client polls: when it was made, how long
+    it is kept once it has ended (``ttl``, in milliseconds, as the protocol
+    counts), and whether the client cancelled it.  Its status is read from
+    the ask itself."""
+
+    created: float
+    ttl: int
+    cancelled: bool = False
+
+    def to_dict(self) -> "Dict[str, Any]":
+        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Optional[_AskTask]":
+        """The stored task, or None for an ask that is no task (and every record before tasks)."""
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise TypeError("the task is not an object")
+        ttl = _stored_number(data["ttl"])
+        return cls(float(data["created"]), int(ttl or 0), data.get("cancelled") is True)
 
 
 @dataclass
@@ -8983,6 +9010,7 @@ class _AskRecord:
     result: Optional[QuestionOutput] = None
     delivered: bool = False
     interrupted: bool = False
+    task: Optional[_AskTask] = None
 
     def to_text(self) -> str:
         """The record as it is stored: compact JSON, with its layout's version."""
@@ -8999,6 +9027,7 @@ class _AskRecord:
             "client": self.client, "session": self.session, "process": self.process, "ends": self.ends,
             "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
             "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
+            "task": None if self.task is None else self.task.to_dict(),
         }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     @classmethod
@@ -9029,7 +9058,7 @@ class _AskRecord:
             _stored_text(data["session"]), _stored_text(data["process"]), float(data["ends"]),
             data.get("session_ended") is True, _stored_optional(data.get("page")), _stored_form(data.get("entered")),
             float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result),
-            data.get("delivered") is True, data.get("interrupted") is True)
+            data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")))
 
 
 def _stored_text(value: Any) -> str:
@@ -9844,7 +9873,7 @@ class _AskBoard:
         owner = _AskOwner(record.client, record.process, record.session, record.session_ended)
         restored = _Ask(record.questions, owner, self, record.id)
         restored.fingerprint, restored.ends = record.fingerprint, record.ends
-        restored.delivered, restored.interrupted = record.delivered, record.interrupted
+        restored.delivered, restored.interrupted, restored.task = record.delivered, record.interrupted, record.task
         restored.read = time.monotonic()
         if not owner.ended and not self._serves(owner.process):
             owner.ended = True  # its session ended with its process
@@ -9866,6 +9895,7 @@ class _AskBoard:
             return
         if ask.page is not None and record.entered:
             ask.page.page.last_form = record.entered
+        ask.task = record.task or ask.task  # a task made, or cancelled, elsewhere
         if record.result is not None:
             ask.take_ending(record.result, record.ended)
 
@@ -10194,6 +10224,10 @@ _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
 _UNSUPPORTED_VERSION = -32022
 _RESOURCE_NOT_FOUND = -32002
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
+_TASK_POLL_MS = 2000  # how often a client is asked to poll a task: a person answers in seconds, not milliseconds
+_TASK_KEPT_MS = int(_ASK_KEPT_SECONDS * 1000)  # the longest a task is kept once it ended: as long as its ask
+_TASK_KEPT_LEAST_MS = 60_000  # an ended task is kept at least this long, so that its result is fetched
 _URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
 _PAGE_GONE_TEXT = (
     "No answers came back: the page your questions were sent to is no longer open here (the server restarted,"
@@ -10250,6 +10284,12 @@ class _RequestContext:
         elicitation = self.capabilities.get("elicitation")
         forms = isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
         return forms and self.protocol.forms
+
+    @property
+    def polls_tasks(self) -> bool:
+        """Whether a call may be a task: the version has tasks, and the client
+        draws the forms a task waits on (askq's only task is an ask)."""
+        return self.protocol.tasks and self.can_elicit
 
     @property
     def opens_urls(self) -> bool:
@@ -10393,6 +10433,7 @@ class _McpServer:
         self.waiting: Dict[str, _WaitingCall] = {}  # a call waiting on its ask's form, by the call's key
         self.pages: Dict[str, _WaitingCall] = {}
         self.by_url: Dict[str, _WaitingCall] = {}
+        self.task_polls: Dict[str, str] = {}  # a tasks/result that waits, by its request's key: its task's id
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -10477,8 +10518,10 @@ class _McpServer:
                                          client=name)
         self.owner = self.board.owner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
-        return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
-                "serverInfo": _server_info()}
+        capabilities = {"tools": {}, "logging": {}, "resources": {}}
+        if self.handshake.polls_tasks:
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        return {"protocolVersion": version, "capabilities": capabilities, "serverInfo": _server_info()}
 
     def _what_calls_get(self, context: _RequestContext) -> str:
         if context.can_elicit:
@@ -10516,6 +10559,8 @@ class _McpServer:
         tool = tool_definition("mcp")
         if context.structured:
             tool["outputSchema"] = _output_schema()
+        if context.polls_tasks:
+            tool["execution"] = {"taskSupport": "optional"}
         result: Dict[str, Any] = {"tools": [tool]}
         if context.draws_views:
             tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
@@ -10562,6 +10607,9 @@ class _McpServer:
         secret = _holds_secret(output.questions)
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
+        if params.get("task") is not None and context.polls_tasks:
+            self._open_task(request_id, output, params["task"], context)
+            return None
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output, client=context.client),
                     "requestState": self.seal.seal(arguments)}
@@ -10569,33 +10617,48 @@ class _McpServer:
         if asked.finished:
             return self._delivered(asked, context)
         self.waiting[_request_key(request_id)] = _WaitingCall(request_id, asked, context, _progress_token(params))
-        if any(open_form is asked for open_form in self.forms.values()):
-            return None  # the same call again while its form is open: it waits on that form, never a second one
-        self.sent += 1
-        elicitation_id = f"askq-{self.sent}"
-        self.forms[_request_key(elicitation_id)] = asked
-        self._send(_Outgoing.request(elicitation_id, "elicitation/create",
-                                     to_elicitation(asked.output, protocol_version=context.version, client=context.client)))
+        if not self._form_open(asked):  # the same call again while its form is open waits on that form
+            self._send_form(asked, context)
         self.board.announce(asked)
         return None
+
+    def _form_open(self, ask: _Ask) -> bool:
+        return any(open_form is ask for open_form in self.forms.values())
+
+    def _send_form(self, ask: _Ask, context: _RequestContext) -> None:
+        """The ask's form, to the client; a task's says which task it belongs to."""
+        self.sent += 1
+        elicitation_id = f"askq-{self.sent}"
+        self.forms[_request_key(elicitation_id)] = ask
+        form = to_elicitation(ask.output, protocol_version=context.version, client=context.client)
+        if ask.task is not None:
+            form["_meta"] = {**form.get("_meta", {}), _RELATED_TASK: {"taskId": ask.id}}
+        self._send(_Outgoing.request(elicitation_id, "elicitation/create", form))
 
     def _delivered(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
         """The result of an ask that has ended, for the call it reaches: said
         to be late when a call that waited on it had ended first."""
         outcome = ask.deliver()
-        return _tool_result(result_text(outcome), outcome, context, late=ask.interrupted)
+        # A task's result is fetched when it is ready: it is never late.
+        return _tool_result(result_text(outcome), outcome, context, late=ask.interrupted and ask.task is None)
 
     def _end_ask(self, ask: _Ask, outcome: QuestionOutput) -> None:
         """The person is done: every call waiting on the ask is answered; with
         none waiting, the outcome waits for the next call that asks the same."""
         if not ask.finish(outcome):
             return
+        self._answer_waiting(ask)
+        if not ask.delivered:
+            self.log("the person answered after the call had ended: the same call made again gets the answers")
+
+    def _answer_waiting(self, ask: _Ask) -> None:
+        """The ask has ended: every call (or task poll) waiting on it is answered, and a task's client told."""
         for key, waiting in list(self.waiting.items()):
             if waiting.ask is ask:
                 del self.waiting[key]
                 self._send_result(waiting.call_id, self._delivered(ask, waiting.context), waiting.context)
-        if not ask.delivered:
-            self.log("the person answered after the call had ended: the same call made again gets the answers")
+        if ask.task is not None:
+            self._tell_status(ask)
 
     def _ask_without_form(
         self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, secret: bool,
@@ -10673,6 +10736,78 @@ class _McpServer:
         asked.ask.page.end()
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
 
+    # Tasks: a call the client polls instead of holding it open.
+
+    def _open_task(self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext) -> None:
+        """A call made a task: answered at once with the task, whose ask
+        waits on the form that the client's tasks/result fetches."""
+        kept = _task_ttl(task)
+        asked = self.board.open(output, self.owner)
+        if asked.task is None:
+            asked.task = _AskTask(time.time(), kept)
+            self.board.save(asked)
+        self.board.announce(asked)
+        self._send_result(request_id, {"task": _task_view(asked, created=True)}, context)
+        self._tell_status(asked)
+
+    def _task(self, params: "Dict[str, Any]", context: _RequestContext) -> _Ask:
+        """The task a request names: an ask of this client's made a task, not
+        yet past its keeping; any other id is no such task."""
+        _speaks_tasks(context)
+        task_id = params.get("taskId")
+        ask = self.board.get(task_id)
+        if ask is None or ask.task is None or ask.owner.client != self.owner.client or _task_gone(ask):
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
+                            " here (unknown, expired, or never this client's).")
+        return ask
+
+    def _tell_status(self, ask: _Ask) -> None:
+        if self.handshake.protocol.tasks:
+            self._send(_Outgoing.notification("notifications/tasks/status", _task_view(ask)))
+
+    @rpc.on("tasks/get")
+    def get_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        return _task_view(self._task(params, context))
+
+    @rpc.on("tasks/list")
+    def list_tasks(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        _speaks_tasks(context)
+        with self.board.lock:
+            asks = list(self.board.asks.values())
+        return {"tasks": [_task_view(ask) for ask in asks if ask.task is not None
+                          and ask.owner.client == self.owner.client and not _task_gone(ask)]}
+
+    @rpc.on("tasks/result")
+    def task_result(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
+        """The task's tool result, once its ask has ended; meanwhile the
+        request waits, and its form is sent (again, to a new session)."""
+        ask = self._task(params, context)
+        self.task_polls[_request_key(request_id)] = ask.id
+        if ask.finished:
+            return self._delivered(ask, context)
+        self.waiting[_request_key(request_id)] = _WaitingCall(request_id, ask, context, _progress_token(params))
+        if not self._form_open(ask):
+            self._send_form(ask, context)
+        return None
+
+    @rpc.on("tasks/cancel")
+    def cancel_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        """The agent no longer waits: the ask ends timed out, never offered
+        again, its page saying so, and its form withdrawn."""
+        ask = self._task(params, context)
+        assert ask.task is not None
+        if ask.finished:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: task {ask.id} has already ended"
+                            f" ({_task_view(ask)['status']}); only a task still running can be cancelled.")
+        ask.task.cancelled = True
+        ask.supersede()
+        for key in [key for key, form in self.forms.items() if form is ask]:
+            del self.forms[key]
+            self._send(_Outgoing.notification("notifications/cancelled", {
+                "requestId": json.loads(key), "reason": "The task was cancelled."}, follows=json.loads(key)))
+        self._answer_waiting(ask)
+        return _task_view(ask)
+
     # What happens around a call while it waits.
 
     def _on_notification(self, method: str, params: Any) -> None:
@@ -10690,7 +10825,8 @@ class _McpServer:
                 self.by_url.pop(key, None)
                 page.ask.withdraw()
         ended = self.waiting.pop(_request_key(call_id), None)
-        if ended is not None:
+        # A task poll that ended leaves its task as it was: the client polls again.
+        if ended is not None and self.task_polls.pop(_request_key(call_id), None) is None:
             ended.ask.withdraw()
 
     def close(self) -> None:
@@ -10720,6 +10856,9 @@ class _McpServer:
         try:
             outcome = _elicited_outcome(ask.output, message.get("result"))
         except AnswerError as err:  # refused as the model would be told; the ask stays open
+            if ask.task is not None:  # a task's person is asked again, the poll still waiting
+                self._send_form(ask, calls[0].context)
+                return
             for waiting in calls:
                 self._answer_calls([waiting], _tool_result(error_text(err), context=waiting.context, error=True))
             return
@@ -10818,6 +10957,9 @@ class _McpServer:
         return bool(self.pages or self.waiting or self.by_url)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
+        task_id = self.task_polls.pop(_request_key(request_id), None)
+        if task_id is not None:
+            result = {**result, "_meta": {**result.get("_meta", {}), _RELATED_TASK: {"taskId": task_id}}}
         if context.stateless:
             result = {"resultType": "complete", **result}
             result["_meta"] = {_META_SERVER: _server_info(), **result.get("_meta", {})}
@@ -10969,6 +11111,46 @@ def _tool_result(
         shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
         result["structuredContent"] = {**shown, "result": text, **({"late": True} if late else {})}
     return result
+
+
+def _task_ttl(task: Any) -> int:
+    """How long a task is kept once it ended, in milliseconds: as the client
+    asked, within what askq keeps an ask."""
+    asked = task.get("ttl", _TASK_KEPT_MS) if isinstance(task, dict) else None
+    if asked is None and isinstance(task, dict):
+        asked = _TASK_KEPT_MS
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 0:
+        raise _RpcError(_INVALID_PARAMS, "Invalid params: 'task' must be an object whose 'ttl', when given, is a"
+                        ' whole number of milliseconds, such as {"ttl": 60000}.')
+    return max(_TASK_KEPT_LEAST_MS, min(asked, _TASK_KEPT_MS))
+
+
+def _speaks_tasks(context: _RequestContext) -> None:
+    if not context.protocol.tasks:
+        raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: tasks are not part of protocol {context.version}.")
+
+
+def _task_gone(ask: _Ask) -> bool:
+    """Whether a task has been kept its time after it ended."""
+    assert ask.task is not None
+    return ask.result is not None and time.time() >= ask.ended + ask.task.ttl / 1000.0
+
+
+def _iso_time(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
+
+
+def _task_view(ask: _Ask, created: bool = False) -> "Dict[str, Any]":
+    """The task as the protocol shows it: ``working`` as it is made,
+    ``input_required`` while its form waits on the person, then
+    ``completed`` (whatever the person did), or ``cancelled``."""
+    task = ask.task
+    assert task is not None
+    status = "input_required" if not created else "working"
+    if ask.finished:
+        status = "cancelled" if task.cancelled else "completed"
+    return {"taskId": ask.id, "status": status, "ttl": task.ttl, "createdAt": _iso_time(task.created),
+            "lastUpdatedAt": _iso_time(max(task.created, ask.ended)), "pollInterval": _TASK_POLL_MS}
 
 
 def _progress_token(params: "Dict[str, Any]") -> Any:
