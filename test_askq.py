@@ -9169,6 +9169,212 @@ class McpUrlModeTests(unittest.TestCase):
                 self.assertTrue(any(url in line for line in wire.logs))  # stderr always says it
 
 
+class TaskWire(McpWire):
+    """A 2025-11-25 session of a client that draws forms, given its name and,
+    to share asks with other sessions, its board."""
+
+    def __init__(self, test: unittest.TestCase, board: Any = None, name: str = "wire",
+                 capabilities: Optional[Dict[str, Any]] = None, version: str = "2025-11-25") -> None:
+        self.lines = []
+        self.logs = []
+        self.server = askq._McpServer(self, self.logs.append, board=board)
+        test.addCleanup(self.server.close)
+        self.version = version
+        self.server.handle({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {"elicitation": {"form": {}}} if capabilities is None
+            else capabilities, "clientInfo": {"name": name, "version": "1"}}})
+        self.initialized = self.lines.pop()["result"]
+        self.meta = {}
+
+    def task(self, arguments: Any = None, ttl: Any = 60_000) -> Tuple[str, List[Dict[str, Any]]]:
+        """A call made a task: its id, and what the server wrote."""
+        written = self.request(1, "tools/call", {"name": "ask_questions", "task": {"ttl": ttl},
+                                                 "arguments": arguments or McpTaskTests.CALL})
+        created = written[0].get("result")
+        return (created["task"]["taskId"] if created else ""), written
+
+
+class McpTaskTests(unittest.TestCase):
+    """Calls made tasks under 2025-11-25 (the client polls; no time limit of
+    its own ends the ask): every message against the reference schema."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    ANSWER: ClassVar[Dict[str, Any]] = {"result": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}
+
+    def setUp(self) -> None:
+        found = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        if MCP_SCHEMAS[0] not in found:
+            self.skipTest("the MCP reference schemas are not beside the checkout (set ASKQ_REFERENCE)")
+        self.defs = found[MCP_SCHEMAS[0]]
+
+    def valid(self, kind: str, value: Any) -> None:
+        self.assertEqual(schema_errors(value, self.defs[kind], self.defs), [], f"{kind}: {value}")
+
+    def test_tasks_are_declared_to_clients_that_draw_forms_only(self) -> None:
+        wire = TaskWire(self)
+        self.valid("InitializeResult", wire.initialized)
+        self.assertEqual(wire.initialized["capabilities"]["tasks"],
+                         {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+        tools = wire.request(1, "tools/list")[0]["result"]
+        self.valid("ListToolsResult", tools)
+        self.assertEqual(tools["tools"][0]["execution"], {"taskSupport": "optional"})
+        for version, capabilities in (("2025-11-25", {}), ("2025-06-18", {"elicitation": {}})):
+            with self.subTest(version=version, capabilities=capabilities):
+                plain = TaskWire(self, capabilities=capabilities, version=version)
+                self.assertNotIn("tasks", plain.initialized["capabilities"])
+                self.assertNotIn("execution", plain.request(1, "tools/list")[0]["result"]["tools"][0])
+
+    def test_a_task_waits_on_its_form_and_gives_the_answers_through_tasks_result(self) -> None:
+        wire = TaskWire(self)
+        task_id, written = wire.task()
+        self.valid("CreateTaskResult", written[0]["result"])
+        self.assertEqual(written[0]["result"]["task"]["status"], "working")
+        self.valid("TaskStatusNotification", written[1])
+        self.assertEqual(written[1]["params"]["status"], "input_required")
+        got = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", got)
+        self.assertEqual((got["status"], got["pollInterval"]), ("input_required", askq._TASK_POLL_MS))
+        form = wire.request(3, "tasks/result", {"taskId": task_id})
+        self.assertEqual(len(form), 1)
+        self.valid("ElicitRequest", form[0])
+        self.assertEqual(form[0]["params"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        done = wire.respond(form[0]["id"], self.ANSWER)
+        self.valid("GetTaskPayloadResult", done[0]["result"])
+        self.valid("CallToolResult", done[0]["result"])
+        self.assertEqual(done[0]["result"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        self.assertIn('picked: "SQLite"', done[0]["result"]["content"][0]["text"])
+        self.valid("TaskStatusNotification", done[1])
+        self.assertEqual(done[1]["params"]["status"], "completed")
+        listed = wire.request(4, "tasks/list")[0]["result"]
+        self.valid("ListTasksResult", listed)
+        self.assertEqual([(task["taskId"], task["status"]) for task in listed["tasks"]], [(task_id, "completed")])
+        again = wire.request(5, "tasks/result", {"taskId": task_id})[0]["result"]
+        self.assertEqual(again["content"], done[0]["result"]["content"])
+
+    def test_a_poll_the_client_gave_up_on_leaves_the_task_and_a_later_answer_is_taken(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(2, "tasks/result", {"taskId": task_id})[0]
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "input_required")
+        self.assertEqual(wire.request(4, "tasks/result", {"taskId": task_id}), [])  # the same form, never a second
+        done = wire.respond(form["id"], self.ANSWER)
+        text = done[0]["result"]["content"][0]["text"]
+        self.assertEqual(done[0]["id"], 4)
+        self.assertTrue(text.startswith("The user answered your questions."), text)  # a task is never late
+        self.assertNotIn("late", done[0]["result"]["structuredContent"])
+
+    def test_a_form_the_answers_do_not_fit_is_asked_again_and_the_poll_waits(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(2, "tasks/result", {"taskId": task_id})[0]
+        again = wire.respond(form["id"], {"result": {"action": "accept", "content": {"q0": "Oracle"}}})
+        self.assertEqual([message.get("method") for message in again], ["elicitation/create"])
+        done = wire.respond(again[0]["id"], self.ANSWER)
+        self.assertEqual(done[0]["id"], 2)
+        self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
+
+    def test_a_cancelled_task_ends_its_ask_withdraws_its_form_and_is_cancelled_once(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(2, "tasks/result", {"taskId": task_id})[0]
+        cancelled = wire.request(3, "tasks/cancel", {"taskId": task_id})
+        by_kind = {message.get("method", message.get("id")): message for message in cancelled}
+        self.assertEqual(by_kind["notifications/cancelled"]["params"]["requestId"], form["id"])
+        self.valid("CancelledNotification", by_kind["notifications/cancelled"])
+        self.assertEqual(by_kind[2]["result"]["structuredContent"]["status"], "timed_out")
+        self.valid("CancelTaskResult", by_kind[3]["result"])
+        self.assertEqual(by_kind[3]["result"]["status"], "cancelled")
+        self.assertEqual(wire.request(4, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "cancelled")
+        twice = wire.request(5, "tasks/cancel", {"taskId": task_id})[0]["error"]
+        self.assertEqual(twice["code"], -32602)
+        self.assertIn("has already ended (cancelled)", twice["message"])
+        self.assertEqual(wire.respond(form["id"], self.ANSWER), [])  # a form answered after: the ask has ended
+        fresh = TaskWire(self, board=wire.server.board).task()[1]  # the same questions again: a new ask
+        self.assertNotEqual(fresh[0]["result"]["task"]["taskId"], task_id)
+
+    def test_a_completed_task_is_not_cancelled(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        wire.respond(wire.request(2, "tasks/result", {"taskId": task_id})[0]["id"], self.ANSWER)
+        refused = wire.request(3, "tasks/cancel", {"taskId": task_id})[0]["error"]
+        self.assertEqual(refused["code"], -32602)
+        self.assertIn("has already ended (completed)", refused["message"])
+
+    def test_unknown_and_another_clients_task_ids_are_no_such_task(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        other = TaskWire(self, board=wire.server.board, name="someone else")
+        for asker, named in ((wire, "nope"), (wire, 7), (other, task_id)):
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                with self.subTest(method=method, named=named):
+                    error = asker.request(9, method, {"taskId": named})[0]["error"]
+                    self.assertEqual(error["code"], -32602)
+                    self.assertIn("no task", error["message"])
+                    self.assertIn("never this client's", error["message"])
+        self.assertEqual(other.request(9, "tasks/list")[0]["result"], {"tasks": []})
+        older = TaskWire(self, version="2025-06-18", capabilities={"elicitation": {}})
+        self.assertEqual(older.request(9, "tasks/get", {"taskId": task_id})[0]["error"]["code"], -32601)
+
+    def test_ttl_is_kept_within_the_asks_keeping_and_a_bad_one_is_refused(self) -> None:
+        wire = TaskWire(self)
+        for asked, kept in ((10 ** 15, askq._TASK_KEPT_MS), (1, askq._TASK_KEPT_LEAST_MS), (120_000, 120_000)):
+            with self.subTest(asked=asked):
+                call = {"questions": [f"Name {asked}?"]}
+                self.assertEqual(wire.task(call, ttl=asked)[1][0]["result"]["task"]["ttl"], kept)
+        for bad in (-1, "soon", 1.5, True):
+            with self.subTest(bad=bad):
+                error = wire.task({"questions": ["Why?"]}, ttl=bad)[1][0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("whole number of milliseconds", error["message"])
+        error = wire.request(1, "tools/call", {"name": "ask_questions", "task": "yes", "arguments": self.CALL})
+        self.assertEqual(error[0]["error"]["code"], -32602)
+
+    def test_a_task_outlives_its_keeping_only_until_its_ttl(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        wire.respond(wire.request(2, "tasks/result", {"taskId": task_id})[0]["id"], self.ANSWER)
+        ask = wire.server.board.get(task_id)
+        ask.ended -= ask.task.ttl / 1000.0 + 1
+        self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["error"]["code"], -32602)
+
+    @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
+    def test_a_task_is_found_again_after_a_restart_by_a_new_session_of_the_same_client(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "asks.db")
+        first_store = askq._SqliteStore(path)
+        first = TaskWire(self, board=askq._AskBoard(store=first_store))
+        task_id = first.task()[0]
+        first.request(2, "tasks/result", {"taskId": task_id})
+        first.server.close()
+        first_store.close()
+        store = askq._SqliteStore(path)
+        self.addCleanup(store.close)
+        board = askq._AskBoard(store=store)
+        self.assertEqual(TaskWire(self, board=board, name="another").request(3, "tasks/get", {"taskId": task_id})[0]
+                         ["error"]["code"], -32602)
+        again = TaskWire(self, board=board)
+        self.assertEqual(again.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "input_required")
+        form = again.request(4, "tasks/result", {"taskId": task_id})[0]
+        self.assertEqual(form["params"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        done = again.respond(form["id"], self.ANSWER)
+        self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
+
+    def test_the_task_is_kept_in_the_asks_record_and_older_records_read_as_no_task(self) -> None:
+        record = askq._AskRecord("a1", "f", askq.ask(self.CALL), "c", "s", "host 1 x", 1e9,
+                                 task=askq._AskTask(5.5, 60_000, True))
+        read = askq._AskRecord.from_text("a1", record.to_text())
+        self.assertEqual(read.task, askq._AskTask(5.5, 60_000, True))
+        older = json.loads(record.to_text())
+        del older["task"]
+        older["version"] = 2
+        self.assertIsNone(askq._AskRecord.from_text("a1", json.dumps(older)).task)
+        older["task"] = "soon"
+        with self.assertRaises(askq._DamagedAsk):
+            askq._AskRecord.from_text("a1", json.dumps(older))
+
+
 class McpHttpClient:
     """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
 
