@@ -4554,10 +4554,12 @@ class _Protocol:
     version's record, never its date: a new version is one row of
     _PROTOCOLS."""
 
-    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "tasks", "urls")
+    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "task_extension", "tasks",
+                 "urls")
 
     def __init__(self, name: str, handshake: bool = True, forms: bool = False, legacy_forms: bool = False,
-                 structured: bool = False, urls: bool = False, batches: bool = False, tasks: bool = False) -> None:
+                 structured: bool = False, urls: bool = False, batches: bool = False, tasks: bool = False,
+                 task_extension: bool = False) -> None:
         self.name = name
         self.handshake = handshake  # reached through initialize (else: discover, and an envelope per request)
         self.forms = forms  # the server may ask through a form (elicitation)
@@ -4566,6 +4568,7 @@ class _Protocol:
         self.urls = urls  # a client may open a page by URL for the server
         self.batches = batches  # the HTTP transport takes JSON arrays of messages
         self.tasks = tasks  # a call may be a task the client polls (tasks in the protocol's core)
+        self.task_extension = task_extension  # ... through the Tasks extension, for a request that declares it
 
     @property
     def stateless(self) -> bool:
@@ -4580,7 +4583,7 @@ _PROTOCOLS = (
     _Protocol("2025-03-26", batches=True),
     _Protocol("2025-06-18", forms=True, legacy_forms=True, structured=True),
     _Protocol("2025-11-25", forms=True, structured=True, urls=True, tasks=True),
-    _Protocol("2026-07-28", handshake=False, forms=True, structured=True, urls=True),
+    _Protocol("2026-07-28", handshake=False, forms=True, structured=True, urls=True, task_extension=True),
 )
 
 
@@ -8970,9 +8973,10 @@ class _AskTask:
     created: float
     ttl: int
     cancelled: bool = False
+    forms: int = 1  # how many forms it has asked: each input request's key is new in the task's life
 
     def to_dict(self) -> "Dict[str, Any]":
-        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled}
+        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled, "forms": self.forms}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Optional[_AskTask]":
@@ -8982,7 +8986,8 @@ class _AskTask:
         if not isinstance(data, dict):
             raise TypeError("the task is not an object")
         ttl = _stored_number(data["ttl"])
-        return cls(float(data["created"]), int(ttl or 0), data.get("cancelled") is True)
+        return cls(float(data["created"]), int(ttl or 0), data.get("cancelled") is True,
+                   int(_stored_number(data.get("forms")) or 1))
 
 
 @dataclass
@@ -10225,6 +10230,8 @@ _INTERNAL_ERROR = -32603
 _UNSUPPORTED_VERSION = -32022
 _RESOURCE_NOT_FOUND = -32002
 _RELATED_TASK = "io.modelcontextprotocol/related-task"
+_TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+_MISSING_CAPABILITY = -32021
 _TASK_POLL_MS = 2000  # how often a client is asked to poll a task: a person answers in seconds, not milliseconds
 _TASK_KEPT_MS = int(_ASK_KEPT_SECONDS * 1000)  # the longest a task is kept once it ended: as long as its ask
 _TASK_KEPT_LEAST_MS = 60_000  # an ended task is kept at least this long, so that its result is fetched
@@ -10290,6 +10297,12 @@ class _RequestContext:
         """Whether a call may be a task: the version has tasks, and the client
         draws the forms a task waits on (askq's only task is an ask)."""
         return self.protocol.tasks and self.can_elicit
+
+    @property
+    def extends_tasks(self) -> bool:
+        """Whether the request declares the Tasks extension, under a version that has it."""
+        extensions = self.capabilities.get("extensions")
+        return self.protocol.task_extension and isinstance(extensions, dict) and _TASKS_EXTENSION in extensions
 
     @property
     def opens_urls(self) -> bool:
@@ -10538,7 +10551,8 @@ class _McpServer:
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # Always the new era's result, whole, even asked without an envelope.
         return {"resultType": "complete", "supportedVersions": [protocol.name for protocol in _PROTOCOLS],
-                "capabilities": {"tools": {}, "resources": {}}, "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
+                "capabilities": {"tools": {}, "resources": {}, "extensions": {_TASKS_EXTENSION: {}}},
+                "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -10610,6 +10624,8 @@ class _McpServer:
         if params.get("task") is not None and context.polls_tasks:
             self._open_task(request_id, output, params["task"], context)
             return None
+        if context.stateless and context.extends_tasks and context.can_elicit:
+            return self._open_task(request_id, output, {}, context)
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output, client=context.client),
                     "requestState": self.seal.seal(arguments)}
@@ -10738,40 +10754,83 @@ class _McpServer:
 
     # Tasks: a call the client polls instead of holding it open.
 
-    def _open_task(self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext) -> None:
+    def _open_task(
+        self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext,
+    ) -> "Optional[Dict[str, Any]]":
         """A call made a task: answered at once with the task, whose ask
-        waits on the form that the client's tasks/result fetches."""
+        waits on its form: fetched by tasks/result, or under the extension
+        shown by tasks/get and answered by tasks/update."""
         kept = _task_ttl(task)
-        asked = self.board.open(output, self.owner)
+        asked = self.board.open(output, self.board.owner(context.client or "") if context.stateless else self.owner)
         if asked.task is None:
             asked.task = _AskTask(time.time(), kept)
             self.board.save(asked)
         self.board.announce(asked)
+        if context.stateless:
+            return {**_task_view(asked, created=True, flat=True), "resultType": "task"}
         self._send_result(request_id, {"task": _task_view(asked, created=True)}, context)
         self._tell_status(asked)
+        return None
 
-    def _task(self, params: "Dict[str, Any]", context: _RequestContext) -> _Ask:
+    def _task(self, params: "Dict[str, Any]", context: _RequestContext, core: bool = True,
+              extension: bool = True) -> _Ask:
         """The task a request names: an ask of this client's made a task, not
         yet past its keeping; any other id is no such task."""
-        _speaks_tasks(context)
+        _speaks_tasks(context, core, extension)
         task_id = params.get("taskId")
         ask = self.board.get(task_id)
-        if ask is None or ask.task is None or ask.owner.client != self.owner.client or _task_gone(ask):
+        client = (context.client or "") if context.stateless else self.owner.client
+        if ask is None or ask.task is None or ask.owner.client != client or _task_gone(ask):
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
                             " here (unknown, expired, or never this client's).")
         return ask
 
     def _tell_status(self, ask: _Ask) -> None:
-        if self.handshake.protocol.tasks:
+        if self.handshake.polls_tasks:
             self._send(_Outgoing.notification("notifications/tasks/status", _task_view(ask)))
 
     @rpc.on("tasks/get")
     def get_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return _task_view(self._task(params, context))
+        ask = self._task(params, context)
+        if not context.stateless:
+            return _task_view(ask)
+        # Under the extension the task carries what it waits on, or its result.
+        shown = _task_view(ask, flat=True)
+        if shown["status"] == "input_required":
+            assert ask.task is not None
+            shown["inputRequests"] = {f"form-{ask.task.forms}": {"method": "elicitation/create", "params": to_elicitation(
+                ask.output, protocol_version=context.version, client=context.client)}}
+        elif shown["status"] == "completed":
+            shown["result"] = {"resultType": "complete", **self._delivered(ask, context)}
+        return shown
+
+    @rpc.on("tasks/update")
+    def update_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        """The person's answer to the form a task waits on (the extension's
+        way): taken, or refused in words with the form asked again under a
+        new key; a response to no form it waits on is ignored."""
+        ask = self._task(params, context, core=False)
+        assert ask.task is not None
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object holding the"
+                            " responses by the keys of the task's 'inputRequests'.")
+        key = f"form-{ask.task.forms}"
+        if key not in responses or ask.finished:
+            return {}
+        try:
+            outcome = _elicited_outcome(ask.output, responses[key])
+        except AnswerError as err:
+            ask.task.forms += 1
+            self.board.save(ask)
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: the response to {key} was refused, and the task"
+                            f" still waits, its form asked again as form-{ask.task.forms}: {err}") from None
+        self._end_ask(ask, outcome)
+        return {}
 
     @rpc.on("tasks/list")
     def list_tasks(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        _speaks_tasks(context)
+        _speaks_tasks(context, extension=False)
         with self.board.lock:
             asks = list(self.board.asks.values())
         return {"tasks": [_task_view(ask) for ask in asks if ask.task is not None
@@ -10781,7 +10840,7 @@ class _McpServer:
     def task_result(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
         """The task's tool result, once its ask has ended; meanwhile the
         request waits, and its form is sent (again, to a new session)."""
-        ask = self._task(params, context)
+        ask = self._task(params, context, extension=False)
         self.task_polls[_request_key(request_id)] = ask.id
         if ask.finished:
             return self._delivered(ask, context)
@@ -10796,6 +10855,8 @@ class _McpServer:
         again, its page saying so, and its form withdrawn."""
         ask = self._task(params, context)
         assert ask.task is not None
+        if ask.finished and context.stateless:
+            return {}  # the extension's cancel is a request the server may find too late
         if ask.finished:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: task {ask.id} has already ended"
                             f" ({_task_view(ask)['status']}); only a task still running can be cancelled.")
@@ -10806,7 +10867,7 @@ class _McpServer:
             self._send(_Outgoing.notification("notifications/cancelled", {
                 "requestId": json.loads(key), "reason": "The task was cancelled."}, follows=json.loads(key)))
         self._answer_waiting(ask)
-        return _task_view(ask)
+        return {} if context.stateless else _task_view(ask)
 
     # What happens around a call while it waits.
 
@@ -11125,9 +11186,15 @@ def _task_ttl(task: Any) -> int:
     return max(_TASK_KEPT_LEAST_MS, min(asked, _TASK_KEPT_MS))
 
 
-def _speaks_tasks(context: _RequestContext) -> None:
-    if not context.protocol.tasks:
-        raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: tasks are not part of protocol {context.version}.")
+def _speaks_tasks(context: _RequestContext, core: bool = True, extension: bool = True) -> None:
+    """Refuse a task request under a version without tasks (or without this
+    method of them), or one that did not declare the extension."""
+    if not ((core and context.protocol.tasks) or (extension and context.protocol.task_extension)):
+        raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: this method of tasks is not part of protocol {context.version}.")
+    if context.protocol.task_extension and not context.extends_tasks:
+        raise _RpcError(_MISSING_CAPABILITY, f"Missing required client capability: the {_TASKS_EXTENSION} extension,"
+                        " declared in the request's client capabilities.",
+                        {"requiredCapabilities": {"extensions": {_TASKS_EXTENSION: {}}}})
 
 
 def _task_gone(ask: _Ask) -> bool:
@@ -11140,17 +11207,20 @@ def _iso_time(moment: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
 
 
-def _task_view(ask: _Ask, created: bool = False) -> "Dict[str, Any]":
+def _task_view(ask: _Ask, created: bool = False, flat: bool = False) -> "Dict[str, Any]":
     """The task as the protocol shows it: ``working`` as it is made,
     ``input_required`` while its form waits on the person, then
-    ``completed`` (whatever the person did), or ``cancelled``."""
+    ``completed`` (whatever the person did), or ``cancelled``; ``flat``,
+    as the Tasks extension names its fields."""
     task = ask.task
     assert task is not None
     status = "input_required" if not created else "working"
     if ask.finished:
         status = "cancelled" if task.cancelled else "completed"
-    return {"taskId": ask.id, "status": status, "ttl": task.ttl, "createdAt": _iso_time(task.created),
-            "lastUpdatedAt": _iso_time(max(task.created, ask.ended)), "pollInterval": _TASK_POLL_MS}
+    times = {"createdAt": _iso_time(task.created), "lastUpdatedAt": _iso_time(max(task.created, ask.ended))}
+    if flat:
+        return {"taskId": ask.id, "status": status, **times, "ttlMs": task.ttl, "pollIntervalMs": _TASK_POLL_MS}
+    return {"taskId": ask.id, "status": status, "ttl": task.ttl, **times, "pollInterval": _TASK_POLL_MS}
 
 
 def _progress_token(params: "Dict[str, Any]") -> Any:

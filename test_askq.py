@@ -9375,6 +9375,105 @@ class McpTaskTests(unittest.TestCase):
             askq._AskRecord.from_text("a1", json.dumps(older))
 
 
+class McpTaskExtensionTests(unittest.TestCase):
+    """Calls made tasks under 2026-07-28's Tasks extension: declared in
+    discover, the form shown by tasks/get and answered by tasks/update, every
+    message against the extension's schema."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    TASKS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+    def setUp(self) -> None:
+        path = os.path.join(REFERENCE, "mcp-ext-tasks-draft-schema.json")
+        found = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        if not os.path.exists(path) or MCP_SCHEMAS[1] not in found:
+            self.skipTest("the Tasks extension's schema is not beside the checkout (set ASKQ_REFERENCE)")
+        with open(path, encoding="utf-8") as stream:
+            self.defs = json.load(stream)["$defs"]
+        self.core = found[MCP_SCHEMAS[1]]
+
+    def valid(self, kind: str, value: Any) -> None:
+        self.assertEqual(schema_errors(value, self.defs[kind], self.defs), [], f"{kind}: {value}")
+
+    def wire(self, capabilities: Optional[Dict[str, Any]] = None, name: str = "wire", board: Any = None) -> McpWire:
+        wire = McpWire(self, self.TASKS if capabilities is None else capabilities, version="2026-07-28")
+        if board is not None:
+            wire.server = askq._McpServer(wire, wire.logs.append, board=board)
+        wire.meta["io.modelcontextprotocol/clientInfo"] = {"name": name, "version": "1"}
+        return wire
+
+    def test_discover_declares_the_extension(self) -> None:
+        result = self.wire().request(1, "server/discover")[0]["result"]
+        self.assertEqual(schema_errors(result, self.core["DiscoverResult"], self.core), [])
+        self.assertEqual(result["capabilities"]["extensions"], {"io.modelcontextprotocol/tasks": {}})
+
+    def test_a_task_shows_its_form_in_tasks_get_and_takes_the_answer_from_tasks_update(self) -> None:
+        wire = self.wire()
+        created = wire.call(self.CALL)[0]["result"]
+        self.valid("CreateTaskResult", created)
+        self.assertEqual((created["resultType"], created["status"]), ("task", "working"))
+        task_id = created["taskId"]
+        waiting = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", waiting)
+        self.assertEqual((waiting["resultType"], waiting["status"]), ("complete", "input_required"))
+        self.assertEqual(list(waiting["inputRequests"]), ["form-1"])
+        self.assertEqual(waiting["inputRequests"]["form-1"]["method"], "elicitation/create")
+        refused = wire.request(3, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-1": {"action": "accept", "content": {"q0": "Oracle"}}}})[0]["error"]
+        self.assertEqual(refused["code"], -32602)
+        self.assertIn("asked again as form-2", refused["message"])
+        again = wire.request(4, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.assertEqual(list(again["inputRequests"]), ["form-2"])  # a key is never used twice
+        ignored = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": {"form-1": {"action": "decline"}}})
+        self.valid("UpdateTaskResult", ignored[0]["result"])
+        self.assertEqual(wire.request(6, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "input_required")
+        taken = wire.request(7, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-2": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})[0]["result"]
+        self.valid("UpdateTaskResult", taken)
+        done = wire.request(8, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", done)
+        self.assertEqual(done["status"], "completed")
+        self.assertEqual(done["result"]["structuredContent"]["status"], "answered")
+        self.assertEqual(schema_errors(done["result"], self.core["CallToolResult"], self.core), [])
+        self.valid("CancelTaskResult", wire.request(9, "tasks/cancel", {"taskId": task_id})[0]["result"])
+        self.assertEqual(wire.request(10, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "completed")
+
+    def test_a_cancelled_task_ends_its_ask(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        self.valid("CancelTaskResult", wire.request(2, "tasks/cancel", {"taskId": task_id})[0]["result"])
+        cancelled = wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", cancelled)
+        self.assertEqual(cancelled["status"], "cancelled")
+        self.assertEqual(wire.server.board.get(task_id).result.status, "timed_out")
+        late = wire.request(4, "tasks/update", {"taskId": task_id, "inputResponses": {"form-1": {"action": "decline"}}})
+        self.assertEqual(late[0]["result"], {"resultType": "complete", "_meta": late[0]["result"]["_meta"]})
+
+    def test_task_requests_are_refused_without_the_capability_and_for_ids_not_the_clients(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        bare = self.wire({"elicitation": {"form": {}}}, board=wire.server.board)
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            with self.subTest(method=method):
+                error = bare.request(2, method, {"taskId": task_id, "inputResponses": {}})[0]["error"]
+                self.assertEqual(error["code"], -32021)
+                self.assertEqual(error["data"], {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        other = self.wire(name="someone else", board=wire.server.board)
+        for asker, named in ((wire, "nope"), (other, task_id)):
+            with self.subTest(named=named):
+                error = asker.request(3, "tasks/get", {"taskId": named})[0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("no task", error["message"])
+        for method in ("tasks/result", "tasks/list"):
+            self.assertEqual(wire.request(4, method, {"taskId": task_id})[0]["error"]["code"], -32601)
+        bad = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": "yes"})[0]["error"]
+        self.assertIn("'inputResponses' must be an object", bad["message"])
+
+    def test_without_the_extension_a_call_is_asked_as_before(self) -> None:
+        plain = self.wire({"elicitation": {"form": {}}}).call(self.CALL)[0]["result"]
+        self.assertEqual(plain["resultType"], "input_required")
+
+
 class McpHttpClient:
     """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
 
