@@ -99,7 +99,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         heap of what is due, a few threads that run it), the
                         message it reads (_Notifier.message()) and its environment
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
-                        forms, pages, late answers, progress notes); what it sends
+                        forms, pages, late answers, progress notes; or, for a
+                        client that polls, the ask is a task: _AskTask in its
+                        record, shown by _task_view()); what it sends
                         is an _Outgoing (the message and where it belongs), which a
                         _Transport carries: _LineTransport over stdio; over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
