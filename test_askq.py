@@ -9658,6 +9658,30 @@ class McpHttpTests(unittest.TestCase):
                 self.assertIn("structuredContent", reply["result"])
                 self.assertIsNone(next_event(stream))  # the stream ends with the answer
 
+    def test_a_tasks_form_travels_on_the_stream_of_tasks_result_and_outlives_a_poll_given_up(self) -> None:
+        client = self.serve()
+        client.initialize()
+        status, headers, created = client.post(call_message(1, self.CALL, task={"ttl": 60_000}))
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        task_id = created["result"]["task"]["taskId"]
+        poll = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id}}
+        stream = client.open("POST", poll)
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        elicit = next_event(stream)
+        assert elicit is not None
+        self.assertEqual(elicit["params"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        self.assertEqual(client.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                      "params": {"requestId": 2}})[0], 202)
+        self.assertIsNone(next_event(stream))  # the poll ended; the task and its form did not
+        answered = {"action": "accept", "content": McpServerTests.ANSWERED}
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": answered})[0], 202)
+        got = client.post({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": task_id}})[2]
+        self.assertEqual(got["result"]["status"], "completed")
+        status, headers, result = client.post({**poll, "id": 4})
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        self.assertEqual(result["result"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        self.assertFalse(result["result"]["content"][0]["text"].startswith(askq._LATE_LINE))
+
     def test_a_cancelled_call_ends_its_stream_and_the_same_call_gets_the_late_answer(self) -> None:
         client = self.serve()
         client.initialize()
