@@ -7552,7 +7552,9 @@ def typed_answer(item: askq.QuestionItem) -> Any:
 def generated_record(rng: random.Random, ask_id: str, output: askq.QuestionOutput) -> Any:
     """The record of an ask of these questions, open or ended, with entries."""
     record = askq._AskRecord(ask_id, f"f-{ask_id}", output, "client \u00e9", "s1", "host 7 tok", 1e9 + rng.random(),
-                             rng.random() < 0.5, rng.choice([None, "d" * 64]), {"q:q0": ["x", "y"]})
+                             rng.random() < 0.5, rng.choice([None, "d" * 64]), {"q:q0": ["x", "y"]},
+                             task=rng.choice([None, askq._AskTask(1e9 + rng.random(), rng.randrange(1, 10 ** 9),
+                                                                  rng.random() < 0.5, rng.randrange(1, 9))]))
     if rng.random() < 0.5:
         answers = askq.collect_answers(output, {item.id: typed_answer(item) for item in output.questions}, partial=True)
         record = dataclasses.replace(record, ended=1e9 + 5, result=askq.QuestionOutput(
@@ -9190,8 +9192,8 @@ class TaskWire(McpWire):
         """A call made a task: its id, and what the server wrote."""
         written = self.request(1, "tools/call", {"name": "ask_questions", "task": {"ttl": ttl},
                                                  "arguments": arguments or McpTaskTests.CALL})
-        created = written[0].get("result")
-        return (created["task"]["taskId"] if created else ""), written
+        created = written[0].get("result") or {}
+        return created.get("task", {}).get("taskId", ""), written
 
 
 class McpTaskTests(unittest.TestCase):
@@ -9300,6 +9302,15 @@ class McpTaskTests(unittest.TestCase):
         refused = wire.request(3, "tasks/cancel", {"taskId": task_id})[0]["error"]
         self.assertEqual(refused["code"], -32602)
         self.assertIn("has already ended (completed)", refused["message"])
+
+    def test_a_task_parameter_where_no_task_was_declared_gets_the_call_as_before(self) -> None:
+        for capabilities in ({}, McpWire.APPS):
+            with self.subTest(capabilities=capabilities):
+                plain = TaskWire(self, capabilities=capabilities)
+                before = TaskWire(self, capabilities=capabilities).call(self.CALL)
+                self.assertEqual(plain.task()[1], before)
+        older = TaskWire(self, version="2025-06-18", capabilities={"elicitation": {}})
+        self.assertEqual(older.task()[1][0]["method"], "elicitation/create")
 
     def test_unknown_and_another_clients_task_ids_are_no_such_task(self) -> None:
         wire = TaskWire(self)
