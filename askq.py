@@ -10621,6 +10621,9 @@ class _McpServer:
                 raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
             return _elicited_result(output, response, context)
         secret = _holds_secret(output.questions)
+        if params.get("task") is not None and context.polls_tasks and secret \
+                and (context.opens_urls or self.web is not None):
+            return self._open_task(request_id, output, params["task"], context, on_page=True)
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if params.get("task") is not None and context.polls_tasks:
@@ -10757,17 +10760,21 @@ class _McpServer:
     # Tasks: a call the client polls instead of holding it open.
 
     def _open_task(
-        self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext,
+        self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext, on_page: bool = False,
     ) -> "Optional[Dict[str, Any]]":
         """A call made a task: answered at once with the task, whose ask
-        waits on its form: fetched by tasks/result, or under the extension
-        shown by tasks/get and answered by tasks/update."""
+        waits on its form (fetched by tasks/result, or under the extension
+        shown by tasks/get and answered by tasks/update), or, for a secret,
+        on its page (sent by tasks/result)."""
         kept = _task_ttl(task)
-        asked = self.board.open(output, self.board.owner(context.client or "") if context.stateless else self.owner)
+        if on_page:
+            asked = self._page_ask(output)[0]
+        else:
+            asked = self.board.open(output, self.board.owner(context.client or "") if context.stateless else self.owner)
         if asked.task is None:
             asked.task = _AskTask(time.time(), kept)
             self.board.save(asked)
-        self.board.announce(asked)
+        self.board.announce(asked, None if asked.page is None else asked.page.url)
         if context.stateless:
             return {**_task_view(asked, created=True, flat=True), "resultType": "task"}
         self._send_result(request_id, {"task": _task_view(asked, created=True)}, context)
@@ -10846,10 +10853,30 @@ class _McpServer:
         self.task_polls[_request_key(request_id)] = ask.id
         if ask.finished:
             return self._delivered(ask, context)
-        self.waiting[_request_key(request_id)] = _WaitingCall(request_id, ask, context, _progress_token(params))
-        if not self._form_open(ask):
-            self._send_form(ask, context)
+        waiting = _WaitingCall(request_id, ask, context, _progress_token(params))
+        if ask.page is not None:
+            self._wait_on_page(waiting)
+        else:
+            self.waiting[_request_key(request_id)] = waiting
+            if not self._form_open(ask):
+                self._send_form(ask, context)
         return None
+
+    def _wait_on_page(self, waiting: _WaitingCall) -> None:
+        """A task poll on an ask with a page: the client is sent the page's URL
+        when it opens pages (its answer says whether the poll waits), else the
+        poll waits on the page, which the log names."""
+        self.sent += 1
+        url = waiting.ask.page.url
+        if waiting.context.opens_urls:
+            elicitation_id = f"askq-{self.sent}"
+            self.by_url[_request_key(elicitation_id)] = waiting
+            self._send(_Outgoing.request(elicitation_id, "elicitation/create", {
+                "mode": "url", "message": _URL_MESSAGE, "url": url, "elicitationId": elicitation_id,
+                "_meta": {_RELATED_TASK: {"taskId": waiting.ask.id}}}))
+        else:
+            self.pages[f"page-{self.sent}"] = waiting
+        self._tell_where(waiting.context, f"a task's questions are at {url}", f"Answer the questions in a browser: {url}")
 
     @rpc.on("tasks/cancel")
     def cancel_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":

@@ -9276,6 +9276,27 @@ class McpTaskTests(unittest.TestCase):
         self.assertEqual(done[0]["id"], 2)
         self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
 
+    def test_a_task_with_a_secret_sends_its_page_by_url_through_tasks_result(self) -> None:
+        for opened, words in (({"action": "accept"}, json.dumps(SECRET)[1:-1]), ({"action": "decline"}, "dismissed")):
+            with self.subTest(opened=opened):
+                wire = TaskWire(self, capabilities={"elicitation": {"form": {}, "url": {}}})
+                task_id, created = wire.task(SECRET_CALL)
+                self.valid("CreateTaskResult", created[0]["result"])
+                sent = wire.request(2, "tasks/result", {"taskId": task_id})
+                self.valid("ElicitRequest", sent[0])
+                self.assertEqual((sent[0]["params"]["mode"], sent[0]["params"]["_meta"][askq._RELATED_TASK]),
+                                 ("url", {"taskId": task_id}))
+                answered = wire.respond(sent[0]["id"], {"result": opened})
+                if opened["action"] == "accept":
+                    self.assertEqual(answered, [])
+                    answer_page(sent[0]["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
+                    answered = wire.wait_for_pages()
+                result = [message for message in answered if message.get("id") == 2][0]["result"]
+                self.valid("CallToolResult", result)
+                self.assertEqual(result["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+                self.assertIn(words, result["content"][0]["text"])
+                self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "completed")
+
     def test_a_cancelled_task_ends_its_ask_withdraws_its_form_and_is_cancelled_once(self) -> None:
         wire = TaskWire(self)
         task_id = wire.task()[0]
