@@ -9291,7 +9291,7 @@ class McpTaskTests(unittest.TestCase):
                     self.assertEqual(answered, [])
                     answer_page(sent[0]["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
                     answered = wire.wait_for_pages()
-                result = [message for message in answered if message.get("id") == 2][0]["result"]
+                result = next(message for message in answered if message.get("id") == 2)["result"]
                 self.valid("CallToolResult", result)
                 self.assertEqual(result["_meta"][askq._RELATED_TASK], {"taskId": task_id})
                 self.assertIn(words, result["content"][0]["text"])
