@@ -10621,16 +10621,11 @@ class _McpServer:
                 raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
             return _elicited_result(output, response, context)
         secret = _holds_secret(output.questions)
-        if params.get("task") is not None and context.polls_tasks and secret \
-                and (context.opens_urls or self.web is not None):
-            return self._open_task(request_id, output, params["task"], context, on_page=True)
+        task = self._task_wanted(params, context, secret)
+        if task is not None:
+            return self._open_task(request_id, output, task, context, on_page=secret)
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
-        if params.get("task") is not None and context.polls_tasks:
-            self._open_task(request_id, output, params["task"], context)
-            return None
-        if context.stateless and context.extends_tasks and context.can_elicit:
-            return self._open_task(request_id, output, {}, context)
         if context.stateless:
             return {"resultType": "input_required", "inputRequests": input_request(output, client=context.client),
                     "requestState": self.seal.seal(arguments)}
@@ -10758,6 +10753,20 @@ class _McpServer:
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
 
     # Tasks: a call the client polls instead of holding it open.
+
+    def _task_wanted(self, params: "Dict[str, Any]", context: _RequestContext, secret: bool) -> Any:
+        """What a call is made a task with, or None: for a client that polls
+        (in the core, asking with its ``task`` parameter; under the extension,
+        declaring it) and draws forms, when the ask waits on a form, or on a
+        secret's page that the client can be sent."""
+        wanted: Any = None
+        if context.stateless:
+            wanted = {} if context.extends_tasks and context.can_elicit else None
+        else:
+            wanted = params.get("task") if context.polls_tasks else None
+        if secret and (context.stateless or not (context.opens_urls or self.web is not None)):
+            return None
+        return wanted
 
     def _open_task(
         self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext, on_page: bool = False,
