@@ -9266,6 +9266,19 @@ class McpTaskTests(unittest.TestCase):
         self.assertTrue(text.startswith("The user answered your questions."), text)  # a task is never late
         self.assertNotIn("late", done[0]["result"]["structuredContent"])
 
+    def test_polling_far_faster_than_asked_is_answered_and_loses_no_answer(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(1, "tasks/result", {"taskId": task_id})[0]
+        for poll in range(2, 200):
+            self.assertEqual(wire.request(poll, "tasks/get", {"taskId": task_id})[0]["result"]["status"],
+                             "input_required")
+            wire.request(f"r{poll}", "tasks/result", {"taskId": task_id})
+            wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": f"r{poll}"}})
+        done = wire.respond(form["id"], self.ANSWER)
+        self.assertEqual([message.get("id") for message in done], [1, None])  # the first poll, then the status
+        self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
+
     def test_a_form_the_answers_do_not_fit_is_asked_again_and_the_poll_waits(self) -> None:
         wire = TaskWire(self)
         task_id = wire.task()[0]
