@@ -106,7 +106,9 @@ The file, in the order of one call's life (each part under a banner of its own):
                         heap of what is due, a few threads that run it), the
                         message it reads (_Notifier.message()) and its environment
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
-                        forms, pages, late answers, progress notes); what it sends
+                        forms, pages, late answers, progress notes; or, for a
+                        client that polls, the ask is a task: _AskTask in its
+                        record, shown by _task_view()); what it sends
                         is an _Outgoing (the message and where it belongs), which a
                         _Transport carries: _LineTransport over stdio; over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
@@ -4886,10 +4888,12 @@ class _Protocol:
     version's record, never its date: a new version is one row of
     _PROTOCOLS."""
 
-    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "urls")
+    __slots__ = ("batches", "forms", "handshake", "legacy_forms", "name", "structured", "task_extension", "tasks",
+                 "urls")
 
     def __init__(self, name: str, handshake: bool = True, forms: bool = False, legacy_forms: bool = False,
-                 structured: bool = False, urls: bool = False, batches: bool = False) -> None:
+                 structured: bool = False, urls: bool = False, batches: bool = False, tasks: bool = False,
+                 task_extension: bool = False) -> None:
         self.name = name
         self.handshake = handshake  # reached through initialize (else: discover, and an envelope per request)
         self.forms = forms  # the server may ask through a form (elicitation)
@@ -4897,6 +4901,8 @@ class _Protocol:
         self.structured = structured  # results carry structuredContent; the tool, an outputSchema
         self.urls = urls  # a client may open a page by URL for the server
         self.batches = batches  # the HTTP transport takes JSON arrays of messages
+        self.tasks = tasks  # a call may be a task the client polls (tasks in the protocol's core)
+        self.task_extension = task_extension  # ... through the Tasks extension, for a request that declares it
 
     @property
     def stateless(self) -> bool:
@@ -4910,8 +4916,8 @@ _PROTOCOLS = (
     _Protocol("2024-11-05"),
     _Protocol("2025-03-26", batches=True),
     _Protocol("2025-06-18", forms=True, legacy_forms=True, structured=True),
-    _Protocol("2025-11-25", forms=True, structured=True, urls=True),
-    _Protocol("2026-07-28", handshake=False, forms=True, structured=True, urls=True),
+    _Protocol("2025-11-25", forms=True, structured=True, urls=True, tasks=True),
+    _Protocol("2026-07-28", handshake=False, forms=True, structured=True, urls=True, task_extension=True),
 )
 
 
@@ -9422,7 +9428,7 @@ class _Ask(_Ending):
     board's store."""
 
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
-                 "owner", "page", "read", "result")
+                 "owner", "page", "read", "result", "task")
 
     def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
         import secrets
@@ -9441,6 +9447,7 @@ class _Ask(_Ending):
         self.page: Optional[_PageHost] = None  # the page that asks the person, when it has one
         self.read = 0.0  # when its record was last read again from a store other processes share
         self.announced = False  # whether --notify was told of it
+        self.task: Optional[_AskTask] = None  # when a client polls it as a task
 
     @property
     def finished(self) -> bool:
@@ -9546,7 +9553,7 @@ class _Ask(_Ending):
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
             self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
             {} if self.delivered else self.entries(),
-            self.ended, self.result, self.delivered, self.interrupted)
+            self.ended, self.result, self.delivered, self.interrupted, self.task)
 
 
 def _same_ending(one: "Optional[QuestionOutput]", other: "Optional[QuestionOutput]") -> bool:
@@ -9594,7 +9601,34 @@ class _DamagedAsk(Exception):
         self.ask_id = ask_id
 
 
-_ASK_RECORD_VERSION = 2  # the layout of one record; a record of a newer layout is refused in words
+_ASK_RECORD_VERSION = 3  # the layout of one record; a record of a newer layout is refused in words
+
+
+@dataclass
+class _AskTask:
+    """What makes an ask a task the client polls: when it was made, how long
+    it is kept once it has ended (``ttl``, in milliseconds, as the protocol
+    counts), and whether the client cancelled it.  Its status is read from
+    the ask itself."""
+
+    created: float
+    ttl: int
+    cancelled: bool = False
+    forms: int = 1  # how many forms it has asked: each input request's key is new in the task's life
+
+    def to_dict(self) -> "Dict[str, Any]":
+        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled, "forms": self.forms}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Optional[_AskTask]":
+        """The stored task, or None for an ask that is no task (and every record before tasks)."""
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise TypeError("the task is not an object")
+        ttl = _stored_number(data["ttl"])
+        return cls(float(data["created"]), int(ttl or 0), data.get("cancelled") is True,
+                   int(_stored_number(data.get("forms")) or 1))
 
 
 @dataclass
@@ -9622,6 +9656,7 @@ class _AskRecord:
     result: Optional[QuestionOutput] = None
     delivered: bool = False
     interrupted: bool = False
+    task: Optional[_AskTask] = None
 
     def to_text(self) -> str:
         """The record as it is stored: compact JSON, with its layout's version."""
@@ -9638,6 +9673,7 @@ class _AskRecord:
             "client": self.client, "session": self.session, "process": self.process, "ends": self.ends,
             "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
             "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
+            "task": None if self.task is None else self.task.to_dict(),
         }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     @classmethod
@@ -9668,7 +9704,7 @@ class _AskRecord:
             _stored_text(data["session"]), _stored_text(data["process"]), float(data["ends"]),
             data.get("session_ended") is True, _stored_optional(data.get("page")), _stored_form(data.get("entered")),
             float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result),
-            data.get("delivered") is True, data.get("interrupted") is True)
+            data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")))
 
 
 def _stored_text(value: Any) -> str:
@@ -10483,7 +10519,7 @@ class _AskBoard:
         owner = _AskOwner(record.client, record.process, record.session, record.session_ended)
         restored = _Ask(record.questions, owner, self, record.id)
         restored.fingerprint, restored.ends = record.fingerprint, record.ends
-        restored.delivered, restored.interrupted = record.delivered, record.interrupted
+        restored.delivered, restored.interrupted, restored.task = record.delivered, record.interrupted, record.task
         restored.read = time.monotonic()
         if not owner.ended and not self._serves(owner.process):
             owner.ended = True  # its session ended with its process
@@ -10506,6 +10542,7 @@ class _AskBoard:
             return
         if record.entered:
             ask.entered = record.entered
+        ask.task = record.task or ask.task  # a task made, or cancelled, elsewhere
         if record.result is not None:
             ask.take_ending(record.result, record.ended)
 
@@ -10901,6 +10938,12 @@ _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
 _UNSUPPORTED_VERSION = -32022
 _RESOURCE_NOT_FOUND = -32002
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
+_TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+_MISSING_CAPABILITY = -32021
+_TASK_POLL_MS = 2000  # how often a client is asked to poll a task: a person answers in seconds, not milliseconds
+_TASK_KEPT_MS = int(_ASK_KEPT_SECONDS * 1000)  # the longest a task is kept once it ended: as long as its ask
+_TASK_KEPT_LEAST_MS = 60_000  # an ended task is kept at least this long, so that its result is fetched
 _URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
 _PAGE_GONE_TEXT = (
     "No answers came back: the page your questions were sent to is no longer open here (the server restarted,"
@@ -10957,6 +11000,18 @@ class _RequestContext:
         elicitation = self.capabilities.get("elicitation")
         forms = isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
         return forms and self.protocol.forms
+
+    @property
+    def polls_tasks(self) -> bool:
+        """Whether a call may be a task: the version has tasks, and the client
+        draws the forms a task waits on (askq's only task is an ask)."""
+        return self.protocol.tasks and self.can_elicit
+
+    @property
+    def extends_tasks(self) -> bool:
+        """Whether the request declares the Tasks extension, under a version that has it."""
+        extensions = self.capabilities.get("extensions")
+        return self.protocol.task_extension and isinstance(extensions, dict) and _TASKS_EXTENSION in extensions
 
     @property
     def opens_urls(self) -> bool:
@@ -11100,6 +11155,7 @@ class _McpServer:
         self.waiting: Dict[str, _WaitingCall] = {}  # a call waiting on its ask's form, by the call's key
         self.pages: Dict[str, _WaitingCall] = {}
         self.by_url: Dict[str, _WaitingCall] = {}
+        self.task_polls: Dict[str, str] = {}  # a tasks/result that waits, by its request's key: its task's id
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -11184,8 +11240,10 @@ class _McpServer:
                                          client=name)
         self.owner = self.board.owner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
-        return {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}, "resources": {}},
-                "serverInfo": _server_info()}
+        capabilities = {"tools": {}, "logging": {}, "resources": {}}
+        if self.handshake.polls_tasks:
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        return {"protocolVersion": version, "capabilities": capabilities, "serverInfo": _server_info()}
 
     def _what_calls_get(self, context: _RequestContext) -> str:
         if context.can_elicit:
@@ -11202,7 +11260,8 @@ class _McpServer:
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # Always the new era's result, whole, even asked without an envelope.
         return {"resultType": "complete", "supportedVersions": [protocol.name for protocol in _PROTOCOLS],
-                "capabilities": {"tools": {}, "resources": {}}, "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
+                "capabilities": {"tools": {}, "resources": {}, "extensions": {_TASKS_EXTENSION: {}}},
+                "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
     def ping(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -11223,6 +11282,8 @@ class _McpServer:
         tool = tool_definition("mcp")
         if context.structured:
             tool["outputSchema"] = _output_schema()
+        if context.polls_tasks:
+            tool["execution"] = {"taskSupport": "optional"}
         result: Dict[str, Any] = {"tools": [tool]}
         if context.draws_views:
             tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
@@ -11267,6 +11328,9 @@ class _McpServer:
                 raise _RpcError(_INVALID_PARAMS, f"Invalid params: 'inputResponses' has no {TOOL_NAME!r} response.")
             return _elicited_result(output, response, context)
         secret = _holds_secret(output.questions)
+        task = self._task_wanted(params, context, secret)
+        if task is not None:
+            return self._open_task(request_id, output, task, context, on_page=secret)
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if context.stateless:
@@ -11276,33 +11340,48 @@ class _McpServer:
         if asked.finished:
             return self._delivered(asked, context)
         self.waiting[_request_key(request_id)] = _WaitingCall(request_id, asked, context, _progress_token(params))
-        if any(open_form is asked for open_form in self.forms.values()):
-            return None  # the same call again while its form is open: it waits on that form, never a second one
-        self.sent += 1
-        elicitation_id = f"askq-{self.sent}"
-        self.forms[_request_key(elicitation_id)] = asked
-        self._send(_Outgoing.request(elicitation_id, "elicitation/create",
-                                     to_elicitation(asked.output, protocol_version=context.version, client=context.client)))
+        if not self._form_open(asked):  # the same call again while its form is open waits on that form
+            self._send_form(asked, context)
         self.board.announce(asked)
         return None
+
+    def _form_open(self, ask: _Ask) -> bool:
+        return any(open_form is ask for open_form in self.forms.values())
+
+    def _send_form(self, ask: _Ask, context: _RequestContext) -> None:
+        """The ask's form, to the client; a task's says which task it belongs to."""
+        self.sent += 1
+        elicitation_id = f"askq-{self.sent}"
+        self.forms[_request_key(elicitation_id)] = ask
+        form = to_elicitation(ask.output, protocol_version=context.version, client=context.client)
+        if ask.task is not None:
+            form["_meta"] = {**form.get("_meta", {}), _RELATED_TASK: {"taskId": ask.id}}
+        self._send(_Outgoing.request(elicitation_id, "elicitation/create", form))
 
     def _delivered(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
         """The result of an ask that has ended, for the call it reaches: said
         to be late when a call that waited on it had ended first."""
         outcome = ask.deliver()
-        return _tool_result(result_text(outcome), outcome, context, late=ask.interrupted)
+        # A task's result is fetched when it is ready: it is never late.
+        return _tool_result(result_text(outcome), outcome, context, late=ask.interrupted and ask.task is None)
 
     def _end_ask(self, ask: _Ask, outcome: QuestionOutput) -> None:
         """The person is done: every call waiting on the ask is answered; with
         none waiting, the outcome waits for the next call that asks the same."""
         if not ask.finish(outcome):
             return
+        self._answer_waiting(ask)
+        if not ask.delivered:
+            self.log("the person answered after the call had ended: the same call made again gets the answers")
+
+    def _answer_waiting(self, ask: _Ask) -> None:
+        """The ask has ended: every call (or task poll) waiting on it is answered, and a task's client told."""
         for key, waiting in list(self.waiting.items()):
             if waiting.ask is ask:
                 del self.waiting[key]
                 self._send_result(waiting.call_id, self._delivered(ask, waiting.context), waiting.context)
-        if not ask.delivered:
-            self.log("the person answered after the call had ended: the same call made again gets the answers")
+        if ask.task is not None:
+            self._tell_status(ask)
 
     def _ask_without_form(
         self, request_id: Any, output: QuestionOutput, arguments: Any, context: _RequestContext, secret: bool,
@@ -11380,6 +11459,161 @@ class _McpServer:
             asked.ask.page.end()
         return _tool_result(declined_text(), QuestionOutput(asked.output.questions, [], Outcome.DECLINED), asked.context)
 
+    # Tasks: a call the client polls instead of holding it open.
+
+    def _task_wanted(self, params: "Dict[str, Any]", context: _RequestContext, secret: bool) -> Any:
+        """What a call is made a task with, or None: for a client that polls
+        (in the core, asking with its ``task`` parameter; under the extension,
+        declaring it) and draws forms, when the ask waits on a form, or on a
+        secret's page that the client can be sent."""
+        wanted: Any = None
+        if context.stateless:
+            wanted = {} if context.extends_tasks and context.can_elicit else None
+        else:
+            wanted = params.get("task") if context.polls_tasks else None
+        if secret and (context.stateless or not (context.opens_urls or self.web is not None)):
+            return None
+        return wanted
+
+    def _open_task(
+        self, request_id: Any, output: QuestionOutput, task: Any, context: _RequestContext, on_page: bool = False,
+    ) -> "Optional[Dict[str, Any]]":
+        """A call made a task: answered at once with the task, whose ask
+        waits on its form (fetched by tasks/result, or under the extension
+        shown by tasks/get and answered by tasks/update), or, for a secret,
+        on its page (sent by tasks/result)."""
+        kept = _task_ttl(task)
+        if on_page:
+            asked = self._page_ask(output)[0]
+        else:
+            asked = self.board.open(output, self.board.owner(context.client or "") if context.stateless else self.owner)
+        if asked.task is None:
+            asked.task = _AskTask(time.time(), kept)
+            self.board.save(asked)
+        self.board.announce(asked, None if asked.page is None else asked.page.url)
+        if context.stateless:
+            return {**_task_view(asked, created=True, flat=True), "resultType": "task"}
+        self._send_result(request_id, {"task": _task_view(asked, created=True)}, context)
+        self._tell_status(asked)
+        return None
+
+    def _task(self, params: "Dict[str, Any]", context: _RequestContext, core: bool = True,
+              extension: bool = True) -> _Ask:
+        """The task a request names: an ask of this client's made a task, not
+        yet past its keeping; any other id is no such task."""
+        _speaks_tasks(context, core, extension)
+        task_id = params.get("taskId")
+        ask = self.board.get(task_id)
+        client = (context.client or "") if context.stateless else self.owner.client
+        if ask is None or ask.task is None or ask.owner.client != client or _task_gone(ask):
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
+                            " here (unknown, expired, or never this client's).")
+        return ask
+
+    def _tell_status(self, ask: _Ask) -> None:
+        if self.handshake.polls_tasks:
+            self._send(_Outgoing.notification("notifications/tasks/status", _task_view(ask)))
+
+    @rpc.on("tasks/get")
+    def get_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        ask = self._task(params, context)
+        if not context.stateless:
+            return _task_view(ask)
+        # Under the extension the task carries what it waits on, or its result.
+        shown = _task_view(ask, flat=True)
+        if shown["status"] == "input_required":
+            assert ask.task is not None
+            shown["inputRequests"] = {f"form-{ask.task.forms}": {"method": "elicitation/create", "params": to_elicitation(
+                ask.output, protocol_version=context.version, client=context.client)}}
+        elif shown["status"] == "completed":
+            shown["result"] = {"resultType": "complete", **self._delivered(ask, context)}
+        return shown
+
+    @rpc.on("tasks/update")
+    def update_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        """The person's answer to the form a task waits on (the extension's
+        way): taken, or refused in words with the form asked again under a
+        new key; a response to no form it waits on is ignored."""
+        ask = self._task(params, context, core=False)
+        assert ask.task is not None
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object holding the"
+                            " responses by the keys of the task's 'inputRequests'.")
+        key = f"form-{ask.task.forms}"
+        if key not in responses or ask.finished:
+            return {}
+        try:
+            outcome = _elicited_outcome(ask.output, responses[key])
+        except AnswerError as err:
+            ask.task.forms += 1
+            self.board.save(ask)
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: the response to {key} was refused, and the task"
+                            f" still waits, its form asked again as form-{ask.task.forms}: {err}") from None
+        self._end_ask(ask, outcome)
+        return {}
+
+    @rpc.on("tasks/list")
+    def list_tasks(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        _speaks_tasks(context, extension=False)
+        with self.board.lock:
+            asks = list(self.board.asks.values())
+        return {"tasks": [_task_view(ask) for ask in asks if ask.task is not None
+                          and ask.owner.client == self.owner.client and not _task_gone(ask)]}
+
+    @rpc.on("tasks/result")
+    def task_result(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
+        """The task's tool result, once its ask has ended; meanwhile the
+        request waits, and its form is sent (again, to a new session)."""
+        ask = self._task(params, context, extension=False)
+        self.task_polls[_request_key(request_id)] = ask.id
+        if ask.finished:
+            return self._delivered(ask, context)
+        waiting = _WaitingCall(request_id, ask, context, _progress_token(params))
+        if ask.page is not None:
+            self._wait_on_page(waiting, ask.page)
+        else:
+            self.waiting[_request_key(request_id)] = waiting
+            if not self._form_open(ask):
+                self._send_form(ask, context)
+        return None
+
+    def _wait_on_page(self, waiting: _WaitingCall, page: "_PageHost") -> None:
+        """A task poll on an ask with a page: the client is sent the page's URL
+        when it opens pages (its answer says whether the poll waits), else the
+        poll waits on the page, which the log names."""
+        self.sent += 1
+        url = page.url
+        if waiting.context.opens_urls:
+            elicitation_id = f"askq-{self.sent}"
+            self.by_url[_request_key(elicitation_id)] = waiting
+            self._send(_Outgoing.request(elicitation_id, "elicitation/create", {
+                "mode": "url", "message": _URL_MESSAGE, "url": url, "elicitationId": elicitation_id,
+                "_meta": {_RELATED_TASK: {"taskId": waiting.ask.id}}}))
+        else:
+            self.pages[f"page-{self.sent}"] = waiting
+        self._tell_where(waiting.context, f"a task's questions are at {url}", f"Answer the questions in a browser: {url}")
+
+    @rpc.on("tasks/cancel")
+    def cancel_task(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        """The agent no longer waits: the ask ends timed out, never offered
+        again, its page saying so, and its form withdrawn."""
+        ask = self._task(params, context)
+        assert ask.task is not None
+        if ask.finished and context.stateless:
+            return {}  # the extension's cancel is a request the server may find too late
+        if ask.finished:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: task {ask.id} has already ended"
+                            f" ({_task_view(ask)['status']}); only a task still running can be cancelled.")
+        ask.task.cancelled = True
+        ask.supersede()
+        for key in [key for key, form in self.forms.items() if form is ask]:
+            del self.forms[key]
+            self._send(_Outgoing.notification("notifications/cancelled", {
+                "requestId": json.loads(key), "reason": "The task was cancelled."}, follows=json.loads(key)))
+        self._answer_waiting(ask)
+        return {} if context.stateless else _task_view(ask)
+
     # What happens around a call while it waits.
 
     def _on_notification(self, method: str, params: Any) -> None:
@@ -11397,7 +11631,8 @@ class _McpServer:
                 self.by_url.pop(key, None)
                 page.ask.withdraw()
         ended = self.waiting.pop(_request_key(call_id), None)
-        if ended is not None:
+        # A task poll that ended leaves its task as it was: the client polls again.
+        if ended is not None and self.task_polls.pop(_request_key(call_id), None) is None:
             ended.ask.withdraw()
 
     def close(self) -> None:
@@ -11427,6 +11662,9 @@ class _McpServer:
         try:
             outcome = _elicited_outcome(ask.output, message.get("result"))
         except AnswerError as err:  # refused as the model would be told; the ask stays open
+            if ask.task is not None:  # a task's person is asked again, the poll still waiting
+                self._send_form(ask, calls[0].context)
+                return
             for waiting in calls:
                 self._answer_calls([waiting], _tool_result(error_text(err), context=waiting.context, error=True))
             return
@@ -11525,6 +11763,9 @@ class _McpServer:
         return bool(self.pages or self.waiting or self.by_url)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
+        task_id = self.task_polls.pop(_request_key(request_id), None)
+        if task_id is not None:
+            result = {**result, "_meta": {**result.get("_meta", {}), _RELATED_TASK: {"taskId": task_id}}}
         if context.stateless:
             result = {"resultType": "complete", **result}
             result["_meta"] = {_META_SERVER: _server_info(), **result.get("_meta", {})}
@@ -11676,6 +11917,55 @@ def _tool_result(
         shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
         result["structuredContent"] = {**shown, "result": text, **({"late": True} if late else {})}
     return result
+
+
+def _task_ttl(task: Any) -> int:
+    """How long a task is kept once it ended, in milliseconds: as the client
+    asked, within what askq keeps an ask."""
+    asked = task.get("ttl", _TASK_KEPT_MS) if isinstance(task, dict) else None
+    if asked is None and isinstance(task, dict):
+        asked = _TASK_KEPT_MS
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 0:
+        raise _RpcError(_INVALID_PARAMS, "Invalid params: 'task' must be an object whose 'ttl', when given, is a"
+                        ' whole number of milliseconds, such as {"ttl": 60000}.')
+    return max(_TASK_KEPT_LEAST_MS, min(asked, _TASK_KEPT_MS))
+
+
+def _speaks_tasks(context: _RequestContext, core: bool = True, extension: bool = True) -> None:
+    """Refuse a task request under a version without tasks (or without this
+    method of them), or one that did not declare the extension."""
+    if not ((core and context.protocol.tasks) or (extension and context.protocol.task_extension)):
+        raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: this method of tasks is not part of protocol {context.version}.")
+    if context.protocol.task_extension and not context.extends_tasks:
+        raise _RpcError(_MISSING_CAPABILITY, f"Missing required client capability: the {_TASKS_EXTENSION} extension,"
+                        " declared in the request's client capabilities.",
+                        {"requiredCapabilities": {"extensions": {_TASKS_EXTENSION: {}}}})
+
+
+def _task_gone(ask: _Ask) -> bool:
+    """Whether a task has been kept its time after it ended."""
+    assert ask.task is not None
+    return ask.result is not None and time.time() >= ask.ended + ask.task.ttl / 1000.0
+
+
+def _iso_time(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
+
+
+def _task_view(ask: _Ask, created: bool = False, flat: bool = False) -> "Dict[str, Any]":
+    """The task as the protocol shows it: ``working`` as it is made,
+    ``input_required`` while its form waits on the person, then
+    ``completed`` (whatever the person did), or ``cancelled``; ``flat``,
+    as the Tasks extension names its fields."""
+    task = ask.task
+    assert task is not None
+    status = "input_required" if not created else "working"
+    if ask.finished:
+        status = "cancelled" if task.cancelled else "completed"
+    times = {"createdAt": _iso_time(task.created), "lastUpdatedAt": _iso_time(max(task.created, ask.ended))}
+    if flat:
+        return {"taskId": ask.id, "status": status, **times, "ttlMs": task.ttl, "pollIntervalMs": _TASK_POLL_MS}
+    return {"taskId": ask.id, "status": status, "ttl": task.ttl, **times, "pollInterval": _TASK_POLL_MS}
 
 
 def _progress_token(params: "Dict[str, Any]") -> Any:

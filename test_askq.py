@@ -8223,7 +8223,9 @@ def typed_answer(item: askq.QuestionItem) -> Any:
 def generated_record(rng: random.Random, ask_id: str, output: askq.QuestionOutput) -> Any:
     """The record of an ask of these questions, open or ended, with entries."""
     record = askq._AskRecord(ask_id, f"f-{ask_id}", output, "client \u00e9", "s1", "host 7 tok", 1e9 + rng.random(),
-                             rng.random() < 0.5, rng.choice([None, "d" * 64]), {"q:q0": ["x", "y"]})
+                             rng.random() < 0.5, rng.choice([None, "d" * 64]), {"q:q0": ["x", "y"]},
+                             task=rng.choice([None, askq._AskTask(1e9 + rng.random(), rng.randrange(1, 10 ** 9),
+                                                                  rng.random() < 0.5, rng.randrange(1, 9))]))
     if rng.random() < 0.5:
         answers = askq.collect_answers(output, {item.id: typed_answer(item) for item in output.questions}, partial=True)
         record = dataclasses.replace(record, ended=1e9 + 5, result=askq.QuestionOutput(
@@ -9878,6 +9880,354 @@ class McpUrlModeTests(unittest.TestCase):
                 self.assertTrue(any(url in line for line in wire.logs))  # stderr always says it
 
 
+class TaskWire(McpWire):
+    """A 2025-11-25 session of a client that draws forms, given its name and,
+    to share asks with other sessions, its board."""
+
+    def __init__(self, test: unittest.TestCase, board: Any = None, name: str = "wire",
+                 capabilities: Optional[Dict[str, Any]] = None, version: str = "2025-11-25") -> None:
+        self.lines = []
+        self.logs = []
+        self.server = askq._McpServer(self, self.logs.append, board=board)
+        test.addCleanup(self.server.close)
+        self.version = version
+        self.server.handle({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {"elicitation": {"form": {}}} if capabilities is None
+            else capabilities, "clientInfo": {"name": name, "version": "1"}}})
+        self.initialized = self.lines.pop()["result"]
+        self.meta = {}
+
+    def task(self, arguments: Any = None, ttl: Any = 60_000) -> Tuple[str, List[Dict[str, Any]]]:
+        """A call made a task: its id, and what the server wrote."""
+        written = self.request(1, "tools/call", {"name": "ask_questions", "task": {"ttl": ttl},
+                                                 "arguments": arguments or McpTaskTests.CALL})
+        created = written[0].get("result") or {}
+        return created.get("task", {}).get("taskId", ""), written
+
+
+class McpTaskTests(unittest.TestCase):
+    """Calls made tasks under 2025-11-25 (the client polls; no time limit of
+    its own ends the ask): every message against the reference schema."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    ANSWER: ClassVar[Dict[str, Any]] = {"result": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}
+
+    def setUp(self) -> None:
+        found = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        if MCP_SCHEMAS[0] not in found:
+            self.skipTest("the MCP reference schemas are not beside the checkout (set ASKQ_REFERENCE)")
+        self.defs = found[MCP_SCHEMAS[0]]
+
+    def valid(self, kind: str, value: Any) -> None:
+        self.assertEqual(schema_errors(value, self.defs[kind], self.defs), [], f"{kind}: {value}")
+
+    def test_tasks_are_declared_to_clients_that_draw_forms_only(self) -> None:
+        wire = TaskWire(self)
+        self.valid("InitializeResult", wire.initialized)
+        self.assertEqual(wire.initialized["capabilities"]["tasks"],
+                         {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+        tools = wire.request(1, "tools/list")[0]["result"]
+        self.valid("ListToolsResult", tools)
+        self.assertEqual(tools["tools"][0]["execution"], {"taskSupport": "optional"})
+        for version, capabilities in (("2025-11-25", {}), ("2025-06-18", {"elicitation": {}})):
+            with self.subTest(version=version, capabilities=capabilities):
+                plain = TaskWire(self, capabilities=capabilities, version=version)
+                self.assertNotIn("tasks", plain.initialized["capabilities"])
+                self.assertNotIn("execution", plain.request(1, "tools/list")[0]["result"]["tools"][0])
+
+    def test_a_task_waits_on_its_form_and_gives_the_answers_through_tasks_result(self) -> None:
+        wire = TaskWire(self)
+        task_id, written = wire.task()
+        self.valid("CreateTaskResult", written[0]["result"])
+        self.assertEqual(written[0]["result"]["task"]["status"], "working")
+        self.valid("TaskStatusNotification", written[1])
+        self.assertEqual(written[1]["params"]["status"], "input_required")
+        got = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", got)
+        self.assertEqual((got["status"], got["pollInterval"]), ("input_required", askq._TASK_POLL_MS))
+        form = wire.request(3, "tasks/result", {"taskId": task_id})
+        self.assertEqual(len(form), 1)
+        self.valid("ElicitRequest", form[0])
+        self.assertEqual(form[0]["params"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        done = wire.respond(form[0]["id"], self.ANSWER)
+        self.valid("GetTaskPayloadResult", done[0]["result"])
+        self.valid("CallToolResult", done[0]["result"])
+        self.assertEqual(done[0]["result"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        self.assertIn('picked: "SQLite"', done[0]["result"]["content"][0]["text"])
+        self.valid("TaskStatusNotification", done[1])
+        self.assertEqual(done[1]["params"]["status"], "completed")
+        listed = wire.request(4, "tasks/list")[0]["result"]
+        self.valid("ListTasksResult", listed)
+        self.assertEqual([(task["taskId"], task["status"]) for task in listed["tasks"]], [(task_id, "completed")])
+        again = wire.request(5, "tasks/result", {"taskId": task_id})[0]["result"]
+        self.assertEqual(again["content"], done[0]["result"]["content"])
+
+    def test_a_poll_the_client_gave_up_on_leaves_the_task_and_a_later_answer_is_taken(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(2, "tasks/result", {"taskId": task_id})[0]
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "input_required")
+        self.assertEqual(wire.request(4, "tasks/result", {"taskId": task_id}), [])  # the same form, never a second
+        done = wire.respond(form["id"], self.ANSWER)
+        text = done[0]["result"]["content"][0]["text"]
+        self.assertEqual(done[0]["id"], 4)
+        self.assertTrue(text.startswith("The user answered your questions."), text)  # a task is never late
+        self.assertNotIn("late", done[0]["result"]["structuredContent"])
+
+    def test_polling_far_faster_than_asked_is_answered_and_loses_no_answer(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(1, "tasks/result", {"taskId": task_id})[0]
+        for poll in range(2, 200):
+            self.assertEqual(wire.request(poll, "tasks/get", {"taskId": task_id})[0]["result"]["status"],
+                             "input_required")
+            wire.request(f"r{poll}", "tasks/result", {"taskId": task_id})
+            wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": f"r{poll}"}})
+        done = wire.respond(form["id"], self.ANSWER)
+        self.assertEqual([message.get("id") for message in done], [1, None])  # the first poll, then the status
+        self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
+
+    def test_a_form_the_answers_do_not_fit_is_asked_again_and_the_poll_waits(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(2, "tasks/result", {"taskId": task_id})[0]
+        again = wire.respond(form["id"], {"result": {"action": "accept", "content": {"q0": "Oracle"}}})
+        self.assertEqual([message.get("method") for message in again], ["elicitation/create"])
+        done = wire.respond(again[0]["id"], self.ANSWER)
+        self.assertEqual(done[0]["id"], 2)
+        self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
+
+    def test_a_task_with_a_secret_sends_its_page_by_url_through_tasks_result(self) -> None:
+        for opened, words in (({"action": "accept"}, json.dumps(SECRET)[1:-1]), ({"action": "decline"}, "dismissed")):
+            with self.subTest(opened=opened):
+                wire = TaskWire(self, capabilities={"elicitation": {"form": {}, "url": {}}})
+                task_id, created = wire.task(SECRET_CALL)
+                self.valid("CreateTaskResult", created[0]["result"])
+                sent = wire.request(2, "tasks/result", {"taskId": task_id})
+                self.valid("ElicitRequest", sent[0])
+                self.assertEqual((sent[0]["params"]["mode"], sent[0]["params"]["_meta"][askq._RELATED_TASK]),
+                                 ("url", {"taskId": task_id}))
+                answered = wire.respond(sent[0]["id"], {"result": opened})
+                if opened["action"] == "accept":
+                    self.assertEqual(answered, [])
+                    answer_page(sent[0]["params"]["url"], {"q0": "eu-west-1", "q1": SECRET})
+                    answered = wire.wait_for_pages()
+                result = next(message for message in answered if message.get("id") == 2)["result"]
+                self.valid("CallToolResult", result)
+                self.assertEqual(result["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+                self.assertIn(words, result["content"][0]["text"])
+                self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "completed")
+
+    def test_a_cancelled_task_ends_its_ask_withdraws_its_form_and_is_cancelled_once(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        form = wire.request(2, "tasks/result", {"taskId": task_id})[0]
+        cancelled = wire.request(3, "tasks/cancel", {"taskId": task_id})
+        by_kind = {message.get("method", message.get("id")): message for message in cancelled}
+        self.assertEqual(by_kind["notifications/cancelled"]["params"]["requestId"], form["id"])
+        self.valid("CancelledNotification", by_kind["notifications/cancelled"])
+        self.assertEqual(by_kind[2]["result"]["structuredContent"]["status"], "timed_out")
+        self.valid("CancelTaskResult", by_kind[3]["result"])
+        self.assertEqual(by_kind[3]["result"]["status"], "cancelled")
+        self.assertEqual(wire.request(4, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "cancelled")
+        twice = wire.request(5, "tasks/cancel", {"taskId": task_id})[0]["error"]
+        self.assertEqual(twice["code"], -32602)
+        self.assertIn("has already ended (cancelled)", twice["message"])
+        self.assertEqual(wire.respond(form["id"], self.ANSWER), [])  # a form answered after: the ask has ended
+        fresh = TaskWire(self, board=wire.server.board).task()[1]  # the same questions again: a new ask
+        self.assertNotEqual(fresh[0]["result"]["task"]["taskId"], task_id)
+
+    def test_a_completed_task_is_not_cancelled(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        wire.respond(wire.request(2, "tasks/result", {"taskId": task_id})[0]["id"], self.ANSWER)
+        refused = wire.request(3, "tasks/cancel", {"taskId": task_id})[0]["error"]
+        self.assertEqual(refused["code"], -32602)
+        self.assertIn("has already ended (completed)", refused["message"])
+
+    def test_a_task_parameter_where_no_task_was_declared_gets_the_call_as_before(self) -> None:
+        for capabilities in ({}, McpWire.APPS):
+            with self.subTest(capabilities=capabilities):
+                plain = TaskWire(self, capabilities=capabilities)
+                before = TaskWire(self, capabilities=capabilities).call(self.CALL)
+                self.assertEqual(plain.task()[1], before)
+        older = TaskWire(self, version="2025-06-18", capabilities={"elicitation": {}})
+        self.assertEqual(older.task()[1][0]["method"], "elicitation/create")
+
+    def test_unknown_and_another_clients_task_ids_are_no_such_task(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        other = TaskWire(self, board=wire.server.board, name="someone else")
+        for asker, named in ((wire, "nope"), (wire, 7), (other, task_id)):
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                with self.subTest(method=method, named=named):
+                    error = asker.request(9, method, {"taskId": named})[0]["error"]
+                    self.assertEqual(error["code"], -32602)
+                    self.assertIn("no task", error["message"])
+                    self.assertIn("never this client's", error["message"])
+        self.assertEqual(other.request(9, "tasks/list")[0]["result"], {"tasks": []})
+        older = TaskWire(self, version="2025-06-18", capabilities={"elicitation": {}})
+        self.assertEqual(older.request(9, "tasks/get", {"taskId": task_id})[0]["error"]["code"], -32601)
+
+    def test_ttl_is_kept_within_the_asks_keeping_and_a_bad_one_is_refused(self) -> None:
+        wire = TaskWire(self)
+        for asked, kept in ((10 ** 15, askq._TASK_KEPT_MS), (1, askq._TASK_KEPT_LEAST_MS), (120_000, 120_000)):
+            with self.subTest(asked=asked):
+                call = {"questions": [f"Name {asked}?"]}
+                self.assertEqual(wire.task(call, ttl=asked)[1][0]["result"]["task"]["ttl"], kept)
+        for bad in (-1, "soon", 1.5, True):
+            with self.subTest(bad=bad):
+                error = wire.task({"questions": ["Why?"]}, ttl=bad)[1][0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("whole number of milliseconds", error["message"])
+        error = wire.request(1, "tools/call", {"name": "ask_questions", "task": "yes", "arguments": self.CALL})
+        self.assertEqual(error[0]["error"]["code"], -32602)
+
+    def test_a_task_outlives_its_keeping_only_until_its_ttl(self) -> None:
+        wire = TaskWire(self)
+        task_id = wire.task()[0]
+        wire.respond(wire.request(2, "tasks/result", {"taskId": task_id})[0]["id"], self.ANSWER)
+        ask = wire.server.board.get(task_id)
+        ask.ended -= ask.task.ttl / 1000.0 + 1
+        self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["error"]["code"], -32602)
+
+    @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
+    def test_a_task_is_found_again_after_a_restart_by_a_new_session_of_the_same_client(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "asks.db")
+        first_store = askq._SqliteStore(path)
+        first = TaskWire(self, board=askq._AskBoard(store=first_store))
+        task_id = first.task()[0]
+        first.request(2, "tasks/result", {"taskId": task_id})
+        first.server.close()
+        first_store.close()
+        store = askq._SqliteStore(path)
+        self.addCleanup(store.close)
+        board = askq._AskBoard(store=store)
+        self.assertEqual(TaskWire(self, board=board, name="another").request(3, "tasks/get", {"taskId": task_id})[0]
+                         ["error"]["code"], -32602)
+        again = TaskWire(self, board=board)
+        self.assertEqual(again.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "input_required")
+        form = again.request(4, "tasks/result", {"taskId": task_id})[0]
+        self.assertEqual(form["params"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        done = again.respond(form["id"], self.ANSWER)
+        self.assertEqual(done[0]["result"]["structuredContent"]["status"], "answered")
+
+    def test_the_task_is_kept_in_the_asks_record_and_older_records_read_as_no_task(self) -> None:
+        record = askq._AskRecord("a1", "f", askq.ask(self.CALL), "c", "s", "host 1 x", 1e9,
+                                 task=askq._AskTask(5.5, 60_000, True))
+        read = askq._AskRecord.from_text("a1", record.to_text())
+        self.assertEqual(read.task, askq._AskTask(5.5, 60_000, True))
+        older = json.loads(record.to_text())
+        del older["task"]
+        older["version"] = 2
+        self.assertIsNone(askq._AskRecord.from_text("a1", json.dumps(older)).task)
+        older["task"] = "soon"
+        with self.assertRaises(askq._DamagedAsk):
+            askq._AskRecord.from_text("a1", json.dumps(older))
+
+
+class McpTaskExtensionTests(unittest.TestCase):
+    """Calls made tasks under 2026-07-28's Tasks extension: declared in
+    discover, the form shown by tasks/get and answered by tasks/update, every
+    message against the extension's schema."""
+
+    CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
+    TASKS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+    def setUp(self) -> None:
+        path = os.path.join(REFERENCE, "mcp-ext-tasks-draft-schema.json")
+        found = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        if not os.path.exists(path) or MCP_SCHEMAS[1] not in found:
+            self.skipTest("the Tasks extension's schema is not beside the checkout (set ASKQ_REFERENCE)")
+        with open(path, encoding="utf-8") as stream:
+            self.defs = json.load(stream)["$defs"]
+        self.core = found[MCP_SCHEMAS[1]]
+
+    def valid(self, kind: str, value: Any) -> None:
+        self.assertEqual(schema_errors(value, self.defs[kind], self.defs), [], f"{kind}: {value}")
+
+    def wire(self, capabilities: Optional[Dict[str, Any]] = None, name: str = "wire", board: Any = None) -> McpWire:
+        wire = McpWire(self, self.TASKS if capabilities is None else capabilities, version="2026-07-28")
+        if board is not None:
+            wire.server = askq._McpServer(wire, wire.logs.append, board=board)
+        wire.meta["io.modelcontextprotocol/clientInfo"] = {"name": name, "version": "1"}
+        return wire
+
+    def test_discover_declares_the_extension(self) -> None:
+        result = self.wire().request(1, "server/discover")[0]["result"]
+        self.assertEqual(schema_errors(result, self.core["DiscoverResult"], self.core), [])
+        self.assertEqual(result["capabilities"]["extensions"], {"io.modelcontextprotocol/tasks": {}})
+
+    def test_a_task_shows_its_form_in_tasks_get_and_takes_the_answer_from_tasks_update(self) -> None:
+        wire = self.wire()
+        created = wire.call(self.CALL)[0]["result"]
+        self.valid("CreateTaskResult", created)
+        self.assertEqual((created["resultType"], created["status"]), ("task", "working"))
+        task_id = created["taskId"]
+        waiting = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", waiting)
+        self.assertEqual((waiting["resultType"], waiting["status"]), ("complete", "input_required"))
+        self.assertEqual(list(waiting["inputRequests"]), ["form-1"])
+        self.assertEqual(waiting["inputRequests"]["form-1"]["method"], "elicitation/create")
+        refused = wire.request(3, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-1": {"action": "accept", "content": {"q0": "Oracle"}}}})[0]["error"]
+        self.assertEqual(refused["code"], -32602)
+        self.assertIn("asked again as form-2", refused["message"])
+        again = wire.request(4, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.assertEqual(list(again["inputRequests"]), ["form-2"])  # a key is never used twice
+        ignored = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": {"form-1": {"action": "decline"}}})
+        self.valid("UpdateTaskResult", ignored[0]["result"])
+        self.assertEqual(wire.request(6, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "input_required")
+        taken = wire.request(7, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-2": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})[0]["result"]
+        self.valid("UpdateTaskResult", taken)
+        done = wire.request(8, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", done)
+        self.assertEqual(done["status"], "completed")
+        self.assertEqual(done["result"]["structuredContent"]["status"], "answered")
+        self.assertEqual(schema_errors(done["result"], self.core["CallToolResult"], self.core), [])
+        self.valid("CancelTaskResult", wire.request(9, "tasks/cancel", {"taskId": task_id})[0]["result"])
+        self.assertEqual(wire.request(10, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "completed")
+
+    def test_a_cancelled_task_ends_its_ask(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        self.valid("CancelTaskResult", wire.request(2, "tasks/cancel", {"taskId": task_id})[0]["result"])
+        cancelled = wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", cancelled)
+        self.assertEqual(cancelled["status"], "cancelled")
+        self.assertEqual(wire.server.board.get(task_id).result.status, "timed_out")
+        late = wire.request(4, "tasks/update", {"taskId": task_id, "inputResponses": {"form-1": {"action": "decline"}}})
+        self.assertEqual(late[0]["result"], {"resultType": "complete", "_meta": late[0]["result"]["_meta"]})
+
+    def test_task_requests_are_refused_without_the_capability_and_for_ids_not_the_clients(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        bare = self.wire({"elicitation": {"form": {}}}, board=wire.server.board)
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            with self.subTest(method=method):
+                error = bare.request(2, method, {"taskId": task_id, "inputResponses": {}})[0]["error"]
+                self.assertEqual(error["code"], -32021)
+                self.assertEqual(error["data"], {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        other = self.wire(name="someone else", board=wire.server.board)
+        for asker, named in ((wire, "nope"), (other, task_id)):
+            with self.subTest(named=named):
+                error = asker.request(3, "tasks/get", {"taskId": named})[0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("no task", error["message"])
+        for method in ("tasks/result", "tasks/list"):
+            self.assertEqual(wire.request(4, method, {"taskId": task_id})[0]["error"]["code"], -32601)
+        bad = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": "yes"})[0]["error"]
+        self.assertIn("'inputResponses' must be an object", bad["message"])
+
+    def test_without_the_extension_a_call_is_asked_as_before(self) -> None:
+        plain = self.wire({"elicitation": {"form": {}}}).call(self.CALL)[0]["result"]
+        self.assertEqual(plain["resultType"], "input_required")
+
+
 class McpHttpClient:
     """A plain HTTP client of serve --http's /mcp, with nothing but the standard library."""
 
@@ -10076,6 +10426,30 @@ class McpHttpTests(unittest.TestCase):
                 self.assertIn(words, reply["result"]["content"][0]["text"])
                 self.assertIn("structuredContent", reply["result"])
                 self.assertIsNone(next_event(stream))  # the stream ends with the answer
+
+    def test_a_tasks_form_travels_on_the_stream_of_tasks_result_and_outlives_a_poll_given_up(self) -> None:
+        client = self.serve()
+        client.initialize()
+        status, headers, created = client.post(call_message(1, self.CALL, task={"ttl": 60_000}))
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        task_id = created["result"]["task"]["taskId"]
+        poll = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id}}
+        stream = client.open("POST", poll)
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        elicit = next_event(stream)
+        assert elicit is not None
+        self.assertEqual(elicit["params"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        self.assertEqual(client.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                      "params": {"requestId": 2}})[0], 202)
+        self.assertIsNone(next_event(stream))  # the poll ended; the task and its form did not
+        answered = {"action": "accept", "content": McpServerTests.ANSWERED}
+        self.assertEqual(client.post({"jsonrpc": "2.0", "id": elicit["id"], "result": answered})[0], 202)
+        got = client.post({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": task_id}})[2]
+        self.assertEqual(got["result"]["status"], "completed")
+        status, headers, result = client.post({**poll, "id": 4})
+        self.assertEqual((status, headers["Content-Type"]), (200, "application/json"))
+        self.assertEqual(result["result"]["_meta"][askq._RELATED_TASK], {"taskId": task_id})
+        self.assertFalse(result["result"]["content"][0]["text"].startswith(askq._LATE_LINE))
 
     def test_a_cancelled_call_ends_its_stream_and_the_same_call_gets_the_late_answer(self) -> None:
         client = self.serve()
