@@ -12879,11 +12879,7 @@ def _run_serve(args: Any) -> int:
             return _serve_http(args, log, store, notifier)
         if args.web:
             _warn_if_exposed(args.host)
-        if store.shared:
-            return _serve_stored(args, log, store, notifier)
-        web = _WebOptions(args.host, args.port or 0, args.timeout) if args.web else None
-        board = _AskBoard(life=args.timeout if args.web else None, notifier=notifier)
-        return _serve(sys.stdin.buffer, sys.stdout.buffer, log, web, board)
+        return _serve_stdio(args, log, store, notifier)
     finally:
         store.close()
 
@@ -12945,13 +12941,14 @@ def _state_seal(args: Any, store: _AskStore) -> _RequestSeal:
     return _RequestSeal.kept(args.state_key or os.environ.get(_STATE_KEY_VARIABLE), store)
 
 
-def _serve_stored(args: Any, log: "Callable[[str], None]", store: _AskStore, notifier: _Notifier) -> int:
-    """serve over stdio with a store: its pages on one server of their own."""
+def _serve_stdio(args: Any, log: "Callable[[str], None]", store: _AskStore, notifier: _Notifier) -> int:
+    """serve over stdio: its asks in its store, whichever that is; their pages
+    on one server of its own."""
     try:
         server, board = _stored_pages(args.host, args.port or 0, args.timeout, _state_seal(args, store), log, store)
     except OSError as err:
         raise _UsageError(f"askq.py serve: --host {args.host} --port {args.port}: {_bind_refusal(err)}") from None
-    if args.web and not args.port:
+    if args.web and not args.port and store.shared:
         log(_PORT_CHOSEN)
     board.notifier = notifier
     try:
