@@ -8489,6 +8489,29 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
         self.assertIn("Redis refused askq (WRONGPASS", str(refused.exception))
         self.assertIn("check the password and the database number in the URL", str(refused.exception))
 
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads for the page's grace period")
+    def test_no_value_holds_a_page_token_an_unsent_secret_or_a_delivered_one(self) -> None:
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        board = askq._AskBoard(askq._ServedWebOptions(pages, None), store=self.store, seal=askq._RequestSeal(b"k"))
+        asked = board.open(askq.ask(SECRET_CALL), board.owner("c"))
+        token = board.page(asked).page.token
+
+        def stored() -> bytes:
+            keys = self.store.redis.call("KEYS", "*")
+            return "".join(f"{key}={self.store.redis.call('GET', key) if not key.startswith('askq:same:') else ''}"
+                           for key in keys).encode()
+
+        asked.entered = {"token": [token], "q:q0": ["eu-west-1"], "text:q1": [SECRET]}
+        board.save(asked)  # a draft, with its token and a secret the person never sent
+        self.assertNotIn(token.encode(), stored())
+        self.assertNotIn(SECRET.encode(), stored())
+        answers = askq.collect_answers(asked.output, {"q0": "eu-west-1", "q1": SECRET})
+        self.assertTrue(asked.finish(askq.QuestionOutput(asked.output.questions, answers, askq.Outcome.ANSWERED)))
+        self.assertIn(SECRET.encode(), stored())  # sent: kept until a call has it
+        asked.deliver()
+        self.assertNotIn(SECRET.encode(), stored())
+        self.assertNotIn(token.encode(), stored())
+
     def test_serve_with_redis_keeps_an_ask_across_a_restart(self) -> None:
         ask_across_a_restart(self, self.url)
 
