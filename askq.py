@@ -12601,8 +12601,10 @@ instead (default 127.0.0.1:8765), until Ctrl-C.  Off loopback, clients must
 send 'Authorization: Bearer TOKEN' (--token, or one made and printed at
 start).  Under protocol 2026-07-28 servers given the same --state-key (or
 ASKQ_STATE_KEY in the environment) answer each other's retried calls.
-With --store, questions that wait survive a restart, and every server given
-the same store and key serves their pages and retries.""",
+Questions that wait are kept in asks.sqlite3 in the person's state folder, so
+they survive a restart; --store names another file, Redis (every server given
+the same store and key serves their pages and retries) or memory (lost when
+this process stops).""",
     "answer": """\
 Check answers collected elsewhere (ANSWERS: a JSON file, inline JSON, or -
 for standard input, in any form collect_answers() takes) against the call in
@@ -12704,9 +12706,10 @@ def _ask_arguments(ask_command: Any) -> None:
 
 def _store_argument(parser: Any) -> None:
     parser.add_argument("--store", metavar="PATH|redis://HOST:PORT/DB|memory",
-                        help="keep the asks in an SQLite file or in Redis: they survive a restart, and every"
-                             f" process given the same store serves them (or {_STORE_VARIABLE}; serve keeps them"
-                             " in asks.sqlite3 in the person's state folder unless told 'memory')")
+                        help="where the asks are kept: an SQLite file or Redis, where they survive a restart"
+                             " and every process given the same store serves them, or 'memory', this process's"
+                             f" alone, lost when it stops (or {_STORE_VARIABLE}; serve keeps them in"
+                             " asks.sqlite3 in the person's state folder unless told otherwise)")
 
 
 def _web_arguments(parser: Any) -> None:
