@@ -8011,6 +8011,36 @@ def _asks_follow_up(raw: Any) -> bool:
 _WEB_JSON_ENDINGS = {"/answers": (Outcome.ANSWERED, False), "/dismiss": (Outcome.DECLINED, True),
                      "/follow-up": (Outcome.FOLLOW_UP, True)}
 
+# One tap: where a notification's answer of its own is sent (POST answers,
+# GET shows it with one button, since a link's preview fetches it).
+_TAP_PATH = "/tap"
+
+
+def _one_tap_question(items: "Sequence[QuestionItem]") -> "Optional[QuestionItem]":
+    """The question a notification may answer with one tap: the batch's only
+    question, when it is a single choice (a yes/no question is one)."""
+    if len(items) != 1:
+        return None
+    item = items[0]
+    return item if item.question_type is QuestionType.SINGLE_CHOICE and item.options and not item.secret else None
+
+
+def _token_digest(token: str) -> str:
+    """What names a page without giving it away: its token's SHA-256, as a
+    store indexes it and as a tap's link carries it."""
+    import hashlib
+
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _TapAction:
+    """One option of a one-question ask as an answer of its own: its label,
+    and the link whose POST sends it."""
+
+    label: str
+    url: str
+
 
 class _Ending:
     """What a page reads and commits through, never keeping its own copy:
@@ -8124,7 +8154,7 @@ class _WebPage(_HttpHandlers):
         """The token first; any request that shows it keeps the page waiting,
         and once the answers are in, every route says so."""
         with self.lock:
-            if not self._token_matches(request):
+            if not self.shows_token(request):
                 return _WebPage.unknown_link(request)
             else:
                 self.last_seen = time.monotonic()
@@ -8145,17 +8175,22 @@ class _WebPage(_HttpHandlers):
         server restarted without its asks), never a bare status line."""
         import secrets
 
-        if request.path != "/":
+        if request.path == _TAP_PATH:  # a tap's link forged, or another page's, or of questions gone
+            said = ("<h1>This answer was not sent</h1><p>The assistant's server does not know this link: it is not"
+                    " one it gave for these questions, or the questions are no longer there. Nothing was sent.</p>")
+        elif request.path != "/":
             return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+        else:
+            said = ("<h1>This page takes no more answers</h1><p>The assistant's server does not know this link: it"
+                    " was restarted without keeping its questions, or the link is not the one it gave. Nothing was"
+                    " sent from here.</p><p>Go back to copy what you entered; the assistant can ask the questions"
+                    " again.</p>")
         nonce = secrets.token_urlsafe(12)
         response = _HttpResponse.html(403, (
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Questions for you</title><style nonce=\"{nonce}\">{_WEB_STYLE}</style></head><body><main>"
-            "<h1>This page takes no more answers</h1><p>The assistant's server does not know this link: it was"
-            " restarted without keeping its questions, or the link is not the one it gave. Nothing was sent from"
-            " here.</p><p>Go back to copy what you entered; the assistant can ask the questions again.</p>"
-            "</main></body></html>"))
+            f"{said}</main></body></html>"))
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
         return response
@@ -8185,14 +8220,59 @@ class _WebPage(_HttpHandlers):
 
         return secrets.compare_digest(request.page_token().encode("utf-8", "replace"), self.token.encode())
 
+    def shows_token(self, request: _HttpRequest) -> bool:
+        """Whether the request may reach the page: a tap with one of its taps'
+        tokens (which opens nothing else), any other with the page's token."""
+        return self.tapped(request) is not None if request.path == _TAP_PATH else self._token_matches(request)
+
+    @staticmethod
+    def digest_shown(request: _HttpRequest) -> str:
+        """The digest of the page a request names: a tap's carries it, any
+        other request shows the page's token."""
+        if request.path == _TAP_PATH:
+            return (request.query.get("tap") or [""])[0].partition(".")[0]
+        return _token_digest(request.page_token())
+
+    def tap_token(self, index: int) -> str:
+        """The token of one option's tap: the page's digest (which finds the
+        page, in a store too), the option, and their signature by the page's
+        token (itself signed by the state key), so that the link answers that
+        option of this page and nothing else, and holds no secret of it."""
+        return f"{_token_digest(self.token)}.{index}.{self._tap_signature(index)}"
+
+    def tapped(self, request: _HttpRequest) -> "Optional[int]":
+        """The option a tap's token names, when the token is one of this
+        page's; None for any other (forged, altered, another page's)."""
+        import secrets
+
+        digest, _, rest = (request.query.get("tap") or [""])[0].partition(".")
+        index, _, signature = rest.partition(".")
+        item = _one_tap_question(self.items)
+        if item is None or not (index.isascii() and index.isdigit()) or int(index) >= len(item.options or ()):
+            return None
+        if not secrets.compare_digest(digest.encode("utf-8", "replace"), _token_digest(self.token).encode()):
+            return None
+        expected = self._tap_signature(int(index)).encode()
+        return int(index) if secrets.compare_digest(signature.encode("utf-8", "replace"), expected) else None
+
+    def _tap_signature(self, index: int) -> str:
+        import base64
+        import hashlib
+        import hmac
+
+        digest = hmac.new(self.token.encode(), f"tap {index}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
     def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
         """Once the answers are in, a later request learns so: a later
         submission is told that its own answers were not sent, and why, and
         is shown them back, so that nothing it entered is lost."""
         if request.method == "GET":
-            if request.path == "/":
+            if request.path in ("/", _TAP_PATH):
                 return _HttpResponse.html(200, self.ended_html(seen_later=True))
             return _HttpResponse.json(200, self.shown_outcome())
+        if request.path == _TAP_PATH:
+            return self._tapped_after_the_end(request)
         if request.path == "/":
             # A draft never carries a secret, whatever its script sent.
             draft = self.actions.get(_form_text(request.form, "action")) is _WebPage._keep_draft
@@ -8214,6 +8294,19 @@ class _WebPage(_HttpHandlers):
         sent it all): it gets the same result again."""
         return _readable_answers(self.items, own) == self.answers or (
             self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers)
+
+    def _tapped_after_the_end(self, request: _HttpRequest) -> _HttpResponse:
+        """A tap once the answers are in: the same tap again (a double tap, a
+        retry) gets the same result; another option is answered 409, as a
+        second device is, its pick shown back."""
+        own = self._tap_answers(self.tapped(request) or 0)
+        if self._sent_again(own):
+            return self._tap_result(request)
+        if _speaks_json(request):
+            status = self.status or Outcome.DECLINED
+            return _HttpResponse.json(409, {"error": f"Conflict: your answer was not sent. {_OUTCOME_WORDS[status].late}",
+                                            "status": status.value, "yours": [answer.to_dict() for answer in own]})
+        return _HttpResponse.html(409, self.late_html(own))
 
     def _sent_again_as_json(self, request: _HttpRequest) -> bool:
         """The same, for the JSON interface: the same ending, the same answers."""
@@ -8294,6 +8387,29 @@ class _WebPage(_HttpHandlers):
         a secret, even from a script that sends one."""
         self.last_form = _kept_form(self.items, form)
         return _HttpResponse.json(200, {"kept": True})
+
+    @routes.on(("GET", _TAP_PATH))
+    def _show_tap(self, request: _HttpRequest) -> _HttpResponse:
+        """A tap's link opened in a browser, or fetched for a link's preview:
+        the option picked and one button that sends it; nothing answered."""
+        return _HttpResponse.html(200, self.tap_html(self.tapped(request) or 0))
+
+    @routes.on(("POST", _TAP_PATH))
+    def _tap(self, request: _HttpRequest) -> _HttpResponse:
+        """A tap: its option is the answer, at once, whatever the body."""
+        self.end(Outcome.ANSWERED, self._tap_answers(self.tapped(request) or 0))
+        return self._tap_result(request)
+
+    def _tap_answers(self, index: int) -> "List[AnswerItem]":
+        item = self.items[0]
+        return collect_answers(self.items, [AnswerItem(item.id, selected=[(item.options or [])[index].label])])
+
+    def _tap_result(self, request: _HttpRequest) -> _HttpResponse:
+        """What a tap that answered gets: the outcome to a client that reads
+        JSON, else the page that says what was sent."""
+        if _speaks_json(request):
+            return _HttpResponse.json(200, self.shown_outcome())
+        return _HttpResponse.html(200, self.ended_html())
 
     @routes.on(("GET", "/questions"))
     def _get_questions(self, request: _HttpRequest) -> _HttpResponse:
@@ -8397,6 +8513,21 @@ class _WebPage(_HttpHandlers):
             f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
         return "".join(parts)
+
+    def tap_html(self, index: int) -> str:
+        """A tap's option, picked, with the one button that sends it: the
+        page's own form is on the page's link, which a tap's does not open."""
+        item = self.items[0]
+        option = (item.options or [])[index]
+        label = _html_escaped(option.label)
+        description = f"<span class=\"desc\" dir=\"auto\">{_html_escaped(option.description)}</span>" if option.description else ""
+        return (f"{self._head()}{_heading_html(self.items)}<p class=\"note\">An assistant is waiting for your answer.</p>"
+                f"<p class=\"question\" dir=\"auto\">{_html_escaped(item.question)}</p>"
+                f"<form method=\"post\" action=\"{_TAP_PATH}?tap={_html_escaped(self.tap_token(index))}\">"
+                f"<p>Your answer: <strong dir=\"auto\">{label}</strong>{description}</p>"
+                f"<div class=\"buttons\"><button class=\"send\" type=\"submit\">Send \u201c{label}\u201d</button></div></form>"
+                "<p class=\"note\">Nothing is sent until you press the button. To answer otherwise, or to add a note,"
+                " open the questions' page from the notification.</p></main></body></html>")
 
     def _countdown_html(self) -> str:
         """With a timeout, the time the page waits: the script counts it down."""
@@ -8946,6 +9077,7 @@ class _PageHost:
     past its time), its grace period and its end."""
 
     page: "_WebPage"
+    base: str  # the server's address, which every path of the page follows
     url: str
     timeout: "Optional[float]"
     ask: "Optional[_Ask]" = None  # the ask it serves, under serve
@@ -8977,7 +9109,8 @@ class _WebSession(_PageHost):
         self.page = _WebPage(items, timeout, token)
         self.timeout = timeout  # idle seconds before the page ends as timed out
         self.server = _HttpServer(_HttpCore(self.page), host, port)
-        self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
+        self.base = f"http://{_reachable_address(host)}:{self.server.port}"
+        self.url = f"{self.base}/?token={self.page.token}"
 
     def wait(self, cancel: Any = None) -> None:
         """Wait until the page is done; once ``cancel`` (an Event) is set,
@@ -9546,12 +9679,10 @@ class _Ask(_Ending):
         """The ask as its store keeps it: a page by its token's SHA-256 only,
         what the person entered without a secret, and once delivered, no
         secret answer and no entry of the page."""
-        import hashlib
-
         page = self.page.page if self.page is not None else None
         return _AskRecord(
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
-            self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
+            self.owner.ended, None if page is None else _token_digest(page.token),
             {} if self.delivered else self.entries(),
             self.ended, self.result, self.delivered, self.interrupted, self.task)
 
@@ -10505,12 +10636,10 @@ class _AskBoard:
                 return None
             return None if record is None else self._restored(record)
 
-    def by_page(self, token: str) -> "Optional[_Ask]":
-        """The ask whose page has this token, from the store: served here too."""
-        import hashlib
-
-        ask_id = self._safely(lambda: self.store.by_page(hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()), None)
-        return self.get(ask_id)
+    def by_page_digest(self, digest: str) -> "Optional[_Ask]":
+        """The ask whose page's token has this digest (_token_digest()), from
+        the store: served here too."""
+        return self.get(self._safely(lambda: self.store.by_page(digest), None))
 
     def _restored(self, record: _AskRecord) -> _Ask:
         """An ask made again from its record, the same ask as it was: its
@@ -12461,16 +12590,17 @@ class _ServedPages(_HttpHandlers):
         return served.ask.respond(handler, request)
 
     def _served(self, request: _HttpRequest) -> "Optional[_ServedPage]":
-        """The page whose token the request shows: one served here, else one
-        the board finds in its store (another process, or before a restart)."""
+        """The page whose token (or one of whose taps' tokens) the request
+        shows: one served here, else one the board finds in its store
+        (another process, or before a restart)."""
         with self.lock:
             pages = list(self.pages)
         for served in pages:
-            if served.page._token_matches(request):
+            if served.page.shows_token(request):
                 return served
-        ask = self.board.by_page(request.page_token()) if self.board is not None else None
+        ask = self.board.by_page_digest(_WebPage.digest_shown(request)) if self.board is not None else None
         page = ask.page if ask is not None else None
-        return page if isinstance(page, _ServedPage) and page.pages is self and page.page._token_matches(request) else None
+        return page if isinstance(page, _ServedPage) and page.pages is self and page.page.shows_token(request) else None
 
 
 class _ServedPage(_PageHost):
@@ -12478,9 +12608,9 @@ class _ServedPage(_PageHost):
 
     def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]",
                  token: str = "") -> None:
-        self.pages, self.timeout = pages, timeout
+        self.pages, self.timeout, self.base = pages, timeout, pages.base
         self.page = _WebPage(items, token=token)
-        self.url = f"{pages.base}/?token={self.page.token}"
+        self.url = f"{self.base}/?token={self.page.token}"
         with pages.lock:
             pages.pages.append(self)
 

@@ -7513,7 +7513,8 @@ class WebRequestTests(unittest.TestCase):
         self.assertEqual(core.respond("POST", "/extra", {"Host": "evil.com"}, io.BytesIO().read).status, 403)
         self.assertEqual(core.respond("GET", "/questions", {"Host": "localhost"}, io.BytesIO().read).status, 403)  # the page's token
         self.assertEqual(set(page.routes), {("GET", "/"), ("POST", "/"), ("GET", "/questions"),
-                                            ("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up")})
+                                            ("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up"),
+                                            ("GET", "/tap"), ("POST", "/tap")})
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
@@ -7819,6 +7820,103 @@ class WebCommandTests(unittest.TestCase):
         process.stdin.close()
         self.assertEqual(process.wait(timeout=10), 0)
         self.assertIn(b"the questions are at http://127.0.0.1:", process.stderr.read())
+
+
+YES_NO_CALL = {"questions": [{"question": "Deploy now?", "id": "go", "type": "yesno"}]}
+
+
+class OneTapPageTests(unittest.TestCase):
+    """A tap: one option of a one-question page sent by a link of its own
+    (POST answers; GET shows it with one button), answered once."""
+
+    def setUp(self) -> None:
+        self.page = askq._WebPage(askq.ask(YES_NO_CALL).questions)
+
+    def tap(self, method: str, token: str, body: bytes = b"", page: Any = None, **headers: str) -> Tuple[int, str]:
+        """A request to a tap's link, as its client sends it: status and body."""
+        sent = {"Host": "127.0.0.1:9", "Content-Length": str(len(body)), **{k.replace("_", "-"): v for k, v in headers.items()}}
+        status, _, reply = page_request(page or self.page, method, f"/tap?tap={token}", sent, io.BytesIO(body).read)
+        return status, reply.decode()
+
+    def test_a_post_answers_its_option_at_once_and_the_same_tap_again_gets_the_same_result(self) -> None:
+        self.assertEqual([option.label for option in self.page.items[0].options], ["Yes", "No"])
+        status, body = self.tap("POST", self.page.tap_token(1))
+        self.assertEqual(status, 200)
+        self.assertEqual((self.page.status, self.page.answers), ("answered", [AnswerItem("go", selected=["No"])]))
+        self.assertIn("<h1>Answered</h1><p>Your answers were sent.", body)
+        self.assertIn("<bdi>Deploy now?</bdi>: <bdi>No</bdi>", body)
+        self.assertEqual(self.tap("POST", self.page.tap_token(1)), (200, body))  # a double tap, a retry
+        status, reply = self.tap("POST", self.page.tap_token(1), Accept="application/json")
+        self.assertEqual((status, json.loads(reply)["answers"]), (200, [{"id": "go", "answer": None, "selected": ["No"]}]))
+
+    def test_a_get_answers_nothing_and_shows_the_option_picked_with_one_button(self) -> None:
+        status, body = self.tap("GET", self.page.tap_token(0))
+        self.assertEqual((status, self.page.status), (200, None))
+        self.assertIn("Your answer: <strong dir=\"auto\">Yes</strong>", body)
+        self.assertEqual(re.findall(r"<button[^>]*>[^<]*</button>", body),
+                         ['<button class="send" type="submit">Send \u201cYes\u201d</button>'])
+        self.assertIn(f'<form method="post" action="/tap?tap={self.page.tap_token(0)}">', body)
+        self.assertNotIn(self.page.token, body)  # a tap's link opens nothing more than its own answer
+        # The button, as a browser sends it: an empty form.
+        status, _ = self.tap("POST", self.page.tap_token(0), Content_Type="application/x-www-form-urlencoded")
+        self.assertEqual((status, self.page.answers), (200, [AnswerItem("go", selected=["Yes"])]))
+        status, body = self.tap("GET", self.page.tap_token(1))  # a later preview of another option answers nothing either
+        self.assertEqual((status, self.page.answers), (200, [AnswerItem("go", selected=["Yes"])]))
+        self.assertIn("These answers were sent, from this page or from another window or device.", body)
+
+    def test_another_option_after_the_end_is_409_and_shows_its_pick(self) -> None:
+        body = json.dumps({"go": "Yes"}).encode()
+        headers = {"Host": "127.0.0.1:9", "Content-Length": str(len(body)), "Authorization": f"Bearer {self.page.token}"}
+        self.assertEqual(page_request(self.page, "POST", "/answers", headers, io.BytesIO(body).read)[0], 200)
+        status, reply = self.tap("POST", self.page.tap_token(1))
+        self.assertEqual(status, 409)
+        self.assertIn("<h1>Your answers were not sent</h1><p>Answers had already come from elsewhere", reply)
+        self.assertIn("<h2>What you entered here</h2>", reply)
+        self.assertIn("<bdi>Deploy now?</bdi>: <bdi>No</bdi>", reply)
+        status, reply = self.tap("POST", self.page.tap_token(1), Accept="application/json")
+        self.assertEqual(status, 409)
+        self.assertEqual(json.loads(reply), {
+            "error": f"Conflict: your answer was not sent. {askq._OUTCOME_WORDS[askq.Outcome.ANSWERED].late}",
+            "status": "answered", "yours": [{"id": "go", "answer": None, "selected": ["No"]}]})
+        self.assertEqual(self.tap("POST", self.page.tap_token(0))[0], 200)  # the answer the page sent: the same result
+        self.assertEqual(self.page.answers, [AnswerItem("go", selected=["Yes"])])
+
+    def test_a_forged_token_or_another_pages_is_refused_and_answers_nothing(self) -> None:
+        other = askq._WebPage(askq.ask(YES_NO_CALL).questions)
+        good = self.page.tap_token(0)
+        digest, _, signature = good.split(".")
+        for token in (good[:-2] + ("AA" if not good.endswith("AA") else "BB"), f"{digest}.1.{signature}",
+                      f"{digest}.2.{signature}", f"{digest}.-1.{signature}", f"{digest}.\u0661.{signature}",
+                      other.tap_token(0), f"{digest}.0.{other.tap_token(0).split('.')[2]}", digest, "", self.page.token):
+            for method in ("POST", "GET"):
+                with self.subTest(token=token, method=method):
+                    status, body = self.tap(method, quote(token))
+                    self.assertEqual(status, 403)
+                    self.assertIn("<h1>This answer was not sent</h1><p>The assistant's server does not know this"
+                                  " link: it is not one it gave for these questions", body)
+        self.assertIsNone(self.page.status)
+        # A tap's token opens no other path; the page's token is no tap.
+        shown = {"Host": "127.0.0.1:9"}
+        self.assertEqual(page_request(self.page, "GET", f"/?tap={good}", shown, io.BytesIO().read)[0], 403)
+        self.assertEqual(page_request(self.page, "POST", f"/tap?token={self.page.token}",
+                                      dict(shown, **{"Content-Length": "0"}), io.BytesIO().read)[0], 403)
+        self.assertIsNone(self.page.status)
+
+    def test_only_a_batch_of_one_single_choice_question_has_taps(self) -> None:
+        for call, taps in (
+            (YES_NO_CALL, True),
+            ({"questions": [{"question": "Which?", "options": ["A", "B", "C"]}]}, True),
+            ({"questions": [{"question": "Which?", "options": ["A", "B"], "multiSelect": True}]}, False),
+            ({"questions": ["Why?"]}, False),
+            ({"questions": [{"question": "How many?", "type": "number"}]}, False),
+            ({"questions": [{"question": "Token?", "secret": True}]}, False),
+            ({"questions": [YES_NO_CALL["questions"][0], {"question": "Which?", "options": ["A", "B"]}]}, False),
+        ):
+            with self.subTest(call=call):
+                items = askq.ask(call).questions
+                self.assertEqual(askq._one_tap_question(items) is not None, taps)
+                page = askq._WebPage(items)
+                self.assertEqual(self.tap("POST", page.tap_token(0), page=page)[0], 200 if taps else 403)
 
 
 # ===========================================================================
