@@ -81,8 +81,10 @@ The file, in the order of one call's life (each part under a banner of its own):
     Web page            prompt_web(), prompt_web_async(), _Ending (what a page reads
                         and commits through: its own, or its ask), _WebPage (the
                         handlers and the form's actions; after the end, the 409 to
-                        a second device, in words from Results), _PageHost (where a
-                        page is served, as an ask sees it), each kind's entry
+                        a second device, in words from Results; one tap: an
+                        option's signed link, _TAP_PATH, its POST an answer and its
+                        GET one button), _PageHost (where a page is served, as an
+                        ask sees it, and its taps, _TapAction), each kind's entry
                         (_WEB_ENTRIES), a preview's Markdown (_markdown_html),
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
@@ -104,7 +106,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     Telling the person  --notify: _Notifier (the person's command, run when an ask
                         opens and every --remind minutes while it stays open: one
                         heap of what is due, a few threads that run it), the
-                        message it reads (_Notifier.message()) and its environment
+                        message it reads (_Notifier.message()) and its environment,
+                        each with the page's taps when it has them
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes; or, for a
                         client that polls, the ask is a task: _AskTask in its
@@ -9085,6 +9088,14 @@ class _PageHost:
     def done(self) -> bool:
         return self.page.expire_if_idle(self.timeout)
 
+    def taps(self) -> "List[_TapAction]":
+        """Each option as an answer of its own, for a notification, when the
+        page asks one single-choice question; else none."""
+        item = _one_tap_question(self.page.items)
+        options = (item.options or []) if item is not None else []
+        return [_TapAction(option.label, f"{self.base}{_TAP_PATH}?tap={self.page.tap_token(index)}")
+                for index, option in enumerate(options)]
+
     def serve_grace(self) -> QuestionOutput:
         """Go on serving a little while, so that a second device learns the
         answers are in; the outcome."""
@@ -9183,21 +9194,33 @@ def prompt_web(
     entered on it, or its answers.  A store that cannot be used raises
     ValueError, saying why.
     """
-    items = _question_list(questions)
+    on_page = None if on_ready is None else (lambda page: on_ready(page.url))
+    return _prompt_on_a_page(_question_list(questions), host, port, timeout, on_page, store, state_key)
+
+
+def _prompt_on_a_page(
+    items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]",
+    on_page: "Optional[Callable[[_PageHost], None]]", store: "Optional[str]", state_key: "Optional[str]",
+) -> QuestionOutput:
+    """prompt_web(), telling ``on_page`` of the page once it is served (ask
+    --web tells the person of its URL and its taps)."""
     if store is not None:
         output = QuestionOutput(list(items), [], None, *_heading(items))
-        return _prompt_on_stored_page(output, host, port, timeout, on_ready, store, state_key)
-    return _prompt_web(items, host=host, port=port, timeout=timeout, on_ready=on_ready)
+        return _prompt_on_stored_page(output, host, port, timeout, on_page, store, state_key)
+    return _prompt_web(items, host=host, port=port, timeout=timeout, on_page=on_page)
 
 
 def _prompt_web(
     items: "List[QuestionItem]", host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None,
     on_ready: "Optional[Callable[[str], None]]" = None, cancel: Any = None,
+    on_page: "Optional[Callable[[_PageHost], None]]" = None,
 ) -> QuestionOutput:
     session = _WebSession(items, host, port, timeout)
     try:
         if on_ready is not None:
             on_ready(session.url)
+        if on_page is not None:
+            on_page(session)
         session.wait(cancel)
     except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
         session.page.end(Outcome.DECLINED, session.page.kept_answers())
@@ -10732,12 +10755,15 @@ class _AskBoard:
                 self.save(ask)
 
     def announce(self, ask: _Ask, url: "Optional[str]" = None) -> None:
-        """Tell the person of an ask, once (--notify), while it stays open."""
+        """Tell the person of an ask, once (--notify), while it stays open;
+        with its page's URL, each option's tap when it asks for one pick."""
         with self.lock:
             if ask.announced:
                 return
             ask.announced = True
-        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends, ask.owner.client)
+        taps = ask.page.taps() if url is not None and ask.page is not None else []
+        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends, ask.owner.client,
+                               actions=taps)
 
     def sweep(self) -> None:
         """Time out the asks whose time has passed; drop those ended long ago
@@ -10808,7 +10834,7 @@ _PROMPT_CLIENT = "prompt_web"  # whose asks prompt_web(store=...) finds again
 
 def _prompt_on_stored_page(
     output: QuestionOutput, host: str, port: int, timeout: "Optional[float]",
-    on_ready: "Optional[Callable[[str], None]]", where: str, key: "Optional[str]",
+    on_page: "Optional[Callable[[_PageHost], None]]", where: str, key: "Optional[str]",
 ) -> QuestionOutput:
     """prompt_web(store=...): the page of an ask kept in the store, found
     again by the same questions after a restart or in another process."""
@@ -10821,8 +10847,8 @@ def _prompt_on_stored_page(
         log(_PORT_CHOSEN)
     asked = board.open(output, board.owner(_PROMPT_CLIENT))
     try:
-        if not asked.finished and on_ready is not None:
-            on_ready(board.page(asked).url)
+        if not asked.finished and on_page is not None:
+            on_page(board.page(asked))
         while not asked.expire(time.time()):
             time.sleep(_POLL_SECONDS / 5)
     except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
@@ -10862,14 +10888,16 @@ _NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wa
 
 class _Notice:
     """One ask's notification: what it tells of (the ask, its page, the
-    client that asked), how to tell that the ask is still open, how long it
-    has waited, and whether a failure was logged for it already."""
+    client that asked, each option's tap), how to tell that the ask is still
+    open, how long it has waited, and whether a failure was logged for it
+    already."""
 
-    __slots__ = ("ask_id", "client", "failed", "opened", "output", "runs", "still_open", "url")
+    __slots__ = ("actions", "ask_id", "client", "failed", "opened", "output", "runs", "still_open", "url")
 
     def __init__(self, ask_id: str, output: QuestionOutput, url: "Optional[str]", still_open: "Callable[[], bool]",
-                 client: str = "") -> None:
+                 client: str = "", actions: "Sequence[_TapAction]" = ()) -> None:
         self.ask_id, self.output, self.url, self.client, self.still_open = ask_id, output, url, client, still_open
+        self.actions = actions
         self.opened = time.monotonic()
         self.runs = 0  # how many times the command ran for it: from the second on, a reminder
         self.failed = False
@@ -10879,11 +10907,11 @@ class _Notice:
         return time.monotonic() - self.opened if self.runs else None
 
     def text(self) -> str:
-        return _Notifier.message(self.output, self.url, self.client, self.waited())
+        return _Notifier.message(self.output, self.url, self.client, self.waited(), self.actions)
 
     def environment(self) -> "Dict[str, str]":
         waited = self.waited()
-        return {**_Notifier.environment(self.ask_id, self.output, self.url),
+        return {**_Notifier.environment(self.ask_id, self.output, self.url, self.actions),
                 "ASKQ_REMINDER": str(self.runs), "ASKQ_WAITED": str(int(waited or 0))}
 
 
@@ -10898,21 +10926,26 @@ class _Notifier:
     nothing."""
 
     @staticmethod
-    def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
+    def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]",
+                    actions: "Sequence[_TapAction]" = ()) -> "Dict[str, str]":
         """What the command's environment adds to this process's: the ask as
-        JSON, its first question's text and the page's URL (empty without one);
-        a notice adds which run it is (0 the first, then each reminder's
-        number) and the seconds the ask has waited."""
+        JSON, its first question's text, the page's URL (empty without one)
+        and each option's tap as JSON (an empty list without them); a notice
+        adds which run it is (0 the first, then each reminder's number) and
+        the seconds the ask has waited."""
         ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
+        taps = [{"label": action.label, "url": action.url} for action in actions]
         return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
-                "ASKQ_URL": url or ""}
+                "ASKQ_URL": url or "", "ASKQ_ACTIONS": json.dumps(taps, ensure_ascii=True)}
 
     @staticmethod
-    def message(output: QuestionOutput, url: "Optional[str]", client: str = "", waited: "Optional[float]" = None) -> str:
+    def message(output: QuestionOutput, url: "Optional[str]", client: str = "", waited: "Optional[float]" = None,
+                actions: "Sequence[_TapAction]" = ()) -> str:
         """The message a person reads: that an assistant waits on them (a
         reminder says so, and for how long), the batch's title, each question
         with its options (the recommended one badged) or the number it takes,
-        and where to answer them: the page, else the client that asked."""
+        and where to answer them: the page, else the client that asked; and
+        each option's tap, a line each, for a service that shows no buttons."""
         head = ("An assistant is waiting for your answers." if waited is None
                 else f"Reminder: an assistant has waited {_waited_words(waited)} for your answers.")
         blocks = [head if output.title is None else f"{head}\n{_visible(output.title)}"]
@@ -10923,6 +10956,9 @@ class _Notifier:
             blocks.append("\n".join([_visible(item.question), *lines]))
         if url is not None:
             blocks.append(f"Answer the questions at {url}")
+            if actions:
+                blocks.append("\n".join(["Or answer with one of these links:",
+                                         *(f"  {_visible(action.label)}: {action.url}" for action in actions)]))
         else:
             blocks.append("Answer them where the assistant asked you" + (f", in {_visible(client)}." if client else "."))
         return "\n\n".join(blocks) + "\n"
@@ -10941,11 +10977,12 @@ class _Notifier:
         self.idle = 0  # workers waiting for a notice to be due
 
     def announce(self, ask_id: str, output: QuestionOutput, url: "Optional[str]",
-                 still_open: "Callable[[], bool]", client: str = "") -> None:
+                 still_open: "Callable[[], bool]", client: str = "", actions: "Sequence[_TapAction]" = ()) -> None:
         """Tell the person of an ask now, and remind them while ``still_open()``;
-        ``client`` names the client that shows the questions when no page does."""
+        ``client`` names the client that shows the questions when no page does;
+        ``actions`` are its page's taps, when its options may be answered so."""
         if self.argv:
-            self._schedule(_Notice(ask_id, output, url, still_open, client), time.monotonic())
+            self._schedule(_Notice(ask_id, output, url, still_open, client, actions), time.monotonic())
 
     def _schedule(self, notice: _Notice, when: float) -> None:
         import heapq
@@ -12954,17 +12991,17 @@ def _ask_in_browser(output: QuestionOutput, args: Any, notifier: _Notifier) -> Q
 
     done = threading.Event()
 
-    def ready(url: str) -> None:
+    def ready(page: _PageHost) -> None:
         _warn_if_exposed(args.host)  # once it listens: a host that cannot be had gets its one line alone
-        sys.stderr.write(f"askq: answer the questions at {url}\n")
+        sys.stderr.write(f"askq: answer the questions at {page.url}\n")
         sys.stderr.flush()
         if args.open:
-            _open_browser(url)
-        notifier.announce(secrets.token_urlsafe(18), output, url, lambda: not done.is_set())
+            _open_browser(page.url)
+        notifier.announce(secrets.token_urlsafe(18), output, page.url, lambda: not done.is_set(), actions=page.taps())
 
     try:
-        return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready,
-                          store=args.store, state_key=args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
+        return _prompt_on_a_page(_question_list(output), args.host, args.port, args.timeout, ready, args.store,
+                                 args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
     except _StoreError as err:
         raise _UsageError(f"askq.py ask: {err}") from None
     except OSError as err:  # only binding raises it: once the page is up, errors stay inside

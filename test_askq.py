@@ -7929,7 +7929,7 @@ NOTICE_SCRIPT = """\
 import json, os, sys, time
 record = {"argv": sys.argv[2:], "stdin": sys.stdin.read(), "pid": os.getpid(),
           **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED",
-                                                     "ASKQ_REMINDER", "ASKQ_WAITED")}}
+                                                     "ASKQ_REMINDER", "ASKQ_WAITED", "ASKQ_ACTIONS")}}
 with open(sys.argv[1], "a", encoding="utf-8") as stream:
     stream.write(json.dumps(record) + "\\n")
 if "--noisy" in sys.argv:
@@ -7991,10 +7991,10 @@ class NotifyTests(unittest.TestCase):
                 self.fail(what)
             time.sleep(0.01)
 
-    def open_ask(self, notifier: Any) -> Any:
+    def open_ask(self, notifier: Any, call: Optional[Dict[str, Any]] = None) -> Any:
         """An ask on a board that tells ``notifier``, ended after the test."""
         board = askq._AskBoard(notifier=notifier)
-        ask = board.open(askq.ask(self.CALL), askq._AskOwner("c"))
+        ask = board.open(askq.ask(call or self.CALL), askq._AskOwner("c"))
         self.addCleanup(ask.finish, QuestionOutput(ask.output.questions, [], askq.Outcome.DECLINED))
         return board, ask
 
@@ -8164,6 +8164,114 @@ class NotifyTests(unittest.TestCase):
         notice = self.notices(2)[1]
         self.assertTrue(notice["stdin"].endswith(f"\n\nAnswer the questions at {url}\n"))
         self.assertEqual(notice["ASKQ_URL"], url)
+
+    def paged_notice(self, call: Dict[str, Any], count: int) -> Tuple[Any, Any, Dict[str, Any]]:
+        """An ask of ``call`` with its page, told of through the command
+        (its ``count``-th run): the ask, its page and what the command got."""
+        board, ask = self.open_ask(askq._Notifier(self.command(), None, self.logs.append), call)
+        page = board.page(ask)
+        self.addCleanup(page.end)
+        board.announce(ask, page.url)
+        return ask, page, self.notices(count)[count - 1]
+
+    def test_one_pick_offers_each_option_as_a_tap_in_the_environment_and_the_message(self) -> None:
+        import urllib.request
+
+        ask, page, notice = self.paged_notice(YES_NO_CALL, 1)
+        taps = [f"{page.base}/tap?tap={page.page.tap_token(index)}" for index in range(2)]
+        self.assertTrue(taps[0].startswith("http://127.0.0.1:"), taps)
+        self.assertEqual(json.loads(notice["ASKQ_ACTIONS"]), [{"label": "Yes", "url": taps[0]}, {"label": "No", "url": taps[1]}])
+        self.assertEqual(notice["stdin"], (
+            f"An assistant is waiting for your answers.\n\nDeploy now?\n  - Yes\n  - No\n\nAnswer the questions at {page.url}"
+            f"\n\nOr answer with one of these links:\n  Yes: {taps[0]}\n  No: {taps[1]}\n"))
+        with urllib.request.urlopen(urllib.request.Request(taps[1], data=b"", method="POST"), timeout=10) as reply:
+            self.assertEqual(reply.status, 200)
+        self.assertTrue(ask.finished)  # committed through the ask, its one owner
+        self.assertEqual((ask.result.status, ask.result.answers), ("answered", [AnswerItem("go", selected=["No"])]))
+        # A label the model wrote is shown as every other UI shows it.
+        hostile = askq._Notifier.message(askq.ask(YES_NO_CALL), page.url, actions=[askq._TapAction("Go\x1b[2J", taps[0])])
+        self.assertIn(f"\n  Go\\x1b[2J: {taps[0]}\n", hostile)
+
+    def test_asks_that_are_not_one_pick_get_no_taps(self) -> None:
+        count = 0
+        for call in (self.CALL, {"questions": [{"question": "Which?", "options": ["A", "B"], "multiSelect": True}]},
+                     {"questions": ["Why?"]}):
+            with self.subTest(call=call):
+                count += 1
+                page, notice = self.paged_notice(call, count)[1:]
+                self.assertEqual((notice["ASKQ_ACTIONS"], page.taps()), ("[]", []))
+                self.assertNotIn("/tap?", notice["stdin"])
+                self.assertTrue(notice["stdin"].endswith(f"Answer the questions at {page.url}\n"))
+        board, ask = self.open_ask(askq._Notifier(self.command(), None, self.logs.append), YES_NO_CALL)
+        board.announce(ask)  # a form, with no page: nothing to tap
+        notice = self.notices(count + 1)[count]
+        self.assertEqual(notice["ASKQ_ACTIONS"], "[]")
+        self.assertNotIn("/tap?", notice["stdin"])
+
+    def test_serve_http_takes_a_tap_as_ntfy_sends_it_and_the_waiting_call_gets_it(self) -> None:
+        import http.client
+        from urllib.parse import urlsplit
+
+        process = spawn_askq(self, "serve", "--http", "--web", "--port", "0", "--notify", self.command(),
+                             stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+        port = int(re.search(r":(\d+)/mcp", process.stderr.readline().decode()).group(1))  # type: ignore[union-attr]
+        client = McpHttpClient(port)
+        client.initialize(elicitation=False)
+
+        def tap(method: str, url: str, **headers: str) -> Tuple[int, str]:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            parts = urlsplit(url)
+            connection.request(method, f"{parts.path}?{parts.query}", b"" if method == "POST" else None, headers)
+            response = connection.getresponse()
+            return response.status, response.read().decode()
+
+        # What ntfy's Android app sends for an http action: POST, an empty body, no Content-Type.
+        ntfy = {"User-Agent": "ntfy/1.16.0 (fdroid; Android 14; SDK 34)", "Accept-Encoding": "gzip", "Connection": "Keep-Alive"}
+        stream = client.open("POST", call_message(1, YES_NO_CALL))
+        taps = json.loads(self.notices(1)[0]["ASKQ_ACTIONS"])
+        self.assertEqual([action["label"] for action in taps], ["Yes", "No"])
+        self.assertEqual(tap("GET", taps[0]["url"], **ntfy)[0], 200)  # a link's preview: nothing answered
+        status, body = tap("POST", taps[1]["url"], **ntfy)
+        self.assertEqual(status, 200)
+        self.assertIn("<h1>Answered</h1>", body)
+        result = None
+        while result is None or "result" not in result:
+            result = next_event(stream)
+            assert result is not None, "the call's stream ended without its result"
+        self.assertIn('picked: "No"', result["result"]["content"][0]["text"])
+        self.assertEqual(result["result"]["structuredContent"]["answers"], [{"id": "go", "answer": None, "selected": ["No"]}])
+        self.assertEqual(tap("POST", taps[1]["url"], **ntfy), (200, body))  # tapped again: the same result
+        status, body = tap("POST", taps[0]["url"], **ntfy)
+        self.assertEqual(status, 409)
+        self.assertIn("<h1>Your answers were not sent</h1>", body)
+        # Another ask's token, and a forged one, are refused.
+        other = client.open("POST", call_message(2, {"questions": [{"question": "Merge it?", "type": "yesno"}]}))
+        self.addCleanup(other.close)
+        theirs = json.loads(self.notices(2)[1]["ASKQ_ACTIONS"])[0]["url"]
+        mine = taps[0]["url"]
+        for forged in (mine.rpartition(".")[0] + "." + theirs.rpartition(".")[2], mine[:-3] + "abc"):
+            status, body = tap("POST", forged, **ntfy)
+            self.assertGreaterEqual(status, 400)
+            self.assertIn("<h1>This answer was not sent</h1>", body)
+
+    def test_ask_web_offers_the_taps_and_takes_one(self) -> None:
+        import urllib.request
+
+        questions = os.path.join(self.folder, "deploy.json")
+        with open(questions, "w", encoding="utf-8") as stream:
+            json.dump(YES_NO_CALL, stream)
+        for extra in ((), ("--store", os.path.join(self.folder, "asks.sqlite3"))):
+            with self.subTest(extra=extra):
+                if os.path.exists(self.out):
+                    os.remove(self.out)
+                process = spawn_askq(self, "ask", questions, "--web", "--notify", self.command(), *extra,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, short_grace=True)
+                taps = json.loads(self.notices(1)[0]["ASKQ_ACTIONS"])
+                with urllib.request.urlopen(urllib.request.Request(taps[0]["url"], data=b"", method="POST"), timeout=10) as reply:
+                    self.assertEqual(reply.status, 200)
+                out, err = process.communicate(timeout=20)
+                self.assertEqual(process.returncode, 0, err)
+                self.assertEqual(json.loads(out)["answers"], [{"id": "go", "answer": None, "selected": ["Yes"]}])
 
     def test_bad_notify_and_remind_options_are_refused_in_one_line(self) -> None:
         shell = "askq.py serve: argument --notify: must be a command as a shell would write it, not"
