@@ -8588,6 +8588,31 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         self.assertEqual(self.store.load(asked.id).result.answers[1].answer, askq._HIDDEN)
         self.assertTrue(SECRET.encode() not in stored(), "the secret is still on disk once delivered")
 
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads for the page's grace period")
+    def test_a_tap_reaches_its_ask_after_a_restart_and_nothing_of_it_is_stored(self) -> None:
+        first = askq._AskBoard(askq._ServedWebOptions(askq._ServedPages("http://127.0.0.1:1"), None), store=self.store,
+                               seal=askq._RequestSeal(b"k"))
+        asked = first.open(askq.ask(YES_NO_CALL), first.owner("c"))
+        tap = first.page(asked).taps()[1]
+        self.assertEqual(tap.label, "No")
+        # Another process with the same store and key (a restart, a replica) takes the tap.
+        pages = askq._ServedPages("http://127.0.0.1:2")
+        pages.board = askq._AskBoard(askq._ServedWebOptions(pages, None), store=askq._AskStore.opened(self.path),
+                                     seal=askq._RequestSeal(b"k"))
+        target = tap.url.partition("127.0.0.1:1")[2]
+        reply = askq._HttpCore(pages).respond("POST", target, {"Host": "127.0.0.1:2", "Content-Length": "0"}, io.BytesIO().read)
+        self.assertEqual(reply.status, 200)
+        self.assertEqual(self.store.load(asked.id).result.answers, [AnswerItem("go", selected=["No"])])
+        self.assertTrue(asked.finished)  # the first process reads the ending from the store
+        self.assertEqual(asked.result.answers, [AnswerItem("go", selected=["No"])])
+        with open(self.path, "rb") as db, open(self.path + "-wal", "rb") as wal:
+            stored = db.read() + wal.read()
+        self.assertNotIn(tap.url.rpartition(".")[2].encode(), stored)  # a tap's signature is made, never kept
+        self.assertNotIn(first.page(asked).page.token.encode(), stored)
+        forged = target[:-2] + ("AA" if not target.endswith("AA") else "BB")
+        refused = askq._HttpCore(pages).respond("POST", forged, {"Host": "127.0.0.1:2", "Content-Length": "0"}, io.BytesIO().read)
+        self.assertEqual(refused.status, 403)
+
     def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
         import sqlite3
 
