@@ -8251,7 +8251,7 @@ class _WebPage(_HttpHandlers):
         digest, _, rest = (request.query.get("tap") or [""])[0].partition(".")
         index, _, signature = rest.partition(".")
         item = _one_tap_question(self.items)
-        if item is None or not (index.isascii() and index.isdigit()) or int(index) >= len(item.options or ()):
+        if item is None or index not in [str(number) for number in range(len(item.options or ()))]:
             return None
         if not secrets.compare_digest(digest.encode("utf-8", "replace"), _token_digest(self.token).encode()):
             return None
@@ -8302,7 +8302,7 @@ class _WebPage(_HttpHandlers):
         """A tap once the answers are in: the same tap again (a double tap, a
         retry) gets the same result; another option is answered 409, as a
         second device is, its pick shown back."""
-        own = self._tap_answers(self.tapped(request) or 0)
+        own = self._tap_answers(self._tap_of(request))
         if self._sent_again(own):
             return self._tap_result(request)
         if _speaks_json(request):
@@ -8395,13 +8395,19 @@ class _WebPage(_HttpHandlers):
     def _show_tap(self, request: _HttpRequest) -> _HttpResponse:
         """A tap's link opened in a browser, or fetched for a link's preview:
         the option picked and one button that sends it; nothing answered."""
-        return _HttpResponse.html(200, self.tap_html(self.tapped(request) or 0))
+        return _HttpResponse.html(200, self.tap_html(self._tap_of(request)))
 
     @routes.on(("POST", _TAP_PATH))
     def _tap(self, request: _HttpRequest) -> _HttpResponse:
         """A tap: its option is the answer, at once, whatever the body."""
-        self.end(Outcome.ANSWERED, self._tap_answers(self.tapped(request) or 0))
+        self.end(Outcome.ANSWERED, self._tap_answers(self._tap_of(request)))
         return self._tap_result(request)
+
+    def _tap_of(self, request: _HttpRequest) -> int:
+        """The option of a tap that respond() let in: only one of this page's taps' tokens passes."""
+        index = self.tapped(request)
+        assert index is not None, "respond() lets a tap in only with one of the page's taps' tokens"
+        return index
 
     def _tap_answers(self, index: int) -> "List[AnswerItem]":
         item = self.items[0]

@@ -7887,6 +7887,7 @@ class OneTapPageTests(unittest.TestCase):
         digest, _, signature = good.split(".")
         for token in (good[:-2] + ("AA" if not good.endswith("AA") else "BB"), f"{digest}.1.{signature}",
                       f"{digest}.2.{signature}", f"{digest}.-1.{signature}", f"{digest}.\u0661.{signature}",
+                      f"{digest}.00.{signature}", f"{digest}.{'9' * 5000}.{signature}",
                       other.tap_token(0), f"{digest}.0.{other.tap_token(0).split('.')[2]}", digest, "", self.page.token):
             for method in ("POST", "GET"):
                 with self.subTest(token=token, method=method):
