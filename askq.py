@@ -81,8 +81,10 @@ The file, in the order of one call's life (each part under a banner of its own):
     Web page            prompt_web(), prompt_web_async(), _Ending (what a page reads
                         and commits through: its own, or its ask), _WebPage (the
                         handlers and the form's actions; after the end, the 409 to
-                        a second device, in words from Results), _PageHost (where a
-                        page is served, as an ask sees it), each kind's entry
+                        a second device, in words from Results; one tap: an
+                        option's signed link, _TAP_PATH, its POST an answer and its
+                        GET one button), _PageHost (where a page is served, as an
+                        ask sees it, and its taps, _TapAction), each kind's entry
                         (_WEB_ENTRIES), a preview's Markdown (_markdown_html),
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
@@ -104,7 +106,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     Telling the person  --notify: _Notifier (the person's command, run when an ask
                         opens and every --remind minutes while it stays open: one
                         heap of what is due, a few threads that run it), the
-                        message it reads (_Notifier.message()) and its environment
+                        message it reads (_Notifier.message()) and its environment,
+                        each with the page's taps when it has them
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes; or, for a
                         client that polls, the ask is a task: _AskTask in its
@@ -8011,6 +8014,36 @@ def _asks_follow_up(raw: Any) -> bool:
 _WEB_JSON_ENDINGS = {"/answers": (Outcome.ANSWERED, False), "/dismiss": (Outcome.DECLINED, True),
                      "/follow-up": (Outcome.FOLLOW_UP, True)}
 
+# One tap: where a notification's answer of its own is sent (POST answers,
+# GET shows it with one button, since a link's preview fetches it).
+_TAP_PATH = "/tap"
+
+
+def _one_tap_question(items: "Sequence[QuestionItem]") -> "Optional[QuestionItem]":
+    """The question a notification may answer with one tap: the batch's only
+    question, when it is a single choice (a yes/no question is one)."""
+    if len(items) != 1:
+        return None
+    item = items[0]
+    return item if item.question_type is QuestionType.SINGLE_CHOICE and item.options and not item.secret else None
+
+
+def _token_digest(token: str) -> str:
+    """What names a page without giving it away: its token's SHA-256, as a
+    store indexes it and as a tap's link carries it."""
+    import hashlib
+
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _TapAction:
+    """One option of a one-question ask as an answer of its own: its label,
+    and the link whose POST sends it."""
+
+    label: str
+    url: str
+
 
 class _Ending:
     """What a page reads and commits through, never keeping its own copy:
@@ -8124,7 +8157,7 @@ class _WebPage(_HttpHandlers):
         """The token first; any request that shows it keeps the page waiting,
         and once the answers are in, every route says so."""
         with self.lock:
-            if not self._token_matches(request):
+            if not self.shows_token(request):
                 return _WebPage.unknown_link(request)
             else:
                 self.last_seen = time.monotonic()
@@ -8145,17 +8178,22 @@ class _WebPage(_HttpHandlers):
         server restarted without its asks), never a bare status line."""
         import secrets
 
-        if request.path != "/":
+        if request.path == _TAP_PATH:  # a tap's link forged, or another page's, or of questions gone
+            said = ("<h1>This answer was not sent</h1><p>The assistant's server does not know this link: it is not"
+                    " one it gave for these questions, or the questions are no longer there. Nothing was sent.</p>")
+        elif request.path != "/":
             return _HttpResponse.text(403, "Forbidden: the link's token is missing or wrong.")
+        else:
+            said = ("<h1>This page takes no more answers</h1><p>The assistant's server does not know this link: it"
+                    " was restarted without keeping its questions, or the link is not the one it gave. Nothing was"
+                    " sent from here.</p><p>Go back to copy what you entered; the assistant can ask the questions"
+                    " again.</p>")
         nonce = secrets.token_urlsafe(12)
         response = _HttpResponse.html(403, (
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Questions for you</title><style nonce=\"{nonce}\">{_WEB_STYLE}</style></head><body><main>"
-            "<h1>This page takes no more answers</h1><p>The assistant's server does not know this link: it was"
-            " restarted without keeping its questions, or the link is not the one it gave. Nothing was sent from"
-            " here.</p><p>Go back to copy what you entered; the assistant can ask the questions again.</p>"
-            "</main></body></html>"))
+            f"{said}</main></body></html>"))
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'")
         return response
@@ -8185,14 +8223,59 @@ class _WebPage(_HttpHandlers):
 
         return secrets.compare_digest(request.page_token().encode("utf-8", "replace"), self.token.encode())
 
+    def shows_token(self, request: _HttpRequest) -> bool:
+        """Whether the request may reach the page: a tap with one of its taps'
+        tokens (which opens nothing else), any other with the page's token."""
+        return self.tapped(request) is not None if request.path == _TAP_PATH else self._token_matches(request)
+
+    @staticmethod
+    def digest_shown(request: _HttpRequest) -> str:
+        """The digest of the page a request names: a tap's carries it, any
+        other request shows the page's token."""
+        if request.path == _TAP_PATH:
+            return (request.query.get("tap") or [""])[0].partition(".")[0]
+        return _token_digest(request.page_token())
+
+    def tap_token(self, index: int) -> str:
+        """The token of one option's tap: the page's digest (which finds the
+        page, in a store too), the option, and their signature by the page's
+        token (itself signed by the state key), so that the link answers that
+        option of this page and nothing else, and holds no secret of it."""
+        return f"{_token_digest(self.token)}.{index}.{self._tap_signature(index)}"
+
+    def tapped(self, request: _HttpRequest) -> "Optional[int]":
+        """The option a tap's token names, when the token is one of this
+        page's; None for any other (forged, altered, another page's)."""
+        import secrets
+
+        digest, _, rest = (request.query.get("tap") or [""])[0].partition(".")
+        index, _, signature = rest.partition(".")
+        item = _one_tap_question(self.items)
+        if item is None or index not in [str(number) for number in range(len(item.options or ()))]:
+            return None
+        if not secrets.compare_digest(digest.encode("utf-8", "replace"), _token_digest(self.token).encode()):
+            return None
+        expected = self._tap_signature(int(index)).encode()
+        return int(index) if secrets.compare_digest(signature.encode("utf-8", "replace"), expected) else None
+
+    def _tap_signature(self, index: int) -> str:
+        import base64
+        import hashlib
+        import hmac
+
+        digest = hmac.new(self.token.encode(), f"tap {index}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
     def _after_the_end(self, request: _HttpRequest) -> _HttpResponse:
         """Once the answers are in, a later request learns so: a later
         submission is told that its own answers were not sent, and why, and
         is shown them back, so that nothing it entered is lost."""
         if request.method == "GET":
-            if request.path == "/":
+            if request.path in ("/", _TAP_PATH):
                 return _HttpResponse.html(200, self.ended_html(seen_later=True))
             return _HttpResponse.json(200, self.shown_outcome())
+        if request.path == _TAP_PATH:
+            return self._tapped_after_the_end(request)
         if request.path == "/":
             # A draft never carries a secret, whatever its script sent.
             draft = self.actions.get(_form_text(request.form, "action")) is _WebPage._keep_draft
@@ -8214,6 +8297,19 @@ class _WebPage(_HttpHandlers):
         sent it all): it gets the same result again."""
         return _readable_answers(self.items, own) == self.answers or (
             self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers)
+
+    def _tapped_after_the_end(self, request: _HttpRequest) -> _HttpResponse:
+        """A tap once the answers are in: the same tap again (a double tap, a
+        retry) gets the same result; another option is answered 409, as a
+        second device is, its pick shown back."""
+        own = self._tap_answers(self._tap_of(request))
+        if self._sent_again(own):
+            return self._tap_result(request)
+        if _speaks_json(request):
+            status = self.status or Outcome.DECLINED
+            return _HttpResponse.json(409, {"error": f"Conflict: your answer was not sent. {_OUTCOME_WORDS[status].late}",
+                                            "status": status.value, "yours": [answer.to_dict() for answer in own]})
+        return _HttpResponse.html(409, self.late_html(own))
 
     def _sent_again_as_json(self, request: _HttpRequest) -> bool:
         """The same, for the JSON interface: the same ending, the same answers."""
@@ -8294,6 +8390,35 @@ class _WebPage(_HttpHandlers):
         a secret, even from a script that sends one."""
         self.last_form = _kept_form(self.items, form)
         return _HttpResponse.json(200, {"kept": True})
+
+    @routes.on(("GET", _TAP_PATH))
+    def _show_tap(self, request: _HttpRequest) -> _HttpResponse:
+        """A tap's link opened in a browser, or fetched for a link's preview:
+        the option picked and one button that sends it; nothing answered."""
+        return _HttpResponse.html(200, self.tap_html(self._tap_of(request)))
+
+    @routes.on(("POST", _TAP_PATH))
+    def _tap(self, request: _HttpRequest) -> _HttpResponse:
+        """A tap: its option is the answer, at once, whatever the body."""
+        self.end(Outcome.ANSWERED, self._tap_answers(self._tap_of(request)))
+        return self._tap_result(request)
+
+    def _tap_of(self, request: _HttpRequest) -> int:
+        """The option of a tap that respond() let in: only one of this page's taps' tokens passes."""
+        index = self.tapped(request)
+        assert index is not None, "respond() lets a tap in only with one of the page's taps' tokens"
+        return index
+
+    def _tap_answers(self, index: int) -> "List[AnswerItem]":
+        item = self.items[0]
+        return collect_answers(self.items, [AnswerItem(item.id, selected=[(item.options or [])[index].label])])
+
+    def _tap_result(self, request: _HttpRequest) -> _HttpResponse:
+        """What a tap that answered gets: the outcome to a client that reads
+        JSON, else the page that says what was sent."""
+        if _speaks_json(request):
+            return _HttpResponse.json(200, self.shown_outcome())
+        return _HttpResponse.html(200, self.ended_html())
 
     @routes.on(("GET", "/questions"))
     def _get_questions(self, request: _HttpRequest) -> _HttpResponse:
@@ -8397,6 +8522,21 @@ class _WebPage(_HttpHandlers):
             f"</main><script nonce=\"{self.nonce}\">{_web_script()}</script></body></html>"
         )
         return "".join(parts)
+
+    def tap_html(self, index: int) -> str:
+        """A tap's option, picked, with the one button that sends it: the
+        page's own form is on the page's link, which a tap's does not open."""
+        item = self.items[0]
+        option = (item.options or [])[index]
+        label = _html_escaped(option.label)
+        description = f"<span class=\"desc\" dir=\"auto\">{_html_escaped(option.description)}</span>" if option.description else ""
+        return (f"{self._head()}{_heading_html(self.items)}<p class=\"note\">An assistant is waiting for your answer.</p>"
+                f"<p class=\"question\" dir=\"auto\">{_html_escaped(item.question)}</p>"
+                f"<form method=\"post\" action=\"{_TAP_PATH}?tap={_html_escaped(self.tap_token(index))}\">"
+                f"<p>Your answer: <strong dir=\"auto\">{label}</strong>{description}</p>"
+                f"<div class=\"buttons\"><button class=\"send\" type=\"submit\">Send \u201c{label}\u201d</button></div></form>"
+                "<p class=\"note\">Nothing is sent until you press the button. To answer otherwise, or to add a note,"
+                " open the questions' page from the notification.</p></main></body></html>")
 
     def _countdown_html(self) -> str:
         """With a timeout, the time the page waits: the script counts it down."""
@@ -8946,12 +9086,21 @@ class _PageHost:
     past its time), its grace period and its end."""
 
     page: "_WebPage"
+    base: str  # the server's address, which every path of the page follows
     url: str
     timeout: "Optional[float]"
     ask: "Optional[_Ask]" = None  # the ask it serves, under serve
 
     def done(self) -> bool:
         return self.page.expire_if_idle(self.timeout)
+
+    def taps(self) -> "List[_TapAction]":
+        """Each option as an answer of its own, for a notification, when the
+        page asks one single-choice question; else none."""
+        item = _one_tap_question(self.page.items)
+        options = (item.options or []) if item is not None else []
+        return [_TapAction(option.label, f"{self.base}{_TAP_PATH}?tap={self.page.tap_token(index)}")
+                for index, option in enumerate(options)]
 
     def serve_grace(self) -> QuestionOutput:
         """Go on serving a little while, so that a second device learns the
@@ -8977,7 +9126,8 @@ class _WebSession(_PageHost):
         self.page = _WebPage(items, timeout, token)
         self.timeout = timeout  # idle seconds before the page ends as timed out
         self.server = _HttpServer(_HttpCore(self.page), host, port)
-        self.url = f"http://{_reachable_address(host)}:{self.server.port}/?token={self.page.token}"
+        self.base = f"http://{_reachable_address(host)}:{self.server.port}"
+        self.url = f"{self.base}/?token={self.page.token}"
 
     def wait(self, cancel: Any = None) -> None:
         """Wait until the page is done; once ``cancel`` (an Event) is set,
@@ -9050,21 +9200,33 @@ def prompt_web(
     entered on it, or its answers.  A store that cannot be used raises
     ValueError, saying why.
     """
-    items = _question_list(questions)
+    on_page = None if on_ready is None else (lambda page: on_ready(page.url))
+    return _prompt_on_a_page(_question_list(questions), host, port, timeout, on_page, store, state_key)
+
+
+def _prompt_on_a_page(
+    items: "List[QuestionItem]", host: str, port: int, timeout: "Optional[float]",
+    on_page: "Optional[Callable[[_PageHost], None]]", store: "Optional[str]", state_key: "Optional[str]",
+) -> QuestionOutput:
+    """prompt_web(), telling ``on_page`` of the page once it is served (ask
+    --web tells the person of its URL and its taps)."""
     if store is not None:
         output = QuestionOutput(list(items), [], None, *_heading(items))
-        return _prompt_on_stored_page(output, host, port, timeout, on_ready, store, state_key)
-    return _prompt_web(items, host=host, port=port, timeout=timeout, on_ready=on_ready)
+        return _prompt_on_stored_page(output, host, port, timeout, on_page, store, state_key)
+    return _prompt_web(items, host=host, port=port, timeout=timeout, on_page=on_page)
 
 
 def _prompt_web(
     items: "List[QuestionItem]", host: str = "127.0.0.1", port: int = 0, timeout: "Optional[float]" = None,
     on_ready: "Optional[Callable[[str], None]]" = None, cancel: Any = None,
+    on_page: "Optional[Callable[[_PageHost], None]]" = None,
 ) -> QuestionOutput:
     session = _WebSession(items, host, port, timeout)
     try:
         if on_ready is not None:
             on_ready(session.url)
+        if on_page is not None:
+            on_page(session)
         session.wait(cancel)
     except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
         session.page.end(Outcome.DECLINED, session.page.kept_answers())
@@ -9546,12 +9708,10 @@ class _Ask(_Ending):
         """The ask as its store keeps it: a page by its token's SHA-256 only,
         what the person entered without a secret, and once delivered, no
         secret answer and no entry of the page."""
-        import hashlib
-
         page = self.page.page if self.page is not None else None
         return _AskRecord(
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
-            self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
+            self.owner.ended, None if page is None else _token_digest(page.token),
             {} if self.delivered else self.entries(),
             self.ended, self.result, self.delivered, self.interrupted, self.task)
 
@@ -10505,12 +10665,10 @@ class _AskBoard:
                 return None
             return None if record is None else self._restored(record)
 
-    def by_page(self, token: str) -> "Optional[_Ask]":
-        """The ask whose page has this token, from the store: served here too."""
-        import hashlib
-
-        ask_id = self._safely(lambda: self.store.by_page(hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()), None)
-        return self.get(ask_id)
+    def by_page_digest(self, digest: str) -> "Optional[_Ask]":
+        """The ask whose page's token has this digest (_token_digest()), from
+        the store: served here too."""
+        return self.get(self._safely(lambda: self.store.by_page(digest), None))
 
     def _restored(self, record: _AskRecord) -> _Ask:
         """An ask made again from its record, the same ask as it was: its
@@ -10603,12 +10761,15 @@ class _AskBoard:
                 self.save(ask)
 
     def announce(self, ask: _Ask, url: "Optional[str]" = None) -> None:
-        """Tell the person of an ask, once (--notify), while it stays open."""
+        """Tell the person of an ask, once (--notify), while it stays open;
+        with its page's URL, each option's tap when it asks for one pick."""
         with self.lock:
             if ask.announced:
                 return
             ask.announced = True
-        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends, ask.owner.client)
+        taps = ask.page.taps() if url is not None and ask.page is not None else []
+        self.notifier.announce(ask.id, ask.output, url, lambda: not ask.finished and time.time() < ask.ends, ask.owner.client,
+                               actions=taps)
 
     def sweep(self) -> None:
         """Time out the asks whose time has passed; drop those ended long ago
@@ -10679,7 +10840,7 @@ _PROMPT_CLIENT = "prompt_web"  # whose asks prompt_web(store=...) finds again
 
 def _prompt_on_stored_page(
     output: QuestionOutput, host: str, port: int, timeout: "Optional[float]",
-    on_ready: "Optional[Callable[[str], None]]", where: str, key: "Optional[str]",
+    on_page: "Optional[Callable[[_PageHost], None]]", where: str, key: "Optional[str]",
 ) -> QuestionOutput:
     """prompt_web(store=...): the page of an ask kept in the store, found
     again by the same questions after a restart or in another process."""
@@ -10692,8 +10853,8 @@ def _prompt_on_stored_page(
         log(_PORT_CHOSEN)
     asked = board.open(output, board.owner(_PROMPT_CLIENT))
     try:
-        if not asked.finished and on_ready is not None:
-            on_ready(board.page(asked).url)
+        if not asked.finished and on_page is not None:
+            on_page(board.page(asked))
         while not asked.expire(time.time()):
             time.sleep(_POLL_SECONDS / 5)
     except KeyboardInterrupt:  # Ctrl-C where the page was asked from: a dismissal, as in prompt()
@@ -10733,14 +10894,16 @@ _NOTIFY_AT_ONCE = 4  # commands running at the same time, at most: the others wa
 
 class _Notice:
     """One ask's notification: what it tells of (the ask, its page, the
-    client that asked), how to tell that the ask is still open, how long it
-    has waited, and whether a failure was logged for it already."""
+    client that asked, each option's tap), how to tell that the ask is still
+    open, how long it has waited, and whether a failure was logged for it
+    already."""
 
-    __slots__ = ("ask_id", "client", "failed", "opened", "output", "runs", "still_open", "url")
+    __slots__ = ("actions", "ask_id", "client", "failed", "opened", "output", "runs", "still_open", "url")
 
     def __init__(self, ask_id: str, output: QuestionOutput, url: "Optional[str]", still_open: "Callable[[], bool]",
-                 client: str = "") -> None:
+                 client: str = "", actions: "Sequence[_TapAction]" = ()) -> None:
         self.ask_id, self.output, self.url, self.client, self.still_open = ask_id, output, url, client, still_open
+        self.actions = actions
         self.opened = time.monotonic()
         self.runs = 0  # how many times the command ran for it: from the second on, a reminder
         self.failed = False
@@ -10750,11 +10913,11 @@ class _Notice:
         return time.monotonic() - self.opened if self.runs else None
 
     def text(self) -> str:
-        return _Notifier.message(self.output, self.url, self.client, self.waited())
+        return _Notifier.message(self.output, self.url, self.client, self.waited(), self.actions)
 
     def environment(self) -> "Dict[str, str]":
         waited = self.waited()
-        return {**_Notifier.environment(self.ask_id, self.output, self.url),
+        return {**_Notifier.environment(self.ask_id, self.output, self.url, self.actions),
                 "ASKQ_REMINDER": str(self.runs), "ASKQ_WAITED": str(int(waited or 0))}
 
 
@@ -10769,21 +10932,26 @@ class _Notifier:
     nothing."""
 
     @staticmethod
-    def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]") -> "Dict[str, str]":
+    def environment(ask_id: str, output: QuestionOutput, url: "Optional[str]",
+                    actions: "Sequence[_TapAction]" = ()) -> "Dict[str, str]":
         """What the command's environment adds to this process's: the ask as
-        JSON, its first question's text and the page's URL (empty without one);
-        a notice adds which run it is (0 the first, then each reminder's
-        number) and the seconds the ask has waited."""
+        JSON, its first question's text, the page's URL (empty without one)
+        and each option's tap as JSON (an empty list without them); a notice
+        adds which run it is (0 the first, then each reminder's number) and
+        the seconds the ask has waited."""
         ask = {"id": ask_id, "title": output.title, "questions": [item.to_dict() for item in output.questions], "url": url}
+        taps = [{"label": action.label, "url": action.url} for action in actions]
         return {"ASKQ_ASK": json.dumps(ask, ensure_ascii=True), "ASKQ_QUESTION": _visible(output.questions[0].question),
-                "ASKQ_URL": url or ""}
+                "ASKQ_URL": url or "", "ASKQ_ACTIONS": json.dumps(taps, ensure_ascii=True)}
 
     @staticmethod
-    def message(output: QuestionOutput, url: "Optional[str]", client: str = "", waited: "Optional[float]" = None) -> str:
+    def message(output: QuestionOutput, url: "Optional[str]", client: str = "", waited: "Optional[float]" = None,
+                actions: "Sequence[_TapAction]" = ()) -> str:
         """The message a person reads: that an assistant waits on them (a
         reminder says so, and for how long), the batch's title, each question
         with its options (the recommended one badged) or the number it takes,
-        and where to answer them: the page, else the client that asked."""
+        and where to answer them: the page, else the client that asked; and
+        each option's tap, a line each, for a service that shows no buttons."""
         head = ("An assistant is waiting for your answers." if waited is None
                 else f"Reminder: an assistant has waited {_waited_words(waited)} for your answers.")
         blocks = [head if output.title is None else f"{head}\n{_visible(output.title)}"]
@@ -10794,6 +10962,9 @@ class _Notifier:
             blocks.append("\n".join([_visible(item.question), *lines]))
         if url is not None:
             blocks.append(f"Answer the questions at {url}")
+            if actions:
+                blocks.append("\n".join(["Or answer with one of these links:",
+                                         *(f"  {_visible(action.label)}: {action.url}" for action in actions)]))
         else:
             blocks.append("Answer them where the assistant asked you" + (f", in {_visible(client)}." if client else "."))
         return "\n\n".join(blocks) + "\n"
@@ -10812,11 +10983,12 @@ class _Notifier:
         self.idle = 0  # workers waiting for a notice to be due
 
     def announce(self, ask_id: str, output: QuestionOutput, url: "Optional[str]",
-                 still_open: "Callable[[], bool]", client: str = "") -> None:
+                 still_open: "Callable[[], bool]", client: str = "", actions: "Sequence[_TapAction]" = ()) -> None:
         """Tell the person of an ask now, and remind them while ``still_open()``;
-        ``client`` names the client that shows the questions when no page does."""
+        ``client`` names the client that shows the questions when no page does;
+        ``actions`` are its page's taps, when its options may be answered so."""
         if self.argv:
-            self._schedule(_Notice(ask_id, output, url, still_open, client), time.monotonic())
+            self._schedule(_Notice(ask_id, output, url, still_open, client, actions), time.monotonic())
 
     def _schedule(self, notice: _Notice, when: float) -> None:
         import heapq
@@ -12461,16 +12633,17 @@ class _ServedPages(_HttpHandlers):
         return served.ask.respond(handler, request)
 
     def _served(self, request: _HttpRequest) -> "Optional[_ServedPage]":
-        """The page whose token the request shows: one served here, else one
-        the board finds in its store (another process, or before a restart)."""
+        """The page whose token (or one of whose taps' tokens) the request
+        shows: one served here, else one the board finds in its store
+        (another process, or before a restart)."""
         with self.lock:
             pages = list(self.pages)
         for served in pages:
-            if served.page._token_matches(request):
+            if served.page.shows_token(request):
                 return served
-        ask = self.board.by_page(request.page_token()) if self.board is not None else None
+        ask = self.board.by_page_digest(_WebPage.digest_shown(request)) if self.board is not None else None
         page = ask.page if ask is not None else None
-        return page if isinstance(page, _ServedPage) and page.pages is self and page.page._token_matches(request) else None
+        return page if isinstance(page, _ServedPage) and page.pages is self and page.page.shows_token(request) else None
 
 
 class _ServedPage(_PageHost):
@@ -12478,9 +12651,9 @@ class _ServedPage(_PageHost):
 
     def __init__(self, pages: _ServedPages, items: "List[QuestionItem]", timeout: "Optional[float]",
                  token: str = "") -> None:
-        self.pages, self.timeout = pages, timeout
+        self.pages, self.timeout, self.base = pages, timeout, pages.base
         self.page = _WebPage(items, token=token)
-        self.url = f"{pages.base}/?token={self.page.token}"
+        self.url = f"{self.base}/?token={self.page.token}"
         with pages.lock:
             pages.pages.append(self)
 
@@ -12827,17 +13000,17 @@ def _ask_in_browser(output: QuestionOutput, args: Any, notifier: _Notifier) -> Q
 
     done = threading.Event()
 
-    def ready(url: str) -> None:
+    def ready(page: _PageHost) -> None:
         _warn_if_exposed(args.host)  # once it listens: a host that cannot be had gets its one line alone
-        sys.stderr.write(f"askq: answer the questions at {url}\n")
+        sys.stderr.write(f"askq: answer the questions at {page.url}\n")
         sys.stderr.flush()
         if args.open:
-            _open_browser(url)
-        notifier.announce(secrets.token_urlsafe(18), output, url, lambda: not done.is_set())
+            _open_browser(page.url)
+        notifier.announce(secrets.token_urlsafe(18), output, page.url, lambda: not done.is_set(), actions=page.taps())
 
     try:
-        return prompt_web(output, host=args.host, port=args.port, timeout=args.timeout, on_ready=ready,
-                          store=args.store, state_key=args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
+        return _prompt_on_a_page(_question_list(output), args.host, args.port, args.timeout, ready, args.store,
+                                 args.state_key or os.environ.get(_STATE_KEY_VARIABLE))
     except _StoreError as err:
         raise _UsageError(f"askq.py ask: {err}") from None
     except OSError as err:  # only binding raises it: once the page is up, errors stay inside

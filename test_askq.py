@@ -7513,7 +7513,8 @@ class WebRequestTests(unittest.TestCase):
         self.assertEqual(core.respond("POST", "/extra", {"Host": "evil.com"}, io.BytesIO().read).status, 403)
         self.assertEqual(core.respond("GET", "/questions", {"Host": "localhost"}, io.BytesIO().read).status, 403)  # the page's token
         self.assertEqual(set(page.routes), {("GET", "/"), ("POST", "/"), ("GET", "/questions"),
-                                            ("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up")})
+                                            ("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up"),
+                                            ("GET", "/tap"), ("POST", "/tap")})
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
@@ -7821,6 +7822,104 @@ class WebCommandTests(unittest.TestCase):
         self.assertIn(b"the questions are at http://127.0.0.1:", process.stderr.read())
 
 
+YES_NO_CALL = {"questions": [{"question": "Deploy now?", "id": "go", "type": "yesno"}]}
+
+
+class OneTapPageTests(unittest.TestCase):
+    """A tap: one option of a one-question page sent by a link of its own
+    (POST answers; GET shows it with one button), answered once."""
+
+    def setUp(self) -> None:
+        self.page = askq._WebPage(askq.ask(YES_NO_CALL).questions)
+
+    def tap(self, method: str, token: str, body: bytes = b"", page: Any = None, **headers: str) -> Tuple[int, str]:
+        """A request to a tap's link, as its client sends it: status and body."""
+        sent = {"Host": "127.0.0.1:9", "Content-Length": str(len(body)), **{k.replace("_", "-"): v for k, v in headers.items()}}
+        status, _, reply = page_request(page or self.page, method, f"/tap?tap={token}", sent, io.BytesIO(body).read)
+        return status, reply.decode()
+
+    def test_a_post_answers_its_option_at_once_and_the_same_tap_again_gets_the_same_result(self) -> None:
+        self.assertEqual([option.label for option in self.page.items[0].options], ["Yes", "No"])
+        status, body = self.tap("POST", self.page.tap_token(1))
+        self.assertEqual(status, 200)
+        self.assertEqual((self.page.status, self.page.answers), ("answered", [AnswerItem("go", selected=["No"])]))
+        self.assertIn("<h1>Answered</h1><p>Your answers were sent.", body)
+        self.assertIn("<bdi>Deploy now?</bdi>: <bdi>No</bdi>", body)
+        self.assertEqual(self.tap("POST", self.page.tap_token(1)), (200, body))  # a double tap, a retry
+        status, reply = self.tap("POST", self.page.tap_token(1), Accept="application/json")
+        self.assertEqual((status, json.loads(reply)["answers"]), (200, [{"id": "go", "answer": None, "selected": ["No"]}]))
+
+    def test_a_get_answers_nothing_and_shows_the_option_picked_with_one_button(self) -> None:
+        status, body = self.tap("GET", self.page.tap_token(0))
+        self.assertEqual((status, self.page.status), (200, None))
+        self.assertIn("Your answer: <strong dir=\"auto\">Yes</strong>", body)
+        self.assertEqual(re.findall(r"<button[^>]*>[^<]*</button>", body),
+                         ['<button class="send" type="submit">Send \u201cYes\u201d</button>'])
+        self.assertIn(f'<form method="post" action="/tap?tap={self.page.tap_token(0)}">', body)
+        self.assertNotIn(self.page.token, body)  # a tap's link opens nothing more than its own answer
+        # The button, as a browser sends it: an empty form.
+        status, _ = self.tap("POST", self.page.tap_token(0), Content_Type="application/x-www-form-urlencoded")
+        self.assertEqual((status, self.page.answers), (200, [AnswerItem("go", selected=["Yes"])]))
+        status, body = self.tap("GET", self.page.tap_token(1))  # a later preview of another option answers nothing either
+        self.assertEqual((status, self.page.answers), (200, [AnswerItem("go", selected=["Yes"])]))
+        self.assertIn("These answers were sent, from this page or from another window or device.", body)
+
+    def test_another_option_after_the_end_is_409_and_shows_its_pick(self) -> None:
+        body = json.dumps({"go": "Yes"}).encode()
+        headers = {"Host": "127.0.0.1:9", "Content-Length": str(len(body)), "Authorization": f"Bearer {self.page.token}"}
+        self.assertEqual(page_request(self.page, "POST", "/answers", headers, io.BytesIO(body).read)[0], 200)
+        status, reply = self.tap("POST", self.page.tap_token(1))
+        self.assertEqual(status, 409)
+        self.assertIn("<h1>Your answers were not sent</h1><p>Answers had already come from elsewhere", reply)
+        self.assertIn("<h2>What you entered here</h2>", reply)
+        self.assertIn("<bdi>Deploy now?</bdi>: <bdi>No</bdi>", reply)
+        status, reply = self.tap("POST", self.page.tap_token(1), Accept="application/json")
+        self.assertEqual(status, 409)
+        self.assertEqual(json.loads(reply), {
+            "error": f"Conflict: your answer was not sent. {askq._OUTCOME_WORDS[askq.Outcome.ANSWERED].late}",
+            "status": "answered", "yours": [{"id": "go", "answer": None, "selected": ["No"]}]})
+        self.assertEqual(self.tap("POST", self.page.tap_token(0))[0], 200)  # the answer the page sent: the same result
+        self.assertEqual(self.page.answers, [AnswerItem("go", selected=["Yes"])])
+
+    def test_a_forged_token_or_another_pages_is_refused_and_answers_nothing(self) -> None:
+        other = askq._WebPage(askq.ask(YES_NO_CALL).questions)
+        good = self.page.tap_token(0)
+        digest, _, signature = good.split(".")
+        for token in (good[:-2] + ("AA" if not good.endswith("AA") else "BB"), f"{digest}.1.{signature}",
+                      f"{digest}.2.{signature}", f"{digest}.-1.{signature}", f"{digest}.\u0661.{signature}",
+                      f"{digest}.00.{signature}", f"{digest}.{'9' * 5000}.{signature}",
+                      other.tap_token(0), f"{digest}.0.{other.tap_token(0).split('.')[2]}", digest, "", self.page.token):
+            for method in ("POST", "GET"):
+                with self.subTest(token=token, method=method):
+                    status, body = self.tap(method, quote(token))
+                    self.assertEqual(status, 403)
+                    self.assertIn("<h1>This answer was not sent</h1><p>The assistant's server does not know this"
+                                  " link: it is not one it gave for these questions", body)
+        self.assertIsNone(self.page.status)
+        # A tap's token opens no other path; the page's token is no tap.
+        shown = {"Host": "127.0.0.1:9"}
+        self.assertEqual(page_request(self.page, "GET", f"/?tap={good}", shown, io.BytesIO().read)[0], 403)
+        self.assertEqual(page_request(self.page, "POST", f"/tap?token={self.page.token}",
+                                      dict(shown, **{"Content-Length": "0"}), io.BytesIO().read)[0], 403)
+        self.assertIsNone(self.page.status)
+
+    def test_only_a_batch_of_one_single_choice_question_has_taps(self) -> None:
+        for call, taps in (
+            (YES_NO_CALL, True),
+            ({"questions": [{"question": "Which?", "options": ["A", "B", "C"]}]}, True),
+            ({"questions": [{"question": "Which?", "options": ["A", "B"], "multiSelect": True}]}, False),
+            ({"questions": ["Why?"]}, False),
+            ({"questions": [{"question": "How many?", "type": "number"}]}, False),
+            ({"questions": [{"question": "Token?", "secret": True}]}, False),
+            ({"questions": [YES_NO_CALL["questions"][0], {"question": "Which?", "options": ["A", "B"]}]}, False),
+        ):
+            with self.subTest(call=call):
+                items = askq.ask(call).questions
+                self.assertEqual(askq._one_tap_question(items) is not None, taps)
+                page = askq._WebPage(items)
+                self.assertEqual(self.tap("POST", page.tap_token(0), page=page)[0], 200 if taps else 403)
+
+
 # ===========================================================================
 # Telling the person: --notify
 
@@ -7831,7 +7930,7 @@ NOTICE_SCRIPT = """\
 import json, os, sys, time
 record = {"argv": sys.argv[2:], "stdin": sys.stdin.read(), "pid": os.getpid(),
           **{name: os.environ.get(name) for name in ("ASKQ_ASK", "ASKQ_QUESTION", "ASKQ_URL", "ASKQ_INHERITED",
-                                                     "ASKQ_REMINDER", "ASKQ_WAITED")}}
+                                                     "ASKQ_REMINDER", "ASKQ_WAITED", "ASKQ_ACTIONS")}}
 with open(sys.argv[1], "a", encoding="utf-8") as stream:
     stream.write(json.dumps(record) + "\\n")
 if "--noisy" in sys.argv:
@@ -7893,10 +7992,10 @@ class NotifyTests(unittest.TestCase):
                 self.fail(what)
             time.sleep(0.01)
 
-    def open_ask(self, notifier: Any) -> Any:
+    def open_ask(self, notifier: Any, call: Optional[Dict[str, Any]] = None) -> Any:
         """An ask on a board that tells ``notifier``, ended after the test."""
         board = askq._AskBoard(notifier=notifier)
-        ask = board.open(askq.ask(self.CALL), askq._AskOwner("c"))
+        ask = board.open(askq.ask(call or self.CALL), askq._AskOwner("c"))
         self.addCleanup(ask.finish, QuestionOutput(ask.output.questions, [], askq.Outcome.DECLINED))
         return board, ask
 
@@ -8066,6 +8165,114 @@ class NotifyTests(unittest.TestCase):
         notice = self.notices(2)[1]
         self.assertTrue(notice["stdin"].endswith(f"\n\nAnswer the questions at {url}\n"))
         self.assertEqual(notice["ASKQ_URL"], url)
+
+    def paged_notice(self, call: Dict[str, Any], count: int) -> Tuple[Any, Any, Dict[str, Any]]:
+        """An ask of ``call`` with its page, told of through the command
+        (its ``count``-th run): the ask, its page and what the command got."""
+        board, ask = self.open_ask(askq._Notifier(self.command(), None, self.logs.append), call)
+        page = board.page(ask)
+        self.addCleanup(page.end)
+        board.announce(ask, page.url)
+        return ask, page, self.notices(count)[count - 1]
+
+    def test_one_pick_offers_each_option_as_a_tap_in_the_environment_and_the_message(self) -> None:
+        import urllib.request
+
+        ask, page, notice = self.paged_notice(YES_NO_CALL, 1)
+        taps = [f"{page.base}/tap?tap={page.page.tap_token(index)}" for index in range(2)]
+        self.assertTrue(taps[0].startswith("http://127.0.0.1:"), taps)
+        self.assertEqual(json.loads(notice["ASKQ_ACTIONS"]), [{"label": "Yes", "url": taps[0]}, {"label": "No", "url": taps[1]}])
+        self.assertEqual(notice["stdin"], (
+            f"An assistant is waiting for your answers.\n\nDeploy now?\n  - Yes\n  - No\n\nAnswer the questions at {page.url}"
+            f"\n\nOr answer with one of these links:\n  Yes: {taps[0]}\n  No: {taps[1]}\n"))
+        with urllib.request.urlopen(urllib.request.Request(taps[1], data=b"", method="POST"), timeout=10) as reply:
+            self.assertEqual(reply.status, 200)
+        self.assertTrue(ask.finished)  # committed through the ask, its one owner
+        self.assertEqual((ask.result.status, ask.result.answers), ("answered", [AnswerItem("go", selected=["No"])]))
+        # A label the model wrote is shown as every other UI shows it.
+        hostile = askq._Notifier.message(askq.ask(YES_NO_CALL), page.url, actions=[askq._TapAction("Go\x1b[2J", taps[0])])
+        self.assertIn(f"\n  Go\\x1b[2J: {taps[0]}\n", hostile)
+
+    def test_asks_that_are_not_one_pick_get_no_taps(self) -> None:
+        count = 0
+        for call in (self.CALL, {"questions": [{"question": "Which?", "options": ["A", "B"], "multiSelect": True}]},
+                     {"questions": ["Why?"]}):
+            with self.subTest(call=call):
+                count += 1
+                page, notice = self.paged_notice(call, count)[1:]
+                self.assertEqual((notice["ASKQ_ACTIONS"], page.taps()), ("[]", []))
+                self.assertNotIn("/tap?", notice["stdin"])
+                self.assertTrue(notice["stdin"].endswith(f"Answer the questions at {page.url}\n"))
+        board, ask = self.open_ask(askq._Notifier(self.command(), None, self.logs.append), YES_NO_CALL)
+        board.announce(ask)  # a form, with no page: nothing to tap
+        notice = self.notices(count + 1)[count]
+        self.assertEqual(notice["ASKQ_ACTIONS"], "[]")
+        self.assertNotIn("/tap?", notice["stdin"])
+
+    def test_serve_http_takes_a_tap_as_ntfy_sends_it_and_the_waiting_call_gets_it(self) -> None:
+        import http.client
+        from urllib.parse import urlsplit
+
+        process = spawn_askq(self, "serve", "--http", "--web", "--port", "0", "--notify", self.command(),
+                             stderr=subprocess.PIPE, env=dict(os.environ, BROWSER="true"))
+        port = int(re.search(r":(\d+)/mcp", process.stderr.readline().decode()).group(1))  # type: ignore[union-attr]
+        client = McpHttpClient(port)
+        client.initialize(elicitation=False)
+
+        def tap(method: str, url: str, **headers: str) -> Tuple[int, str]:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            parts = urlsplit(url)
+            connection.request(method, f"{parts.path}?{parts.query}", b"" if method == "POST" else None, headers)
+            response = connection.getresponse()
+            return response.status, response.read().decode()
+
+        # What ntfy's Android app sends for an http action: POST, an empty body, no Content-Type.
+        ntfy = {"User-Agent": "ntfy/1.16.0 (fdroid; Android 14; SDK 34)", "Accept-Encoding": "gzip", "Connection": "Keep-Alive"}
+        stream = client.open("POST", call_message(1, YES_NO_CALL))
+        taps = json.loads(self.notices(1)[0]["ASKQ_ACTIONS"])
+        self.assertEqual([action["label"] for action in taps], ["Yes", "No"])
+        self.assertEqual(tap("GET", taps[0]["url"], **ntfy)[0], 200)  # a link's preview: nothing answered
+        status, body = tap("POST", taps[1]["url"], **ntfy)
+        self.assertEqual(status, 200)
+        self.assertIn("<h1>Answered</h1>", body)
+        result = None
+        while result is None or "result" not in result:
+            result = next_event(stream)
+            assert result is not None, "the call's stream ended without its result"
+        self.assertIn('picked: "No"', result["result"]["content"][0]["text"])
+        self.assertEqual(result["result"]["structuredContent"]["answers"], [{"id": "go", "answer": None, "selected": ["No"]}])
+        self.assertEqual(tap("POST", taps[1]["url"], **ntfy), (200, body))  # tapped again: the same result
+        status, body = tap("POST", taps[0]["url"], **ntfy)
+        self.assertEqual(status, 409)
+        self.assertIn("<h1>Your answers were not sent</h1>", body)
+        # Another ask's token, and a forged one, are refused.
+        other = client.open("POST", call_message(2, {"questions": [{"question": "Merge it?", "type": "yesno"}]}))
+        self.addCleanup(other.close)
+        theirs = json.loads(self.notices(2)[1]["ASKQ_ACTIONS"])[0]["url"]
+        mine = taps[0]["url"]
+        for forged in (mine.rpartition(".")[0] + "." + theirs.rpartition(".")[2], mine[:-3] + "abc"):
+            status, body = tap("POST", forged, **ntfy)
+            self.assertGreaterEqual(status, 400)
+            self.assertIn("<h1>This answer was not sent</h1>", body)
+
+    def test_ask_web_offers_the_taps_and_takes_one(self) -> None:
+        import urllib.request
+
+        questions = os.path.join(self.folder, "deploy.json")
+        with open(questions, "w", encoding="utf-8") as stream:
+            json.dump(YES_NO_CALL, stream)
+        for extra in ((), ("--store", os.path.join(self.folder, "asks.sqlite3"))):
+            with self.subTest(extra=extra):
+                if os.path.exists(self.out):
+                    os.remove(self.out)
+                process = spawn_askq(self, "ask", questions, "--web", "--notify", self.command(), *extra,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, short_grace=True)
+                taps = json.loads(self.notices(1)[0]["ASKQ_ACTIONS"])
+                with urllib.request.urlopen(urllib.request.Request(taps[0]["url"], data=b"", method="POST"), timeout=10) as reply:
+                    self.assertEqual(reply.status, 200)
+                out, err = process.communicate(timeout=20)
+                self.assertEqual(process.returncode, 0, err)
+                self.assertEqual(json.loads(out)["answers"], [{"id": "go", "answer": None, "selected": ["Yes"]}])
 
     def test_bad_notify_and_remind_options_are_refused_in_one_line(self) -> None:
         shell = "askq.py serve: argument --notify: must be a command as a shell would write it, not"
@@ -8381,6 +8588,31 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         asked.deliver()
         self.assertEqual(self.store.load(asked.id).result.answers[1].answer, askq._HIDDEN)
         self.assertTrue(SECRET.encode() not in stored(), "the secret is still on disk once delivered")
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads for the page's grace period")
+    def test_a_tap_reaches_its_ask_after_a_restart_and_nothing_of_it_is_stored(self) -> None:
+        first = askq._AskBoard(askq._ServedWebOptions(askq._ServedPages("http://127.0.0.1:1"), None), store=self.store,
+                               seal=askq._RequestSeal(b"k"))
+        asked = first.open(askq.ask(YES_NO_CALL), first.owner("c"))
+        tap = first.page(asked).taps()[1]
+        self.assertEqual(tap.label, "No")
+        # Another process with the same store and key (a restart, a replica) takes the tap.
+        pages = askq._ServedPages("http://127.0.0.1:2")
+        pages.board = askq._AskBoard(askq._ServedWebOptions(pages, None), store=askq._AskStore.opened(self.path),
+                                     seal=askq._RequestSeal(b"k"))
+        target = tap.url.partition("127.0.0.1:1")[2]
+        reply = askq._HttpCore(pages).respond("POST", target, {"Host": "127.0.0.1:2", "Content-Length": "0"}, io.BytesIO().read)
+        self.assertEqual(reply.status, 200)
+        self.assertEqual(self.store.load(asked.id).result.answers, [AnswerItem("go", selected=["No"])])
+        self.assertTrue(asked.finished)  # the first process reads the ending from the store
+        self.assertEqual(asked.result.answers, [AnswerItem("go", selected=["No"])])
+        with open(self.path, "rb") as db, open(self.path + "-wal", "rb") as wal:
+            stored = db.read() + wal.read()
+        self.assertNotIn(tap.url.rpartition(".")[2].encode(), stored)  # a tap's signature is made, never kept
+        self.assertNotIn(first.page(asked).page.token.encode(), stored)
+        forged = target[:-2] + ("AA" if not target.endswith("AA") else "BB")
+        refused = askq._HttpCore(pages).respond("POST", forged, {"Host": "127.0.0.1:2", "Content-Length": "0"}, io.BytesIO().read)
+        self.assertEqual(refused.status, 403)
 
     def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
         import sqlite3

@@ -14,8 +14,10 @@
 //   page's own countdown runs out and shows what was kept, headed "Time
 //   ran out", never "No answer in time", above what was sent), 409 (a second
 //   browser context, a second device, sends after the first one), the
-//   connection lost while the person types, and the dismiss confirm without
-//   script.
+//   connection lost while the person types, the dismiss confirm without
+//   script, and one tap (a one-question ask's option opened from the
+//   notification's link: its one button, sent, and another option's button
+//   pressed after the end, the 409 page).
 // The number field keeps a decimal comma and says its range before anything is
 // sent; the sent page shows typed text as typed (quotes, no JSON escapes)
 // and a number as the model reads it, with its unit; a timeout never keeps a secret (no draft carries one);
@@ -68,6 +70,12 @@ const CALL = {questions: [
   {question: "The deploy token?", header: "Token", secret: true, required: false},
 ]};
 const SECRET = "hunter2-s3cr3t";
+// One pick, for the links a notification carries: hostile text in its label and question.
+const TAP_CALL = {questions: [
+  {question: `Deploy ${LONG} to /srv/a/very/long/path/with/no/spaces/in/it/at/all/now?`, header: "Deploy",
+   options: [{label: `Yes, ${LONG} <b>now</b>`, description: "Tabs\there, and \u202eedoc\u202c"},
+             {label: "نعم، لاحقا", description: "بعد الاجتماع"}]},
+]};
 
 let failures = 0;
 function fail(message) {
@@ -336,6 +344,42 @@ async function noScriptState(browser, file, width, scheme, label, axeSource, res
   await page.close();
 }
 
+async function tapState(browser, scratch, width, scheme, label, axeSource, results) {
+  // The notification's links: one option opened shows it with one button; a second device presses another after the end.
+  const file = path.join(scratch, "tap.json"), told = path.join(scratch, `taps-${label}.json`);
+  const notify = path.join(scratch, "notify.py");
+  fs.writeFileSync(file, JSON.stringify(TAP_CALL));
+  fs.writeFileSync(notify, "import os, sys\nopen(sys.argv[1], 'w').write(os.environ['ASKQ_ACTIONS'])\n");
+  const run = startAskq(file, ["--notify", `${PYTHON} ${notify} ${told}`]);
+  await run.url;
+  const deadline = Date.now() + 20000;
+  while (!fs.existsSync(told) || !fs.readFileSync(told, "utf8")) {
+    if (Date.now() > deadline) { throw new Error("the notify command was given no ASKQ_ACTIONS"); }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const taps = JSON.parse(fs.readFileSync(told, "utf8"));
+  const one = await newPage(browser.defaultBrowserContext(), width, scheme);
+  const second = await browser.createBrowserContext();
+  const two = await newPage(second, width, scheme);
+  await one.goto(taps[0].url, {waitUntil: "load"});
+  await two.goto(taps[1].url, {waitUntil: "load"});
+  await axeCheck(one, "one tap", label, axeSource, results);
+  const buttons = await one.$$eval("button", (found) => found.map((button) => button.textContent));
+  if (buttons.length !== 1 || !buttons[0].includes("<b>now</b>")) { fail(`${label}: a tap's page has the buttons ${JSON.stringify(buttons)}`); }
+  await clickAndWait(one, "button.send");
+  await axeCheck(one, "one tap sent", label, axeSource, results);
+  await clickAndWait(two, "button.send");
+  await axeCheck(two, "one tap after the end (409)", label, axeSource, results);
+  const text = await two.evaluate(() => document.body.innerText);
+  if (!text.includes("Your answers were not sent") || !text.includes("نعم، لاحقا")) {
+    fail(`${label}: another option pressed after the end does not say so: ${text}`);
+  }
+  const ended = await run.ended;
+  if (ended.code !== 0 || !ended.stdout.includes("<b>now</b>")) { fail(`${label}: the tap's run ended ${ended.code}: ${ended.stdout}`); }
+  await one.close();
+  await second.close();
+}
+
 async function main() {
   let puppeteer, axeSource;
   try {
@@ -369,6 +413,7 @@ async function main() {
         await lateState(browser, file, width, scheme, label, axeSource, results);
         await lostState(browser, file, width, scheme, label, axeSource, results);
         await noScriptState(browser, file, width, scheme, label, axeSource, results);
+        await tapState(browser, scratch, width, scheme, label, axeSource, results);
       }
     }
   } finally {
