@@ -10943,6 +10943,7 @@ _TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 _MISSING_CAPABILITY = -32021
 _TASK_POLL_MS = 2000  # how often a client is asked to poll a task: a person answers in seconds, not milliseconds
 _TASK_KEPT_MS = int(_ASK_KEPT_SECONDS * 1000)  # the longest a task is kept once it ended: as long as its ask
+_TASKS_PAGE = 50  # tasks in one page of tasks/list
 _TASK_KEPT_LEAST_MS = 60_000  # an ended task is kept at least this long, so that its result is fetched
 _URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
 _PAGE_GONE_TEXT = (
@@ -11555,11 +11556,23 @@ class _McpServer:
 
     @rpc.on("tasks/list")
     def list_tasks(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        """This client's tasks, oldest first, a page at a time: each page's
+        cursor names the last task it showed, so a page goes on after it
+        even when that task has gone meanwhile."""
+        if context.protocol.task_extension:
+            raise _RpcError(_METHOD_NOT_FOUND, "Method not found: the Tasks extension has no tasks/list; a client"
+                            " keeps the ids of the tasks it made and asks for each with tasks/get.")
         _speaks_tasks(context, extension=False)
+        after = _task_cursor_place(params.get("cursor"))
         with self.board.lock:
             asks = list(self.board.asks.values())
-        return {"tasks": [_task_view(ask) for ask in asks if ask.task is not None
-                          and ask.owner.client == self.owner.client and not _task_gone(ask)]}
+        mine = sorted(((ask.task.created, ask.id), ask) for ask in asks if ask.task is not None
+                      and ask.owner.client == self.owner.client and not _task_gone(ask))
+        shown = [(place, ask) for place, ask in mine if after is None or place > after]
+        page: Dict[str, Any] = {"tasks": [_task_view(ask) for _, ask in shown[:_TASKS_PAGE]]}
+        if len(shown) > _TASKS_PAGE:
+            page["nextCursor"] = _task_cursor(shown[_TASKS_PAGE - 1][0])
+        return page
 
     @rpc.on("tasks/result")
     def task_result(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
@@ -11940,6 +11953,32 @@ def _speaks_tasks(context: _RequestContext, core: bool = True, extension: bool =
         raise _RpcError(_MISSING_CAPABILITY, f"Missing required client capability: the {_TASKS_EXTENSION} extension,"
                         " declared in the request's client capabilities.",
                         {"requiredCapabilities": {"extensions": {_TASKS_EXTENSION: {}}}})
+
+
+def _task_cursor(place: "Tuple[float, str]") -> str:
+    """The cursor of a page of tasks/list: where the page ended (the last
+    task's creation and id), opaque to the client."""
+    import base64
+
+    return base64.urlsafe_b64encode(json.dumps(list(place)).encode()).decode()
+
+
+def _task_cursor_place(cursor: Any) -> "Optional[Tuple[float, str]]":
+    """Where a page of tasks/list goes on from: None for the first page;
+    a cursor this server never gave is refused."""
+    import base64
+    import binascii
+
+    if cursor is None:
+        return None
+    try:
+        created, task_id = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        if isinstance(created, (int, float)) and not isinstance(created, bool) and isinstance(task_id, str):
+            return float(created), task_id
+    except (AttributeError, UnicodeError, binascii.Error, ValueError, TypeError, RecursionError):
+        pass
+    raise _RpcError(_INVALID_PARAMS, "Invalid params: 'cursor' is not one this server gave; pass the"
+                    " 'nextCursor' of the previous tasks/list page, or no cursor to start from the first task.")
 
 
 def _task_gone(ask: _Ask) -> bool:

@@ -10078,6 +10078,40 @@ class McpTaskTests(unittest.TestCase):
         older = TaskWire(self, version="2025-06-18", capabilities={"elicitation": {}})
         self.assertEqual(older.task()[1][0]["method"], "elicitation/create")
 
+    def test_tasks_list_pages_with_a_cursor_that_goes_on_after_a_task_that_went(self) -> None:
+        wire = TaskWire(self)
+        made = [wire.task({"questions": [f"Name {number}?"]})[0] for number in range(5)]
+        other = TaskWire(self, board=wire.server.board, name="someone else")
+        other.task({"questions": ["Not yours?"]})
+        seen: List[str] = []
+        cursor: Optional[str] = None
+        with mock.patch.object(askq, "_TASKS_PAGE", 2):
+            for _ in range(3):
+                page = wire.request(7, "tasks/list", {} if cursor is None else {"cursor": cursor})[0]["result"]
+                self.valid("ListTasksResult", page)
+                seen += [task["taskId"] for task in page["tasks"]]
+                cursor = page.get("nextCursor")
+                if cursor is not None and len(seen) == 2:  # the page's last task goes before the next page
+                    wire.server.board.get(seen[-1]).ended = 1.0
+                    wire.server.board.get(seen[-1]).result = askq.QuestionOutput([], [], "timed_out")
+        self.assertIsNone(cursor)
+        self.assertEqual(sorted(seen), sorted(made))  # each once: none skipped, none twice
+        self.assertEqual(len(wire.request(8, "tasks/list")[0]["result"]["tasks"]), 4)  # the gone one is not listed
+
+    def test_a_tasks_list_cursor_this_server_never_gave_is_refused(self) -> None:
+        import base64
+
+        wire = TaskWire(self)
+        wire.task()
+        deep = base64.urlsafe_b64encode(b"[" * 100_000).decode()
+        for cursor in ("not a cursor!", 7, "", base64.urlsafe_b64encode(b'{"a": 1}').decode(), deep,
+                       base64.urlsafe_b64encode(b'["soon", "x"]').decode()):
+            with self.subTest(cursor=str(cursor)[:20]):
+                error = wire.request(3, "tasks/list", {"cursor": cursor})[0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("'cursor' is not one this server gave", error["message"])
+                self.assertIn("'nextCursor' of the previous tasks/list page", error["message"])
+
     def test_unknown_and_another_clients_task_ids_are_no_such_task(self) -> None:
         wire = TaskWire(self)
         task_id = wire.task()[0]
@@ -10243,6 +10277,8 @@ class McpTaskExtensionTests(unittest.TestCase):
                 self.assertIn("no task", error["message"])
         for method in ("tasks/result", "tasks/list"):
             self.assertEqual(wire.request(4, method, {"taskId": task_id})[0]["error"]["code"], -32601)
+        listed = wire.request(4, "tasks/list")[0]["error"]["message"]
+        self.assertIn("the Tasks extension has no tasks/list", listed)
         bad = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": "yes"})[0]["error"]
         self.assertIn("'inputResponses' must be an object", bad["message"])
 
