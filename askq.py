@@ -9615,9 +9615,11 @@ class _AskTask:
     ttl: int
     cancelled: bool = False
     forms: int = 1  # how many forms it has asked: each input request's key is new in the task's life
+    opened: bool = False  # whether the client said it opened the task's page (a secret's), sent by URL
 
     def to_dict(self) -> "Dict[str, Any]":
-        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled, "forms": self.forms}
+        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled, "forms": self.forms,
+                "opened": self.opened}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Optional[_AskTask]":
@@ -9628,7 +9630,7 @@ class _AskTask:
             raise TypeError("the task is not an object")
         ttl = _stored_number(data["ttl"])
         return cls(float(data["created"]), int(ttl or 0), data.get("cancelled") is True,
-                   int(_stored_number(data.get("forms")) or 1))
+                   int(_stored_number(data.get("forms")) or 1), data.get("opened") is True)
 
 
 @dataclass
@@ -11400,10 +11402,10 @@ class _McpServer:
         nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
 
-    def _page_ask(self, output: QuestionOutput) -> "Tuple[_Ask, _PageHost, bool]":
+    def _page_ask(self, output: QuestionOutput, owner: "Optional[_AskOwner]" = None) -> "Tuple[_Ask, _PageHost, bool]":
         """The ask of a call put on a page: found again, page and all, or
         opened with a page of its own; its page, and whether that is new."""
-        ask = self.board.open(output, self.owner)
+        ask = self.board.open(output, owner or self.owner)
         fresh = ask.page is None
         return ask, self.board.page(ask, self.web), fresh
 
@@ -11467,12 +11469,11 @@ class _McpServer:
         (in the core, asking with its ``task`` parameter; under the extension,
         declaring it) and draws forms, when the ask waits on a form, or on a
         secret's page that the client can be sent."""
-        wanted: Any = None
         if context.stateless:
-            wanted = {} if context.extends_tasks and context.can_elicit else None
+            wanted: Any = {} if context.extends_tasks and (context.can_elicit or secret) else None
         else:
             wanted = params.get("task") if context.polls_tasks else None
-        if secret and (context.stateless or not (context.opens_urls or self.web is not None)):
+        if secret and not (context.opens_urls or self.web is not None):
             return None
         return wanted
 
@@ -11484,15 +11485,16 @@ class _McpServer:
         shown by tasks/get and answered by tasks/update), or, for a secret,
         on its page (sent by tasks/result)."""
         kept = _task_ttl(task)
-        if on_page:
-            asked = self._page_ask(output)[0]
-        else:
-            asked = self.board.open(output, self.board.owner(context.client or "") if context.stateless else self.owner)
+        owner = self.board.owner(context.client or "") if context.stateless else self.owner
+        asked = self._page_ask(output, owner)[0] if on_page else self.board.open(output, owner)
         if asked.task is None:
             asked.task = _AskTask(time.time(), kept)
             self.board.save(asked)
         self.board.announce(asked, None if asked.page is None else asked.page.url)
         if context.stateless:
+            if asked.page is not None and on_page:
+                url = asked.page.url
+                self._tell_where(context, f"a task's questions are at {url}", f"Answer the questions in a browser: {url}")
             return {**_task_view(asked, created=True, flat=True), "resultType": "task"}
         self._send_result(request_id, {"task": _task_view(asked, created=True)}, context)
         self._tell_status(asked)
@@ -11520,14 +11522,25 @@ class _McpServer:
         ask = self._task(params, context)
         if not context.stateless:
             return _task_view(ask)
-        # Under the extension the task carries what it waits on, or its result.
+        return self._detailed_task(ask, context)
+
+    def _detailed_task(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
+        """The task as the extension shows it: what it waits on from the
+        client (its form, or its page's URL), or its result; ``working``
+        while it waits on the person alone, at a page already opened."""
         shown = _task_view(ask, flat=True)
-        if shown["status"] == "input_required":
-            assert ask.task is not None
-            shown["inputRequests"] = {f"form-{ask.task.forms}": {"method": "elicitation/create", "params": to_elicitation(
-                ask.output, protocol_version=context.version, client=context.client)}}
-        elif shown["status"] == "completed":
+        if shown["status"] == "completed":
             shown["result"] = {"resultType": "complete", **self._delivered(ask, context)}
+        elif shown["status"] == "input_required":
+            key = _outstanding_input(ask, context)
+            if key is None:
+                shown["status"] = "working"
+            elif ask.page is not None and _holds_secret(ask.output.questions):
+                shown["inputRequests"] = {key: {"method": "elicitation/create", "params": {
+                    "mode": "url", "message": _URL_MESSAGE, "url": ask.page.url}}}
+            else:
+                shown["inputRequests"] = {key: {"method": "elicitation/create", "params": to_elicitation(
+                    ask.output, protocol_version=context.version, client=context.client)}}
         return shown
 
     @rpc.on("tasks/update")
@@ -11541,9 +11554,11 @@ class _McpServer:
         if not isinstance(responses, dict):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object holding the"
                             " responses by the keys of the task's 'inputRequests'.")
-        key = f"form-{ask.task.forms}"
-        if key not in responses or ask.finished:
+        key = _outstanding_input(ask, context)
+        if key is None or key not in responses:
             return {}
+        if _holds_secret(ask.output.questions):
+            return self._task_page_opened(ask, key, responses[key])
         try:
             outcome = _elicited_outcome(ask.output, responses[key])
         except AnswerError as err:
@@ -11552,6 +11567,27 @@ class _McpServer:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: the response to {key} was refused, and the task"
                             f" still waits, its form asked again as form-{ask.task.forms}: {err}") from None
         self._end_ask(ask, outcome)
+        return {}
+
+    def _task_page_opened(self, ask: _Ask, key: str, response: Any) -> "Dict[str, Any]":
+        """The client's word on the page of a task's secret: opened (the task
+        waits on the person there), or declined (the ask ends, nobody
+        answered on the page); anything else is refused, the URL asked again."""
+        assert ask.task is not None
+        action = response.get("action") if isinstance(response, dict) else None
+        if action not in ("accept", "decline", "cancel"):
+            ask.task.forms += 1
+            self.board.save(ask)
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: the response to {key} must be an elicitation result"
+                            ' whose \'action\' is "accept" (the page is open), "decline" or "cancel"; the task still'
+                            f" waits, its page asked again as page-{ask.task.forms}.")
+        if action == "accept":
+            ask.task.opened = True
+            self.board.save(ask)
+            return {}
+        self._end_ask(ask, QuestionOutput(ask.output.questions, [], Outcome.DECLINED))
+        if ask.page is not None:
+            ask.page.end()
         return {}
 
     @rpc.on("tasks/list")
@@ -11953,6 +11989,20 @@ def _speaks_tasks(context: _RequestContext, core: bool = True, extension: bool =
         raise _RpcError(_MISSING_CAPABILITY, f"Missing required client capability: the {_TASKS_EXTENSION} extension,"
                         " declared in the request's client capabilities.",
                         {"requiredCapabilities": {"extensions": {_TASKS_EXTENSION: {}}}})
+
+
+def _outstanding_input(ask: _Ask, context: _RequestContext) -> "Optional[str]":
+    """The key of what an open task waits on from its client under the
+    extension: its form, or, for a secret, its page's URL until the client
+    has opened it (a client that opens no pages is sent none: the log names
+    the page); new with each request asked, never used twice in a task."""
+    task = ask.task
+    assert task is not None
+    if ask.finished:
+        return None
+    if not _holds_secret(ask.output.questions):
+        return f"form-{task.forms}"
+    return None if task.opened or not context.opens_urls else f"page-{task.forms}"
 
 
 def _task_cursor(place: "Tuple[float, str]") -> str:

@@ -10174,9 +10174,9 @@ class McpTaskTests(unittest.TestCase):
 
     def test_the_task_is_kept_in_the_asks_record_and_older_records_read_as_no_task(self) -> None:
         record = askq._AskRecord("a1", "f", askq.ask(self.CALL), "c", "s", "host 1 x", 1e9,
-                                 task=askq._AskTask(5.5, 60_000, True))
+                                 task=askq._AskTask(5.5, 60_000, True, 3, True))
         read = askq._AskRecord.from_text("a1", record.to_text())
-        self.assertEqual(read.task, askq._AskTask(5.5, 60_000, True))
+        self.assertEqual(read.task, askq._AskTask(5.5, 60_000, True, 3, True))
         older = json.loads(record.to_text())
         del older["task"]
         older["version"] = 2
@@ -10281,6 +10281,58 @@ class McpTaskExtensionTests(unittest.TestCase):
         self.assertIn("the Tasks extension has no tasks/list", listed)
         bad = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": "yes"})[0]["error"]
         self.assertIn("'inputResponses' must be an object", bad["message"])
+
+    def test_a_task_with_a_secret_sends_its_page_by_url_as_an_input_request_never_a_form(self) -> None:
+        for action, words in (("accept", json.dumps(SECRET)[1:-1]), ("decline", askq.declined_text())):
+            with self.subTest(action=action):
+                wire = self.wire({"elicitation": {"url": {}}, "extensions": self.TASKS["extensions"]})
+                created = wire.call(SECRET_CALL)[0]["result"]
+                self.valid("CreateTaskResult", created)
+                task_id = created["taskId"]
+                waiting = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+                self.valid("GetTaskResult", waiting)
+                self.assertEqual(waiting["status"], "input_required")
+                self.assertEqual(list(waiting["inputRequests"]), ["page-1"])
+                asked = waiting["inputRequests"]["page-1"]["params"]
+                self.assertEqual((asked["mode"], asked["message"]), ("url", askq._URL_MESSAGE))
+                self.assertNotIn("requestedSchema", asked)
+                self.assertTrue(any(asked["url"] in line for line in wire.logs))  # the log names the page too
+                refused = wire.request(3, "tasks/update", {"taskId": task_id, "inputResponses": {
+                    "page-1": {"action": "open it"}}})[0]["error"]
+                self.assertEqual(refused["code"], -32602)
+                self.assertIn('the response to page-1 must be an elicitation result whose \'action\' is "accept"',
+                              refused["message"])
+                self.assertIn("asked again as page-2", refused["message"])
+                again = wire.request(4, "tasks/get", {"taskId": task_id})[0]["result"]
+                self.assertEqual((list(again["inputRequests"]), again["inputRequests"]["page-2"]["params"]["url"]),
+                                 (["page-2"], asked["url"]))
+                taken = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": {
+                    "page-2": {"action": action}}})[0]["result"]
+                self.valid("UpdateTaskResult", taken)
+                if action == "accept":
+                    opened = wire.request(6, "tasks/get", {"taskId": task_id})[0]["result"]
+                    self.valid("GetTaskResult", opened)
+                    self.assertEqual(opened["status"], "working")  # it waits on the person alone
+                    answer_page(asked["url"], {"q0": "eu-west-1", "q1": SECRET})
+                done = wire.request(7, "tasks/get", {"taskId": task_id})[0]["result"]
+                self.valid("GetTaskResult", done)
+                self.assertEqual(done["status"], "completed")
+                self.assertIn(words, done["result"]["content"][0]["text"])
+                self.assertEqual(schema_errors(done["result"], self.core["CallToolResult"], self.core), [])
+                said = json.dumps([created, waiting, again]) + "".join(wire.logs)
+                self.assertNotIn(SECRET, said)
+
+    def test_a_secret_task_for_a_client_that_opens_no_pages_waits_on_the_page_the_log_names(self) -> None:
+        wire = McpWire(self, self.TASKS, web=askq._WebOptions(), version="2026-07-28")
+        task_id = wire.call(SECRET_CALL)[0]["result"]["taskId"]
+        shown = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", shown)
+        self.assertEqual(shown["status"], "working")
+        url = next(line for line in wire.logs if "a task's questions are at" in line).rsplit(" ", 1)[1]
+        answer_page(url, {"q0": "eu-west-1", "q1": SECRET})
+        self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "completed")
+        no_page = self.wire().call(SECRET_CALL)[0]["result"]  # no page to offer: no task, said in words
+        self.assertEqual((no_page["resultType"], no_page["content"][0]["text"]), ("complete", askq._SECRET_NOT_IN_FORM))
 
     def test_without_the_extension_a_call_is_asked_as_before(self) -> None:
         plain = self.wire({"elicitation": {"form": {}}}).call(self.CALL)[0]["result"]
