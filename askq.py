@@ -108,7 +108,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes; or, for a
                         client that polls, the ask is a task: _AskTask in its
-                        record, shown by _task_view()); what it sends
+                        record, shown by _task_view(), told of to a
+                        _TaskListener); what it sends
                         is an _Outgoing (the message and where it belongs), which a
                         _Transport carries: _LineTransport over stdio; over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
@@ -10929,6 +10930,7 @@ _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _META_CLIENT = "io.modelcontextprotocol/clientInfo"
+_META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_LEVELS_SHOWING_NOTICE = ("debug", "info", "notice")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
@@ -11054,6 +11056,27 @@ class _WaitingCall:
         return self.ask.page
 
 
+@dataclass
+class _TaskListener:
+    """A subscriptions/listen that waits for its tasks' changes: the
+    request (whose stream its notifications go on, each naming it), how it
+    speaks, and what each task it still listens to was last told of."""
+
+    request_id: Any
+    context: _RequestContext
+    told: Dict[str, str]
+
+    def meta(self) -> "Dict[str, Any]":
+        return {_META_SUBSCRIPTION: self.request_id}
+
+    def changed(self, task_id: str, state: str) -> bool:
+        """Whether a task is not as it was last told; it is told so from now."""
+        if self.told.get(task_id) == state:
+            return False
+        self.told[task_id] = state
+        return True
+
+
 class _WebOptions:
     """Where ``serve --web`` puts its pages, and how long they wait."""
 
@@ -11159,6 +11182,7 @@ class _McpServer:
         self.pages: Dict[str, _WaitingCall] = {}
         self.by_url: Dict[str, _WaitingCall] = {}
         self.task_polls: Dict[str, str] = {}  # a tasks/result that waits, by its request's key: its task's id
+        self.listening: Dict[str, _TaskListener] = {}  # a subscriptions/listen that waits, by its request's key
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -11506,11 +11530,18 @@ class _McpServer:
         yet past its keeping; any other id is no such task."""
         _speaks_tasks(context, core, extension)
         task_id = params.get("taskId")
+        ask = self._own_task(task_id, context)
+        if ask is None:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
+                            " here (unknown, expired, or never this client's).")
+        return ask
+
+    def _own_task(self, task_id: Any, context: _RequestContext) -> "Optional[_Ask]":
+        """The ask of a task id, when it is a task of the caller's, not yet past its keeping."""
         ask = self.board.get(task_id)
         client = (context.client or "") if context.stateless else self.owner.client
         if ask is None or ask.task is None or ask.owner.client != client or _task_gone(ask):
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
-                            " here (unknown, expired, or never this client's).")
+            return None
         return ask
 
     def _tell_status(self, ask: _Ask) -> None:
@@ -11589,6 +11620,53 @@ class _McpServer:
         if ask.page is not None:
             ask.page.end()
         return {}
+
+    @rpc.on("subscriptions/listen")
+    def listen(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
+        """A stream of notifications/tasks for the caller's tasks it names:
+        acknowledged with the tasks agreed (another client's, or an unknown
+        id, is left out, never named), then each task's state now and at
+        every change, until every one has ended; askq sends nothing else on it."""
+        if not context.stateless:
+            raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: subscriptions/listen is not part of protocol"
+                            f" {context.version}; its client is told of a task by notifications/tasks/status.")
+        wanted = params.get("notifications")
+        task_ids = wanted.get("taskIds", []) if isinstance(wanted, dict) else None
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'notifications' must be an object whose 'taskIds',"
+                            ' when given, lists the ids of tasks to be told of, such as {"taskIds": ["..."]}.')
+        if task_ids:
+            _speaks_tasks(context, core=False)
+        agreed = [task_id for task_id in dict.fromkeys(task_ids) if self._own_task(task_id, context) is not None]
+        listener = _TaskListener(request_id, context, dict.fromkeys(agreed, ""))
+        self._send(_Outgoing.notification("notifications/subscriptions/acknowledged", {
+            "notifications": {"taskIds": agreed} if task_ids else {}, "_meta": listener.meta()}, streams=request_id))
+        self.listening[_request_key(request_id)] = listener
+        self._tell_listener(listener, end=False)  # it ends on the next tick: over HTTP, on its own stream
+        return None
+
+    def _tell_listeners(self) -> None:
+        for listener in list(self.listening.values()):
+            self._tell_listener(listener)
+
+    def _tell_listener(self, listener: "_TaskListener", end: bool = True) -> None:
+        """Tell a listener of each of its tasks that changed since it was last
+        told (a task's whole state, as tasks/get gives it); a task that ended,
+        or is gone, is told of no more, and with none left the stream ends."""
+        for task_id in list(listener.told):
+            ask = self._own_task(task_id, listener.context)
+            if ask is None:
+                del listener.told[task_id]
+                continue
+            status = _task_view(ask, flat=True)["status"]
+            if listener.changed(task_id, f"{status} {_outstanding_input(ask, listener.context)}"):
+                self._send(_Outgoing.notification("notifications/tasks", {
+                    **self._detailed_task(ask, listener.context), "_meta": listener.meta()}, streams=listener.request_id))
+            if ask.finished:
+                del listener.told[task_id]
+        if end and not listener.told:
+            del self.listening[_request_key(listener.request_id)]
+            self._send_result(listener.request_id, {"_meta": listener.meta()}, listener.context)
 
     @rpc.on("tasks/list")
     def list_tasks(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -11672,7 +11750,9 @@ class _McpServer:
     def call_ended(self, call_id: Any) -> None:
         """The client gave up on a call, or it ended otherwise (its stream
         closed): the call is forgotten, but its ask, its form and its page
-        stay open, for a late answer and the next call that asks the same."""
+        stay open, for a late answer and the next call that asks the same;
+        a listener is no longer told anything."""
+        self.listening.pop(_request_key(call_id), None)
         waiting: List[Tuple[str, _WaitingCall]] = [*self.pages.items(), *self.by_url.items()]
         for key, page in waiting:
             if page.call_id == call_id:
@@ -11692,6 +11772,7 @@ class _McpServer:
         self.pages.clear()
         self.by_url.clear()
         self.waiting.clear()
+        self.listening.clear()
         self.board.owner_ended(self.owner)
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
@@ -11779,7 +11860,8 @@ class _McpServer:
 
     def check_pages(self) -> None:
         """Answer the call of every page that is done (or has been idle too
-        long), and of every ask whose time has run out."""
+        long), and of every ask whose time has run out; tell listeners of
+        the tasks that changed."""
         self.board.sweep()
         now = time.time()
         for key, page in list(self.pages.items()):
@@ -11793,6 +11875,7 @@ class _McpServer:
             if waiting.ask.expire(now):  # its time ran out while its form was open
                 del self.waiting[key]
                 self._send_result(waiting.call_id, self._delivered(waiting.ask, waiting.context), waiting.context)
+        self._tell_listeners()
 
     def keep_alive(self) -> None:
         """Tell the client, for each call that waits on the person and gave a
@@ -11809,7 +11892,7 @@ class _McpServer:
     @property
     def waits(self) -> bool:
         """Whether anything waits on the person (and so on time passing)."""
-        return bool(self.pages or self.waiting or self.by_url)
+        return bool(self.pages or self.waiting or self.by_url or self.listening)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         task_id = self.task_polls.pop(_request_key(request_id), None)
@@ -11837,13 +11920,15 @@ class _Outgoing:
     the client's request a response answers; ``asks``, the key of the
     server's own request; ``follows``, of the server's request whose stream
     a notification goes on; ``progress``, of the progress token whose
-    call's stream a progress note goes on."""
+    call's stream a progress note goes on; ``streams``, of the client's
+    request still waiting whose stream a notification goes on (a listen's)."""
 
     message: Dict[str, Any]
     answers: Optional[str] = None
     asks: Optional[str] = None
     follows: Optional[str] = None
     progress: Optional[str] = None
+    streams: Optional[str] = None
 
     @classmethod
     def response(cls, request_id: Any, outcome: "Dict[str, Any]") -> "_Outgoing":
@@ -11856,10 +11941,11 @@ class _Outgoing:
 
     @classmethod
     def notification(cls, method: str, params: "Dict[str, Any]", follows: Any = None,
-                     progress: Any = None) -> "_Outgoing":
+                     progress: Any = None, streams: Any = None) -> "_Outgoing":
         return cls({"jsonrpc": "2.0", "method": method, "params": params},
                    follows=None if follows is None else _request_key(follows),
-                   progress=None if progress is None else _request_key(progress))
+                   progress=None if progress is None else _request_key(progress),
+                   streams=None if streams is None else _request_key(streams))
 
     def line(self) -> bytes:
         """The message as stdio carries it: one line of strict JSON."""
@@ -12237,7 +12323,8 @@ class _Router(_Transport):
     the exchange it belongs to.  A response goes to the POST that carried its
     request; a request of the server's own (a form) and a notification to
     the POST being handled; the server's cancellation of a form, to the
-    stream that carried the form."""
+    stream that carried the form; a listener's notification, to the stream
+    of its subscriptions/listen."""
 
     def __init__(self) -> None:
         self.current: Optional[_Exchange] = None
@@ -12254,6 +12341,8 @@ class _Router(_Transport):
                 self.asked[message.asks] = target
         elif message.progress is not None:
             target = self.progress.get(message.progress)
+        elif message.streams is not None:
+            target = self.requests.get(message.streams)
         elif message.follows is not None:
             target = self.asked.pop(message.follows, None) or target
         if target is not None:

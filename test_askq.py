@@ -10334,6 +10334,69 @@ class McpTaskExtensionTests(unittest.TestCase):
         no_page = self.wire().call(SECRET_CALL)[0]["result"]  # no page to offer: no task, said in words
         self.assertEqual((no_page["resultType"], no_page["content"][0]["text"]), ("complete", askq._SECRET_NOT_IN_FORM))
 
+    def test_a_listener_is_told_of_each_change_of_its_own_tasks_until_they_end(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        other = self.wire(name="someone else", board=wire.server.board)
+        foreign = other.call({"questions": ["Yours?"]})[0]["result"]["taskId"]
+        opened = wire.request(5, "subscriptions/listen", {"notifications": {"taskIds": [task_id, "nope", foreign, task_id]}})
+        self.assertEqual([message.get("method") for message in opened],
+                         ["notifications/subscriptions/acknowledged", "notifications/tasks"])
+        self.assertEqual(schema_errors(opened[0], self.core["SubscriptionsAcknowledgedNotification"], self.core), [])
+        self.assertEqual(opened[0]["params"], {"notifications": {"taskIds": [task_id]},
+                                               "_meta": {"io.modelcontextprotocol/subscriptionId": 5}})
+        self.valid("TaskStatusNotification", opened[1])
+        self.assertEqual((opened[1]["params"]["status"], list(opened[1]["params"]["inputRequests"])),
+                         ("input_required", ["form-1"]))
+        self.assertEqual(opened[1]["params"]["_meta"], {"io.modelcontextprotocol/subscriptionId": 5})
+        wire.server.check_pages()
+        self.assertEqual(wire.lines, [])  # nothing changed: nothing told
+        wire.request(6, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-1": {"action": "accept", "content": {"q0": "Oracle"}}}})
+        wire.server.check_pages()
+        again, wire.lines = wire.lines, []
+        self.assertEqual(list(again[0]["params"]["inputRequests"]), ["form-2"])  # refused: the form asked anew
+        wire.request(7, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-2": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})
+        wire.server.check_pages()
+        done, wire.lines = wire.lines, []
+        self.valid("TaskStatusNotification", done[0])
+        self.assertEqual(done[0]["params"]["status"], "completed")
+        self.assertEqual(done[0]["params"]["result"]["structuredContent"]["status"], "answered")
+        self.assertEqual(schema_errors(done[1], self.core["SubscriptionsListenResultResponse"], self.core), [])
+        self.assertEqual((done[1]["id"], done[1]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"]), (5, 5))
+        self.assertEqual(wire.server.listening, {})
+
+    def test_a_listen_for_no_task_is_acknowledged_and_ends_and_a_cancelled_one_is_told_nothing(self) -> None:
+        wire = self.wire()
+        quiet = wire.request(5, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+        self.assertEqual(quiet[0]["params"]["notifications"], {})  # askq's tool never changes: nothing agreed
+        wire.server.check_pages()
+        self.assertEqual(wire.lines.pop()["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 5)
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        wire.request(6, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}})
+        wire.request(7, "tasks/cancel", {"taskId": task_id})
+        wire.server.check_pages()
+        self.assertEqual(wire.lines, [])
+
+    def test_a_bad_listen_is_refused_in_words(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        for notifications in (None, "tasks", {"taskIds": task_id}, {"taskIds": [7]}):
+            with self.subTest(notifications=notifications):
+                params = {} if notifications is None else {"notifications": notifications}
+                error = wire.request(2, "subscriptions/listen", params)[0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("'notifications' must be an object whose 'taskIds'", error["message"])
+        bare = self.wire({"elicitation": {"form": {}}}, board=wire.server.board)
+        error = bare.request(3, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})[0]["error"]
+        self.assertEqual((error["code"], error["data"]), (-32021, {"requiredCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}}))
+        older = TaskWire(self).request(4, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})[0]["error"]
+        self.assertEqual(older["code"], -32601)
+        self.assertIn("subscriptions/listen is not part of protocol 2025-11-25", older["message"])
+
     def test_without_the_extension_a_call_is_asked_as_before(self) -> None:
         plain = self.wire({"elicitation": {"form": {}}}).call(self.CALL)[0]["result"]
         self.assertEqual(plain["resultType"], "input_required")
@@ -10698,6 +10761,27 @@ class McpHttpTests(unittest.TestCase):
         stranger = self.serve(key=b"another key")
         reply = stranger.post(call_message(5, self.CALL, inputResponses=answers, requestState=state, **stateless_meta()))[2]
         self.assertEqual(reply["error"]["code"], -32602)
+
+    def test_a_listen_is_a_stream_of_its_tasks_changes_made_by_other_requests(self) -> None:
+        client = self.serve()
+        meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": McpTaskExtensionTests.TASKS}}
+        task_id = client.post(call_message(1, self.CALL, **meta))[2]["result"]["taskId"]
+        stream = client.open("POST", {"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": {
+            "notifications": {"taskIds": [task_id]}, **meta}})
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        told = [next_event(stream), next_event(stream)]
+        self.assertEqual([message["method"] for message in told if message],
+                         ["notifications/subscriptions/acknowledged", "notifications/tasks"])
+        answer = {"form-1": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}
+        updated = client.post({"jsonrpc": "2.0", "id": 3, "method": "tasks/update", "params": {
+            "taskId": task_id, "inputResponses": answer, **meta}})
+        self.assertEqual(updated[2]["result"]["resultType"], "complete")  # the ack alone: nothing else on it
+        done, ended = next_event(stream), next_event(stream)
+        assert done is not None and ended is not None
+        self.assertEqual((done["method"], done["params"]["status"]), ("notifications/tasks", "completed"))
+        self.assertEqual((ended["id"], ended["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"]), (2, 2))
+        self.assertIsNone(next_event(stream))  # the stream ends with its result
 
     def test_web_pages_are_served_beside_mcp(self) -> None:
         client = self.serve(web=True)
