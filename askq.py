@@ -87,8 +87,10 @@ The file, in the order of one call's life (each part under a banner of its own):
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
     In-chat view        the MCP Apps document (_view_document()), the page's form
-                        drawn for it, and the app-only tool that checks what the
-                        person did there (_view_tool_result())
+                        drawn for it (also as a client's form, which the view
+                        answers with the form's own answer), and the app-only
+                        tool that checks what the person did there
+                        (_view_tool_result())
     Asks                _Ask (one batch put to a person by serve, outliving the call
                         that asked, and the one owner of its life: its fingerprint,
                         owner, what was entered, outcome, delivery, its record; its
@@ -8739,6 +8741,7 @@ class _WebEntry:
 
 def _web_fieldset(
     index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]", retype: bool = False,
+    notes: bool = True,
 ) -> str:
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
@@ -8756,9 +8759,11 @@ def _web_fieldset(
     parts.extend(_WEB_ENTRIES.get(item.question_type, _WebEntry.typed_entry)(entry))
     parts.append(f"</div>{entry.states()}")
     note = entry.value("note")
-    parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
-                 f"<textarea name=\"{entry.name('note')}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
-                 f"{note}</textarea></details></fieldset>")
+    if notes:  # a form's answer has no place for a note: none is offered where it would be lost
+        parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
+                     f"<textarea name=\"{entry.name('note')}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
+                     f"{note}</textarea></details>")
+    parts.append("</fieldset>")
     return "".join(parts)
 
 
@@ -9093,6 +9098,8 @@ _APPS_EXTENSION = "io.modelcontextprotocol/ui"
 _VIEW_TOOL = "ask_questions_view"
 _VIEW_META = "askq/view"  # where a result carries what the view draws
 _VIEW_BRIDGE_VERSION = "2026-01-26"
+_VIEW_DISMISSED_FORM = "; none of your answers go with it"
+_VIEW_REPLIES = ("message", "elicitation")  # what the view sends for the person: a user message, or a form's answer
 _VIEW_CALL_TEXT = (
     "The questions are shown to the user in the conversation, in askq's view, and nobody has answered yet."
     " The user's answers will arrive as the user's next message. End your turn now: do not answer the"
@@ -9121,6 +9128,8 @@ _VIEW_SCRIPT = """
   "use strict";
   var root = document.documentElement, view = document.getElementById("view");
   var next = 1, waiting = {}, call = null, busy = false, shown = 0;
+  // A form the host forwarded for this view to draw: its questions, and how to answer it.
+  var asked = null, answering = null;
   function post(message) { window.parent.postMessage(message, "*"); }
   function notify(method, params) { post({jsonrpc: "2.0", method: method, params: params || {}}); }
   function request(method, params) {
@@ -9155,7 +9164,21 @@ _VIEW_SCRIPT = """
       draw(drawn ? drawn.html : document.getElementById("elsewhere").innerHTML);
     },
     "ui/notifications/host-context-changed": context,
-    "ui/resource-teardown": function () { return {}; },
+    "ui/resource-teardown": function () {
+      if (answering) { answering({action: "cancel"}); asked = answering = null; }
+      return {};
+    },
+    "elicitation/create": function (params) {
+      var drawn = params._meta && params._meta[META];
+      if (!drawn || !drawn.asked || typeof drawn.html !== "string") {
+        return Promise.reject({code: -32602, message: "This view draws askq's own forms only."});
+      }
+      if (answering) { answering({action: "cancel"}); }
+      asked = drawn.asked;
+      busy = false;
+      draw(drawn.html);
+      return new Promise(function (resolve) { answering = resolve; });
+    },
     "ping": function () { return {}; }
   };
   window.addEventListener("message", function (event) {
@@ -9169,10 +9192,14 @@ _VIEW_SCRIPT = """
     }
     var handler = handlers[message.method];
     var result = handler ? handler(message.params || {}) : undefined;
-    if (message.id !== undefined) {
-      post(handler ? {jsonrpc: "2.0", id: message.id, result: result || {}} :
-        {jsonrpc: "2.0", id: message.id, error: {code: -32601, message: "Method not found"}});
+    if (message.id === undefined) { return; }
+    if (!handler) {
+      post({jsonrpc: "2.0", id: message.id, error: {code: -32601, message: "Method not found"}});
+      return;
     }
+    Promise.resolve(result).then(function (value) {
+      post({jsonrpc: "2.0", id: message.id, result: value || {}});
+    }, function (error) { post({jsonrpc: "2.0", id: message.id, error: error}); });
   });
   function fields() {
     var data = {};
@@ -9183,12 +9210,20 @@ _VIEW_SCRIPT = """
   }
   function act(action) {
     if (busy) { return; }
-    if (!call) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
+    if (!call && !asked) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
     busy = true;
     say("Sending\\u2026");
-    request("tools/call", {name: TOOL, arguments: {call: call, action: action, form: fields()}}).then(function (result) {
+    var given = asked ? {asked: asked, action: action, form: fields(), reply: "elicitation"} :
+      {call: call, action: action, form: fields()};
+    request("tools/call", {name: TOOL, arguments: given}).then(function (result) {
       var done = result && result.structuredContent;
       if (!done || !done.html) { throw new Error("no answer from askq"); }
+      if (asked && done.answer) {
+        answering(done.answer);
+        asked = answering = null;
+        draw(done.html);
+        return;
+      }
       if (!done.message) { busy = false; draw(done.html); return; }
       return request("ui/message", {role: "user", content: [{type: "text", text: done.message}]}).then(function (sent) {
         if (sent && sent.isError) { throw new Error("the conversation did not take the message"); }
@@ -9231,7 +9266,7 @@ _VIEW_SCRIPT = """
     if (height !== shown) { shown = height; notify("ui/notifications/size-changed", {height: height}); }
   }
   new ResizeObserver(size).observe(document.body);
-  request("ui/initialize", {appInfo: {name: "askq", version: VERSION}, appCapabilities: {},
+  request("ui/initialize", {appInfo: {name: "askq", version: VERSION}, appCapabilities: {elicitation: {}},
     protocolVersion: BRIDGE}).then(function (result) {
     context(result && result.hostContext);
     notify("ui/notifications/initialized");
@@ -9291,9 +9326,13 @@ def _view_tool() -> "Dict[str, Any]":
                        " ask_questions call, and gives the text to send as the user's message.",
         "inputSchema": {"type": "object", "properties": {
             "call": {"type": "object", "description": "The ask_questions call's arguments."},
+            "asked": {"type": "object", "description": "Instead of 'call', for a form drawn by the view: the"
+                      " questions the form carried."},
             "action": {"type": "string", "enum": list(_VIEW_ACTIONS)},
             "form": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
-        }, "required": ["call", "action", "form"]},
+            "reply": {"type": "string", "enum": list(_VIEW_REPLIES), "description": "What the view sends: the"
+                      " user's message (the default), or the answer to a form (an ElicitResult)."},
+        }, "required": ["action", "form"]},
         "_meta": {"ui": {"resourceUri": _VIEW_URI, "visibility": ["app"]}},
     }
 
@@ -9306,22 +9345,27 @@ def _heading_html(items: "Sequence[QuestionItem]") -> str:
     return heading if purpose is None else f"{heading}<p class=\"purpose\">{_html_escaped(purpose)}</p>"
 
 
-def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]") -> str:
+def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]",
+               as_form: bool = False) -> str:
     """The questions as the page draws them (the states of each among its
     entries), every entry in place and every problem beside its question,
-    with the view's buttons."""
+    with the view's buttons; drawn ``as_form`` (a form's answer), no "ask me
+    more" and no notes, which a form's answer cannot carry, and a dismissal
+    carries nothing."""
     parts = [_heading_html(items)]
     if problems:
         parts.append(_WebPage(items)._problems_html(problems, form))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
-    parts.extend(_web_fieldset(index, item, form, problems.get(index)) for index, item in enumerate(items))
+    parts.extend(_web_fieldset(index, item, form, problems.get(index), notes=not as_form)
+                 for index, item in enumerate(items))
     parts.append(
         "<p class=\"error\" id=\"said\" role=\"status\" hidden></p>"
         "<div class=\"buttons\" id=\"buttons\"><button class=\"send\" type=\"button\" data-action=\"submit\">Send answers</button>"
-        f"<button type=\"button\" data-action=\"follow_up\">{_ASK_ME_MORE}</button>"
+        + ("" if as_form else f"<button type=\"button\" data-action=\"follow_up\">{_ASK_ME_MORE}</button>") +
         "<button type=\"button\" data-show=\"confirm\">Dismiss</button></div>"
         "<section class=\"confirm\" id=\"confirm\" hidden><h2>Dismiss these questions?</h2>"
-        "<p>The assistant is told that you dismissed them, with the answers you gave.</p><div class=\"buttons\">"
+        f"<p>The assistant is told that you dismissed them{_VIEW_DISMISSED_FORM if as_form else ', with the answers you gave'}.</p>"
+        "<div class=\"buttons\">"
         "<button class=\"send\" type=\"button\" data-action=\"dismiss\">Yes, dismiss</button>"
         "<button type=\"button\" data-show=\"buttons\">No, go back to the questions</button></div></section></form>")
     return "".join(parts)
@@ -9360,21 +9404,62 @@ def _view_action(items: "List[QuestionItem]", form: "Dict[str, List[str]]", stat
 
 def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
     """The app-only tool's result: the text the view sends as the person's
-    message and what it shows then, or the form again with its problems."""
+    message (or, for a form, the form's answer) and what it shows then, or
+    the form again with its problems."""
     given = arguments if isinstance(arguments, dict) else {}
     form, status = given.get("form"), _VIEW_ACTIONS.get(given.get("action"))
-    if status is None or not isinstance(form, dict) or not all(
+    reply = given.get("reply", "message")
+    if status is None or reply not in _VIEW_REPLIES or not isinstance(form, dict) or not all(
             isinstance(key, str) and isinstance(values, list) and all(isinstance(value, str) for value in values)
             for key, values in form.items()):
-        return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call), 'action' (one of"
-                            f" {', '.join(_VIEW_ACTIONS)}) and 'form' (each field's values, as strings).", error=True)
+        return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call) or 'asked' (a form's questions),"
+                            f" 'action' (one of {', '.join(_VIEW_ACTIONS)}), 'form' (each field's values, as"
+                            f" strings) and, when given, 'reply' (one of {', '.join(_VIEW_REPLIES)}).", error=True)
     try:
-        output = ask(given.get("call"))
+        items = _view_questions(given)
     except QuestionError as err:
         return _tool_result(error_text(err), error=True)
-    view = _view_action(_question_list(output), form, status)
-    text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
+    if reply == "elicitation":
+        view = _view_form_answer(items, form, status)
+        text = "Not sent: some answers need fixing; the view shows where." if "answer" not in view else \
+            "The form's answer, for the view to return."
+    else:
+        view = _view_action(items, form, status)
+        text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
     return {"content": [{"type": "text", "text": text}], "structuredContent": view, "isError": False}
+
+
+def _view_questions(given: "Dict[str, Any]") -> "List[QuestionItem]":
+    """The questions the view's person answered: a call decoded as every
+    call is, or a form's questions as a record keeps them, checked as a
+    call's are; QuestionError when they cannot be read."""
+    if "asked" not in given:
+        return _question_list(ask(given.get("call")))
+    try:
+        batch = _stored_batch(given["asked"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise QuestionError("'asked' is not the questions of a form askq sent: pass the 'asked' object of the"
+                            f" form's _meta[{_VIEW_META!r}] unchanged.") from None
+    items = validate_and_normalize(QuestionInput(batch.questions, batch.title, batch.purpose))
+    return _question_list(QuestionOutput(items, [], None, batch.title, batch.purpose))
+
+
+def _view_form_answer(items: "List[QuestionItem]", form: "Dict[str, List[str]]", status: Outcome) -> "Dict[str, Any]":
+    """A form drawn by the view, answered: the ElicitResult the view returns
+    for it (the answer a client's own form would give), and what the view
+    shows then; or the form again with its problems.  A dismissal is a
+    decline, which carries no answers, as a form's does."""
+    if status is Outcome.FOLLOW_UP:  # a form's answer cannot say it: no such button is drawn for one
+        status = Outcome.DECLINED
+    if status is Outcome.DECLINED:
+        outcome = QuestionOutput(items, [], status)
+    else:
+        try:
+            outcome = QuestionOutput(items, collect_answers(items, _form_answers(items, form, sent=True)), status)
+        except AnswerError as err:
+            return {"html": _view_form(items, form, _form_problems(items, form) or {err.index or 0: err.reason},
+                                       as_form=True)}
+    return {"answer": harness_answers(outcome, "mcp"), "html": _view_sent(outcome), "status": status.value}
 
 
 def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
@@ -9663,8 +9748,7 @@ class _AskRecord:
 
     def to_text(self) -> str:
         """The record as it is stored: compact JSON, with its layout's version."""
-        batch = self.questions.to_dict()
-        del batch["answers"]
+        batch = _batch_record(self.questions)
         result: Optional[Dict[str, Any]] = None
         if self.result is not None:
             answers = _answer_dicts(self.result)
@@ -9755,6 +9839,15 @@ def _stored_question(data: "Dict[str, Any]") -> QuestionItem:
         data.get("allowCustom") is not False, _stored_number(data.get("minimum")),
         _stored_number(data.get("maximum")), _stored_number(data.get("step")), _stored_optional(data.get("unit")),
         _stored_optional(data.get("default")), data.get("secret") is True)
+
+
+def _batch_record(output: QuestionOutput) -> "Dict[str, Any]":
+    """The questions and the batch's heading as a record keeps them (every
+    field of every question, no answers): read back by _stored_batch()."""
+    batch = output.to_dict()
+    del batch["answers"]
+    batch.pop("status", None)
+    return batch
 
 
 def _stored_batch(data: "Dict[str, Any]") -> QuestionOutput:
@@ -11027,10 +11120,25 @@ class _RequestContext:
     @property
     def draws_views(self) -> bool:
         """Whether the client draws MCP Apps views (the extension, with its MIME type)."""
+        types = self._apps.get("mimeTypes")
+        return isinstance(types, list) and _VIEW_MIME in types
+
+    @property
+    def views_forms(self) -> bool:
+        """Whether the client may draw a form with askq's view in place of its
+        own (app-rendered elicitation): it draws forms and views, and its
+        MCP Apps settings name ``elicitation``; and its forms have the
+        protocol's own arms, which the view's answer is written in."""
+        known = _known_client(self.client)
+        return self.can_elicit and self.draws_views and isinstance(self._apps.get("elicitation"), dict) \
+            and not self.protocol.legacy_forms and not (known is not None and known.plain_enum_only)
+
+    @property
+    def _apps(self) -> "Dict[str, Any]":
+        """The client's MCP Apps settings (empty when it declares none)."""
         extensions = self.capabilities.get("extensions")
         apps = extensions.get(_APPS_EXTENSION) if isinstance(extensions, dict) else None
-        types = apps.get("mimeTypes") if isinstance(apps, dict) else None
-        return isinstance(types, list) and _VIEW_MIME in types
+        return apps if isinstance(apps, dict) else {}
 
 
 class _WaitingCall:
@@ -11270,6 +11378,8 @@ class _McpServer:
         capabilities = {"tools": {}, "logging": {}, "resources": {}}
         if self.handshake.polls_tasks:
             capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        if self.handshake.views_forms:
+            capabilities["extensions"] = {_APPS_EXTENSION: {"elicitation": {}}}
         return {"protocolVersion": version, "capabilities": capabilities, "serverInfo": _server_info()}
 
     def _what_calls_get(self, context: _RequestContext) -> str:
@@ -11287,7 +11397,8 @@ class _McpServer:
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # Always the new era's result, whole, even asked without an envelope.
         return {"resultType": "complete", "supportedVersions": [protocol.name for protocol in _PROTOCOLS],
-                "capabilities": {"tools": {}, "resources": {}, "extensions": {_TASKS_EXTENSION: {}}},
+                "capabilities": {"tools": {}, "resources": {}, "extensions": {
+                    _TASKS_EXTENSION: {}, _APPS_EXTENSION: {"elicitation": {}}}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
@@ -11361,8 +11472,9 @@ class _McpServer:
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if context.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output, client=context.client),
-                    "requestState": self.seal.seal(arguments)}
+            return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
+                "method": "elicitation/create", "params": _form_for(output, context)}},
+                "requestState": self.seal.seal(arguments)}
         asked = self.board.open(output, self.owner)
         if asked.finished:
             return self._delivered(asked, context)
@@ -11380,7 +11492,7 @@ class _McpServer:
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.forms[_request_key(elicitation_id)] = ask
-        form = to_elicitation(ask.output, protocol_version=context.version, client=context.client)
+        form = _form_for(ask.output, context)
         if ask.task is not None:
             form["_meta"] = {**form.get("_meta", {}), _RELATED_TASK: {"taskId": ask.id}}
         self._send(_Outgoing.request(elicitation_id, "elicitation/create", form))
@@ -11570,8 +11682,7 @@ class _McpServer:
                 shown["inputRequests"] = {key: {"method": "elicitation/create", "params": {
                     "mode": "url", "message": _URL_MESSAGE, "url": ask.page.url}}}
             else:
-                shown["inputRequests"] = {key: {"method": "elicitation/create", "params": to_elicitation(
-                    ask.output, protocol_version=context.version, client=context.client)}}
+                shown["inputRequests"] = {key: {"method": "elicitation/create", "params": _form_for(ask.output, context)}}
         return shown
 
     @rpc.on("tasks/update")
@@ -12003,6 +12114,18 @@ def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str,
     if context.stateless:
         result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
     return result
+
+
+def _form_for(output: QuestionOutput, context: _RequestContext) -> "Dict[str, Any]":
+    """The form for a client to draw; where it draws forms with askq's view,
+    the form names the view and carries what the view draws and the
+    questions it checks the answers against, the form itself staying
+    whole for a client that falls back to its own."""
+    form = to_elicitation(output, protocol_version=context.version, client=context.client)
+    if context.views_forms:
+        form["_meta"] = {"ui": {"resourceUri": _VIEW_URI}, _VIEW_META: {
+            "html": _view_form(_question_list(output), {}, {}, as_form=True), "asked": _batch_record(output)}}
+    return form
 
 
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":

@@ -9731,6 +9731,100 @@ class McpViewTests(unittest.TestCase):
         wire = McpWire(self, {**McpWire.APPS, "elicitation": {"form": {}}})
         self.assertEqual(wire.call(self.CALL)[0]["method"], "elicitation/create")
 
+    VIEWS_FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/ui": {
+        "mimeTypes": ["text/html;profile=mcp-app"], "elicitation": {}}}}
+
+    def test_a_client_that_draws_forms_with_views_is_told_so_and_its_forms_name_the_view(self) -> None:
+        defs = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        wire = McpWire(self, self.VIEWS_FORMS)
+        reply = wire.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": self.VIEWS_FORMS})
+        self.assertEqual(reply[0]["result"]["capabilities"]["extensions"], {"io.modelcontextprotocol/ui": {"elicitation": {}}})
+        form = wire.call(self.CALL)[0]
+        if MCP_SCHEMAS[0] in defs:
+            self.assertEqual(schema_errors(form, defs[MCP_SCHEMAS[0]]["ElicitRequest"], defs[MCP_SCHEMAS[0]]), [])
+        params = form["params"]
+        self.assertEqual(params["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
+        self.assertEqual({key: params[key] for key in ("mode", "message", "requestedSchema")},
+                         askq.to_elicitation(askq.ask(self.CALL), protocol_version="2025-11-25"))  # whole: the fallback
+        drawn = params["_meta"]["askq/view"]
+        self.assertEqual(drawn["html"].count("<fieldset"), len(askq.ask(self.CALL).questions))
+        self.assertNotIn('data-action="follow_up"', drawn["html"])  # a form's answer cannot ask for more
+        self.assertNotIn("note:", drawn["html"])  # nor carry a note: none is offered, none is lost
+        self.assertIn("none of your answers go with it", drawn["html"])
+        stateless = McpWire(self, self.VIEWS_FORMS, version="2026-07-28")
+        asked = stateless.call(self.CALL)[0]["result"]["inputRequests"]["ask_questions"]["params"]
+        self.assertEqual(asked["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
+        if MCP_SCHEMAS[1] in defs:
+            self.assertEqual(schema_errors(asked, defs[MCP_SCHEMAS[1]]["ElicitRequestFormParams"], defs[MCP_SCHEMAS[1]]), [])
+        for capabilities in ({**McpWire.APPS, "elicitation": {"form": {}}},
+                             {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/ui": {"elicitation": {}}}},
+                             {"extensions": self.VIEWS_FORMS["extensions"]}):
+            with self.subTest(capabilities=capabilities):
+                plain = McpWire(self, capabilities)
+                said = plain.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities})
+                self.assertNotIn("extensions", said[0]["result"]["capabilities"])
+                first = plain.call(self.CALL)[0]
+                self.assertNotIn("_meta", first.get("params", {}))
+        self.assertNotIn("_meta", McpWire(self, {**self.VIEWS_FORMS, "elicitation": {"form": {}, "url": {}}})
+                         .call(SECRET_CALL)[0]["params"])  # a secret goes by URL: no form, no view
+        # The view answers in the protocol's own arms: a form in other words (an older version's, or
+        # a client known to draw plain enums only) stays the client's own.
+        for version, name in (("2025-06-18", "wire"), ("2025-11-25", "askq")):
+            with self.subTest(version=version, name=name):
+                other = TaskWire(self, name=name, capabilities=self.VIEWS_FORMS, version=version)
+                self.assertNotIn("extensions", other.initialized["capabilities"])
+                self.assertNotIn("ui", other.call(self.CALL)[0]["params"].get("_meta", {}))
+
+    def test_a_tasks_form_names_the_view_too(self) -> None:
+        wire = McpWire(self, {**self.VIEWS_FORMS, "extensions": {**self.VIEWS_FORMS["extensions"],
+                                                                 "io.modelcontextprotocol/tasks": {}}}, version="2026-07-28")
+        wire.meta["io.modelcontextprotocol/clientInfo"] = {"name": "wire", "version": "1"}
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        shown = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]["inputRequests"]["form-1"]["params"]
+        self.assertEqual(shown["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
+        legacy = TaskWire(self, capabilities=self.VIEWS_FORMS)
+        legacy_id = legacy.task()[0]
+        form = legacy.request(2, "tasks/result", {"taskId": legacy_id})[0]["params"]
+        self.assertEqual(set(form["_meta"]), {"ui", "askq/view", "io.modelcontextprotocol/related-task"})
+
+    def test_the_view_answers_a_form_it_drew_with_the_forms_own_answer(self) -> None:
+        wire = McpWire(self, self.VIEWS_FORMS)
+        form = wire.call(self.CALL)[0]
+        asked = form["params"]["_meta"]["askq/view"]["asked"]
+        entries = {"q:q0": ["SQLite"], "q:q1": ["Lint"], "text:q2": ["soon"]}
+        reply = wire.call({"asked": asked, "action": "submit", "form": entries, "reply": "elicitation"},
+                          name="ask_questions_view")[0]["result"]
+        answer = reply["structuredContent"]["answer"]
+        self.assertEqual(answer["action"], "accept")
+        done = wire.respond(form["id"], {"result": answer})[0]["result"]  # what the host sends back, unchanged
+        self.assertIn('picked: "SQLite"', done["content"][0]["text"])
+        self.assertEqual(done["structuredContent"]["status"], "answered")
+        dismissed = wire.call({"asked": asked, "action": "dismiss", "form": entries, "reply": "elicitation"},
+                              name="ask_questions_view")[0]["result"]["structuredContent"]
+        self.assertEqual((dismissed["answer"], dismissed["status"]), ({"action": "decline"}, "declined"))
+        refused = wire.call({"asked": asked, "action": "submit", "form": {}, "reply": "elicitation"},
+                            name="ask_questions_view")[0]["result"]["structuredContent"]
+        self.assertNotIn("answer", refused)
+        self.assertIn("problems", refused["html"])
+        self.assertNotIn('data-action="follow_up"', refused["html"])
+
+    def test_a_view_reply_with_questions_askq_never_sent_is_refused_in_words(self) -> None:
+        wire = McpWire(self, self.VIEWS_FORMS)
+        for asked in ({"questions": "none"}, {"questions": []}, {"questions": [{"question": "Q?", "question_type": "Nope"}]}, 5):
+            with self.subTest(asked=asked):
+                reply = wire.call({"asked": asked, "action": "submit", "form": {}, "reply": "elicitation"},
+                                  name="ask_questions_view")[0]["result"]
+                self.assertTrue(reply["isError"])
+                self.assertIn("'asked' is not the questions of a form askq sent", reply["content"][0]["text"])
+        bad = wire.call({"call": self.CALL, "action": "submit", "form": {}, "reply": "letter"},
+                        name="ask_questions_view")[0]["result"]
+        self.assertIn("'reply' (one of message, elicitation)", bad["content"][0]["text"])
+
+    def test_the_view_takes_a_forwarded_form_and_says_it_can(self) -> None:
+        document = askq._view_document()
+        self.assertIn('"elicitation/create": function', document)
+        self.assertIn("appCapabilities: {elicitation: {}}", document)
+
     def view(self, wire: McpWire, action: str, form: Dict[str, List[str]], call: Any = None) -> Dict[str, Any]:
         reply = wire.call({"call": call or self.CALL, "action": action, "form": form}, name="ask_questions_view")
         return dict(reply[0]["result"])
@@ -10216,7 +10310,8 @@ class McpTaskExtensionTests(unittest.TestCase):
     def test_discover_declares_the_extension(self) -> None:
         result = self.wire().request(1, "server/discover")[0]["result"]
         self.assertEqual(schema_errors(result, self.core["DiscoverResult"], self.core), [])
-        self.assertEqual(result["capabilities"]["extensions"], {"io.modelcontextprotocol/tasks": {}})
+        self.assertEqual(result["capabilities"]["extensions"], {"io.modelcontextprotocol/tasks": {},
+                                                                "io.modelcontextprotocol/ui": {"elicitation": {}}})
 
     def test_a_task_shows_its_form_in_tasks_get_and_takes_the_answer_from_tasks_update(self) -> None:
         wire = self.wire()
