@@ -37,6 +37,9 @@
 // AppBridge, forwards the form's `elicitation/create` to it once both sides declared
 // `elicitation`, and hands askq the view's ElicitResult unchanged: a person's picks and
 // typed text, and a dismissal, reach the model as result_text() of that outcome.
+// Then the official Inspector's web client (@modelcontextprotocol/inspector, when DIR
+// holds it), with `askq.py serve` as its stdio server: it declares the same, draws the
+// call's form with askq's view, and shows the model's result of what a person did there.
 //
 // Prints one line per check and the view's size and time to first render; --shots DIR
 // saves a screenshot of the host with the view, drawn and refused, at each width and theme;
@@ -44,6 +47,7 @@
 // Exit status: 0 when every check passed, 1 when any failed, 2 when it could not run.
 
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
@@ -671,6 +675,103 @@ async function appFormRound(kind, name, spec) {
   }
 }
 
+// The official Inspector's web client with askq over stdio: the call's form drawn by
+// askq's view in the Inspector's own app frame, answered there as a person would.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => { const { port } = server.address(); server.close(() => resolve(port)); });
+  });
+}
+
+async function startInspector(dir) {
+  const env = { ...process.env, BROWSER: "none", MCP_INSPECTOR_SECRET_STORE: "memory", CLIENT_PORT: String(await freePort()),
+    MCP_SANDBOX_PORT: String(await freePort()), MCP_APP_ORIGIN_PORT: String(await freePort()) };
+  const child = spawn(process.execPath, [path.join(dir, "clients", "launcher", "build", "index.js"), "--web",
+    "--transport", "stdio", PYTHON, ASKQ, "serve", "--store", "memory"], { stdio: ["ignore", "pipe", "pipe"], env });
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    const take = (chunk) => {
+      log += chunk;
+      const found = /(http:\/\/127\.0\.0\.1:\d+\?MCP_INSPECTOR_API_TOKEN=\w+)/.exec(log);
+      if (found) resolve(found[1]);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("exit", () => reject(new Error(`the Inspector ended: ${log}`)));
+    setTimeout(() => reject(new Error(`the Inspector did not start: ${log}`)), 30000);
+  });
+  return { url, child, log: () => log };
+}
+
+async function inspectorRound() {
+  const dir = path.join(MODULES, "@modelcontextprotocol", "inspector");
+  if (!fs.existsSync(dir)) {
+    console.log("skipped: the official Inspector: DIR holds no @modelcontextprotocol/inspector");
+    return;
+  }
+  const version = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).version;
+  const where = `the official Inspector ${version} (web client, askq over stdio)`;
+  const inspector = await startInspector(dir);
+  const page = await browser.newPage();
+  try {
+    await page.setViewport({ width: 1400, height: 1000 });
+    await page.goto(inspector.url, { waitUntil: "networkidle2" });
+    await (await page.waitForSelector('[role="switch"], input[type="checkbox"]', { timeout: 20000 })).click();
+    await page.waitForFunction(() => /\bConnected\b/.test(document.body.innerText), { timeout: 30000 });
+    const listed = await until(async () => {  // the tab answers once the server's lists are in
+      await page.click('label[for$="-Tools"]').catch(() => {});
+      await sleep(300);
+      return page.$("::-p-text(ask_questions)");
+    }, 30);
+    if (!listed) throw new Error("the Inspector's Tools tab never listed ask_questions");
+    await listed.click();
+    await (await page.waitForSelector("::-p-text(Edit as JSON)", { timeout: 20000 })).click();
+    const editor = await page.waitForSelector("textarea.ace_text-input", { timeout: 20000 });
+    await editor.focus();
+    await page.keyboard.down("Control");
+    await page.keyboard.press("a");
+    await page.keyboard.up("Control");
+    await page.keyboard.press("Backspace");
+    await editor.type(JSON.stringify(EXAMPLE));
+    await (await page.waitForSelector("::-p-text(Execute Tool)", { timeout: 20000 })).click();
+    const view = await until(async () => {
+      const frame = page.frames().find((one) => one.url() === "about:srcdoc");
+      return frame && (await frame.$("fieldset").catch(() => null)) ? frame : null;
+    }, 30);
+    const said = await page.evaluate(() => document.body.innerText);
+    check(`${where}: the call's form is drawn by askq's view in the Inspector's app frame`,
+      Boolean(view) && said.includes("Answering through the server-provided MCP App."), said.slice(-600));
+    if (!view) return;
+    const drawn = await view.evaluate(() => ({
+      followUp: Boolean(document.querySelector('button[data-action="follow_up"]')),
+      notes: document.querySelectorAll("details.addnote").length }));
+    check(`${where}: drawn as a form: no "ask me more", no notes`, !drawn.followUp && drawn.notes === 0, JSON.stringify(drawn));
+    await view.click(pick("q0", "SQLite"));
+    await view.click(pick("q1", "Lint"));
+    await view.type('textarea[name="text:q2"]', "billing");
+    await view.click('button[data-action="submit"]');
+    const wanted = resultText(EXAMPLE, [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Lint"] },
+      { id: "q2", answer: "billing" }], "answered");
+    const flat = (text) => text.replace(/\s+/g, " ").trim();
+    const shown = await until(async () => {
+      const text = await page.evaluate(() => document.body.innerText);
+      return flat(text).includes(flat(wanted)) ? text : null;
+    }, 30);
+    check(`${where}: the Inspector's result is result_text() of what the person did in the view`, Boolean(shown),
+      (await page.evaluate(() => document.body.innerText)).slice(0, 1500));
+    console.log(`model read (${where}): ${JSON.stringify(wanted.split("\n").slice(0, 4).join(" | "))}`);
+  } catch (err) {
+    if (SHOTS) await page.screenshot({ path: path.join(SHOTS, "inspector-failed.png") }).catch(() => {});
+    throw new Error(`${err.message}; the Inspector showed: ${(await page.evaluate(() => document.body.innerText)
+      .catch(() => "")).slice(0, 800)}; its log: ${inspector.log().slice(-800)}`);
+  } finally {
+    await page.close();
+    inspector.child.kill();
+  }
+}
+
 // --- the page by URL ----------------------------------------------------------
 
 // The URL handler of a client: opens the page in the browser and answers it as a person.
@@ -839,6 +940,7 @@ async function main() {
       }
     }
     for (const kind of ["stdio", "http"]) rounds.push([`forms over ${kind}`, () => formsRound(kind)]);
+    rounds.push(["forms drawn by the view in the official Inspector", () => inspectorRound()]);
     for (const kind of ["stdio", "http"]) {
       for (const [name, spec] of Object.entries(FORM_CASES)) {
         rounds.push([`forms drawn by the view over ${kind}: ${name}`, () => appFormRound(kind, name, spec)]);
