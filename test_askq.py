@@ -9742,6 +9742,8 @@ class McpViewTests(unittest.TestCase):
         form = wire.call(self.CALL)[0]
         if MCP_SCHEMAS[0] in defs:
             self.assertEqual(schema_errors(form, defs[MCP_SCHEMAS[0]]["ElicitRequest"], defs[MCP_SCHEMAS[0]]), [])
+            self.assertEqual(schema_errors(reply[0]["result"], defs[MCP_SCHEMAS[0]]["InitializeResult"],
+                                           defs[MCP_SCHEMAS[0]]), [])
         params = form["params"]
         self.assertEqual(params["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
         self.assertEqual({key: params[key] for key in ("mode", "message", "requestedSchema")},
@@ -9780,7 +9782,13 @@ class McpViewTests(unittest.TestCase):
                                                                  "io.modelcontextprotocol/tasks": {}}}, version="2026-07-28")
         wire.meta["io.modelcontextprotocol/clientInfo"] = {"name": "wire", "version": "1"}
         task_id = wire.call(self.CALL)[0]["result"]["taskId"]
-        shown = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]["inputRequests"]["form-1"]["params"]
+        got = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        path = os.path.join(REFERENCE, "mcp-ext-tasks-draft-schema.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as stream:
+                extension = json.load(stream)["$defs"]
+            self.assertEqual(schema_errors(got, extension["GetTaskResult"], extension), [])
+        shown = got["inputRequests"]["form-1"]["params"]
         self.assertEqual(shown["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
         legacy = TaskWire(self, capabilities=self.VIEWS_FORMS)
         legacy_id = legacy.task()[0]
