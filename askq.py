@@ -11678,9 +11678,9 @@ class _McpServer:
             key = _outstanding_input(ask, context)
             if key is None:
                 shown["status"] = "working"
-            elif ask.page is not None and _holds_secret(ask.output.questions):
+            elif _holds_secret(ask.output.questions):  # never a form: its page, made again where it has none
                 shown["inputRequests"] = {key: {"method": "elicitation/create", "params": {
-                    "mode": "url", "message": _URL_MESSAGE, "url": ask.page.url}}}
+                    "mode": "url", "message": _URL_MESSAGE, "url": self.board.page(ask, self.web).url}}}
             else:
                 shown["inputRequests"] = {key: {"method": "elicitation/create", "params": _form_for(ask.output, context)}}
         return shown

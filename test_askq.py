@@ -10425,6 +10425,32 @@ class McpTaskExtensionTests(unittest.TestCase):
                 said = json.dumps([created, waiting, again]) + "".join(wire.logs)
                 self.assertNotIn(SECRET, said)
 
+    @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
+    def test_a_secret_task_opened_before_a_restart_waits_on_its_page_after_it(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "asks.db")
+        urls = {"elicitation": {"url": {}}, "extensions": self.TASKS["extensions"]}
+        first_store = askq._SqliteStore(path)
+        first = self.wire(urls, board=askq._AskBoard(store=first_store, seal=askq._RequestSeal.kept(None, first_store)))
+        task_id = first.call(SECRET_CALL)[0]["result"]["taskId"]
+        url = first.request(2, "tasks/get", {"taskId": task_id})[0]["result"]["inputRequests"]["page-1"]["params"]["url"]
+        first.request(3, "tasks/update", {"taskId": task_id, "inputResponses": {"page-1": {"action": "accept"}}})
+        first.server.close()
+        first_store.close()
+        store = askq._SqliteStore(path)
+        self.addCleanup(store.close)
+        again = self.wire(urls, board=askq._AskBoard(store=store, seal=askq._RequestSeal.kept(None, store)))
+        opened = again.request(4, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", opened)
+        self.assertEqual(opened["status"], "working")  # the client opened it before: nothing asked again
+        page = again.server.board.get(task_id).page
+        answer_page(page.url, {"q0": "eu-west-1", "q1": SECRET})
+        self.assertEqual(page.url.split("?")[1], url.split("?")[1])  # the same page, by the store's key
+        done = again.request(5, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.assertEqual(done["status"], "completed")
+        self.assertIn(json.dumps(SECRET)[1:-1], done["result"]["content"][0]["text"])
+
     def test_a_secret_task_for_a_client_that_opens_no_pages_waits_on_the_page_the_log_names(self) -> None:
         wire = McpWire(self, self.TASKS, web=askq._WebOptions(), version="2026-07-28")
         task_id = wire.call(SECRET_CALL)[0]["result"]["taskId"]
