@@ -89,8 +89,10 @@ The file, in the order of one call's life (each part under a banner of its own):
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
     In-chat view        the MCP Apps document (_view_document()), the page's form
-                        drawn for it, and the app-only tool that checks what the
-                        person did there (_view_tool_result())
+                        drawn for it (also as a client's form, which the view
+                        answers with the form's own answer), and the app-only
+                        tool that checks what the person did there
+                        (_view_tool_result())
     Asks                _Ask (one batch put to a person by serve, outliving the call
                         that asked, and the one owner of its life: its fingerprint,
                         owner, what was entered, outcome, delivery, its record; its
@@ -111,7 +113,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     MCP server          _McpServer: python askq.py serve (calls wait on their ask:
                         forms, pages, late answers, progress notes; or, for a
                         client that polls, the ask is a task: _AskTask in its
-                        record, shown by _task_view()); what it sends
+                        record, shown by _task_view(), told of to a
+                        _TaskListener); what it sends
                         is an _Outgoing (the message and where it belongs), which a
                         _Transport carries: _LineTransport over stdio; over HTTP
                         (serve --http), _McpHttp (the transport's rules), _McpSession,
@@ -8878,6 +8881,7 @@ class _WebEntry:
 
 def _web_fieldset(
     index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]", retype: bool = False,
+    notes: bool = True,
 ) -> str:
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
@@ -8895,9 +8899,11 @@ def _web_fieldset(
     parts.extend(_WEB_ENTRIES.get(item.question_type, _WebEntry.typed_entry)(entry))
     parts.append(f"</div>{entry.states()}")
     note = entry.value("note")
-    parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
-                 f"<textarea name=\"{entry.name('note')}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
-                 f"{note}</textarea></details></fieldset>")
+    if notes:  # a form's answer has no place for a note: none is offered where it would be lost
+        parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
+                     f"<textarea name=\"{entry.name('note')}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
+                     f"{note}</textarea></details>")
+    parts.append("</fieldset>")
     return "".join(parts)
 
 
@@ -9254,6 +9260,8 @@ _APPS_EXTENSION = "io.modelcontextprotocol/ui"
 _VIEW_TOOL = "ask_questions_view"
 _VIEW_META = "askq/view"  # where a result carries what the view draws
 _VIEW_BRIDGE_VERSION = "2026-01-26"
+_VIEW_DISMISSED_FORM = "; none of your answers go with it"
+_VIEW_REPLIES = ("message", "elicitation")  # what the view sends for the person: a user message, or a form's answer
 _VIEW_CALL_TEXT = (
     "The questions are shown to the user in the conversation, in askq's view, and nobody has answered yet."
     " The user's answers will arrive as the user's next message. End your turn now: do not answer the"
@@ -9282,6 +9290,8 @@ _VIEW_SCRIPT = """
   "use strict";
   var root = document.documentElement, view = document.getElementById("view");
   var next = 1, waiting = {}, call = null, busy = false, shown = 0;
+  // A form the host forwarded for this view to draw: its questions, and how to answer it.
+  var asked = null, answering = null;
   function post(message) { window.parent.postMessage(message, "*"); }
   function notify(method, params) { post({jsonrpc: "2.0", method: method, params: params || {}}); }
   function request(method, params) {
@@ -9316,7 +9326,21 @@ _VIEW_SCRIPT = """
       draw(drawn ? drawn.html : document.getElementById("elsewhere").innerHTML);
     },
     "ui/notifications/host-context-changed": context,
-    "ui/resource-teardown": function () { return {}; },
+    "ui/resource-teardown": function () {
+      if (answering) { answering({action: "cancel"}); asked = answering = null; }
+      return {};
+    },
+    "elicitation/create": function (params) {
+      var drawn = params._meta && params._meta[META];
+      if (!drawn || !drawn.asked || typeof drawn.html !== "string") {
+        return Promise.reject({code: -32602, message: "This view draws askq's own forms only."});
+      }
+      if (answering) { answering({action: "cancel"}); }
+      asked = drawn.asked;
+      busy = false;
+      draw(drawn.html);
+      return new Promise(function (resolve) { answering = resolve; });
+    },
     "ping": function () { return {}; }
   };
   window.addEventListener("message", function (event) {
@@ -9330,10 +9354,14 @@ _VIEW_SCRIPT = """
     }
     var handler = handlers[message.method];
     var result = handler ? handler(message.params || {}) : undefined;
-    if (message.id !== undefined) {
-      post(handler ? {jsonrpc: "2.0", id: message.id, result: result || {}} :
-        {jsonrpc: "2.0", id: message.id, error: {code: -32601, message: "Method not found"}});
+    if (message.id === undefined) { return; }
+    if (!handler) {
+      post({jsonrpc: "2.0", id: message.id, error: {code: -32601, message: "Method not found"}});
+      return;
     }
+    Promise.resolve(result).then(function (value) {
+      post({jsonrpc: "2.0", id: message.id, result: value || {}});
+    }, function (error) { post({jsonrpc: "2.0", id: message.id, error: error}); });
   });
   function fields() {
     var data = {};
@@ -9344,12 +9372,20 @@ _VIEW_SCRIPT = """
   }
   function act(action) {
     if (busy) { return; }
-    if (!call) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
+    if (!call && !asked) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
     busy = true;
     say("Sending\\u2026");
-    request("tools/call", {name: TOOL, arguments: {call: call, action: action, form: fields()}}).then(function (result) {
+    var given = asked ? {asked: asked, action: action, form: fields(), reply: "elicitation"} :
+      {call: call, action: action, form: fields()};
+    request("tools/call", {name: TOOL, arguments: given}).then(function (result) {
       var done = result && result.structuredContent;
       if (!done || !done.html) { throw new Error("no answer from askq"); }
+      if (asked && done.answer) {
+        answering(done.answer);
+        asked = answering = null;
+        draw(done.html);
+        return;
+      }
       if (!done.message) { busy = false; draw(done.html); return; }
       return request("ui/message", {role: "user", content: [{type: "text", text: done.message}]}).then(function (sent) {
         if (sent && sent.isError) { throw new Error("the conversation did not take the message"); }
@@ -9392,7 +9428,7 @@ _VIEW_SCRIPT = """
     if (height !== shown) { shown = height; notify("ui/notifications/size-changed", {height: height}); }
   }
   new ResizeObserver(size).observe(document.body);
-  request("ui/initialize", {appInfo: {name: "askq", version: VERSION}, appCapabilities: {},
+  request("ui/initialize", {appInfo: {name: "askq", version: VERSION}, appCapabilities: {elicitation: {}},
     protocolVersion: BRIDGE}).then(function (result) {
     context(result && result.hostContext);
     notify("ui/notifications/initialized");
@@ -9452,9 +9488,13 @@ def _view_tool() -> "Dict[str, Any]":
                        " ask_questions call, and gives the text to send as the user's message.",
         "inputSchema": {"type": "object", "properties": {
             "call": {"type": "object", "description": "The ask_questions call's arguments."},
+            "asked": {"type": "object", "description": "Instead of 'call', for a form drawn by the view: the"
+                      " questions the form carried."},
             "action": {"type": "string", "enum": list(_VIEW_ACTIONS)},
             "form": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
-        }, "required": ["call", "action", "form"]},
+            "reply": {"type": "string", "enum": list(_VIEW_REPLIES), "description": "What the view sends: the"
+                      " user's message (the default), or the answer to a form (an ElicitResult)."},
+        }, "required": ["action", "form"]},
         "_meta": {"ui": {"resourceUri": _VIEW_URI, "visibility": ["app"]}},
     }
 
@@ -9467,22 +9507,27 @@ def _heading_html(items: "Sequence[QuestionItem]") -> str:
     return heading if purpose is None else f"{heading}<p class=\"purpose\">{_html_escaped(purpose)}</p>"
 
 
-def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]") -> str:
+def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", problems: "Dict[int, str]",
+               as_form: bool = False) -> str:
     """The questions as the page draws them (the states of each among its
     entries), every entry in place and every problem beside its question,
-    with the view's buttons."""
+    with the view's buttons; drawn ``as_form`` (a form's answer), no "ask me
+    more" and no notes, which a form's answer cannot carry, and a dismissal
+    carries nothing."""
     parts = [_heading_html(items)]
     if problems:
         parts.append(_WebPage(items)._problems_html(problems, form))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
-    parts.extend(_web_fieldset(index, item, form, problems.get(index)) for index, item in enumerate(items))
+    parts.extend(_web_fieldset(index, item, form, problems.get(index), notes=not as_form)
+                 for index, item in enumerate(items))
     parts.append(
         "<p class=\"error\" id=\"said\" role=\"status\" hidden></p>"
         "<div class=\"buttons\" id=\"buttons\"><button class=\"send\" type=\"button\" data-action=\"submit\">Send answers</button>"
-        f"<button type=\"button\" data-action=\"follow_up\">{_ASK_ME_MORE}</button>"
+        + ("" if as_form else f"<button type=\"button\" data-action=\"follow_up\">{_ASK_ME_MORE}</button>") +
         "<button type=\"button\" data-show=\"confirm\">Dismiss</button></div>"
         "<section class=\"confirm\" id=\"confirm\" hidden><h2>Dismiss these questions?</h2>"
-        "<p>The assistant is told that you dismissed them, with the answers you gave.</p><div class=\"buttons\">"
+        f"<p>The assistant is told that you dismissed them{_VIEW_DISMISSED_FORM if as_form else ', with the answers you gave'}.</p>"
+        "<div class=\"buttons\">"
         "<button class=\"send\" type=\"button\" data-action=\"dismiss\">Yes, dismiss</button>"
         "<button type=\"button\" data-show=\"buttons\">No, go back to the questions</button></div></section></form>")
     return "".join(parts)
@@ -9521,21 +9566,62 @@ def _view_action(items: "List[QuestionItem]", form: "Dict[str, List[str]]", stat
 
 def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
     """The app-only tool's result: the text the view sends as the person's
-    message and what it shows then, or the form again with its problems."""
+    message (or, for a form, the form's answer) and what it shows then, or
+    the form again with its problems."""
     given = arguments if isinstance(arguments, dict) else {}
     form, status = given.get("form"), _VIEW_ACTIONS.get(given.get("action"))
-    if status is None or not isinstance(form, dict) or not all(
+    reply = given.get("reply", "message")
+    if status is None or reply not in _VIEW_REPLIES or not isinstance(form, dict) or not all(
             isinstance(key, str) and isinstance(values, list) and all(isinstance(value, str) for value in values)
             for key, values in form.items()):
-        return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call), 'action' (one of"
-                            f" {', '.join(_VIEW_ACTIONS)}) and 'form' (each field's values, as strings).", error=True)
+        return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call) or 'asked' (a form's questions),"
+                            f" 'action' (one of {', '.join(_VIEW_ACTIONS)}), 'form' (each field's values, as"
+                            f" strings) and, when given, 'reply' (one of {', '.join(_VIEW_REPLIES)}).", error=True)
     try:
-        output = ask(given.get("call"))
+        items = _view_questions(given)
     except QuestionError as err:
         return _tool_result(error_text(err), error=True)
-    view = _view_action(_question_list(output), form, status)
-    text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
+    if reply == "elicitation":
+        view = _view_form_answer(items, form, status)
+        text = "Not sent: some answers need fixing; the view shows where." if "answer" not in view else \
+            "The form's answer, for the view to return."
+    else:
+        view = _view_action(items, form, status)
+        text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
     return {"content": [{"type": "text", "text": text}], "structuredContent": view, "isError": False}
+
+
+def _view_questions(given: "Dict[str, Any]") -> "List[QuestionItem]":
+    """The questions the view's person answered: a call decoded as every
+    call is, or a form's questions as a record keeps them, checked as a
+    call's are; QuestionError when they cannot be read."""
+    if "asked" not in given:
+        return _question_list(ask(given.get("call")))
+    try:
+        batch = _stored_batch(given["asked"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise QuestionError("'asked' is not the questions of a form askq sent: pass the 'asked' object of the"
+                            f" form's _meta[{_VIEW_META!r}] unchanged.") from None
+    items = validate_and_normalize(QuestionInput(batch.questions, batch.title, batch.purpose))
+    return _question_list(QuestionOutput(items, [], None, batch.title, batch.purpose))
+
+
+def _view_form_answer(items: "List[QuestionItem]", form: "Dict[str, List[str]]", status: Outcome) -> "Dict[str, Any]":
+    """A form drawn by the view, answered: the ElicitResult the view returns
+    for it (the answer a client's own form would give), and what the view
+    shows then; or the form again with its problems.  A dismissal is a
+    decline, which carries no answers, as a form's does."""
+    if status is Outcome.FOLLOW_UP:  # a form's answer cannot say it: no such button is drawn for one
+        status = Outcome.DECLINED
+    if status is Outcome.DECLINED:
+        outcome = QuestionOutput(items, [], status)
+    else:
+        try:
+            outcome = QuestionOutput(items, collect_answers(items, _form_answers(items, form, sent=True)), status)
+        except AnswerError as err:
+            return {"html": _view_form(items, form, _form_problems(items, form) or {err.index or 0: err.reason},
+                                       as_form=True)}
+    return {"answer": harness_answers(outcome, "mcp"), "html": _view_sent(outcome), "status": status.value}
 
 
 def _view_call_result(output: QuestionOutput, context: Any) -> "Dict[str, Any]":
@@ -9775,9 +9861,11 @@ class _AskTask:
     ttl: int
     cancelled: bool = False
     forms: int = 1  # how many forms it has asked: each input request's key is new in the task's life
+    opened: bool = False  # whether the client said it opened the task's page (a secret's), sent by URL
 
     def to_dict(self) -> "Dict[str, Any]":
-        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled, "forms": self.forms}
+        return {"created": self.created, "ttl": self.ttl, "cancelled": self.cancelled, "forms": self.forms,
+                "opened": self.opened}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Optional[_AskTask]":
@@ -9788,7 +9876,7 @@ class _AskTask:
             raise TypeError("the task is not an object")
         ttl = _stored_number(data["ttl"])
         return cls(float(data["created"]), int(ttl or 0), data.get("cancelled") is True,
-                   int(_stored_number(data.get("forms")) or 1))
+                   int(_stored_number(data.get("forms")) or 1), data.get("opened") is True)
 
 
 @dataclass
@@ -9820,8 +9908,7 @@ class _AskRecord:
 
     def to_text(self) -> str:
         """The record as it is stored: compact JSON, with its layout's version."""
-        batch = self.questions.to_dict()
-        del batch["answers"]
+        batch = _batch_record(self.questions)
         result: Optional[Dict[str, Any]] = None
         if self.result is not None:
             answers = _answer_dicts(self.result)
@@ -9912,6 +9999,15 @@ def _stored_question(data: "Dict[str, Any]") -> QuestionItem:
         data.get("allowCustom") is not False, _stored_number(data.get("minimum")),
         _stored_number(data.get("maximum")), _stored_number(data.get("step")), _stored_optional(data.get("unit")),
         _stored_optional(data.get("default")), data.get("secret") is True)
+
+
+def _batch_record(output: QuestionOutput) -> "Dict[str, Any]":
+    """The questions and the batch's heading as a record keeps them (every
+    field of every question, no answers): read back by _stored_batch()."""
+    batch = output.to_dict()
+    del batch["answers"]
+    batch.pop("status", None)
+    return batch
 
 
 def _stored_batch(data: "Dict[str, Any]") -> QuestionOutput:
@@ -11099,6 +11195,7 @@ _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _META_CLIENT = "io.modelcontextprotocol/clientInfo"
+_META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_LEVELS_SHOWING_NOTICE = ("debug", "info", "notice")
 _TOOLS_TTL_MS = 3_600_000  # the tool never changes while the server runs
@@ -11115,6 +11212,7 @@ _TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 _MISSING_CAPABILITY = -32021
 _TASK_POLL_MS = 2000  # how often a client is asked to poll a task: a person answers in seconds, not milliseconds
 _TASK_KEPT_MS = int(_ASK_KEPT_SECONDS * 1000)  # the longest a task is kept once it ended: as long as its ask
+_TASKS_PAGE = 50  # tasks in one page of tasks/list
 _TASK_KEPT_LEAST_MS = 60_000  # an ended task is kept at least this long, so that its result is fetched
 _URL_MESSAGE = "An assistant asks you some questions: answer them on this page, then come back to the conversation."
 _PAGE_GONE_TEXT = (
@@ -11194,10 +11292,25 @@ class _RequestContext:
     @property
     def draws_views(self) -> bool:
         """Whether the client draws MCP Apps views (the extension, with its MIME type)."""
+        types = self._apps.get("mimeTypes")
+        return isinstance(types, list) and _VIEW_MIME in types
+
+    @property
+    def views_forms(self) -> bool:
+        """Whether the client may draw a form with askq's view in place of its
+        own (app-rendered elicitation): it draws forms and views, and its
+        MCP Apps settings name ``elicitation``; and its forms have the
+        protocol's own arms, which the view's answer is written in."""
+        known = _known_client(self.client)
+        return self.can_elicit and self.draws_views and isinstance(self._apps.get("elicitation"), dict) \
+            and not self.protocol.legacy_forms and not (known is not None and known.plain_enum_only)
+
+    @property
+    def _apps(self) -> "Dict[str, Any]":
+        """The client's MCP Apps settings (empty when it declares none)."""
         extensions = self.capabilities.get("extensions")
         apps = extensions.get(_APPS_EXTENSION) if isinstance(extensions, dict) else None
-        types = apps.get("mimeTypes") if isinstance(apps, dict) else None
-        return isinstance(types, list) and _VIEW_MIME in types
+        return apps if isinstance(apps, dict) else {}
 
 
 class _WaitingCall:
@@ -11221,6 +11334,27 @@ class _WaitingCall:
     @property
     def session(self) -> Any:
         return self.ask.page
+
+
+@dataclass
+class _TaskListener:
+    """A subscriptions/listen that waits for its tasks' changes: the
+    request (whose stream its notifications go on, each naming it), how it
+    speaks, and what each task it still listens to was last told of."""
+
+    request_id: Any
+    context: _RequestContext
+    told: Dict[str, str]
+
+    def meta(self) -> "Dict[str, Any]":
+        return {_META_SUBSCRIPTION: self.request_id}
+
+    def changed(self, task_id: str, state: str) -> bool:
+        """Whether a task is not as it was last told; it is told so from now."""
+        if self.told.get(task_id) == state:
+            return False
+        self.told[task_id] = state
+        return True
 
 
 class _WebOptions:
@@ -11328,6 +11462,7 @@ class _McpServer:
         self.pages: Dict[str, _WaitingCall] = {}
         self.by_url: Dict[str, _WaitingCall] = {}
         self.task_polls: Dict[str, str] = {}  # a tasks/result that waits, by its request's key: its task's id
+        self.listening: Dict[str, _TaskListener] = {}  # a subscriptions/listen that waits, by its request's key
         self.sent = 0
 
     def receive(self, line: bytes) -> None:
@@ -11415,6 +11550,8 @@ class _McpServer:
         capabilities = {"tools": {}, "logging": {}, "resources": {}}
         if self.handshake.polls_tasks:
             capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        if self.handshake.views_forms:
+            capabilities["extensions"] = {_APPS_EXTENSION: {"elicitation": {}}}
         return {"protocolVersion": version, "capabilities": capabilities, "serverInfo": _server_info()}
 
     def _what_calls_get(self, context: _RequestContext) -> str:
@@ -11432,7 +11569,8 @@ class _McpServer:
     def discover(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
         # Always the new era's result, whole, even asked without an envelope.
         return {"resultType": "complete", "supportedVersions": [protocol.name for protocol in _PROTOCOLS],
-                "capabilities": {"tools": {}, "resources": {}, "extensions": {_TASKS_EXTENSION: {}}},
+                "capabilities": {"tools": {}, "resources": {}, "extensions": {
+                    _TASKS_EXTENSION: {}, _APPS_EXTENSION: {"elicitation": {}}}},
                 "ttlMs": _TOOLS_TTL_MS, "cacheScope": "public"}
 
     @rpc.on("ping")
@@ -11506,8 +11644,9 @@ class _McpServer:
         if secret or not context.can_elicit:
             return self._ask_without_form(request_id, output, arguments, context, secret, _progress_token(params))
         if context.stateless:
-            return {"resultType": "input_required", "inputRequests": input_request(output, client=context.client),
-                    "requestState": self.seal.seal(arguments)}
+            return {"resultType": "input_required", "inputRequests": {TOOL_NAME: {
+                "method": "elicitation/create", "params": _form_for(output, context)}},
+                "requestState": self.seal.seal(arguments)}
         asked = self.board.open(output, self.owner)
         if asked.finished:
             return self._delivered(asked, context)
@@ -11525,7 +11664,7 @@ class _McpServer:
         self.sent += 1
         elicitation_id = f"askq-{self.sent}"
         self.forms[_request_key(elicitation_id)] = ask
-        form = to_elicitation(ask.output, protocol_version=context.version, client=context.client)
+        form = _form_for(ask.output, context)
         if ask.task is not None:
             form["_meta"] = {**form.get("_meta", {}), _RELATED_TASK: {"taskId": ask.id}}
         self._send(_Outgoing.request(elicitation_id, "elicitation/create", form))
@@ -11571,10 +11710,10 @@ class _McpServer:
         nobody = QuestionOutput(output.questions, [], Outcome.UNAVAILABLE)
         return _tool_result(_SECRET_NOT_IN_FORM if secret else unavailable_text(), nobody, context)
 
-    def _page_ask(self, output: QuestionOutput) -> "Tuple[_Ask, _PageHost, bool]":
+    def _page_ask(self, output: QuestionOutput, owner: "Optional[_AskOwner]" = None) -> "Tuple[_Ask, _PageHost, bool]":
         """The ask of a call put on a page: found again, page and all, or
         opened with a page of its own; its page, and whether that is new."""
-        ask = self.board.open(output, self.owner)
+        ask = self.board.open(output, owner or self.owner)
         fresh = ask.page is None
         return ask, self.board.page(ask, self.web), fresh
 
@@ -11638,12 +11777,11 @@ class _McpServer:
         (in the core, asking with its ``task`` parameter; under the extension,
         declaring it) and draws forms, when the ask waits on a form, or on a
         secret's page that the client can be sent."""
-        wanted: Any = None
         if context.stateless:
-            wanted = {} if context.extends_tasks and context.can_elicit else None
+            wanted: Any = {} if context.extends_tasks and (context.can_elicit or secret) else None
         else:
             wanted = params.get("task") if context.polls_tasks else None
-        if secret and (context.stateless or not (context.opens_urls or self.web is not None)):
+        if secret and not (context.opens_urls or self.web is not None):
             return None
         return wanted
 
@@ -11655,15 +11793,16 @@ class _McpServer:
         shown by tasks/get and answered by tasks/update), or, for a secret,
         on its page (sent by tasks/result)."""
         kept = _task_ttl(task)
-        if on_page:
-            asked = self._page_ask(output)[0]
-        else:
-            asked = self.board.open(output, self.board.owner(context.client or "") if context.stateless else self.owner)
+        owner = self.board.owner(context.client or "") if context.stateless else self.owner
+        asked = self._page_ask(output, owner)[0] if on_page else self.board.open(output, owner)
         if asked.task is None:
             asked.task = _AskTask(time.time(), kept)
             self.board.save(asked)
         self.board.announce(asked, None if asked.page is None else asked.page.url)
         if context.stateless:
+            if asked.page is not None and on_page:
+                url = asked.page.url
+                self._tell_where(context, f"a task's questions are at {url}", f"Answer the questions in a browser: {url}")
             return {**_task_view(asked, created=True, flat=True), "resultType": "task"}
         self._send_result(request_id, {"task": _task_view(asked, created=True)}, context)
         self._tell_status(asked)
@@ -11675,11 +11814,18 @@ class _McpServer:
         yet past its keeping; any other id is no such task."""
         _speaks_tasks(context, core, extension)
         task_id = params.get("taskId")
+        ask = self._own_task(task_id, context)
+        if ask is None:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
+                            " here (unknown, expired, or never this client's).")
+        return ask
+
+    def _own_task(self, task_id: Any, context: _RequestContext) -> "Optional[_Ask]":
+        """The ask of a task id, when it is a task of the caller's, not yet past its keeping."""
         ask = self.board.get(task_id)
         client = (context.client or "") if context.stateless else self.owner.client
         if ask is None or ask.task is None or ask.owner.client != client or _task_gone(ask):
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: no task {_quoted(str(task_id)[:_MESSAGE_CHARS])}"
-                            " here (unknown, expired, or never this client's).")
+            return None
         return ask
 
     def _tell_status(self, ask: _Ask) -> None:
@@ -11691,14 +11837,24 @@ class _McpServer:
         ask = self._task(params, context)
         if not context.stateless:
             return _task_view(ask)
-        # Under the extension the task carries what it waits on, or its result.
+        return self._detailed_task(ask, context)
+
+    def _detailed_task(self, ask: _Ask, context: _RequestContext) -> "Dict[str, Any]":
+        """The task as the extension shows it: what it waits on from the
+        client (its form, or its page's URL), or its result; ``working``
+        while it waits on the person alone, at a page already opened."""
         shown = _task_view(ask, flat=True)
-        if shown["status"] == "input_required":
-            assert ask.task is not None
-            shown["inputRequests"] = {f"form-{ask.task.forms}": {"method": "elicitation/create", "params": to_elicitation(
-                ask.output, protocol_version=context.version, client=context.client)}}
-        elif shown["status"] == "completed":
+        if shown["status"] == "completed":
             shown["result"] = {"resultType": "complete", **self._delivered(ask, context)}
+        elif shown["status"] == "input_required":
+            key = _outstanding_input(ask, context)
+            if key is None:
+                shown["status"] = "working"
+            elif _holds_secret(ask.output.questions):  # never a form: its page, made again where it has none
+                shown["inputRequests"] = {key: {"method": "elicitation/create", "params": {
+                    "mode": "url", "message": _URL_MESSAGE, "url": self.board.page(ask, self.web).url}}}
+            else:
+                shown["inputRequests"] = {key: {"method": "elicitation/create", "params": _form_for(ask.output, context)}}
         return shown
 
     @rpc.on("tasks/update")
@@ -11712,9 +11868,11 @@ class _McpServer:
         if not isinstance(responses, dict):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object holding the"
                             " responses by the keys of the task's 'inputRequests'.")
-        key = f"form-{ask.task.forms}"
-        if key not in responses or ask.finished:
+        key = _outstanding_input(ask, context)
+        if key is None or key not in responses:
             return {}
+        if _holds_secret(ask.output.questions):
+            return self._task_page_opened(ask, key, responses[key])
         try:
             outcome = _elicited_outcome(ask.output, responses[key])
         except AnswerError as err:
@@ -11725,13 +11883,93 @@ class _McpServer:
         self._end_ask(ask, outcome)
         return {}
 
+    def _task_page_opened(self, ask: _Ask, key: str, response: Any) -> "Dict[str, Any]":
+        """The client's word on the page of a task's secret: opened (the task
+        waits on the person there), or declined (the ask ends, nobody
+        answered on the page); anything else is refused, the URL asked again."""
+        assert ask.task is not None
+        action = response.get("action") if isinstance(response, dict) else None
+        if action not in ("accept", "decline", "cancel"):
+            ask.task.forms += 1
+            self.board.save(ask)
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: the response to {key} must be an elicitation result"
+                            ' whose \'action\' is "accept" (the page is open), "decline" or "cancel"; the task still'
+                            f" waits, its page asked again as page-{ask.task.forms}.")
+        if action == "accept":
+            ask.task.opened = True
+            self.board.save(ask)
+            return {}
+        self._end_ask(ask, QuestionOutput(ask.output.questions, [], Outcome.DECLINED))
+        if ask.page is not None:
+            ask.page.end()
+        return {}
+
+    @rpc.on("subscriptions/listen")
+    def listen(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
+        """A stream of notifications/tasks for the caller's tasks it names:
+        acknowledged with the tasks agreed (another client's, or an unknown
+        id, is left out, never named), then each task's state now and at
+        every change, until every one has ended; askq sends nothing else on it."""
+        if not context.stateless:
+            raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: subscriptions/listen is not part of protocol"
+                            f" {context.version}; its client is told of a task by notifications/tasks/status.")
+        wanted = params.get("notifications")
+        task_ids = wanted.get("taskIds", []) if isinstance(wanted, dict) else None
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'notifications' must be an object whose 'taskIds',"
+                            ' when given, lists the ids of tasks to be told of, such as {"taskIds": ["..."]}.')
+        if task_ids:
+            _speaks_tasks(context, core=False)
+        agreed = [task_id for task_id in dict.fromkeys(task_ids) if self._own_task(task_id, context) is not None]
+        listener = _TaskListener(request_id, context, dict.fromkeys(agreed, ""))
+        self._send(_Outgoing.notification("notifications/subscriptions/acknowledged", {
+            "notifications": {"taskIds": agreed} if task_ids else {}, "_meta": listener.meta()}, streams=request_id))
+        self.listening[_request_key(request_id)] = listener
+        self._tell_listener(listener, end=False)  # it ends on the next tick: over HTTP, on its own stream
+        return None
+
+    def _tell_listeners(self) -> None:
+        for listener in list(self.listening.values()):
+            self._tell_listener(listener)
+
+    def _tell_listener(self, listener: "_TaskListener", end: bool = True) -> None:
+        """Tell a listener of each of its tasks that changed since it was last
+        told (a task's whole state, as tasks/get gives it); a task that ended,
+        or is gone, is told of no more, and with none left the stream ends."""
+        for task_id in list(listener.told):
+            ask = self._own_task(task_id, listener.context)
+            if ask is None:
+                del listener.told[task_id]
+                continue
+            status = _task_view(ask, flat=True)["status"]
+            if listener.changed(task_id, f"{status} {_outstanding_input(ask, listener.context)}"):
+                self._send(_Outgoing.notification("notifications/tasks", {
+                    **self._detailed_task(ask, listener.context), "_meta": listener.meta()}, streams=listener.request_id))
+            if ask.finished:
+                del listener.told[task_id]
+        if end and not listener.told:
+            del self.listening[_request_key(listener.request_id)]
+            self._send_result(listener.request_id, {"_meta": listener.meta()}, listener.context)
+
     @rpc.on("tasks/list")
     def list_tasks(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+        """This client's tasks, oldest first, a page at a time: each page's
+        cursor names the last task it showed, so a page goes on after it
+        even when that task has gone meanwhile."""
+        if context.protocol.task_extension:
+            raise _RpcError(_METHOD_NOT_FOUND, "Method not found: the Tasks extension has no tasks/list; a client"
+                            " keeps the ids of the tasks it made and asks for each with tasks/get.")
         _speaks_tasks(context, extension=False)
+        after = _task_cursor_place(params.get("cursor"))
         with self.board.lock:
             asks = list(self.board.asks.values())
-        return {"tasks": [_task_view(ask) for ask in asks if ask.task is not None
-                          and ask.owner.client == self.owner.client and not _task_gone(ask)]}
+        mine = sorted(((ask.task.created, ask.id), ask) for ask in asks if ask.task is not None
+                      and ask.owner.client == self.owner.client and not _task_gone(ask))
+        shown = [(place, ask) for place, ask in mine if after is None or place > after]
+        page: Dict[str, Any] = {"tasks": [_task_view(ask) for _, ask in shown[:_TASKS_PAGE]]}
+        if len(shown) > _TASKS_PAGE:
+            page["nextCursor"] = _task_cursor(shown[_TASKS_PAGE - 1][0])
+        return page
 
     @rpc.on("tasks/result")
     def task_result(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Optional[Dict[str, Any]]":
@@ -11795,7 +12033,9 @@ class _McpServer:
     def call_ended(self, call_id: Any) -> None:
         """The client gave up on a call, or it ended otherwise (its stream
         closed): the call is forgotten, but its ask, its form and its page
-        stay open, for a late answer and the next call that asks the same."""
+        stay open, for a late answer and the next call that asks the same;
+        a listener is no longer told anything."""
+        self.listening.pop(_request_key(call_id), None)
         waiting: List[Tuple[str, _WaitingCall]] = [*self.pages.items(), *self.by_url.items()]
         for key, page in waiting:
             if page.call_id == call_id:
@@ -11815,6 +12055,7 @@ class _McpServer:
         self.pages.clear()
         self.by_url.clear()
         self.waiting.clear()
+        self.listening.clear()
         self.board.owner_ended(self.owner)
 
     def _on_response(self, message: "Dict[str, Any]") -> None:
@@ -11902,7 +12143,8 @@ class _McpServer:
 
     def check_pages(self) -> None:
         """Answer the call of every page that is done (or has been idle too
-        long), and of every ask whose time has run out."""
+        long), and of every ask whose time has run out; tell listeners of
+        the tasks that changed."""
         self.board.sweep()
         now = time.time()
         for key, page in list(self.pages.items()):
@@ -11916,6 +12158,7 @@ class _McpServer:
             if waiting.ask.expire(now):  # its time ran out while its form was open
                 del self.waiting[key]
                 self._send_result(waiting.call_id, self._delivered(waiting.ask, waiting.context), waiting.context)
+        self._tell_listeners()
 
     def keep_alive(self) -> None:
         """Tell the client, for each call that waits on the person and gave a
@@ -11932,7 +12175,7 @@ class _McpServer:
     @property
     def waits(self) -> bool:
         """Whether anything waits on the person (and so on time passing)."""
-        return bool(self.pages or self.waiting or self.by_url)
+        return bool(self.pages or self.waiting or self.by_url or self.listening)
 
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         task_id = self.task_polls.pop(_request_key(request_id), None)
@@ -11960,13 +12203,15 @@ class _Outgoing:
     the client's request a response answers; ``asks``, the key of the
     server's own request; ``follows``, of the server's request whose stream
     a notification goes on; ``progress``, of the progress token whose
-    call's stream a progress note goes on."""
+    call's stream a progress note goes on; ``streams``, of the client's
+    request still waiting whose stream a notification goes on (a listen's)."""
 
     message: Dict[str, Any]
     answers: Optional[str] = None
     asks: Optional[str] = None
     follows: Optional[str] = None
     progress: Optional[str] = None
+    streams: Optional[str] = None
 
     @classmethod
     def response(cls, request_id: Any, outcome: "Dict[str, Any]") -> "_Outgoing":
@@ -11979,10 +12224,11 @@ class _Outgoing:
 
     @classmethod
     def notification(cls, method: str, params: "Dict[str, Any]", follows: Any = None,
-                     progress: Any = None) -> "_Outgoing":
+                     progress: Any = None, streams: Any = None) -> "_Outgoing":
         return cls({"jsonrpc": "2.0", "method": method, "params": params},
                    follows=None if follows is None else _request_key(follows),
-                   progress=None if progress is None else _request_key(progress))
+                   progress=None if progress is None else _request_key(progress),
+                   streams=None if streams is None else _request_key(streams))
 
     def line(self) -> bytes:
         """The message as stdio carries it: one line of strict JSON."""
@@ -12040,6 +12286,18 @@ def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str,
     if context.stateless:
         result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
     return result
+
+
+def _form_for(output: QuestionOutput, context: _RequestContext) -> "Dict[str, Any]":
+    """The form for a client to draw; where it draws forms with askq's view,
+    the form names the view and carries what the view draws and the
+    questions it checks the answers against, the form itself staying
+    whole for a client that falls back to its own."""
+    form = to_elicitation(output, protocol_version=context.version, client=context.client)
+    if context.views_forms:
+        form["_meta"] = {"ui": {"resourceUri": _VIEW_URI}, _VIEW_META: {
+            "html": _view_form(_question_list(output), {}, {}, as_form=True), "asked": _batch_record(output)}}
+    return form
 
 
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
@@ -12112,6 +12370,46 @@ def _speaks_tasks(context: _RequestContext, core: bool = True, extension: bool =
         raise _RpcError(_MISSING_CAPABILITY, f"Missing required client capability: the {_TASKS_EXTENSION} extension,"
                         " declared in the request's client capabilities.",
                         {"requiredCapabilities": {"extensions": {_TASKS_EXTENSION: {}}}})
+
+
+def _outstanding_input(ask: _Ask, context: _RequestContext) -> "Optional[str]":
+    """The key of what an open task waits on from its client under the
+    extension: its form, or, for a secret, its page's URL until the client
+    has opened it (a client that opens no pages is sent none: the log names
+    the page); new with each request asked, never used twice in a task."""
+    task = ask.task
+    assert task is not None
+    if ask.finished:
+        return None
+    if not _holds_secret(ask.output.questions):
+        return f"form-{task.forms}"
+    return None if task.opened or not context.opens_urls else f"page-{task.forms}"
+
+
+def _task_cursor(place: "Tuple[float, str]") -> str:
+    """The cursor of a page of tasks/list: where the page ended (the last
+    task's creation and id), opaque to the client."""
+    import base64
+
+    return base64.urlsafe_b64encode(json.dumps(list(place)).encode()).decode()
+
+
+def _task_cursor_place(cursor: Any) -> "Optional[Tuple[float, str]]":
+    """Where a page of tasks/list goes on from: None for the first page;
+    a cursor this server never gave is refused."""
+    import base64
+    import binascii
+
+    if cursor is None:
+        return None
+    try:
+        created, task_id = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        if isinstance(created, (int, float)) and not isinstance(created, bool) and isinstance(task_id, str):
+            return float(created), task_id
+    except (AttributeError, UnicodeError, binascii.Error, ValueError, TypeError, RecursionError):
+        pass
+    raise _RpcError(_INVALID_PARAMS, "Invalid params: 'cursor' is not one this server gave; pass the"
+                    " 'nextCursor' of the previous tasks/list page, or no cursor to start from the first task.")
 
 
 def _task_gone(ask: _Ask) -> bool:
@@ -12320,7 +12618,8 @@ class _Router(_Transport):
     the exchange it belongs to.  A response goes to the POST that carried its
     request; a request of the server's own (a form) and a notification to
     the POST being handled; the server's cancellation of a form, to the
-    stream that carried the form."""
+    stream that carried the form; a listener's notification, to the stream
+    of its subscriptions/listen."""
 
     def __init__(self) -> None:
         self.current: Optional[_Exchange] = None
@@ -12337,6 +12636,8 @@ class _Router(_Transport):
                 self.asked[message.asks] = target
         elif message.progress is not None:
             target = self.progress.get(message.progress)
+        elif message.streams is not None:
+            target = self.requests.get(message.streams)
         elif message.follows is not None:
             target = self.asked.pop(message.follows, None) or target
         if target is not None:

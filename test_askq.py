@@ -9963,6 +9963,108 @@ class McpViewTests(unittest.TestCase):
         wire = McpWire(self, {**McpWire.APPS, "elicitation": {"form": {}}})
         self.assertEqual(wire.call(self.CALL)[0]["method"], "elicitation/create")
 
+    VIEWS_FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/ui": {
+        "mimeTypes": ["text/html;profile=mcp-app"], "elicitation": {}}}}
+
+    def test_a_client_that_draws_forms_with_views_is_told_so_and_its_forms_name_the_view(self) -> None:
+        defs = dict(zip(MCP_SCHEMAS, mcp_definitions()))
+        wire = McpWire(self, self.VIEWS_FORMS)
+        reply = wire.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": self.VIEWS_FORMS})
+        self.assertEqual(reply[0]["result"]["capabilities"]["extensions"], {"io.modelcontextprotocol/ui": {"elicitation": {}}})
+        form = wire.call(self.CALL)[0]
+        if MCP_SCHEMAS[0] in defs:
+            self.assertEqual(schema_errors(form, defs[MCP_SCHEMAS[0]]["ElicitRequest"], defs[MCP_SCHEMAS[0]]), [])
+            self.assertEqual(schema_errors(reply[0]["result"], defs[MCP_SCHEMAS[0]]["InitializeResult"],
+                                           defs[MCP_SCHEMAS[0]]), [])
+        params = form["params"]
+        self.assertEqual(params["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
+        self.assertEqual({key: params[key] for key in ("mode", "message", "requestedSchema")},
+                         askq.to_elicitation(askq.ask(self.CALL), protocol_version="2025-11-25"))  # whole: the fallback
+        drawn = params["_meta"]["askq/view"]
+        self.assertEqual(drawn["html"].count("<fieldset"), len(askq.ask(self.CALL).questions))
+        self.assertNotIn('data-action="follow_up"', drawn["html"])  # a form's answer cannot ask for more
+        self.assertNotIn("note:", drawn["html"])  # nor carry a note: none is offered, none is lost
+        self.assertIn("none of your answers go with it", drawn["html"])
+        stateless = McpWire(self, self.VIEWS_FORMS, version="2026-07-28")
+        asked = stateless.call(self.CALL)[0]["result"]["inputRequests"]["ask_questions"]["params"]
+        self.assertEqual(asked["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
+        if MCP_SCHEMAS[1] in defs:
+            self.assertEqual(schema_errors(asked, defs[MCP_SCHEMAS[1]]["ElicitRequestFormParams"], defs[MCP_SCHEMAS[1]]), [])
+        for capabilities in ({**McpWire.APPS, "elicitation": {"form": {}}},
+                             {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/ui": {"elicitation": {}}}},
+                             {"extensions": self.VIEWS_FORMS["extensions"]}):
+            with self.subTest(capabilities=capabilities):
+                plain = McpWire(self, capabilities)
+                said = plain.request("again", "initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities})
+                self.assertNotIn("extensions", said[0]["result"]["capabilities"])
+                first = plain.call(self.CALL)[0]
+                self.assertNotIn("_meta", first.get("params", {}))
+        self.assertNotIn("_meta", McpWire(self, {**self.VIEWS_FORMS, "elicitation": {"form": {}, "url": {}}})
+                         .call(SECRET_CALL)[0]["params"])  # a secret goes by URL: no form, no view
+        # The view answers in the protocol's own arms: a form in other words (an older version's, or
+        # a client known to draw plain enums only) stays the client's own.
+        for version, name in (("2025-06-18", "wire"), ("2025-11-25", "askq")):
+            with self.subTest(version=version, name=name):
+                other = TaskWire(self, name=name, capabilities=self.VIEWS_FORMS, version=version)
+                self.assertNotIn("extensions", other.initialized["capabilities"])
+                self.assertNotIn("ui", other.call(self.CALL)[0]["params"].get("_meta", {}))
+
+    def test_a_tasks_form_names_the_view_too(self) -> None:
+        wire = McpWire(self, {**self.VIEWS_FORMS, "extensions": {**self.VIEWS_FORMS["extensions"],
+                                                                 "io.modelcontextprotocol/tasks": {}}}, version="2026-07-28")
+        wire.meta["io.modelcontextprotocol/clientInfo"] = {"name": "wire", "version": "1"}
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        got = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        path = os.path.join(REFERENCE, "mcp-ext-tasks-draft-schema.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as stream:
+                extension = json.load(stream)["$defs"]
+            self.assertEqual(schema_errors(got, extension["GetTaskResult"], extension), [])
+        shown = got["inputRequests"]["form-1"]["params"]
+        self.assertEqual(shown["_meta"]["ui"], {"resourceUri": "ui://askq/questions"})
+        legacy = TaskWire(self, capabilities=self.VIEWS_FORMS)
+        legacy_id = legacy.task()[0]
+        form = legacy.request(2, "tasks/result", {"taskId": legacy_id})[0]["params"]
+        self.assertEqual(set(form["_meta"]), {"ui", "askq/view", "io.modelcontextprotocol/related-task"})
+
+    def test_the_view_answers_a_form_it_drew_with_the_forms_own_answer(self) -> None:
+        wire = McpWire(self, self.VIEWS_FORMS)
+        form = wire.call(self.CALL)[0]
+        asked = form["params"]["_meta"]["askq/view"]["asked"]
+        entries = {"q:q0": ["SQLite"], "q:q1": ["Lint"], "text:q2": ["soon"]}
+        reply = wire.call({"asked": asked, "action": "submit", "form": entries, "reply": "elicitation"},
+                          name="ask_questions_view")[0]["result"]
+        answer = reply["structuredContent"]["answer"]
+        self.assertEqual(answer["action"], "accept")
+        done = wire.respond(form["id"], {"result": answer})[0]["result"]  # what the host sends back, unchanged
+        self.assertIn('picked: "SQLite"', done["content"][0]["text"])
+        self.assertEqual(done["structuredContent"]["status"], "answered")
+        dismissed = wire.call({"asked": asked, "action": "dismiss", "form": entries, "reply": "elicitation"},
+                              name="ask_questions_view")[0]["result"]["structuredContent"]
+        self.assertEqual((dismissed["answer"], dismissed["status"]), ({"action": "decline"}, "declined"))
+        refused = wire.call({"asked": asked, "action": "submit", "form": {}, "reply": "elicitation"},
+                            name="ask_questions_view")[0]["result"]["structuredContent"]
+        self.assertNotIn("answer", refused)
+        self.assertIn("problems", refused["html"])
+        self.assertNotIn('data-action="follow_up"', refused["html"])
+
+    def test_a_view_reply_with_questions_askq_never_sent_is_refused_in_words(self) -> None:
+        wire = McpWire(self, self.VIEWS_FORMS)
+        for asked in ({"questions": "none"}, {"questions": []}, {"questions": [{"question": "Q?", "question_type": "Nope"}]}, 5):
+            with self.subTest(asked=asked):
+                reply = wire.call({"asked": asked, "action": "submit", "form": {}, "reply": "elicitation"},
+                                  name="ask_questions_view")[0]["result"]
+                self.assertTrue(reply["isError"])
+                self.assertIn("'asked' is not the questions of a form askq sent", reply["content"][0]["text"])
+        bad = wire.call({"call": self.CALL, "action": "submit", "form": {}, "reply": "letter"},
+                        name="ask_questions_view")[0]["result"]
+        self.assertIn("'reply' (one of message, elicitation)", bad["content"][0]["text"])
+
+    def test_the_view_takes_a_forwarded_form_and_says_it_can(self) -> None:
+        document = askq._view_document()
+        self.assertIn('"elicitation/create": function', document)
+        self.assertIn("appCapabilities: {elicitation: {}}", document)
+
     def view(self, wire: McpWire, action: str, form: Dict[str, List[str]], call: Any = None) -> Dict[str, Any]:
         reply = wire.call({"call": call or self.CALL, "action": action, "form": form}, name="ask_questions_view")
         return dict(reply[0]["result"])
@@ -10310,6 +10412,40 @@ class McpTaskTests(unittest.TestCase):
         older = TaskWire(self, version="2025-06-18", capabilities={"elicitation": {}})
         self.assertEqual(older.task()[1][0]["method"], "elicitation/create")
 
+    def test_tasks_list_pages_with_a_cursor_that_goes_on_after_a_task_that_went(self) -> None:
+        wire = TaskWire(self)
+        made = [wire.task({"questions": [f"Name {number}?"]})[0] for number in range(5)]
+        other = TaskWire(self, board=wire.server.board, name="someone else")
+        other.task({"questions": ["Not yours?"]})
+        seen: List[str] = []
+        cursor: Optional[str] = None
+        with mock.patch.object(askq, "_TASKS_PAGE", 2):
+            for _ in range(3):
+                page = wire.request(7, "tasks/list", {} if cursor is None else {"cursor": cursor})[0]["result"]
+                self.valid("ListTasksResult", page)
+                seen += [task["taskId"] for task in page["tasks"]]
+                cursor = page.get("nextCursor")
+                if cursor is not None and len(seen) == 2:  # the page's last task goes before the next page
+                    wire.server.board.get(seen[-1]).ended = 1.0
+                    wire.server.board.get(seen[-1]).result = askq.QuestionOutput([], [], "timed_out")
+        self.assertIsNone(cursor)
+        self.assertEqual(sorted(seen), sorted(made))  # each once: none skipped, none twice
+        self.assertEqual(len(wire.request(8, "tasks/list")[0]["result"]["tasks"]), 4)  # the gone one is not listed
+
+    def test_a_tasks_list_cursor_this_server_never_gave_is_refused(self) -> None:
+        import base64
+
+        wire = TaskWire(self)
+        wire.task()
+        deep = base64.urlsafe_b64encode(b"[" * 100_000).decode()
+        for cursor in ("not a cursor!", 7, "", base64.urlsafe_b64encode(b'{"a": 1}').decode(), deep,
+                       base64.urlsafe_b64encode(b'["soon", "x"]').decode()):
+            with self.subTest(cursor=str(cursor)[:20]):
+                error = wire.request(3, "tasks/list", {"cursor": cursor})[0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("'cursor' is not one this server gave", error["message"])
+                self.assertIn("'nextCursor' of the previous tasks/list page", error["message"])
+
     def test_unknown_and_another_clients_task_ids_are_no_such_task(self) -> None:
         wire = TaskWire(self)
         task_id = wire.task()[0]
@@ -10372,9 +10508,9 @@ class McpTaskTests(unittest.TestCase):
 
     def test_the_task_is_kept_in_the_asks_record_and_older_records_read_as_no_task(self) -> None:
         record = askq._AskRecord("a1", "f", askq.ask(self.CALL), "c", "s", "host 1 x", 1e9,
-                                 task=askq._AskTask(5.5, 60_000, True))
+                                 task=askq._AskTask(5.5, 60_000, True, 3, True))
         read = askq._AskRecord.from_text("a1", record.to_text())
-        self.assertEqual(read.task, askq._AskTask(5.5, 60_000, True))
+        self.assertEqual(read.task, askq._AskTask(5.5, 60_000, True, 3, True))
         older = json.loads(record.to_text())
         del older["task"]
         older["version"] = 2
@@ -10414,7 +10550,8 @@ class McpTaskExtensionTests(unittest.TestCase):
     def test_discover_declares_the_extension(self) -> None:
         result = self.wire().request(1, "server/discover")[0]["result"]
         self.assertEqual(schema_errors(result, self.core["DiscoverResult"], self.core), [])
-        self.assertEqual(result["capabilities"]["extensions"], {"io.modelcontextprotocol/tasks": {}})
+        self.assertEqual(result["capabilities"]["extensions"], {"io.modelcontextprotocol/tasks": {},
+                                                                "io.modelcontextprotocol/ui": {"elicitation": {}}})
 
     def test_a_task_shows_its_form_in_tasks_get_and_takes_the_answer_from_tasks_update(self) -> None:
         wire = self.wire()
@@ -10475,8 +10612,151 @@ class McpTaskExtensionTests(unittest.TestCase):
                 self.assertIn("no task", error["message"])
         for method in ("tasks/result", "tasks/list"):
             self.assertEqual(wire.request(4, method, {"taskId": task_id})[0]["error"]["code"], -32601)
+        listed = wire.request(4, "tasks/list")[0]["error"]["message"]
+        self.assertIn("the Tasks extension has no tasks/list", listed)
         bad = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": "yes"})[0]["error"]
         self.assertIn("'inputResponses' must be an object", bad["message"])
+
+    def test_a_task_with_a_secret_sends_its_page_by_url_as_an_input_request_never_a_form(self) -> None:
+        for action, words in (("accept", json.dumps(SECRET)[1:-1]), ("decline", askq.declined_text())):
+            with self.subTest(action=action):
+                wire = self.wire({"elicitation": {"url": {}}, "extensions": self.TASKS["extensions"]})
+                created = wire.call(SECRET_CALL)[0]["result"]
+                self.valid("CreateTaskResult", created)
+                task_id = created["taskId"]
+                waiting = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+                self.valid("GetTaskResult", waiting)
+                self.assertEqual(waiting["status"], "input_required")
+                self.assertEqual(list(waiting["inputRequests"]), ["page-1"])
+                asked = waiting["inputRequests"]["page-1"]["params"]
+                self.assertEqual((asked["mode"], asked["message"]), ("url", askq._URL_MESSAGE))
+                self.assertNotIn("requestedSchema", asked)
+                self.assertTrue(any(asked["url"] in line for line in wire.logs))  # the log names the page too
+                refused = wire.request(3, "tasks/update", {"taskId": task_id, "inputResponses": {
+                    "page-1": {"action": "open it"}}})[0]["error"]
+                self.assertEqual(refused["code"], -32602)
+                self.assertIn('the response to page-1 must be an elicitation result whose \'action\' is "accept"',
+                              refused["message"])
+                self.assertIn("asked again as page-2", refused["message"])
+                again = wire.request(4, "tasks/get", {"taskId": task_id})[0]["result"]
+                self.assertEqual((list(again["inputRequests"]), again["inputRequests"]["page-2"]["params"]["url"]),
+                                 (["page-2"], asked["url"]))
+                taken = wire.request(5, "tasks/update", {"taskId": task_id, "inputResponses": {
+                    "page-2": {"action": action}}})[0]["result"]
+                self.valid("UpdateTaskResult", taken)
+                if action == "accept":
+                    opened = wire.request(6, "tasks/get", {"taskId": task_id})[0]["result"]
+                    self.valid("GetTaskResult", opened)
+                    self.assertEqual(opened["status"], "working")  # it waits on the person alone
+                    answer_page(asked["url"], {"q0": "eu-west-1", "q1": SECRET})
+                done = wire.request(7, "tasks/get", {"taskId": task_id})[0]["result"]
+                self.valid("GetTaskResult", done)
+                self.assertEqual(done["status"], "completed")
+                self.assertIn(words, done["result"]["content"][0]["text"])
+                self.assertEqual(schema_errors(done["result"], self.core["CallToolResult"], self.core), [])
+                said = json.dumps([created, waiting, again]) + "".join(wire.logs)
+                self.assertNotIn(SECRET, said)
+
+    @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
+    def test_a_secret_task_opened_before_a_restart_waits_on_its_page_after_it(self) -> None:
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "asks.db")
+        urls = {"elicitation": {"url": {}}, "extensions": self.TASKS["extensions"]}
+        first_store = askq._SqliteStore(path)
+        first = self.wire(urls, board=askq._AskBoard(store=first_store, seal=askq._RequestSeal.kept(None, first_store)))
+        task_id = first.call(SECRET_CALL)[0]["result"]["taskId"]
+        url = first.request(2, "tasks/get", {"taskId": task_id})[0]["result"]["inputRequests"]["page-1"]["params"]["url"]
+        first.request(3, "tasks/update", {"taskId": task_id, "inputResponses": {"page-1": {"action": "accept"}}})
+        first.server.close()
+        first_store.close()
+        store = askq._SqliteStore(path)
+        self.addCleanup(store.close)
+        again = self.wire(urls, board=askq._AskBoard(store=store, seal=askq._RequestSeal.kept(None, store)))
+        opened = again.request(4, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", opened)
+        self.assertEqual(opened["status"], "working")  # the client opened it before: nothing asked again
+        page = again.server.board.get(task_id).page
+        answer_page(page.url, {"q0": "eu-west-1", "q1": SECRET})
+        self.assertEqual(page.url.split("?")[1], url.split("?")[1])  # the same page, by the store's key
+        done = again.request(5, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.assertEqual(done["status"], "completed")
+        self.assertIn(json.dumps(SECRET)[1:-1], done["result"]["content"][0]["text"])
+
+    def test_a_secret_task_for_a_client_that_opens_no_pages_waits_on_the_page_the_log_names(self) -> None:
+        wire = McpWire(self, self.TASKS, web=askq._WebOptions(), version="2026-07-28")
+        task_id = wire.call(SECRET_CALL)[0]["result"]["taskId"]
+        shown = wire.request(2, "tasks/get", {"taskId": task_id})[0]["result"]
+        self.valid("GetTaskResult", shown)
+        self.assertEqual(shown["status"], "working")
+        url = next(line for line in wire.logs if "a task's questions are at" in line).rsplit(" ", 1)[1]
+        answer_page(url, {"q0": "eu-west-1", "q1": SECRET})
+        self.assertEqual(wire.request(3, "tasks/get", {"taskId": task_id})[0]["result"]["status"], "completed")
+        no_page = self.wire().call(SECRET_CALL)[0]["result"]  # no page to offer: no task, said in words
+        self.assertEqual((no_page["resultType"], no_page["content"][0]["text"]), ("complete", askq._SECRET_NOT_IN_FORM))
+
+    def test_a_listener_is_told_of_each_change_of_its_own_tasks_until_they_end(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        other = self.wire(name="someone else", board=wire.server.board)
+        foreign = other.call({"questions": ["Yours?"]})[0]["result"]["taskId"]
+        opened = wire.request(5, "subscriptions/listen", {"notifications": {"taskIds": [task_id, "nope", foreign, task_id]}})
+        self.assertEqual([message.get("method") for message in opened],
+                         ["notifications/subscriptions/acknowledged", "notifications/tasks"])
+        self.assertEqual(schema_errors(opened[0], self.core["SubscriptionsAcknowledgedNotification"], self.core), [])
+        self.assertEqual(opened[0]["params"], {"notifications": {"taskIds": [task_id]},
+                                               "_meta": {"io.modelcontextprotocol/subscriptionId": 5}})
+        self.valid("TaskStatusNotification", opened[1])
+        self.assertEqual((opened[1]["params"]["status"], list(opened[1]["params"]["inputRequests"])),
+                         ("input_required", ["form-1"]))
+        self.assertEqual(opened[1]["params"]["_meta"], {"io.modelcontextprotocol/subscriptionId": 5})
+        wire.server.check_pages()
+        self.assertEqual(wire.lines, [])  # nothing changed: nothing told
+        wire.request(6, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-1": {"action": "accept", "content": {"q0": "Oracle"}}}})
+        wire.server.check_pages()
+        again, wire.lines = wire.lines, []
+        self.assertEqual(list(again[0]["params"]["inputRequests"]), ["form-2"])  # refused: the form asked anew
+        wire.request(7, "tasks/update", {"taskId": task_id, "inputResponses": {
+            "form-2": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}})
+        wire.server.check_pages()
+        done, wire.lines = wire.lines, []
+        self.valid("TaskStatusNotification", done[0])
+        self.assertEqual(done[0]["params"]["status"], "completed")
+        self.assertEqual(done[0]["params"]["result"]["structuredContent"]["status"], "answered")
+        self.assertEqual(schema_errors(done[1], self.core["SubscriptionsListenResultResponse"], self.core), [])
+        self.assertEqual((done[1]["id"], done[1]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"]), (5, 5))
+        self.assertEqual(wire.server.listening, {})
+
+    def test_a_listen_for_no_task_is_acknowledged_and_ends_and_a_cancelled_one_is_told_nothing(self) -> None:
+        wire = self.wire()
+        quiet = wire.request(5, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+        self.assertEqual(quiet[0]["params"]["notifications"], {})  # askq's tool never changes: nothing agreed
+        wire.server.check_pages()
+        self.assertEqual(wire.lines.pop()["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 5)
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        wire.request(6, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        wire.server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}})
+        wire.request(7, "tasks/cancel", {"taskId": task_id})
+        wire.server.check_pages()
+        self.assertEqual(wire.lines, [])
+
+    def test_a_bad_listen_is_refused_in_words(self) -> None:
+        wire = self.wire()
+        task_id = wire.call(self.CALL)[0]["result"]["taskId"]
+        for notifications in (None, "tasks", {"taskIds": task_id}, {"taskIds": [7]}):
+            with self.subTest(notifications=notifications):
+                params = {} if notifications is None else {"notifications": notifications}
+                error = wire.request(2, "subscriptions/listen", params)[0]["error"]
+                self.assertEqual(error["code"], -32602)
+                self.assertIn("'notifications' must be an object whose 'taskIds'", error["message"])
+        bare = self.wire({"elicitation": {"form": {}}}, board=wire.server.board)
+        error = bare.request(3, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})[0]["error"]
+        self.assertEqual((error["code"], error["data"]), (-32021, {"requiredCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}}))
+        older = TaskWire(self).request(4, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})[0]["error"]
+        self.assertEqual(older["code"], -32601)
+        self.assertIn("subscriptions/listen is not part of protocol 2025-11-25", older["message"])
 
     def test_without_the_extension_a_call_is_asked_as_before(self) -> None:
         plain = self.wire({"elicitation": {"form": {}}}).call(self.CALL)[0]["result"]
@@ -10842,6 +11122,27 @@ class McpHttpTests(unittest.TestCase):
         stranger = self.serve(key=b"another key")
         reply = stranger.post(call_message(5, self.CALL, inputResponses=answers, requestState=state, **stateless_meta()))[2]
         self.assertEqual(reply["error"]["code"], -32602)
+
+    def test_a_listen_is_a_stream_of_its_tasks_changes_made_by_other_requests(self) -> None:
+        client = self.serve()
+        meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": McpTaskExtensionTests.TASKS}}
+        task_id = client.post(call_message(1, self.CALL, **meta))[2]["result"]["taskId"]
+        stream = client.open("POST", {"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": {
+            "notifications": {"taskIds": [task_id]}, **meta}})
+        self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+        told = [next_event(stream), next_event(stream)]
+        self.assertEqual([message["method"] for message in told if message],
+                         ["notifications/subscriptions/acknowledged", "notifications/tasks"])
+        answer = {"form-1": {"action": "accept", "content": {"q0": "SQLite", "q1": ["Lint"]}}}
+        updated = client.post({"jsonrpc": "2.0", "id": 3, "method": "tasks/update", "params": {
+            "taskId": task_id, "inputResponses": answer, **meta}})
+        self.assertEqual(updated[2]["result"]["resultType"], "complete")  # the ack alone: nothing else on it
+        done, ended = next_event(stream), next_event(stream)
+        assert done is not None and ended is not None
+        self.assertEqual((done["method"], done["params"]["status"]), ("notifications/tasks", "completed"))
+        self.assertEqual((ended["id"], ended["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"]), (2, 2))
+        self.assertIsNone(next_event(stream))  # the stream ends with its result
 
     def test_web_pages_are_served_beside_mcp(self) -> None:
         client = self.serve(web=True)

@@ -11,7 +11,8 @@
 //  - restart: the server is killed (SIGKILL) while the task waits on the person, started
 //    again on the same state folder (its default store), and a new client of the same name
 //    finds the task, gets the form again and the answers.
-// Then the client 2.x's HTTP transport under 2026-07-28 with the Tasks extension (below).
+// Then the client 2.x's HTTP transport under 2026-07-28 with the Tasks extension (below),
+// and with it a client that listens for its task (subscriptions/listen) instead of polling.
 // Prints one line per ask and exits 1 on the first that does not end as it should.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -248,12 +249,65 @@ async function extension() {
     + " another client's tasks/get: -32602");
 }
 
+// The same transport listening for its task: subscriptions/listen's own stream carries the
+// acknowledgement and the task's whole state at each change (its form, then its result,
+// after a tasks/update sent on another request), and ends with the listen's result.
+async function listened() {
+  const { StreamableHTTPClientTransport: Transport } = await load("@modelcontextprotocol/client/dist/index.mjs");
+  const capabilities = { elicitation: { form: {} }, extensions: { "io.modelcontextprotocol/tasks": {} } };
+  const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
+    "io.modelcontextprotocol/clientInfo": { name: "askq-tasks-listener", version: "2" } };
+  const server = await new Server("http").start();
+  const transport = new Transport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+  const waiting = new Map();
+  const notes = [];
+  transport.onmessage = (message) => (message.id === undefined ? notes.push(message) : waiting.get(message.id)?.(message));
+  await transport.start();
+  let next = 1;
+  const request = (method, params) => new Promise((resolve) => {
+    const id = next++;
+    waiting.set(id, resolve);
+    transport.send({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
+  });
+  try {
+    const created = (await request("tools/call", { name: "ask_questions", arguments: questions("listened") })).result;
+    if (created?.resultType !== "task") throw new Error(`the call is no task: ${JSON.stringify(created)}`);
+    const ended = request("subscriptions/listen", { notifications: { taskIds: [created.taskId] } });
+    const told = (status) => notes.find((note) => note.method === "notifications/tasks" && note.params.status === status);
+    for (let tries = 0; tries < 100 && !told("input_required"); tries++) await sleep(100);
+    const asked = told("input_required");
+    const [key] = Object.keys(asked?.params.inputRequests ?? {});
+    if (!key) throw new Error(`no form was told: ${JSON.stringify(notes)}`);
+    await request("tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { q0: "SQLite" } } } });
+    const result = await Promise.race([ended, sleep(15000).then(() => null)]);
+    const acknowledged = notes[0];
+    const done = told("completed");
+    if (acknowledged?.method !== "notifications/subscriptions/acknowledged"
+        || JSON.stringify(acknowledged.params.notifications) !== JSON.stringify({ taskIds: [created.taskId] })) {
+      throw new Error(`not acknowledged first: ${JSON.stringify(notes)}`);
+    }
+    if (!done || !result?.result || result.result._meta?.["io.modelcontextprotocol/subscriptionId"] === undefined) {
+      throw new Error(`the listen did not end with the task's result: ${JSON.stringify({ notes, result })}`);
+    }
+    answered({ ...done.params.result, _meta: { [RELATED]: {} } }, "listened");
+    console.log("client 2.x transport under 2026-07-28, the Tasks extension: a task listened to (subscriptions/listen):"
+      + ` acknowledged, told input_required (${key}) and, after a tasks/update on another request, completed with its`
+      + " result, on the listen's own stream, which then ended: completed");
+  } finally {
+    await transport.close();
+    server.stop();
+  }
+}
+
 let status = 0;
-try {
-  await extension();
-} catch (error) {
-  console.log(`client 2.x transport, the Tasks extension: FAILED: ${error.stack ?? error}`);
-  status = 1;
+for (const check of [extension, listened]) {
+  try {
+    await check();
+  } catch (error) {
+    console.log(`client 2.x transport, the Tasks extension: ${check.name}: FAILED: ${error.stack ?? error}`);
+    status = 1;
+  }
 }
 for (const kind of ["stdio", "http"]) {
   for (const check of [late, cancelled, restart]) {

@@ -1,7 +1,7 @@
 // The in-chat view and the page by URL, with the official clients and the MCP Apps
 // SDK's own host side, in a real browser.
 //
-//     node tools/apps_check.mjs --modules DIR [--askq askq.py] [--shots DIR]
+//     node tools/apps_check.mjs --modules DIR [--askq askq.py] [--shots DIR] [--only TEXT]
 //
 // DIR holds node_modules with @modelcontextprotocol/ext-apps, @modelcontextprotocol/sdk
 // (1.x), @modelcontextprotocol/client (2.x), puppeteer-core and esbuild; the browser is
@@ -31,11 +31,23 @@
 // has nothing to answer), and under `serve --web` a client with neither gets the page
 // the server opens and logs to it, answered there.
 //
+// App-rendered forms (SEP-3118): a host that declares `elicitation` in its MCP Apps
+// settings gets forms that name the view; the test host, written to the SEP (the
+// published ext-apps has no API for it yet), reads the view, draws it with the
+// AppBridge, forwards the form's `elicitation/create` to it once both sides declared
+// `elicitation`, and hands askq the view's ElicitResult unchanged: a person's picks and
+// typed text, and a dismissal, reach the model as result_text() of that outcome.
+// Then the official Inspector's web client (@modelcontextprotocol/inspector, when DIR
+// holds it), with `askq.py serve` as its stdio server: it declares the same, draws the
+// call's form with askq's view, and shows the model's result of what a person did there.
+//
 // Prints one line per check and the view's size and time to first render; --shots DIR
-// saves a screenshot of the host with the view, drawn and refused, at each width and theme.
+// saves a screenshot of the host with the view, drawn and refused, at each width and theme;
+// --only TEXT runs only the rounds whose label holds TEXT.
 // Exit status: 0 when every check passed, 1 when any failed, 2 when it could not run.
 
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
@@ -178,7 +190,8 @@ async function bridgeBundle(dir) {
   const esbuild = require("esbuild");
   const entry = path.join(dir, "entry.mjs");
   fs.writeFileSync(entry, "import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';\n" +
-    "window.ExtApps = { AppBridge, PostMessageTransport };\n");
+    "import { z } from 'zod/v4';\n" +
+    "window.ExtApps = { AppBridge, PostMessageTransport, anyResult: z.record(z.string(), z.unknown()) };\n");
   const built = await esbuild.build({ entryPoints: [entry], bundle: true, format: "iife", platform: "browser",
     write: false, nodePaths: [MODULES], logLevel: "error" });
   return built.outputFiles[0].text;
@@ -210,6 +223,43 @@ window.startView = async function (viewHtml, toolArguments, result, context) {
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
   window.bridge = bridge;
   frame.srcdoc = viewHtml;
+};
+// A form drawn by the view (SEP-3118): forwarded once the view has initialized, its
+// ElicitResult handed to the test as it came.
+window.startForm = async function (viewHtml, form, context) {
+  const { AppBridge, PostMessageTransport, anyResult } = window.ExtApps;
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.title = "askq";
+  frame.style.height = "80px";
+  document.getElementById("host").appendChild(frame);
+  const bridge = new AppBridge(null, { name: "apps-check-host", version: "1" },
+    { serverTools: {}, logging: {}, elicitation: {} }, { hostContext: context });
+  bridge.oncalltool = async (params) => window.hostCallTool(params);
+  bridge.onsizechange = (params) => { if (params.height) { frame.style.height = params.height + "px"; } };
+  // The published AppBridge keeps only the capabilities it knows: the view's own
+  // ui/initialize says whether it answers forms, and only then is one forwarded.
+  window.addEventListener("message", (event) => {
+    const message = event.data;
+    if (event.source === frame.contentWindow && message && message.method === "ui/initialize") {
+      window.appCapabilities = message.params && message.params.appCapabilities;
+    }
+  });
+  bridge.oninitialized = async () => {
+    if (!(window.appCapabilities && window.appCapabilities.elicitation)) {
+      await window.hostFormAnswer({ failed: "the view did not declare appCapabilities.elicitation" });
+      return;
+    }
+    try {
+      const answer = await bridge.request({ method: "elicitation/create", params: form }, anyResult, { timeout: 120000 });
+      await window.hostFormAnswer(answer);
+    } catch (error) {
+      await window.hostFormAnswer({ failed: String(error) });
+    }
+  };
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  window.bridge = bridge;
+  frame.srcdoc = viewHtml;
 };`;
 
 class Host {
@@ -236,6 +286,8 @@ class Host {
       if (message.type() === "error") this.consoleErrors.push(message.text());
     });
     await page.exposeFunction("hostCallTool", (params) => client.callTool(params));
+    this.formAnswers = [];
+    await page.exposeFunction("hostFormAnswer", (answer) => { this.formAnswers.push(answer); });
     this.refuseNext = false;
     await page.exposeFunction("hostMessage", (params) => {
       if (this.refuseNext) {  // the conversation did not take it: the view must keep the person's entries
@@ -537,6 +589,189 @@ async function formsRound(kind) {
   }
 }
 
+// A host that draws forms with the view (SEP-3118): the form names the view, which the
+// host draws and forwards the form to; what the person does there is the form's answer.
+const VIEWS_FORMS = { elicitation: { form: {} },
+  extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"], elicitation: {} } } };
+const FORM_CASES = {
+  "picks and typed text": {
+    async act(frame) {
+      await frame.click(pick("q0", "SQLite"));
+      await frame.click(pick("q1", "Lint"));
+      await frame.type('textarea[name="text:q2"]', "billing");
+      await frame.click('button[data-action="submit"]');
+    },
+    answers: [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Lint"] }, { id: "q2", answer: "billing" }],
+    status: "answered",
+  },
+  "a refused submission, then fixed": {
+    async act(frame) {
+      await frame.click('button[data-action="submit"]');
+      await frame.waitForSelector("#problems", { timeout: 10000 });
+      await frame.click(pick("q0", "PostgreSQL"));
+      await frame.click(pick("q1", "Unit tests"));
+      await frame.click('button[data-action="submit"]');
+    },
+    answers: [{ id: "q0", selected: ["PostgreSQL"] }, { id: "q1", selected: ["Unit tests"] }, { id: "q2", unanswered: "skipped" }],
+    status: "answered",
+  },
+  "a dismissal": {
+    async act(frame) {
+      await frame.click(pick("q0", "SQLite"));
+      await frame.click('button[data-show="confirm"]');
+      await frame.click('button[data-action="dismiss"]');
+    },
+    answers: [],
+    status: "declined",
+  },
+};
+
+async function appFormRound(kind, name, spec) {
+  const where = `${kind}, a host that draws forms with the view (SEP-3118), ${name}`;
+  const mcp = await connectSdk1(kind, VIEWS_FORMS);
+  const { ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/dist/esm/types.js");
+  const host = new Host(browser, bundle);
+  const seen = { forms: [], drawn: null };
+  mcp.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    seen.forms.push(request.params);
+    const uri = request.params._meta?.ui?.resourceUri;
+    if (!uri) return { action: "cancel" };
+    const read = await mcp.client.readResource({ uri });
+    await host.open(mcp.client, 1280, "light");
+    await host.page.evaluate((view, form, context) => window.startForm(view, form, context),
+      read.contents[0].text, request.params, host.context);
+    const frame = await until(async () => host.page.frames().find((one) => one !== host.page.mainFrame()));
+    await frame.waitForSelector("fieldset", { timeout: 10000 });
+    seen.drawn = await frame.evaluate(() => ({
+      followUp: Boolean(document.querySelector('button[data-action="follow_up"]')),
+      notes: document.querySelectorAll("details.addnote").length,
+    }));
+    seen.app = await host.page.evaluate(() => window.appCapabilities);
+    await spec.act(frame);
+    const answer = await until(async () => host.formAnswers[0], 20);
+    await frame.waitForFunction(() => !document.querySelector("form"), { timeout: 10000 }).catch(() => {});
+    return answer || { action: "cancel" };
+  });
+  try {
+    const result = await mcp.client.callTool({ name: "ask_questions", arguments: EXAMPLE });
+    const wanted = resultText(EXAMPLE, spec.answers, spec.status);
+    const form = seen.forms[0] || {};
+    check(`${where}: one form, naming the view, and whole for a host that falls back to its own`,
+      seen.forms.length === 1 && form._meta?.ui?.resourceUri === "ui://askq/questions" && Boolean(form.requestedSchema),
+      JSON.stringify(form._meta?.ui));
+    check(`${where}: the view declared that it answers forms (appCapabilities.elicitation)`,
+      Boolean(seen.app && seen.app.elicitation), JSON.stringify(seen.app));
+    check(`${where}: the view draws it with no "ask me more" and no notes, which a form's answer cannot carry`,
+      seen.drawn && !seen.drawn.followUp && seen.drawn.notes === 0, JSON.stringify(seen.drawn));
+    check(`${where}: the view's answer is the form's answer, and the model reads result_text() of it`,
+      result.content[0].text === wanted && !host.formAnswers.some((answer) => answer.failed),
+      JSON.stringify({ got: result.content[0].text, wanted, answers: host.formAnswers }));
+    check(`${where}: no message went to the conversation and no request left the frame`,
+      host.messages.length === 0 && host.requests.length === 0, JSON.stringify({ messages: host.messages, requests: host.requests }));
+    console.log(`model read (${where}): ${JSON.stringify(result.content[0].text.split("\n").slice(0, 4).join(" | "))}`);
+  } finally {
+    if (host.page) await host.close();
+    await mcp.close();
+  }
+}
+
+// The official Inspector's web client with askq over stdio: the call's form drawn by
+// askq's view in the Inspector's own app frame, answered there as a person would.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => { const { port } = server.address(); server.close(() => resolve(port)); });
+  });
+}
+
+async function startInspector(dir) {
+  const env = { ...process.env, BROWSER: "none", MCP_INSPECTOR_SECRET_STORE: "memory", CLIENT_PORT: String(await freePort()),
+    MCP_SANDBOX_PORT: String(await freePort()), MCP_APP_ORIGIN_PORT: String(await freePort()) };
+  const child = spawn(process.execPath, [path.join(dir, "clients", "launcher", "build", "index.js"), "--web",
+    "--transport", "stdio", PYTHON, ASKQ, "serve", "--store", "memory"], { stdio: ["ignore", "pipe", "pipe"], env });
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    const take = (chunk) => {
+      log += chunk;
+      const found = /(http:\/\/127\.0\.0\.1:\d+\?MCP_INSPECTOR_API_TOKEN=\w+)/.exec(log);
+      if (found) resolve(found[1]);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("exit", () => reject(new Error(`the Inspector ended: ${log}`)));
+    setTimeout(() => reject(new Error(`the Inspector did not start: ${log}`)), 30000);
+  });
+  return { url, child, log: () => log };
+}
+
+async function inspectorRound() {
+  const dir = path.join(MODULES, "@modelcontextprotocol", "inspector");
+  if (!fs.existsSync(dir)) {
+    console.log("skipped: the official Inspector: DIR holds no @modelcontextprotocol/inspector");
+    return;
+  }
+  const version = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).version;
+  const where = `the official Inspector ${version} (web client, askq over stdio)`;
+  const inspector = await startInspector(dir);
+  const page = await browser.newPage();
+  try {
+    await page.setViewport({ width: 1400, height: 1000 });
+    await page.goto(inspector.url, { waitUntil: "networkidle2" });
+    await (await page.waitForSelector('[role="switch"], input[type="checkbox"]', { timeout: 20000 })).click();
+    await page.waitForFunction(() => /\bConnected\b/.test(document.body.innerText), { timeout: 30000 });
+    const listed = await until(async () => {  // the tab answers once the server's lists are in
+      await page.click('label[for$="-Tools"]').catch(() => {});
+      await sleep(300);
+      return page.$("::-p-text(ask_questions)");
+    }, 30);
+    if (!listed) throw new Error("the Inspector's Tools tab never listed ask_questions");
+    await listed.click();
+    await (await page.waitForSelector("::-p-text(Edit as JSON)", { timeout: 20000 })).click();
+    const editor = await page.waitForSelector("textarea.ace_text-input", { timeout: 20000 });
+    await editor.focus();
+    await page.keyboard.down("Control");
+    await page.keyboard.press("a");
+    await page.keyboard.up("Control");
+    await page.keyboard.press("Backspace");
+    await editor.type(JSON.stringify(EXAMPLE));
+    await (await page.waitForSelector("::-p-text(Execute Tool)", { timeout: 20000 })).click();
+    const view = await until(async () => {
+      const frame = page.frames().find((one) => one.url() === "about:srcdoc");
+      return frame && (await frame.$("fieldset").catch(() => null)) ? frame : null;
+    }, 30);
+    const said = await page.evaluate(() => document.body.innerText);
+    check(`${where}: the call's form is drawn by askq's view in the Inspector's app frame`,
+      Boolean(view) && said.includes("Answering through the server-provided MCP App."), said.slice(-600));
+    if (!view) return;
+    const drawn = await view.evaluate(() => ({
+      followUp: Boolean(document.querySelector('button[data-action="follow_up"]')),
+      notes: document.querySelectorAll("details.addnote").length }));
+    check(`${where}: drawn as a form: no "ask me more", no notes`, !drawn.followUp && drawn.notes === 0, JSON.stringify(drawn));
+    await view.click(pick("q0", "SQLite"));
+    await view.click(pick("q1", "Lint"));
+    await view.type('textarea[name="text:q2"]', "billing");
+    await view.click('button[data-action="submit"]');
+    const wanted = resultText(EXAMPLE, [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Lint"] },
+      { id: "q2", answer: "billing" }], "answered");
+    const flat = (text) => text.replace(/\s+/g, " ").trim();
+    const shown = await until(async () => {
+      const text = await page.evaluate(() => document.body.innerText);
+      return flat(text).includes(flat(wanted)) ? text : null;
+    }, 30);
+    check(`${where}: the Inspector's result is result_text() of what the person did in the view`, Boolean(shown),
+      (await page.evaluate(() => document.body.innerText)).slice(0, 1500));
+    console.log(`model read (${where}): ${JSON.stringify(wanted.split("\n").slice(0, 4).join(" | "))}`);
+  } catch (err) {
+    if (SHOTS) await page.screenshot({ path: path.join(SHOTS, "inspector-failed.png") }).catch(() => {});
+    throw new Error(`${err.message}; the Inspector showed: ${(await page.evaluate(() => document.body.innerText)
+      .catch(() => "")).slice(0, 800)}; its log: ${inspector.log().slice(-800)}`);
+  } finally {
+    await page.close();
+    inspector.child.kill();
+  }
+}
+
 // --- the page by URL ----------------------------------------------------------
 
 // The URL handler of a client: opens the page in the browser and answers it as a person.
@@ -705,6 +940,12 @@ async function main() {
       }
     }
     for (const kind of ["stdio", "http"]) rounds.push([`forms over ${kind}`, () => formsRound(kind)]);
+    rounds.push(["forms drawn by the view in the official Inspector", () => inspectorRound()]);
+    for (const kind of ["stdio", "http"]) {
+      for (const [name, spec] of Object.entries(FORM_CASES)) {
+        rounds.push([`forms drawn by the view over ${kind}: ${name}`, () => appFormRound(kind, name, spec)]);
+      }
+    }
     for (const kind of ["stdio", "http"]) rounds.push([`the page opened by the server over ${kind}`, () => openedPageRound(kind)]);
     const urls = { elicitation: { form: {}, url: {} } };
     for (const kind of ["stdio", "http"]) {
@@ -725,7 +966,9 @@ async function main() {
     } else {
       console.log("skipped: URL mode with the mcp SDK (Python): MCP_PYTHON names no Python that has it");
     }
+    const only = option("--only", "");
     for (const [label, round] of rounds) {
+      if (!label.includes(only)) continue;
       try {
         await round();
       } catch (err) {
@@ -737,7 +980,7 @@ async function main() {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
   const renders = measured.renders.slice().sort((a, b) => a - b);
-  console.log(`the view's document: ${[...measured.sizes].join(", ")} bytes; first render in the test host` +
+  if (renders.length) console.log(`the view's document: ${[...measured.sizes].join(", ")} bytes; first render in the test host` +
     ` (from handing the frame its document to the questions drawn): median ${renders[renders.length >> 1]} ms,` +
     ` slowest ${renders[renders.length - 1]} ms, over ${renders.length} renders`);
   console.log(`apps: ${passed} passed, ${failures} failed`);
