@@ -2471,6 +2471,18 @@ class LeakedMarkupTests(unittest.TestCase):
                 self.assertEqual(item.question, "Pick?")
                 self.assertEqual(len(labels(item)), 2)
 
+    def test_a_leak_where_no_repair_reaches_is_read_without_an_error(self) -> None:
+        # Options as JSON text, a label as a list, options by position, the
+        # question's fields as its only option, a label mapped to its description.
+        inner = 'A</label>\n<parameter name="header">H'
+        for options in (json.dumps([{"label": inner}, "B"]), [{"label": [inner, "x"]}, "B"],
+                        {"0": {"label": inner}, "1": "B"}, [{"choices": [inner, "B"]}], {inner: "d", "B": "e"}):
+            entry = {"question": "Pick?", "options": options}
+            for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                with self.subTest(options=options, payload=type(payload).__name__):
+                    item = one(payload)
+                    self.assertEqual((item.question, len(labels(item))), ("Pick?", 2))
+
     def test_ordinary_angle_brackets_are_left_as_they_are(self) -> None:
         for text in ("Is a < b?", "Use <b>bold</b>?", "x <= 3 </ y", "Close</question>then<parameter name=\"header\">H"):
             entry = {"question": text, "header": text, "purpose": text,
