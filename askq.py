@@ -2330,20 +2330,39 @@ def _holds_markup(entry: "Dict[Any, Any]") -> bool:
 # 'Commit it?</question>\n<parameter name="choices">["Commit", "Skip"]'.
 
 
+class _LeakedMarkup(Exception):
+    """A text of an entry holds tool-call markup that a model leaked into it:
+    _decode_entry() reads the entry again with every field searched.  Only
+    the decoding of an entry raises it, and only _decode_entry() catches it."""
+
+
+def _check_leaks(*texts: "Optional[str]") -> None:
+    """Raise _LeakedMarkup when a text holds leaked markup; a text with a
+    '<' that is no leak ('a < b') passes."""
+    for text in texts:
+        if text is not None and "</" in text and _leak_in(text) is not None:
+            raise _LeakedMarkup()
+
+
 def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
-    """A copy of an entry with leaked markup taken out of its string fields:
-    each such field ends at the closing tag before the first leaked
-    <parameter name="K">, and each leaked parameter gives key K its value
-    where the entry has no usable K.  None when no field holds a leak."""
-    repaired: Optional[Dict[Any, Any]] = None
+    """A copy of an entry with leaked markup taken out of its string fields
+    and those of its options: each such field ends at the closing tag before
+    the first leaked <parameter name="K">, and each leaked parameter gives
+    the entry's key K its value where the entry has no usable K.  None when
+    no field holds a leak."""
     leaked: List[Tuple[str, Any]] = []
-    for key, value in entry.items():
-        if isinstance(value, str) and "</" in value:  # one search for each field, the rest only where it finds one
-            found = _leak_in(value)
-            if found is not None:
-                repaired = dict(entry) if repaired is None else repaired
-                repaired[key], parameters = found
-                leaked.extend(parameters)
+    repaired = _fields_repaired(entry, leaked)
+    for key in _OPTIONS_KEYS:
+        options = entry.get(key)
+        mended: Any = None
+        if isinstance(options, list):
+            mended = [_option_repaired(option, leaked) for option in options]
+            mended = None if all(new is old for new, old in zip(mended, options)) else mended
+        elif isinstance(options, dict):  # one option, or labels mapped to their descriptions
+            mended = _fields_repaired(options, leaked)
+        if mended is not None:
+            repaired = dict(entry) if repaired is None else repaired
+            repaired[key] = mended
     if repaired is None:
         return None
     for key, value in leaked:
@@ -2351,6 +2370,34 @@ def _leak_repaired(entry: "Dict[Any, Any]") -> "Optional[Dict[Any, Any]]":
         if present is None or isinstance(present, str) and not present.strip():
             repaired[key] = value
     return repaired
+
+
+def _fields_repaired(fields: "Dict[Any, Any]", leaked: "List[Tuple[str, Any]]") -> "Optional[Dict[Any, Any]]":
+    """A copy of an object with each string field that holds a leak ended
+    before it, the leaked parameters added to ``leaked``; None when no field
+    holds one."""
+    repaired: Optional[Dict[Any, Any]] = None
+    for key, value in fields.items():
+        if isinstance(value, str) and "</" in value:  # one search for each field, the rest only where it finds one
+            found = _leak_in(value)
+            if found is not None:
+                repaired = dict(fields) if repaired is None else repaired
+                repaired[key], parameters = found
+                leaked.extend(parameters)
+    return repaired
+
+
+def _option_repaired(option: Any, leaked: "List[Tuple[str, Any]]") -> Any:
+    """An option entry (an object or a label) with its leaks taken out as
+    _fields_repaired() takes them; the entry itself when it holds none."""
+    if isinstance(option, dict):
+        repaired = _fields_repaired(option, leaked)
+        return option if repaired is None else repaired
+    found = _leak_in(option) if isinstance(option, str) and "</" in option else None
+    if found is None:
+        return option
+    leaked.extend(found[1])
+    return found[0]
 
 
 def _leak_in(text: str) -> "Optional[Tuple[str, List[Tuple[str, Any]]]]":
@@ -2647,26 +2694,28 @@ def _decode_entry(index: int, entry: Any, leaks: "Optional[bool]" = None) -> Que
         question = _first_text(entry, _QUESTION_KEYS)
         if question is None:
             raise _missing_question(index)
-        item = _decode_fields(question, entry)
+        try:  # a call's text has decided already whether to search (below)
+            item: Optional[QuestionItem] = _decode_fields(question, entry, leaks is None)
+        except _LeakedMarkup:  # a text read below the question's holds a leak
+            item = None
         # Leaked markup may sit in any string field.  A call's text tells
         # whether any may hold one: if not, none is searched; if so, every
-        # one is.  A call handed in as objects has no text, and a look at
-        # each of its fields costs every question more than the bound on
-        # the common path: the question text and the purpose are looked at
-        # for a '<', and every field only when one of them holds one, or
-        # when a question under another key than 'question' came without
-        # the options a leak beside it may hold.
-        if leaks is None and not (
-                "<" in question or "<" in (item.purpose or "")
-                or item.options is None and "question" not in entry and _holds_markup(entry)) or leaks is False:
+        # one is.  A call handed in as objects has no text: each text that
+        # is read is looked at for a '<' (an option's where it is read, by
+        # _decode_option()), and every field is searched only when one
+        # holds one, or when a question under another key than 'question'
+        # came without the options a leak beside it may hold.
+        if item is not None and (leaks is None and not (
+                "<" in question or "<" in (item.purpose or "") or "<" in (item.header or "")
+                or item.options is None and "question" not in entry and _holds_markup(entry)) or leaks is False):
             return item
         repaired = _leak_repaired(entry)
         if repaired is None:
-            return item
+            return _decode_fields(question, entry, False) if item is None else item
         question = _first_text(repaired, _QUESTION_KEYS)
         if question is None:
             raise _missing_question(index)
-        return _decode_fields(question, repaired)
+        return _decode_fields(question, repaired, False)
     except QuestionError as err:
         raise err.placed(index, question) from None
 
@@ -2694,11 +2743,15 @@ def _missing_question(index: int) -> QuestionError:
 def _decode_fields(
     question: str,
     entry: "Dict[Any, Any]",
+    search: bool = True,
     # Read once, at definition: a member read from its enum class goes
     # through the enum machinery on every read, and every question reads it.
     text_type: QuestionType = QuestionType.TEXT,
 ) -> QuestionItem:
-    options, source = _decode_options(entry)
+    """The fields of an entry; with ``search``, a text of an option, the
+    recommendation or the placeholder that holds leaked markup raises
+    _LeakedMarkup (without, it is read as it is)."""
+    options, source = _decode_options(entry, search)
     header = _first_text(entry, _HEADER_KEYS)
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
@@ -2711,6 +2764,8 @@ def _decode_fields(
     item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
     recommended = _field_text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
     placeholder = _field_text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
+    if search and (recommended is not None and "<" in recommended or placeholder is not None and "<" in placeholder):
+        _check_leaks(recommended, placeholder)
     # Positional: a dataclass takes keyword arguments markedly more slowly.
     item = QuestionItem(
         question, header, options, multi_select, purpose, required, text_type, item_id,
@@ -2830,10 +2885,13 @@ _OPTION_TEXT_SEPARATORS = ("|", ";", ",")
 _LIST_BULLETS = ("-", "*", "\u2022")
 
 
-def _decode_options(entry: "Dict[Any, Any]") -> "Tuple[Optional[List[QuestionOption]], Dict[Any, Any]]":
+def _decode_options(
+    entry: "Dict[Any, Any]", search: bool = True,
+) -> "Tuple[Optional[List[QuestionOption]], Dict[Any, Any]]":
     """The options of an entry, each marked ``recommended`` where its object
     says so, and the object they came from: the entry, or the question's own
-    fields that a model sent as its only option."""
+    fields that a model sent as its only option.  ``search`` as for
+    _decode_fields()."""
     raw = _first_usable(entry, _OPTIONS_KEYS, _option_source)
     if raw is None:
         return None, entry
@@ -2845,12 +2903,14 @@ def _decode_options(entry: "Dict[Any, Any]") -> "Tuple[Optional[List[QuestionOpt
             for label, description in raw.items()
             if isinstance(label, str)
         ]
+        for pair in described if search else ():
+            _check_leaks(pair.label, pair.description)
         return described, entry
     if isinstance(raw, list) and len(raw) == 1 and _is_question_as_option(raw[0]):
-        return _decode_options(raw[0])[0], raw[0]
+        return _decode_options(raw[0], search)[0], raw[0]
     options: List[QuestionOption] = []
     for value in raw:
-        option = _decode_option(value)
+        option = _decode_option(value, search)
         if option is None:
             continue
         options.append(option)
@@ -2940,22 +3000,34 @@ def _is_question_as_option(value: Any) -> bool:
     return isinstance(value, dict) and _OPTION_LABEL_KEY_SET.isdisjoint(value) and not _OPTIONS_KEY_SET.isdisjoint(value)
 
 
-def _decode_option(value: Any) -> "Optional[QuestionOption]":
-    """An option entry: an object with a label key, a label, or a number."""
+def _decode_option(value: Any, search: bool = True) -> "Optional[QuestionOption]":
+    """An option entry: an object with a label key, a label, or a number.
+    With ``search``, a text of it that holds leaked markup raises
+    _LeakedMarkup; a '<' is looked for where each text is read."""
     if isinstance(value, dict):
         label = _first_text(value, _OPTION_LABEL_KEYS, True)
         if label is None:  # a description alone is the label
             label = _field_text(value.get(_OPTION_DESCRIPTION_KEY), "label")
+            if search and label is not None and "<" in label:
+                _check_leaks(label)
             return None if label is None else QuestionOption(label)
-        description = (
-            _field_text(value[_OPTION_DESCRIPTION_KEY], _OPTION_DESCRIPTION_KEY)
-            if _OPTION_DESCRIPTION_KEY in value else None
-        )
+        description = value.get(_OPTION_DESCRIPTION_KEY)
+        # Nearly every option has a description: a plain one is read here,
+        # which spares a call that costs more than the look for a '<' below.
+        if description.__class__ is str and len(description) <= MAX_TEXT and "\\" not in description:
+            description = description.strip() or None
+        elif description is not None:
+            description = _field_text(description, _OPTION_DESCRIPTION_KEY)
         preview = _field_text(value[_OPTION_PREVIEW_KEY], _OPTION_PREVIEW_KEY) if _OPTION_PREVIEW_KEY in value else None
+        if search and ("<" in label or description is not None and "<" in description
+                       or preview is not None and "<" in preview):
+            _check_leaks(label, description, preview)
         return QuestionOption(label, description, preview)
     if isinstance(value, str):
         # Kept even when blank: normalization decides what blanks mean.
         label = value.strip()
+        if search and "<" in label:
+            _check_leaks(label)
         return QuestionOption(_mended(label, "label") if len(label) > MAX_TEXT or "\\" in label and "\\n" in label else label)
     label = _number_text(value)
     return None if label is None else QuestionOption(label)

@@ -2417,19 +2417,91 @@ class LeakedMarkupTests(unittest.TestCase):
             for text in texts:
                 askq.ask(text)
 
-    def test_a_call_handed_in_as_objects_is_searched_where_the_text_or_purpose_holds_a_tag(self) -> None:
-        entry = {"question": "Which checks?", "options": ["Lint", "Tests"],
-                 "header": "Checks</header>\n<parameter name=\"multiSelect\">true</parameter>"}
-        self.assertIs(one({"questions": [entry]}).question_type, QuestionType.SINGLE_CHOICE)  # not looked at
-        entry["purpose"] = "Before a commit.</purpose>\n<parameter name=\"header\">Git"
-        item = one({"questions": [entry]})  # the purpose's '<' opens every field to the search
-        self.assertEqual((item.header, item.purpose, item.question_type), ("Checks", "Before a commit.", QuestionType.MULTI_CHOICE))
+    def test_a_leak_in_any_text_of_a_question_or_its_options_is_found(self) -> None:
+        multi = '\n<parameter name="multiSelect">true</parameter>'
+        cases = (  # (fields of the entry, where the leak was, what that text is once mended)
+            ({"header": "Checks</header>" + multi}, lambda item: item.header, "Checks"),
+            ({"purpose": "Before a commit.</purpose>" + multi}, lambda item: item.purpose, "Before a commit."),
+            ({"options": [{"label": "Lint", "description": "ruff</description>" + multi}, "Tests"]},
+             lambda item: item.options[0].description, "ruff"),
+            ({"options": [{"label": "Lint", "preview": "ruff check .</preview>" + multi}, "Tests"]},
+             lambda item: item.options[0].preview, "ruff check ."),
+            ({"options": [{"label": "Lint</label>" + multi}, {"label": "Tests"}]}, lambda item: item.options[0].label, "Lint"),
+            ({"options": [{"text": "Lint</text>" + multi}, {"text": "Tests"}]}, lambda item: item.options[0].label, "Lint"),
+            ({"options": ["Lint", "Tests</option>" + multi]}, lambda item: item.options[1].label, "Tests"),
+            ({"options": None, "choices": [{"description": "Lint</description>" + multi}, "Tests"]}, lambda item: item.options[0].label, "Lint"),
+            ({"options": {"Lint": "ruff</description>" + multi, "Tests": "unittest"}},
+             lambda item: item.options[0].description, "ruff"),
+        )
+        for fields, read, mended in cases:
+            entry: Dict[str, Any] = {"question": "Which checks?", "options": ["Lint", "Tests"], **fields}
+            for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                with self.subTest(fields=fields, payload=type(payload).__name__):
+                    item = one(payload)
+                    self.assertEqual((read(item), item.question_type), (mended, QuestionType.MULTI_CHOICE))
+                    self.assertEqual(labels(item), ["Lint", "Tests"])
+
+    def test_a_leak_in_the_recommendation_or_the_placeholder_is_found(self) -> None:
+        header = '\n<parameter name="header">Checks</parameter>'
+        recommended = {"question": "Which check?", "options": ["Lint", "Tests"], "recommended": "Tests</recommended>" + header}
+        placeholder = {"question": "What should it be called?", "placeholder": "orders-api</placeholder>" + header}
+        for entry, read, mended in ((recommended, lambda item: item.recommended, "Tests"),
+                                    (placeholder, lambda item: item.placeholder, "orders-api")):
+            for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                with self.subTest(entry=entry, payload=type(payload).__name__):
+                    item = one(payload)
+                    self.assertEqual((read(item), item.header), (mended, "Checks"))
+
+    def test_what_leaks_from_an_option_goes_to_the_question_where_it_has_no_such_field(self) -> None:
+        option = {"label": "Lint", "description": 'ruff</description>\n<parameter name="header">Git</parameter>'
+                  '\n<parameter name="purpose">Before a commit.'}
+        item = one({"questions": [{"question": "Which checks?", "header": "Checks", "options": [option, "Tests"]}]})
+        self.assertEqual((item.header, item.purpose, item.options[0].description if item.options else None),
+                         ("Checks", "Before a commit.", "ruff"))
+
+    def test_a_leak_inside_a_leaked_value_ends_the_reading_without_an_error(self) -> None:
+        inner = 'A</label>\n<parameter name="header">H'
+        for entry in (
+            {"question": "Pick?</question>\n<parameter name=\"options\">" + json.dumps([{"label": inner}, "B"])},
+            {"question": "Pick?", "options": [{"label": "A", "description": "x</description>\n<parameter name=\"choices\">"
+                                                + json.dumps([inner, "B"])}, {"label": inner.replace("A", "C")}]},
+        ):
+            with self.subTest(entry=entry):
+                item = one({"questions": [entry]})
+                self.assertEqual(item.question, "Pick?")
+                self.assertEqual(len(labels(item)), 2)
+
+    def test_a_leak_where_no_repair_reaches_is_read_without_an_error(self) -> None:
+        # Options as JSON text, a label as a list, options by position, the
+        # question's fields as its only option, a label mapped to its description.
+        inner = 'A</label>\n<parameter name="header">H'
+        for options in (json.dumps([{"label": inner}, "B"]), [{"label": [inner, "x"]}, "B"],
+                        {"0": {"label": inner}, "1": "B"}, [{"choices": [inner, "B"]}], {inner: "d", "B": "e"}):
+            entry = {"question": "Pick?", "options": options}
+            for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                with self.subTest(options=options, payload=type(payload).__name__):
+                    item = one(payload)
+                    self.assertEqual((item.question, len(labels(item))), ("Pick?", 2))
+
+    def test_ordinary_angle_brackets_are_left_as_they_are(self) -> None:
+        for text in ("Is a < b?", "Use <b>bold</b>?", "x <= 3 </ y", "Close</question>then<parameter name=\"header\">H"):
+            entry = {"question": text, "header": text, "purpose": text,
+                     "options": [{"label": "1 " + text, "description": text, "preview": text}, "2 " + text]}
+            for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                with self.subTest(text=text, payload=type(payload).__name__):
+                    item = one(payload)
+                    self.assertEqual((item.question, item.header, item.purpose), (text, text, text))
+                    self.assertEqual(labels(item), ["1 " + text, "2 " + text])
+                    first = item.options[0] if item.options else None
+                    self.assertEqual((first.description, first.preview) if first else None, (text, text))
 
     def test_the_caller_s_entry_is_left_alone(self) -> None:
         payload = {"questions": [{"question": LEAK, "context": "x</context>\n<parameter name=\"header\">H"}]}
-        before = copy.deepcopy(payload)
-        one(payload)
-        self.assertEqual(payload, before)
+        options = [{"label": "A", "description": 'x</description>\n<parameter name="header">H'}, "B</b>\n<parameter name=\"id\">b"]
+        for call in (payload, {"questions": [{"question": "Pick?", "options": options}]}):
+            before = copy.deepcopy(call)
+            one(call)
+            self.assertEqual(call, before)
 
 
 ENVELOPE_QUESTIONS = [
