@@ -7252,8 +7252,9 @@ class _HttpResponse:
         return cls(status, {"Content-Type": "text/plain; charset=utf-8"}, text.encode("utf-8"))
 
     @classmethod
-    def json(cls, status: int, document: Any) -> "_HttpResponse":
-        return cls(status, {"Content-Type": "application/json"}, json.dumps(document).encode("ascii"))
+    def json(cls, status: int, document: Any, text: "Optional[str]" = None) -> "_HttpResponse":
+        """A JSON document, or the ``text`` it was already serialized to."""
+        return cls(status, {"Content-Type": "application/json"}, (text or json.dumps(document)).encode("ascii"))
 
     @classmethod
     def html(cls, status: int, page: str) -> "_HttpResponse":
@@ -7485,7 +7486,7 @@ class _HttpCore:
         self.handler_sets = handler_sets
 
     def respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
-        response = self._respond(method, target, headers, read)
+        response = self._respond(method, target, _Headers(headers), read)
         path = target.partition("?")[0]
         if response.status >= 400 and any(path in handlers.json_paths for handlers in self.handler_sets):
             return response.as_json()
@@ -7511,6 +7512,26 @@ class _HttpCore:
                 handler = handlers.routes.get((method, path))
                 return _HttpResponse.text(405, "Method not allowed.") if handler is None else (handlers, handler)
         return _HttpResponse.text(404, "Not found.")
+
+
+class _Headers:
+    """A request's headers, each name's values found by one lookup: the
+    rules and the handlers ask for a dozen names, and the parsed message's
+    own lookup reads every header each time."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, given: Any) -> None:
+        self.values: Dict[str, List[str]] = {}
+        for name, value in given.items():
+            self.values.setdefault(name.lower(), []).append(value)
+
+    def get_all(self, name: str) -> "Optional[List[str]]":
+        return self.values.get(name.lower())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        found = self.values.get(name.lower())
+        return found[0] if found else default
 
 
 def _header_values(headers: Any, name: str) -> "List[str]":
@@ -7548,6 +7569,7 @@ def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
     return length
 
 
+@functools.lru_cache(maxsize=256)  # a client names the same host on every request
 def _is_local_host(host: str) -> bool:
     """Whether a Host header is exactly an IP literal or localhost, with an
     optional port of digits: a DNS name could be rebound to this machine by
@@ -7688,6 +7710,9 @@ def _stdlib_listener() -> Any:
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
+        # A response is not held back waiting for the client's
+        # acknowledgement of what was sent before it.
+        disable_nagle_algorithm = True
         server: Any  # the Listener, and through it its _HttpServer
         reader: RequestReader
 
@@ -11279,20 +11304,11 @@ class _McpServer:
 
     @rpc.on("tools/list")
     def list_tools(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        tool = tool_definition("mcp")
-        if context.structured:
-            tool["outputSchema"] = _output_schema()
-        if context.polls_tasks:
-            tool["execution"] = {"taskSupport": "optional"}
-        result: Dict[str, Any] = {"tools": [tool]}
-        if context.draws_views:
-            tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
-            result["tools"].append(_view_tool())
-        return _cacheable(result, context)
+        return _tools_listed(context.structured, context.polls_tasks, context.draws_views, context.stateless)
 
     @rpc.on("resources/list")
     def list_resources(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return _cacheable({"resources": [_view_resource()]}, context)
+        return _cacheable({"resources": [_view_resource()]}, context.stateless)
 
     @rpc.on("resources/read")
     def read_resource(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -11300,7 +11316,7 @@ class _McpServer:
             raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: this server has {_VIEW_URI} only.",
                             {"uri": params.get("uri")})
         return _cacheable({"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
-                                         "_meta": {"ui": {"prefersBorder": False}}}]}, context)
+                                         "_meta": {"ui": {"prefersBorder": False}}}]}, context.stateless)
 
     @rpc.on("tools/call")
     def call_tool(
@@ -11861,13 +11877,51 @@ def _echoed_id(message: Any) -> Any:
     return request_id if _is_valid_id(request_id) else None
 
 
-def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+def _cacheable(result: "Dict[str, Any]", stateless: bool) -> "Dict[str, Any]":
     """A list or read result, with what 2026-07-28 requires of it: how long a
     client may keep it, and that it is the same for everyone (askq's tool and
     view are)."""
-    if context.stateless:
+    if stateless:
         result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
     return result
+
+
+class _Encoded(Dict[str, Any]):
+    """A result that is the same for every request that gets it, built once
+    and never changed: its JSON text is kept beside it, so that a busy
+    server does not serialize it again for each request."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, result: "Dict[str, Any]") -> None:
+        super().__init__(result)
+        self.text = json.dumps(result)
+
+
+@functools.lru_cache(maxsize=None)
+def _tools_listed(structured: bool, tasks: bool, views: bool, stateless: bool) -> _Encoded:
+    """tools/list's result, which hangs on these alone: whether results are
+    structured, calls may be tasks, the client draws views, and the request
+    speaks 2026-07-28."""
+    tool = tool_definition("mcp")
+    if structured:
+        tool["outputSchema"] = _output_schema()
+    if tasks:
+        tool["execution"] = {"taskSupport": "optional"}
+    result: Dict[str, Any] = {"tools": [tool]}
+    if views:
+        tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
+        result["tools"].append(_view_tool())
+    return _Encoded(_cacheable(result, stateless))
+
+
+def _message_text(message: "Dict[str, Any]") -> str:
+    """A message as JSON, the same text json.dumps makes: a response whose
+    result was encoded once has that text put in its envelope."""
+    result = message.get("result")
+    if isinstance(result, _Encoded) and list(message) == ["jsonrpc", "id", "result"]:
+        return f'{{"jsonrpc": {json.dumps(message["jsonrpc"])}, "id": {json.dumps(message["id"])}, "result": {result.text}}}'
+    return json.dumps(message)
 
 
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
@@ -12127,7 +12181,7 @@ class _Exchange(_StreamSource):
         self.alive_due = False
         if found:
             self.quiet_since = time.monotonic()
-        chunks += [b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n" for message in found]
+        chunks += [b"event: message\ndata: " + _message_text(message).encode("ascii") + b"\n\n" for message in found]
         return b"".join(chunks), done
 
     def tick(self) -> None:
@@ -12348,7 +12402,7 @@ class _McpHttp(_HttpHandlers):
             return _HttpResponse(202, {}, b"")
         if len(written) == 1 and not batch:
             status = 200 if "result" in written[0] or written[0].get("id") is not None else 400
-            response = _HttpResponse.json(status, written[0])
+            response = _HttpResponse.json(status, written[0], _message_text(written[0]))
         else:
             response = _HttpResponse.json(200, written)
         if new and "result" in written[0]:

@@ -10388,6 +10388,22 @@ class McpHttpTests(unittest.TestCase):
         other.initialize()
         self.assertNotEqual(other.session, session)
 
+    def test_tools_list_is_the_same_text_each_time_and_each_version_gets_its_own(self) -> None:
+        client = self.serve()
+        client.initialize()
+        listed = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        first = client.open("POST", listed).read()
+        stateless = McpHttpClient(client.port)
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+        status, _, new = stateless.post({**listed, "params": {"_meta": meta}},
+                                        {"MCP-Protocol-Version": "2026-07-28"})
+        self.assertEqual((status, new["result"]["resultType"], new["result"]["cacheScope"]), (200, "complete", "public"))
+        again = client.open("POST", {**listed, "id": "two"}).read()
+        self.assertEqual(first, json.dumps(json.loads(first)).encode())  # what json.dumps makes of it, byte for byte
+        self.assertEqual(json.loads(again), {**json.loads(first), "id": "two"})
+        self.assertNotIn("ttlMs", json.loads(again)["result"])  # the other version's fields stay its own
+        self.assertEqual(json.loads(again)["result"]["tools"][0]["name"], "ask_questions")
+
     def test_past_the_bound_idle_sessions_end_and_none_with_a_call_waiting_or_an_open_ask(self) -> None:
         client = self.serve()
         with mock.patch.object(askq, "_MCP_IDLE_SESSIONS", 2):
