@@ -7285,8 +7285,10 @@ class _StreamSource:
     takes what is ready whenever ``wake`` is called, and ticks every source
     now and then, so that no thread waits on any one stream."""
 
+    __slots__ = ("wake",)
+
     def __init__(self) -> None:
-        self.wake: Callable[[], None] = lambda: None  # set when the stream is served
+        self.wake: Callable[[], None] = _quiet  # set when the stream is served
 
     def take(self) -> "Tuple[bytes, bool]":
         """What is ready to be written, and whether the stream ends after it."""
@@ -7297,6 +7299,10 @@ class _StreamSource:
 
     def left(self) -> None:
         """The stream ended, or its client went away: nothing more is taken."""
+
+
+def _quiet() -> None:
+    """A wake that nobody hears yet."""
 
 
 class _HttpStream(_HttpResponse):
@@ -7315,12 +7321,16 @@ class _ParkedStream:
     """One event stream on the pump: its socket, its source, and what is
     taken but not yet written (a slow reader's backlog, bounded)."""
 
-    __slots__ = ("backlog", "ending", "socket", "source")
+    __slots__ = ("backlog", "ending", "pump", "socket", "source")
 
-    def __init__(self, sock: Any, source: _StreamSource) -> None:
-        self.socket, self.source = sock, source
+    def __init__(self, sock: Any, source: _StreamSource, pump: "_StreamPump") -> None:
+        self.socket, self.source, self.pump = sock, source, pump
         self.backlog = b""
         self.ending = False
+
+    def wake(self) -> None:
+        """The source has something to write."""
+        self.pump.wake(self)
 
     def write(self) -> bool:
         """Write what the socket takes now; whether the stream goes on."""
@@ -7364,11 +7374,11 @@ class _StreamPump:
         import selectors
 
         sock.setblocking(False)
-        parked = _ParkedStream(sock, stream.source)
+        parked = _ParkedStream(sock, stream.source, self)
         with self.lock:
             self.streams[sock.fileno()] = parked
             self.selector.register(sock, selectors.EVENT_READ)
-        stream.source.wake = functools.partial(self.wake, parked)
+        stream.source.wake = parked.wake
         self.wake(parked)
 
     def holds(self, sock: Any) -> bool:
@@ -9455,14 +9465,15 @@ class _Ask(_Ending):
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
                  "owner", "page", "read", "result", "task")
 
-    def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
+    def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "",
+                 fingerprint: str = "") -> None:
         import secrets
 
         super().__init__()
         self.id = ask_id or secrets.token_urlsafe(18)
         self.board = board
-        self.output = output  # as ask() made it: the questions (and any title), no answers yet
-        self.fingerprint = _ask_fingerprint(output.questions, owner.client)
+        self.output = output  # as ask() made it: the questions (and any title), no answers yet; never changed
+        self.fingerprint = fingerprint or _ask_fingerprint(output.questions, owner.client)
         self.owner = owner
         self.ends = time.time() + board.life
         self.result: Optional[QuestionOutput] = None  # how it ended, once it has
@@ -9892,22 +9903,30 @@ _StoreClass = TypeVar("_StoreClass", bound="Callable[[str], _AskStore]")
 
 @_AskStore.served_at("memory")
 class _MemoryStore(_AskStore):
-    """The records in this process's memory: lost when it ends."""
+    """The records in this process's memory: lost when it ends.  Each is
+    kept compressed: thousands of asks may wait at once, and a record is
+    read back only when its ask is not served here any more."""
 
     kind = "in memory (--store memory)"
 
     def __init__(self, where: str = "memory") -> None:
         import threading
 
-        self.records: Dict[str, str] = {}
+        self.records: Dict[str, bytes] = {}
         self.fingerprints: Dict[str, List[str]] = {}
         self.pages: Dict[str, str] = {}
         self.ended: Dict[str, float] = {}
         self.lock = threading.Lock()
 
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
-        text = self.records.get(ask_id)
-        return None if text is None else _AskRecord.from_text(ask_id, text)
+        kept = self.records.get(ask_id)
+        return None if kept is None else self._read(ask_id, kept)
+
+    @staticmethod
+    def _read(ask_id: str, kept: bytes) -> _AskRecord:
+        import zlib
+
+        return _AskRecord.from_text(ask_id, zlib.decompress(kept).decode("utf-8", "surrogatepass"))
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -9927,18 +9946,20 @@ class _MemoryStore(_AskStore):
             return standing
 
     def _write(self, record: _AskRecord) -> None:
+        import zlib
+
         if record.id not in self.records:
             self.fingerprints.setdefault(record.fingerprint, []).append(record.id)
         if record.page:
             self.pages[record.page] = record.id
         if record.ended:
             self.ended[record.id] = record.ended
-        self.records[record.id] = record.to_text()
+        self.records[record.id] = zlib.compress(record.to_text().encode("utf-8", "surrogatepass"), 1)
 
     def sweep(self, now: float) -> None:
         with self.lock:
             for ask_id in [ask_id for ask_id, ended in self.ended.items() if now >= ended + _ASK_KEPT_SECONDS]:
-                record = _AskRecord.from_text(ask_id, self.records.pop(ask_id))
+                record = self._read(ask_id, self.records.pop(ask_id))
                 del self.ended[ask_id]
                 same = self.fingerprints.get(record.fingerprint, [])
                 if ask_id in same:
@@ -10438,6 +10459,7 @@ class _AskBoard:
         import platform
         import secrets
         import threading
+        import weakref
 
         self.web = web or _WebOptions()
         self.life = life or _ASK_LIFE_SECONDS
@@ -10446,6 +10468,8 @@ class _AskBoard:
         self.log = log or (lambda line: None)
         self.notifier = notifier or _Notifier("", None, lambda line: None)
         self.asks: Dict[str, _Ask] = {}
+        # The questions of the asks kept here, by fingerprint, for as long as an ask holds them.
+        self.batches: _typing.MutableMapping[str, QuestionOutput] = weakref.WeakValueDictionary()
         self.lock = threading.RLock()
         self.swept = self.beaten = 0.0
         self.failing = False  # the store failed, and that was logged
@@ -10460,13 +10484,13 @@ class _AskBoard:
         """The ask these questions make: one still open, or ended and never
         delivered, that the owner may take (here, or in the store), else a
         new one."""
-        fingerprint = _ask_fingerprint(output.questions, owner.client)
+        fingerprint = sys.intern(_ask_fingerprint(output.questions, owner.client))  # one copy for identical asks
         with self.lock:
             self.sweep()
             takeable = [ask for ask in [*self.asks.values(), *self._stored_asks(fingerprint)]
                         if self._takeable(ask, fingerprint, owner)]
             if not takeable:
-                ask = self._keep(_Ask(output, owner, self))
+                ask = self._keep(_Ask(self._batch(output, fingerprint), owner, self, fingerprint=fingerprint))
                 self.save(ask)
                 return ask
             # The person's answer first, wherever it was given; else the ask made first.
@@ -10481,6 +10505,18 @@ class _AskBoard:
             ask.owner = owner
             self.save(ask)
             return ask
+
+    def _batch(self, output: QuestionOutput, fingerprint: str) -> QuestionOutput:
+        """The questions of a new ask: those of an ask kept here with the same
+        ones, when there is one, so that identical asks (many sessions of
+        one client asking the same) keep one copy; asks never change them."""
+        kept = self.batches.get(fingerprint)
+        if kept is None or kept.questions != output.questions:
+            self.batches[fingerprint] = output
+            return output
+        if (kept.title, kept.purpose) == (output.title, output.purpose):
+            return kept
+        return QuestionOutput(kept.questions, [], None, output.title, output.purpose)
 
     @staticmethod
     def _takeable(ask: _Ask, fingerprint: str, owner: _AskOwner) -> bool:
@@ -10993,6 +11029,20 @@ def _client_name(info: Any) -> "Optional[str]":
     return name if isinstance(name, str) else None
 
 
+def _kept_capabilities(capabilities: Any) -> "Dict[str, Any]":
+    """The capabilities a client declared in its handshake, as its session
+    keeps them: sessions that declare the same share one copy (never
+    changed), as the thousands of sessions of one client do."""
+    if not isinstance(capabilities, dict):
+        return {}
+    return _capabilities_of(json.dumps(capabilities, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _capabilities_of(text: str) -> "Dict[str, Any]":
+    return dict(json.loads(text))
+
+
 class _RequestContext:
     """How one request speaks: its protocol version and the client's
     capabilities (from the handshake, or from the request's own envelope)."""
@@ -11166,6 +11216,8 @@ class _McpServer:
     waiting for a person, and a method per request."""
 
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
+    __slots__ = ("board", "by_url", "forms", "handshake", "log", "owner", "pages", "seal", "sent", "task_polls",
+                 "transport", "waiting", "web")
 
     def __init__(self, transport: "_Transport", log: Any, web: "Optional[_WebOptions]" = None,
                  seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
@@ -11261,8 +11313,7 @@ class _McpServer:
         version = asked if known is not None and known.handshake else _latest_handshake().name
         capabilities = params.get("capabilities")
         name = _client_name(params.get("clientInfo"))
-        self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {},
-                                         client=name)
+        self.handshake = _RequestContext(str(version), _kept_capabilities(capabilities), client=name)
         self.owner = self.board.owner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
         capabilities = {"tools": {}, "logging": {}, "resources": {}}
@@ -11836,6 +11887,8 @@ class _Outgoing:
 class _Transport:
     """What carries the server's messages to its client."""
 
+    __slots__ = ()
+
     def send(self, message: _Outgoing) -> None:
         raise NotImplementedError
 
@@ -12148,6 +12201,8 @@ class _Exchange(_StreamSource):
     stream says now and then that it is alive (and so learns when its
     client has left)."""
 
+    __slots__ = ("alive_due", "awaited", "done", "messages", "quiet_since", "session")
+
     def __init__(self, awaited: "List[str]", session: "Optional[_McpSession]" = None) -> None:
         super().__init__()
         self.messages: List[Dict[str, Any]] = []
@@ -12204,6 +12259,8 @@ class _Router(_Transport):
     the POST being handled; the server's cancellation of a form, to the
     stream that carried the form."""
 
+    __slots__ = ("asked", "current", "progress", "requests")
+
     def __init__(self) -> None:
         self.current: Optional[_Exchange] = None
         self.requests: Dict[str, _Exchange] = {}  # an awaited request's key: its POST
@@ -12248,6 +12305,8 @@ class _Router(_Transport):
 
 class _McpSession:
     """An _McpServer over HTTP, one request at a time."""
+
+    __slots__ = ("lock", "router", "server", "used")
 
     def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _AskBoard) -> None:
         import threading

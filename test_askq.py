@@ -9453,6 +9453,34 @@ class McpAskTests(unittest.TestCase):
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
     FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
 
+    def test_identical_asks_of_other_sessions_share_their_questions_and_nothing_else(self) -> None:
+        board = askq._AskBoard()
+        first = board.open(askq.ask(self.CALL), board.owner("c"))
+        second = board.open(askq.ask(self.CALL), board.owner("c"))  # another session of the same client
+        titled = board.open(askq.ask({**self.CALL, "title": "Setup"}), board.owner("c"))
+        elsewhere = board.open(askq.ask(self.CALL), board.owner("d"))
+        self.assertIsNot(first, second)
+        self.assertIs(second.output.questions, first.output.questions)
+        self.assertIs(titled.output.questions, first.output.questions)
+        self.assertEqual((titled.output.title, first.output.title), ("Setup", None))  # each keeps its own heading
+        self.assertIsNot(elsewhere.output.questions, first.output.questions)  # another client's asks are its own
+        self.assertTrue(first.finish(askq.QuestionOutput(first.output.questions, [], askq.Outcome.DECLINED)))
+        self.assertFalse(second.finished)  # one ending ends its own ask only
+        self.assertEqual([item.question for item in second.output.questions],
+                         [item.question for item in askq.ask(self.CALL).questions])
+        other = askq.ask(self.CALL)
+        other.questions[0].question = "Which database, again?"  # the same questions no more
+        self.assertIsNot(board.open(other, board.owner("c")).output.questions, first.output.questions)
+
+    def test_sessions_declaring_the_same_capabilities_keep_one_copy(self) -> None:
+        kept = askq._kept_capabilities({"elicitation": {"form": {}}, "roots": {}})
+        self.assertIs(askq._kept_capabilities({"roots": {}, "elicitation": {"form": {}}}), kept)
+        self.assertEqual(kept, {"elicitation": {"form": {}}, "roots": {}})
+        self.assertEqual(askq._kept_capabilities({}), {})
+        self.assertEqual(askq._kept_capabilities(["not", "an", "object"]), {})
+        self.assertTrue(askq._RequestContext("2025-11-25", kept).can_elicit)
+        self.assertFalse(askq._RequestContext("2025-11-25", askq._kept_capabilities({"roots": {}})).can_elicit)
+
     def test_the_ask_alone_holds_what_was_entered_and_how_it_ended_and_its_page_reads_it(self) -> None:
         pages = askq._ServedPages("http://127.0.0.1:1")
         board = askq._AskBoard(askq._ServedWebOptions(pages, None))
