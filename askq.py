@@ -7202,6 +7202,7 @@ _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing this long is let go
 _HTTP_REQUEST_SECONDS = 10.0  # a request not in whole this long after it began is cut, however it trickles
 _HTTP_THREADS = 1024  # connections served at once: a further one waits, unread, in the listen backlog
 _HTTP_BACKLOG = 1024  # connects queued before they are accepted, unless the system allows more
+_HTTP_IDLE_THREADS = 8  # threads kept waiting for the next connection once a burst has passed
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
@@ -7606,6 +7607,50 @@ def _is_local_host(host: str) -> bool:
     return True
 
 
+class _Workers:
+    """The threads that serve connections, kept for the next one: a
+    connection is handed to a thread that waits, else to a new one; after a
+    burst a few stay, so that the next connection need not wait for a thread
+    to start, and the others end."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.ready = threading.Condition()
+        self.jobs: List[Optional[Callable[[], None]]] = []  # handed to the threads that wait; None ends one
+        self.idle = 0
+
+    def run(self, job: "Callable[[], None]") -> None:
+        """Do ``job`` on a thread of its own; RuntimeError when none can be had."""
+        import threading
+
+        with self.ready:
+            if self.idle:
+                self.idle -= 1
+                self.jobs.append(job)
+                self.ready.notify()
+                return
+        threading.Thread(target=self._work, args=(job,), daemon=True).start()
+
+    def _work(self, job: "Optional[Callable[[], None]]") -> None:
+        while job is not None:
+            job()
+            with self.ready:
+                if self.idle >= _HTTP_IDLE_THREADS:
+                    return
+                self.idle += 1
+                while not self.jobs:
+                    self.ready.wait()
+                job = self.jobs.pop(0)
+
+    def stop(self) -> None:
+        """The threads that wait end."""
+        with self.ready:
+            self.jobs.extend([None] * self.idle)
+            self.idle = 0
+            self.ready.notify_all()
+
+
 class _HttpServer:
     """A core's requests served over HTTP: each connection on a thread of
     its own, every read with a timeout and every request with a deadline,
@@ -7624,6 +7669,7 @@ class _HttpServer:
         # Whole before it listens: a connection may arrive as soon as it does.
         self.core = core
         self.threads = threading.BoundedSemaphore(_HTTP_THREADS)
+        self.workers = _Workers()
         self.stopped = False
         self.pump: Optional[_StreamPump] = None
         self.pump_lock = threading.Lock()
@@ -7647,6 +7693,7 @@ class _HttpServer:
                 self.pump.stop()
             self.listener.shutdown()
             self.listener.server_close()
+            self.workers.stop()
 
     def streams(self) -> _StreamPump:
         """The pump of this server's event streams, started with the first."""
@@ -7774,7 +7821,7 @@ def _stdlib_listener() -> Any:
                 self.shutdown_request(request)
                 return
             try:
-                super().process_request(request, client_address)
+                self.owner.workers.run(functools.partial(self.process_request_thread, request, client_address))
             except RuntimeError:  # no thread to be had after all: the connection is let go
                 self.owner.threads.release()
                 self.shutdown_request(request)

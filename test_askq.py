@@ -6621,6 +6621,44 @@ class HttpServerTests(unittest.TestCase):
         self.assertEqual([answer.split(b" ")[1:2] for answer in answers], [[b"200"]] * len(crowd))
         self.assertTrue(all(answer.endswith(b"pong") for answer in answers))
 
+    def test_after_a_burst_a_few_threads_wait_for_the_next_connection_and_end_with_the_server(self) -> None:
+        import socket
+        import threading
+
+        def ping() -> bytes:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(PING)
+                return whole_answer(sock)
+
+        server = self.serve()
+        crowd = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(40)]
+        for sock in crowd:
+            sock.sendall(PING[:5])  # each holds a thread until the rest of its request comes
+        time.sleep(0.3)
+        for sock in crowd:
+            sock.sendall(PING[5:])
+        self.assertTrue(all(whole_answer(sock).endswith(b"pong") for sock in crowd))
+        for sock in crowd:
+            sock.close()
+        workers = server.workers
+        self.wait_until(lambda: workers.idle == askq._HTTP_IDLE_THREADS)  # the others ended
+        served = [thread for thread in threading.enumerate() if getattr(thread, "_target", None) == workers._work]
+        for _ in range(20):  # one after another: each on a thread that waits, none started anew
+            self.assertTrue(ping().endswith(b"pong"))
+        self.assertEqual([thread for thread in threading.enumerate()
+                          if getattr(thread, "_target", None) == workers._work], served)
+        server.stop()
+        for thread in served:
+            thread.join(10)
+        self.assertFalse(any(thread.is_alive() for thread in served))
+
+    @staticmethod
+    def wait_until(done: "Callable[[], bool]") -> None:
+        deadline = time.monotonic() + 10
+        while not done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done(), "it never happened"
+
     def test_a_client_too_slow_to_send_its_request_is_cut_by_its_deadline(self) -> None:
         import select
         import socket
