@@ -9950,16 +9950,19 @@ _StoreClass = TypeVar("_StoreClass", bound="Callable[[str], _AskStore]")
 
 @_AskStore.served_at("memory")
 class _MemoryStore(_AskStore):
-    """The records in this process's memory: lost when it ends.  Each is
-    kept compressed: thousands of asks may wait at once, and a record is
-    read back only when its ask is not served here any more."""
+    """The records in this process's memory: lost when it ends.  Thousands
+    of asks may wait at once, and a record is read back only when its ask is
+    not served here any more: an open ask's record is kept as it is (it
+    holds no answer and no secret; what of it may change, copied), an ended
+    one's as its text, compressed.  Either is read back through its text,
+    as every store's is."""
 
     kind = "in memory (--store memory)"
 
     def __init__(self, where: str = "memory") -> None:
         import threading
 
-        self.records: Dict[str, bytes] = {}
+        self.records: Dict[str, Union[bytes, _AskRecord]] = {}
         self.fingerprints: Dict[str, List[str]] = {}
         self.pages: Dict[str, str] = {}
         self.ended: Dict[str, float] = {}
@@ -9970,10 +9973,20 @@ class _MemoryStore(_AskStore):
         return None if kept is None else self._read(ask_id, kept)
 
     @staticmethod
-    def _read(ask_id: str, kept: bytes) -> _AskRecord:
+    def _read(ask_id: str, kept: "Union[bytes, _AskRecord]") -> _AskRecord:
         import zlib
 
-        return _AskRecord.from_text(ask_id, zlib.decompress(kept).decode("utf-8", "surrogatepass"))
+        text = kept.to_text() if isinstance(kept, _AskRecord) else zlib.decompress(kept).decode("utf-8", "surrogatepass")
+        return _AskRecord.from_text(ask_id, text)
+
+    @staticmethod
+    def _kept(record: _AskRecord) -> "Union[bytes, _AskRecord]":
+        import zlib
+
+        if not record.ended and record.result is None:
+            entered = {key: list(values) for key, values in record.entered.items()}
+            return dataclasses.replace(record, entered=entered, task=record.task and dataclasses.replace(record.task))
+        return zlib.compress(record.to_text().encode("utf-8", "surrogatepass"), 1)
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -9993,15 +10006,13 @@ class _MemoryStore(_AskStore):
             return standing
 
     def _write(self, record: _AskRecord) -> None:
-        import zlib
-
         if record.id not in self.records:
             self.fingerprints.setdefault(record.fingerprint, []).append(record.id)
         if record.page:
             self.pages[record.page] = record.id
         if record.ended:
             self.ended[record.id] = record.ended
-        self.records[record.id] = zlib.compress(record.to_text().encode("utf-8", "surrogatepass"), 1)
+        self.records[record.id] = self._kept(record)
 
     def sweep(self, now: float) -> None:
         with self.lock:
@@ -12253,7 +12264,7 @@ class _Exchange(_StreamSource):
     def __init__(self, awaited: "List[str]", session: "Optional[_McpSession]" = None) -> None:
         super().__init__()
         self.messages: List[Dict[str, Any]] = []
-        self.awaited = dict.fromkeys(awaited)
+        self.awaited = awaited  # each once
         self.done = not awaited
         self.session = session
         self.quiet_since = time.monotonic()
@@ -12264,8 +12275,10 @@ class _Exchange(_StreamSource):
         self.wake()
 
     def answered(self, key: str) -> None:
-        if self.awaited.pop(key, False) is None and not self.awaited:
-            self.end()
+        if key in self.awaited:
+            self.awaited.remove(key)
+            if not self.awaited:
+                self.end()
 
     def end(self) -> None:
         self.done = True

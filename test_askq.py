@@ -8303,6 +8303,20 @@ class AskStoreContract:
                     self.assertEqual(askq.collect_answers(back.questions, entry, partial=True),
                                      askq.collect_answers(output, entry, partial=True))
 
+    def test_a_record_read_back_is_as_it_was_saved_whatever_changed_since(self: Any) -> None:
+        task = askq._AskTask(1.0, 60_000)
+        record = dataclasses.replace(store_record(), entered={"q:q0": ["SQLite"]}, task=task)
+        self.store.save(record)
+        record.entered["q:q0"].append("MySQL")  # changed after the save, and not saved again
+        task.cancelled, task.forms = True, 3
+        back = self.store.load("a1")
+        self.assertEqual((back.entered, back.task), ({"q:q0": ["SQLite"]}, askq._AskTask(1.0, 60_000)))
+        self.assertIsNot(self.store.load("a1"), back)  # each read is a record of its own
+        ended = dataclasses.replace(store_record(), ended=2.0, result=askq.QuestionOutput(
+            record.questions.questions, [], askq.Outcome.DECLINED))
+        self.store.settle(ended)
+        self.assertEqual(self.store.load("a1").result.status, askq.Outcome.DECLINED)
+
     def test_a_number_question_stays_a_number_with_its_unit(self: Any) -> None:
         output = askq.ask({"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1,
                                           "maximum": 64, "step": 0.5, "unit": "GB"}],
