@@ -10545,8 +10545,10 @@ class _AskBoard:
         fingerprint = sys.intern(_ask_fingerprint(output.questions, owner.client))  # one copy for identical asks
         with self.lock:
             self.sweep()
-            takeable = [ask for ask in [*self.asks.values(), *self._stored_asks(fingerprint)]
-                        if self._takeable(ask, fingerprint, owner)]
+            # Only the owner's own asks, and those of ended sessions, may be
+            # taken: the rest (thousands may wait) are passed over at once.
+            mine = [ask for ask in self.asks.values() if ask.owner is owner or ask.owner.ended]
+            takeable = [ask for ask in [*mine, *self._stored_asks(fingerprint)] if self._takeable(ask, fingerprint, owner)]
             if not takeable:
                 ask = self._keep(_Ask(self._batch(output, fingerprint), owner, self, fingerprint=fingerprint))
                 self.save(ask)

@@ -9524,6 +9524,20 @@ class McpAskTests(unittest.TestCase):
         other.questions[0].question = "Which database, again?"  # the same questions no more
         self.assertIsNot(board.open(other, board.owner("c")).output.questions, first.output.questions)
 
+    def test_a_new_call_looks_only_at_its_own_sessions_asks_and_those_of_ended_sessions(self) -> None:
+        board = askq._AskBoard()
+        others = [board.owner("c") for _ in range(30)]
+        for other in others:
+            board.open(askq.ask(self.CALL), other)  # thirty sessions wait on the same questions
+        ended = others[0]
+        board.owner_ended(ended)
+        mine = board.owner("c")
+        with mock.patch.object(askq._AskBoard, "_takeable", wraps=askq._AskBoard._takeable) as looked:
+            taken = board.open(askq.ask(self.CALL), mine)
+        self.assertEqual(looked.call_count, 1)  # the ended session's ask alone
+        self.assertIs(taken.owner, mine)
+        self.assertEqual(sum(ask.owner is mine for ask in board.asks.values()), 1)  # it took that ask, made none
+
     def test_sessions_declaring_the_same_capabilities_keep_one_copy(self) -> None:
         kept = askq._kept_capabilities({"elicitation": {"form": {}}, "roots": {}})
         self.assertIs(askq._kept_capabilities({"roots": {}, "elicitation": {"form": {}}}), kept)
