@@ -6641,12 +6641,16 @@ class HttpServerTests(unittest.TestCase):
         for sock in crowd:
             sock.close()
         workers = server.workers
-        self.wait_until(lambda: workers.idle == askq._HTTP_IDLE_THREADS)  # the others ended
-        served = [thread for thread in threading.enumerate() if getattr(thread, "_target", None) == workers._work]
+
+        def serving() -> Any:
+            return {thread for thread in threading.enumerate()
+                    if getattr(thread, "_target", None) == workers._work and thread.is_alive()}
+
+        self.wait_until(lambda: workers.idle == len(serving()) == askq._HTTP_IDLE_THREADS)  # the others ended
+        served = serving()
         for _ in range(20):  # one after another: each on a thread that waits, none started anew
             self.assertTrue(ping().endswith(b"pong"))
-        self.assertEqual([thread for thread in threading.enumerate()
-                          if getattr(thread, "_target", None) == workers._work], served)
+        self.assertEqual(serving(), served)
         server.stop()
         for thread in served:
             thread.join(10)
