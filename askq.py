@@ -7619,6 +7619,7 @@ class _Workers:
         self.ready = threading.Condition()
         self.jobs: List[Optional[Callable[[], None]]] = []  # handed to the threads that wait; None ends one
         self.idle = 0
+        self.stopped = False
 
     def run(self, job: "Callable[[], None]") -> None:
         """Do ``job`` on a thread of its own; RuntimeError when none can be had."""
@@ -7636,7 +7637,7 @@ class _Workers:
         while job is not None:
             job()
             with self.ready:
-                if self.idle >= _HTTP_IDLE_THREADS:
+                if self.stopped or self.idle >= _HTTP_IDLE_THREADS:
                     return
                 self.idle += 1
                 while not self.jobs:
@@ -7644,8 +7645,9 @@ class _Workers:
                 job = self.jobs.pop(0)
 
     def stop(self) -> None:
-        """The threads that wait end."""
+        """The threads that wait end, and the others once their connection has."""
         with self.ready:
+            self.stopped = True
             self.jobs.extend([None] * self.idle)
             self.idle = 0
             self.ready.notify_all()

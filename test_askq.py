@@ -6651,10 +6651,16 @@ class HttpServerTests(unittest.TestCase):
         for _ in range(20):  # one after another: each on a thread that waits, none started anew
             self.assertTrue(ping().endswith(b"pong"))
         self.assertEqual(serving(), served)
-        server.stop()
+        self.wait_until(lambda: workers.idle == askq._HTTP_IDLE_THREADS)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as busy:
+            busy.sendall(PING[:5])  # a connection still being served when the server stops
+            self.wait_until(lambda: workers.idle == askq._HTTP_IDLE_THREADS - 1)
+            server.stop()
+            busy.sendall(PING[5:])
+            whole_answer(busy)
         for thread in served:
             thread.join(10)
-        self.assertFalse(any(thread.is_alive() for thread in served))
+        self.assertFalse(any(thread.is_alive() for thread in served))  # the one that served it too
 
     @staticmethod
     def wait_until(done: "Callable[[], bool]") -> None:
