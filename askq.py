@@ -7280,6 +7280,7 @@ _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing this long is let go
 _HTTP_REQUEST_SECONDS = 10.0  # a request not in whole this long after it began is cut, however it trickles
 _HTTP_THREADS = 1024  # connections served at once: a further one waits, unread, in the listen backlog
 _HTTP_BACKLOG = 1024  # connects queued before they are accepted, unless the system allows more
+_HTTP_IDLE_THREADS = 8  # threads kept waiting for the next connection once a burst has passed
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
@@ -7330,8 +7331,9 @@ class _HttpResponse:
         return cls(status, {"Content-Type": "text/plain; charset=utf-8"}, text.encode("utf-8"))
 
     @classmethod
-    def json(cls, status: int, document: Any) -> "_HttpResponse":
-        return cls(status, {"Content-Type": "application/json"}, json.dumps(document).encode("ascii"))
+    def json(cls, status: int, document: Any, text: "Optional[str]" = None) -> "_HttpResponse":
+        """A JSON document, or the ``text`` it was already serialized to."""
+        return cls(status, {"Content-Type": "application/json"}, (text or json.dumps(document)).encode("ascii"))
 
     @classmethod
     def html(cls, status: int, page: str) -> "_HttpResponse":
@@ -7362,8 +7364,10 @@ class _StreamSource:
     takes what is ready whenever ``wake`` is called, and ticks every source
     now and then, so that no thread waits on any one stream."""
 
+    __slots__ = ("wake",)
+
     def __init__(self) -> None:
-        self.wake: Callable[[], None] = lambda: None  # set when the stream is served
+        self.wake: Callable[[], None] = _quiet  # set when the stream is served
 
     def take(self) -> "Tuple[bytes, bool]":
         """What is ready to be written, and whether the stream ends after it."""
@@ -7374,6 +7378,10 @@ class _StreamSource:
 
     def left(self) -> None:
         """The stream ended, or its client went away: nothing more is taken."""
+
+
+def _quiet() -> None:
+    """A wake that nobody hears yet."""
 
 
 class _HttpStream(_HttpResponse):
@@ -7392,12 +7400,16 @@ class _ParkedStream:
     """One event stream on the pump: its socket, its source, and what is
     taken but not yet written (a slow reader's backlog, bounded)."""
 
-    __slots__ = ("backlog", "ending", "socket", "source")
+    __slots__ = ("backlog", "ending", "pump", "socket", "source")
 
-    def __init__(self, sock: Any, source: _StreamSource) -> None:
-        self.socket, self.source = sock, source
+    def __init__(self, sock: Any, source: _StreamSource, pump: "_StreamPump") -> None:
+        self.socket, self.source, self.pump = sock, source, pump
         self.backlog = b""
         self.ending = False
+
+    def wake(self) -> None:
+        """The source has something to write."""
+        self.pump.wake(self)
 
     def write(self) -> bool:
         """Write what the socket takes now; whether the stream goes on."""
@@ -7441,11 +7453,11 @@ class _StreamPump:
         import selectors
 
         sock.setblocking(False)
-        parked = _ParkedStream(sock, stream.source)
+        parked = _ParkedStream(sock, stream.source, self)
         with self.lock:
             self.streams[sock.fileno()] = parked
             self.selector.register(sock, selectors.EVENT_READ)
-        stream.source.wake = functools.partial(self.wake, parked)
+        stream.source.wake = parked.wake
         self.wake(parked)
 
     def holds(self, sock: Any) -> bool:
@@ -7563,7 +7575,7 @@ class _HttpCore:
         self.handler_sets = handler_sets
 
     def respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
-        response = self._respond(method, target, headers, read)
+        response = self._respond(method, target, _Headers(headers), read)
         path = target.partition("?")[0]
         if response.status >= 400 and any(path in handlers.json_paths for handlers in self.handler_sets):
             return response.as_json()
@@ -7589,6 +7601,26 @@ class _HttpCore:
                 handler = handlers.routes.get((method, path))
                 return _HttpResponse.text(405, "Method not allowed.") if handler is None else (handlers, handler)
         return _HttpResponse.text(404, "Not found.")
+
+
+class _Headers:
+    """A request's headers, each name's values found by one lookup: the
+    rules and the handlers ask for a dozen names, and the parsed message's
+    own lookup reads every header each time."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, given: Any) -> None:
+        self.values: Dict[str, List[str]] = {}
+        for name, value in given.items():
+            self.values.setdefault(name.lower(), []).append(value)
+
+    def get_all(self, name: str) -> "Optional[List[str]]":
+        return self.values.get(name.lower())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        found = self.values.get(name.lower())
+        return found[0] if found else default
 
 
 def _header_values(headers: Any, name: str) -> "List[str]":
@@ -7626,6 +7658,7 @@ def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
     return length
 
 
+@functools.lru_cache(maxsize=256)  # a client names the same host on every request
 def _is_local_host(host: str) -> bool:
     """Whether a Host header is exactly an IP literal or localhost, with an
     optional port of digits: a DNS name could be rebound to this machine by
@@ -7652,6 +7685,52 @@ def _is_local_host(host: str) -> bool:
     return True
 
 
+class _Workers:
+    """The threads that serve connections, kept for the next one: a
+    connection is handed to a thread that waits, else to a new one; after a
+    burst a few stay, so that the next connection need not wait for a thread
+    to start, and the others end."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.ready = threading.Condition()
+        self.jobs: List[Optional[Callable[[], None]]] = []  # handed to the threads that wait; None ends one
+        self.idle = 0
+        self.stopped = False
+
+    def run(self, job: "Callable[[], None]") -> None:
+        """Do ``job`` on a thread of its own; RuntimeError when none can be had."""
+        import threading
+
+        with self.ready:
+            if self.idle:
+                self.idle -= 1
+                self.jobs.append(job)
+                self.ready.notify()
+                return
+        threading.Thread(target=self._work, args=(job,), daemon=True).start()
+
+    def _work(self, job: "Optional[Callable[[], None]]") -> None:
+        while job is not None:
+            job()
+            with self.ready:
+                if self.stopped or self.idle >= _HTTP_IDLE_THREADS:
+                    return
+                self.idle += 1
+                while not self.jobs:
+                    self.ready.wait()
+                job = self.jobs.pop(0)
+
+    def stop(self) -> None:
+        """The threads that wait end, and the others once their connection has."""
+        with self.ready:
+            self.stopped = True
+            self.jobs.extend([None] * self.idle)
+            self.idle = 0
+            self.ready.notify_all()
+
+
 class _HttpServer:
     """A core's requests served over HTTP: each connection on a thread of
     its own, every read with a timeout and every request with a deadline,
@@ -7670,6 +7749,7 @@ class _HttpServer:
         # Whole before it listens: a connection may arrive as soon as it does.
         self.core = core
         self.threads = threading.BoundedSemaphore(_HTTP_THREADS)
+        self.workers = _Workers()
         self.stopped = False
         self.pump: Optional[_StreamPump] = None
         self.pump_lock = threading.Lock()
@@ -7693,6 +7773,7 @@ class _HttpServer:
                 self.pump.stop()
             self.listener.shutdown()
             self.listener.server_close()
+            self.workers.stop()
 
     def streams(self) -> _StreamPump:
         """The pump of this server's event streams, started with the first."""
@@ -7766,6 +7847,9 @@ def _stdlib_listener() -> Any:
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
+        # A response is not held back waiting for the client's
+        # acknowledgement of what was sent before it.
+        disable_nagle_algorithm = True
         server: Any  # the Listener, and through it its _HttpServer
         reader: RequestReader
 
@@ -7817,7 +7901,7 @@ def _stdlib_listener() -> Any:
                 self.shutdown_request(request)
                 return
             try:
-                super().process_request(request, client_address)
+                self.owner.workers.run(functools.partial(self.process_request_thread, request, client_address))
             except RuntimeError:  # no thread to be had after all: the connection is let go
                 self.owner.threads.release()
                 self.shutdown_request(request)
@@ -9750,14 +9834,15 @@ class _Ask(_Ending):
     __slots__ = ("announced", "board", "delivered", "ended", "ends", "fingerprint", "id", "interrupted", "output",
                  "owner", "page", "read", "result", "task")
 
-    def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "") -> None:
+    def __init__(self, output: QuestionOutput, owner: _AskOwner, board: "_AskBoard", ask_id: str = "",
+                 fingerprint: str = "") -> None:
         import secrets
 
         super().__init__()
         self.id = ask_id or secrets.token_urlsafe(18)
         self.board = board
-        self.output = output  # as ask() made it: the questions (and any title), no answers yet
-        self.fingerprint = _ask_fingerprint(output.questions, owner.client)
+        self.output = output  # as ask() made it: the questions (and any title), no answers yet; never changed
+        self.fingerprint = fingerprint or _ask_fingerprint(output.questions, owner.client)
         self.owner = owner
         self.ends = time.time() + board.life
         self.result: Optional[QuestionOutput] = None  # how it ended, once it has
@@ -10195,22 +10280,43 @@ _StoreClass = TypeVar("_StoreClass", bound="Callable[[str], _AskStore]")
 
 @_AskStore.served_at("memory")
 class _MemoryStore(_AskStore):
-    """The records in this process's memory: lost when it ends."""
+    """The records in this process's memory: lost when it ends.  Thousands
+    of asks may wait at once, and a record is read back only when its ask is
+    not served here any more: an open ask's record is kept as it is (it
+    holds no answer and no secret; what of it may change, copied), an ended
+    one's as its text, compressed.  Either is read back through its text,
+    as every store's is."""
 
     kind = "in memory (--store memory)"
 
     def __init__(self, where: str = "memory") -> None:
         import threading
 
-        self.records: Dict[str, str] = {}
+        self.records: Dict[str, Union[bytes, _AskRecord]] = {}
         self.fingerprints: Dict[str, List[str]] = {}
         self.pages: Dict[str, str] = {}
         self.ended: Dict[str, float] = {}
         self.lock = threading.Lock()
 
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
-        text = self.records.get(ask_id)
-        return None if text is None else _AskRecord.from_text(ask_id, text)
+        kept = self.records.get(ask_id)
+        return None if kept is None else self._read(ask_id, kept)
+
+    @staticmethod
+    def _read(ask_id: str, kept: "Union[bytes, _AskRecord]") -> _AskRecord:
+        import zlib
+
+        text = kept.to_text() if isinstance(kept, _AskRecord) else zlib.decompress(kept).decode("utf-8", "surrogatepass")
+        return _AskRecord.from_text(ask_id, text)
+
+    @staticmethod
+    def _kept(record: _AskRecord) -> "Union[bytes, _AskRecord]":
+        import zlib
+
+        if not record.ended and record.result is None:
+            entered = {key: list(values) for key, values in record.entered.items()}
+            return dataclasses.replace(record, entered=entered, task=record.task and dataclasses.replace(record.task))
+        return zlib.compress(record.to_text().encode("utf-8", "surrogatepass"), 1)
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -10236,12 +10342,12 @@ class _MemoryStore(_AskStore):
             self.pages[record.page] = record.id
         if record.ended:
             self.ended[record.id] = record.ended
-        self.records[record.id] = record.to_text()
+        self.records[record.id] = self._kept(record)
 
     def sweep(self, now: float) -> None:
         with self.lock:
             for ask_id in [ask_id for ask_id, ended in self.ended.items() if now >= ended + _ASK_KEPT_SECONDS]:
-                record = _AskRecord.from_text(ask_id, self.records.pop(ask_id))
+                record = self._read(ask_id, self.records.pop(ask_id))
                 del self.ended[ask_id]
                 same = self.fingerprints.get(record.fingerprint, [])
                 if ask_id in same:
@@ -10741,6 +10847,7 @@ class _AskBoard:
         import platform
         import secrets
         import threading
+        import weakref
 
         self.web = web or _WebOptions()
         self.life = life or _ASK_LIFE_SECONDS
@@ -10749,6 +10856,8 @@ class _AskBoard:
         self.log = log or (lambda line: None)
         self.notifier = notifier or _Notifier("", None, lambda line: None)
         self.asks: Dict[str, _Ask] = {}
+        # The questions of the asks kept here, by fingerprint, for as long as an ask holds them.
+        self.batches: _typing.MutableMapping[str, QuestionOutput] = weakref.WeakValueDictionary()
         self.lock = threading.RLock()
         self.swept = self.beaten = 0.0
         self.failing = False  # the store failed, and that was logged
@@ -10763,13 +10872,15 @@ class _AskBoard:
         """The ask these questions make: one still open, or ended and never
         delivered, that the owner may take (here, or in the store), else a
         new one."""
-        fingerprint = _ask_fingerprint(output.questions, owner.client)
+        fingerprint = sys.intern(_ask_fingerprint(output.questions, owner.client))  # one copy for identical asks
         with self.lock:
             self.sweep()
-            takeable = [ask for ask in [*self.asks.values(), *self._stored_asks(fingerprint)]
-                        if self._takeable(ask, fingerprint, owner)]
+            # Only the owner's own asks, and those of ended sessions, may be
+            # taken: the rest (thousands may wait) are passed over at once.
+            mine = [ask for ask in self.asks.values() if ask.owner is owner or ask.owner.ended]
+            takeable = [ask for ask in [*mine, *self._stored_asks(fingerprint)] if self._takeable(ask, fingerprint, owner)]
             if not takeable:
-                ask = self._keep(_Ask(output, owner, self))
+                ask = self._keep(_Ask(self._batch(output, fingerprint), owner, self, fingerprint=fingerprint))
                 self.save(ask)
                 return ask
             # The person's answer first, wherever it was given; else the ask made first.
@@ -10784,6 +10895,18 @@ class _AskBoard:
             ask.owner = owner
             self.save(ask)
             return ask
+
+    def _batch(self, output: QuestionOutput, fingerprint: str) -> QuestionOutput:
+        """The questions of a new ask: those of an ask kept here with the same
+        ones, when there is one, so that identical asks (many sessions of
+        one client asking the same) keep one copy; asks never change them."""
+        kept = self.batches.get(fingerprint)
+        if kept is None or kept.questions != output.questions:
+            self.batches[fingerprint] = output
+            return output
+        if (kept.title, kept.purpose) == (output.title, output.purpose):
+            return kept
+        return QuestionOutput(kept.questions, [], None, output.title, output.purpose)
 
     @staticmethod
     def _takeable(ask: _Ask, fingerprint: str, owner: _AskOwner) -> bool:
@@ -11310,6 +11433,20 @@ def _client_name(info: Any) -> "Optional[str]":
     return name if isinstance(name, str) else None
 
 
+def _kept_capabilities(capabilities: Any) -> "Dict[str, Any]":
+    """The capabilities a client declared in its handshake, as its session
+    keeps them: sessions that declare the same share one copy (never
+    changed), as the thousands of sessions of one client do."""
+    if not isinstance(capabilities, dict):
+        return {}
+    return _capabilities_of(json.dumps(capabilities, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _capabilities_of(text: str) -> "Dict[str, Any]":
+    return dict(json.loads(text))
+
+
 class _RequestContext:
     """How one request speaks: its protocol version and the client's
     capabilities (from the handshake, or from the request's own envelope)."""
@@ -11519,6 +11656,8 @@ class _McpServer:
     waiting for a person, and a method per request."""
 
     rpc = _Registry()  # each JSON-RPC method to the method that answers it
+    __slots__ = ("board", "by_url", "forms", "handshake", "listening", "log", "owner", "pages", "seal", "sent", "task_polls",
+                 "transport", "waiting", "web")
 
     def __init__(self, transport: "_Transport", log: Any, web: "Optional[_WebOptions]" = None,
                  seal: "Optional[_RequestSeal]" = None, board: "Optional[_AskBoard]" = None) -> None:
@@ -11615,8 +11754,7 @@ class _McpServer:
         version = asked if known is not None and known.handshake else _latest_handshake().name
         capabilities = params.get("capabilities")
         name = _client_name(params.get("clientInfo"))
-        self.handshake = _RequestContext(str(version), capabilities if isinstance(capabilities, dict) else {},
-                                         client=name)
+        self.handshake = _RequestContext(str(version), _kept_capabilities(capabilities), client=name)
         self.owner = self.board.owner(str(name or ""))
         self.log(f"client {name or '(unnamed)'} speaks {version} and {self._what_calls_get(self.handshake)}")
         capabilities = {"tools": {}, "logging": {}, "resources": {}}
@@ -11661,20 +11799,11 @@ class _McpServer:
 
     @rpc.on("tools/list")
     def list_tools(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        tool = tool_definition("mcp")
-        if context.structured:
-            tool["outputSchema"] = _output_schema()
-        if context.polls_tasks:
-            tool["execution"] = {"taskSupport": "optional"}
-        result: Dict[str, Any] = {"tools": [tool]}
-        if context.draws_views:
-            tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
-            result["tools"].append(_view_tool())
-        return _cacheable(result, context)
+        return _tools_listed(context.structured, context.polls_tasks, context.draws_views, context.stateless)
 
     @rpc.on("resources/list")
     def list_resources(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
-        return _cacheable({"resources": [_view_resource()]}, context)
+        return _cacheable({"resources": [_view_resource()]}, context.stateless)
 
     @rpc.on("resources/read")
     def read_resource(self, request_id: Any, params: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
@@ -11682,7 +11811,7 @@ class _McpServer:
             raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: this server has {_VIEW_URI} only.",
                             {"uri": params.get("uri")})
         return _cacheable({"contents": [{"uri": _VIEW_URI, "mimeType": _VIEW_MIME, "text": _view_document(),
-                                         "_meta": {"ui": {"prefersBorder": False}}}]}, context)
+                                         "_meta": {"ui": {"prefersBorder": False}}}]}, context.stateless)
 
     @rpc.on("tools/call")
     def call_tool(
@@ -12310,6 +12439,8 @@ class _Outgoing:
 class _Transport:
     """What carries the server's messages to its client."""
 
+    __slots__ = ()
+
     def send(self, message: _Outgoing) -> None:
         raise NotImplementedError
 
@@ -12351,11 +12482,11 @@ def _echoed_id(message: Any) -> Any:
     return request_id if _is_valid_id(request_id) else None
 
 
-def _cacheable(result: "Dict[str, Any]", context: _RequestContext) -> "Dict[str, Any]":
+def _cacheable(result: "Dict[str, Any]", stateless: bool) -> "Dict[str, Any]":
     """A list or read result, with what 2026-07-28 requires of it: how long a
     client may keep it, and that it is the same for everyone (askq's tool and
     view are)."""
-    if context.stateless:
+    if stateless:
         result.update(ttlMs=_TOOLS_TTL_MS, cacheScope="public")
     return result
 
@@ -12370,6 +12501,44 @@ def _form_for(output: QuestionOutput, context: _RequestContext) -> "Dict[str, An
         form["_meta"] = {"ui": {"resourceUri": _VIEW_URI}, _VIEW_META: {
             "html": _view_form(_question_list(output), {}, {}, as_form=True), "asked": _batch_record(output)}}
     return form
+
+
+class _Encoded(Dict[str, Any]):
+    """A result that is the same for every request that gets it, built once
+    and never changed: its JSON text is kept beside it, so that a busy
+    server does not serialize it again for each request."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, result: "Dict[str, Any]") -> None:
+        super().__init__(result)
+        self.text = json.dumps(result)
+
+
+@functools.lru_cache(maxsize=None)
+def _tools_listed(structured: bool, tasks: bool, views: bool, stateless: bool) -> _Encoded:
+    """tools/list's result, which hangs on these alone: whether results are
+    structured, calls may be tasks, the client draws views, and the request
+    speaks 2026-07-28."""
+    tool = tool_definition("mcp")
+    if structured:
+        tool["outputSchema"] = _output_schema()
+    if tasks:
+        tool["execution"] = {"taskSupport": "optional"}
+    result: Dict[str, Any] = {"tools": [tool]}
+    if views:
+        tool["_meta"] = {"ui": {"resourceUri": _VIEW_URI}}
+        result["tools"].append(_view_tool())
+    return _Encoded(_cacheable(result, stateless))
+
+
+def _message_text(message: "Dict[str, Any]") -> str:
+    """A message as JSON, the same text json.dumps makes: a response whose
+    result was encoded once has that text put in its envelope."""
+    result = message.get("result")
+    if isinstance(result, _Encoded) and list(message) == ["jsonrpc", "id", "result"]:
+        return f'{{"jsonrpc": {json.dumps(message["jsonrpc"])}, "id": {json.dumps(message["id"])}, "result": {result.text}}}'
+    return json.dumps(message)
 
 
 def _elicited_result(output: QuestionOutput, result: Any, context: _RequestContext) -> "Dict[str, Any]":
@@ -12636,10 +12805,12 @@ class _Exchange(_StreamSource):
     stream says now and then that it is alive (and so learns when its
     client has left)."""
 
+    __slots__ = ("alive_due", "awaited", "done", "messages", "quiet_since", "session")
+
     def __init__(self, awaited: "List[str]", session: "Optional[_McpSession]" = None) -> None:
         super().__init__()
         self.messages: List[Dict[str, Any]] = []
-        self.awaited = dict.fromkeys(awaited)
+        self.awaited = awaited  # each once
         self.done = not awaited
         self.session = session
         self.quiet_since = time.monotonic()
@@ -12650,8 +12821,10 @@ class _Exchange(_StreamSource):
         self.wake()
 
     def answered(self, key: str) -> None:
-        if self.awaited.pop(key, False) is None and not self.awaited:
-            self.end()
+        if key in self.awaited:
+            self.awaited.remove(key)
+            if not self.awaited:
+                self.end()
 
     def end(self) -> None:
         self.done = True
@@ -12669,7 +12842,7 @@ class _Exchange(_StreamSource):
         self.alive_due = False
         if found:
             self.quiet_since = time.monotonic()
-        chunks += [b"event: message\ndata: " + json.dumps(message).encode("ascii") + b"\n\n" for message in found]
+        chunks += [b"event: message\ndata: " + _message_text(message).encode("ascii") + b"\n\n" for message in found]
         return b"".join(chunks), done
 
     def tick(self) -> None:
@@ -12692,6 +12865,8 @@ class _Router(_Transport):
     the POST being handled; the server's cancellation of a form, to the
     stream that carried the form; a listener's notification, to the stream
     of its subscriptions/listen."""
+
+    __slots__ = ("asked", "current", "progress", "requests")
 
     def __init__(self) -> None:
         self.current: Optional[_Exchange] = None
@@ -12739,6 +12914,8 @@ class _Router(_Transport):
 
 class _McpSession:
     """An _McpServer over HTTP, one request at a time."""
+
+    __slots__ = ("lock", "router", "server", "used")
 
     def __init__(self, log: Any, web: "Optional[_WebOptions]", seal: _RequestSeal, board: _AskBoard) -> None:
         import threading
@@ -12893,7 +13070,7 @@ class _McpHttp(_HttpHandlers):
             return _HttpResponse(202, {}, b"")
         if len(written) == 1 and not batch:
             status = 200 if "result" in written[0] or written[0].get("id") is not None else 400
-            response = _HttpResponse.json(status, written[0])
+            response = _HttpResponse.json(status, written[0], _message_text(written[0]))
         else:
             response = _HttpResponse.json(200, written)
         if new and "result" in written[0]:

@@ -6693,6 +6693,54 @@ class HttpServerTests(unittest.TestCase):
         self.assertEqual([answer.split(b" ")[1:2] for answer in answers], [[b"200"]] * len(crowd))
         self.assertTrue(all(answer.endswith(b"pong") for answer in answers))
 
+    def test_after_a_burst_a_few_threads_wait_for_the_next_connection_and_end_with_the_server(self) -> None:
+        import socket
+        import threading
+
+        def ping() -> bytes:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(PING)
+                return whole_answer(sock)
+
+        server = self.serve()
+        crowd = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(40)]
+        for sock in crowd:
+            sock.sendall(PING[:5])  # each holds a thread until the rest of its request comes
+        time.sleep(0.3)
+        for sock in crowd:
+            sock.sendall(PING[5:])
+        self.assertTrue(all(whole_answer(sock).endswith(b"pong") for sock in crowd))
+        for sock in crowd:
+            sock.close()
+        workers = server.workers
+
+        def serving() -> Any:
+            return {thread for thread in threading.enumerate()
+                    if getattr(thread, "_target", None) == workers._work and thread.is_alive()}
+
+        self.wait_until(lambda: workers.idle == len(serving()) == askq._HTTP_IDLE_THREADS)  # the others ended
+        served = serving()
+        for _ in range(20):  # one after another: each on a thread that waits, none started anew
+            self.assertTrue(ping().endswith(b"pong"))
+        self.assertEqual(serving(), served)
+        self.wait_until(lambda: workers.idle == askq._HTTP_IDLE_THREADS)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as busy:
+            busy.sendall(PING[:5])  # a connection still being served when the server stops
+            self.wait_until(lambda: workers.idle == askq._HTTP_IDLE_THREADS - 1)
+            server.stop()
+            busy.sendall(PING[5:])
+            whole_answer(busy)
+        for thread in served:
+            thread.join(10)
+        self.assertFalse(any(thread.is_alive() for thread in served))  # the one that served it too
+
+    @staticmethod
+    def wait_until(done: "Callable[[], bool]") -> None:
+        deadline = time.monotonic() + 10
+        while not done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done(), "it never happened"
+
     def test_a_client_too_slow_to_send_its_request_is_cut_by_its_deadline(self) -> None:
         import select
         import socket
@@ -8544,6 +8592,20 @@ class AskStoreContract:
                     self.assertEqual(askq.collect_answers(back.questions, entry, partial=True),
                                      askq.collect_answers(output, entry, partial=True))
 
+    def test_a_record_read_back_is_as_it_was_saved_whatever_changed_since(self: Any) -> None:
+        task = askq._AskTask(1.0, 60_000)
+        record = dataclasses.replace(store_record(), entered={"q:q0": ["SQLite"]}, task=task)
+        self.store.save(record)
+        record.entered["q:q0"].append("MySQL")  # changed after the save, and not saved again
+        task.cancelled, task.forms = True, 3
+        back = self.store.load("a1")
+        self.assertEqual((back.entered, back.task), ({"q:q0": ["SQLite"]}, askq._AskTask(1.0, 60_000)))
+        self.assertIsNot(self.store.load("a1"), back)  # each read is a record of its own
+        ended = dataclasses.replace(store_record(), ended=2.0, result=askq.QuestionOutput(
+            record.questions.questions, [], askq.Outcome.DECLINED))
+        self.store.settle(ended)
+        self.assertEqual(self.store.load("a1").result.status, askq.Outcome.DECLINED)
+
     def test_a_number_question_stays_a_number_with_its_unit(self: Any) -> None:
         output = askq.ask({"questions": [{"question": "How many replicas?", "type": "number", "minimum": 1,
                                           "maximum": 64, "step": 0.5, "unit": "GB"}],
@@ -9756,6 +9818,48 @@ class McpAskTests(unittest.TestCase):
 
     CALL: ClassVar[Dict[str, Any]] = json.loads(askq._BUILTIN_EXAMPLE_ARGS)
     FORMS: ClassVar[Dict[str, Any]] = {"elicitation": {"form": {}}}
+
+    def test_identical_asks_of_other_sessions_share_their_questions_and_nothing_else(self) -> None:
+        board = askq._AskBoard()
+        first = board.open(askq.ask(self.CALL), board.owner("c"))
+        second = board.open(askq.ask(self.CALL), board.owner("c"))  # another session of the same client
+        titled = board.open(askq.ask({**self.CALL, "title": "Setup"}), board.owner("c"))
+        elsewhere = board.open(askq.ask(self.CALL), board.owner("d"))
+        self.assertIsNot(first, second)
+        self.assertIs(second.output.questions, first.output.questions)
+        self.assertIs(titled.output.questions, first.output.questions)
+        self.assertEqual((titled.output.title, first.output.title), ("Setup", None))  # each keeps its own heading
+        self.assertIsNot(elsewhere.output.questions, first.output.questions)  # another client's asks are its own
+        self.assertTrue(first.finish(askq.QuestionOutput(first.output.questions, [], askq.Outcome.DECLINED)))
+        self.assertFalse(second.finished)  # one ending ends its own ask only
+        self.assertEqual([item.question for item in second.output.questions],
+                         [item.question for item in askq.ask(self.CALL).questions])
+        other = askq.ask(self.CALL)
+        other.questions[0].question = "Which database, again?"  # the same questions no more
+        self.assertIsNot(board.open(other, board.owner("c")).output.questions, first.output.questions)
+
+    def test_a_new_call_looks_only_at_its_own_sessions_asks_and_those_of_ended_sessions(self) -> None:
+        board = askq._AskBoard()
+        others = [board.owner("c") for _ in range(30)]
+        for other in others:
+            board.open(askq.ask(self.CALL), other)  # thirty sessions wait on the same questions
+        ended = others[0]
+        board.owner_ended(ended)
+        mine = board.owner("c")
+        with mock.patch.object(askq._AskBoard, "_takeable", wraps=askq._AskBoard._takeable) as looked:
+            taken = board.open(askq.ask(self.CALL), mine)
+        self.assertEqual(looked.call_count, 1)  # the ended session's ask alone
+        self.assertIs(taken.owner, mine)
+        self.assertEqual(sum(ask.owner is mine for ask in board.asks.values()), 1)  # it took that ask, made none
+
+    def test_sessions_declaring_the_same_capabilities_keep_one_copy(self) -> None:
+        kept = askq._kept_capabilities({"elicitation": {"form": {}}, "roots": {}})
+        self.assertIs(askq._kept_capabilities({"roots": {}, "elicitation": {"form": {}}}), kept)
+        self.assertEqual(kept, {"elicitation": {"form": {}}, "roots": {}})
+        self.assertEqual(askq._kept_capabilities({}), {})
+        self.assertEqual(askq._kept_capabilities(["not", "an", "object"]), {})
+        self.assertTrue(askq._RequestContext("2025-11-25", kept).can_elicit)
+        self.assertFalse(askq._RequestContext("2025-11-25", askq._kept_capabilities({"roots": {}})).can_elicit)
 
     def test_the_ask_alone_holds_what_was_entered_and_how_it_ended_and_its_page_reads_it(self) -> None:
         pages = askq._ServedPages("http://127.0.0.1:1")
@@ -10971,6 +11075,22 @@ class McpHttpTests(unittest.TestCase):
         other = McpHttpClient(client.port)
         other.initialize()
         self.assertNotEqual(other.session, session)
+
+    def test_tools_list_is_the_same_text_each_time_and_each_version_gets_its_own(self) -> None:
+        client = self.serve()
+        client.initialize()
+        listed = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        first = client.open("POST", listed).read()
+        stateless = McpHttpClient(client.port)
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+        status, _, new = stateless.post({**listed, "params": {"_meta": meta}},
+                                        {"MCP-Protocol-Version": "2026-07-28"})
+        self.assertEqual((status, new["result"]["resultType"], new["result"]["cacheScope"]), (200, "complete", "public"))
+        again = client.open("POST", {**listed, "id": "two"}).read()
+        self.assertEqual(first, json.dumps(json.loads(first)).encode())  # what json.dumps makes of it, byte for byte
+        self.assertEqual(json.loads(again), {**json.loads(first), "id": "two"})
+        self.assertNotIn("ttlMs", json.loads(again)["result"])  # the other version's fields stay its own
+        self.assertEqual(json.loads(again)["result"]["tools"][0]["name"], "ask_questions")
 
     def test_past_the_bound_idle_sessions_end_and_none_with_a_call_waiting_or_an_open_ask(self) -> None:
         client = self.serve()
