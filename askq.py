@@ -37,9 +37,10 @@ written for the model, so that its next call gets it right:
 The file, in the order of one call's life (each part under a banner of its own):
 
     Vocabulary          constants and bounds, QuestionError, AnswerError, Outcome,
-                        QuestionType, QuestionOption, QuestionItem, AnswerItem,
-                        QuestionInput, QuestionOutput, the questions a UI asks
-                        with the batch's heading (_Questions)
+                        QuestionType, QuestionOption, QuestionItem, Attachment (a
+                        file beside an answer, its type read from its bytes),
+                        AnswerItem, QuestionInput, QuestionOutput, the questions a
+                        UI asks with the batch's heading (_Questions)
     Shared helpers      naming a question in a message, text made safe to show,
                         display cells, the recommended mark, _Registry (names to
                         handlers, filled beside each handler), the rows of a
@@ -58,7 +59,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
                         questions (a harness's form read back by its class, below);
-                        assumed_answers()
+                        assumed_answers(); the bounds on attached files
+                        (_AttachmentBounds)
     Results             result_text(), declined_text(), unavailable_text(), error_text()
     Harness answers     harness_answers(): one _HarnessForm per runtime, which
                         writes its form and reads it back (its shape, unwrap(); its
@@ -164,6 +166,9 @@ __all__ = [
     "ANSWER_ERROR_REASONS",
     "CUSTOM_RESPONSE_LABEL",
     "HARNESSES",  # noqa: F822 (the module's __getattr__ gives it: every form registered, when asked)
+    "MAX_ASK_ATTACHMENT_BYTES",
+    "MAX_ATTACHMENTS",
+    "MAX_ATTACHMENT_BYTES",
     "MAX_DEPTH",
     "MAX_OPTIONS",
     "MAX_PAYLOAD_BYTES",
@@ -173,6 +178,7 @@ __all__ = [
     "TOOL_NAME",
     "AnswerError",
     "AnswerItem",
+    "Attachment",
     "Outcome",
     "QuestionError",
     "QuestionInput",
@@ -283,6 +289,7 @@ class AnswerError(QuestionError):
 ANSWER_ERROR_REASONS = (
     "required", "unknown_option", "unknown_question", "ambiguous_question", "two_answers",
     "custom_without_text", "custom_not_allowed", "malformed", "not_a_number", "out_of_range",
+    "attachment_empty", "attachment_type", "attachment_too_large", "too_many_attachments", "attachment_cut_off",
 )
 
 
@@ -493,6 +500,121 @@ class QuestionItem(_Record):
 _TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
+# What a file attached to an answer may be, told by its first bytes alone
+# (never by its name or what the browser says): (media type, what the
+# bytes start with, where).  Anything else (HTML, SVG, an archive, a
+# program) is refused; text is decided by _is_plain_text().
+_MEDIA_SIGNATURES = (
+    ("image/png", b"\x89PNG\r\n\x1a\n", 0),
+    ("image/jpeg", b"\xff\xd8\xff", 0),
+    ("image/gif", b"GIF87a", 0),
+    ("image/gif", b"GIF89a", 0),
+    ("image/webp", b"WEBP", 8),
+    ("application/pdf", b"%PDF-", 0),
+)
+_TEXT_TYPE = "text/plain"
+_IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
+
+# Text that a browser would draw as a page or a picture: a tag at its start,
+# or anywhere one of the elements that run script or hold another document.
+_MARKUP = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?\s*<[A-Za-z!?/]"
+    rb"|<\s*(?:!doctype|html|head|body|script|svg|iframe|object|embed|\?xml|style)[\s/>]",
+    re.IGNORECASE,
+)
+
+_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+
+# Bounds on what a person attaches, which a server may set otherwise: files
+# on one question, bytes in one file, bytes in all files of one ask.
+MAX_ATTACHMENTS = 5
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+MAX_ASK_ATTACHMENT_BYTES = 25 * 1024 * 1024
+# A file's name as a person's device gave it, bounded; never a path.
+_NAME_CHARS = 200
+
+
+def _media_type(data: bytes) -> "Optional[str]":
+    """The media type of a file as its bytes say, or None when it is none
+    that askq takes."""
+    for media_type, signature, offset in _MEDIA_SIGNATURES:
+        if data.startswith(signature, offset) and (offset == 0 or data.startswith(b"RIFF")):
+            return media_type
+    return _TEXT_TYPE if _is_plain_text(data) else None
+
+
+def _is_plain_text(data: bytes) -> bool:
+    """Whether the bytes are text a person wrote: UTF-8, with no control
+    character but line breaks and tabs (a binary file has them, a NUL
+    above all), and no markup."""
+    if _BINARY_BYTES.search(data) is not None or _MARKUP.search(data) is not None:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _file_name(name: Any) -> str:
+    """A file's name made safe to keep and show: its last path part, no
+    control characters, bounded; "attachment" when nothing is left."""
+    text = name if isinstance(name, str) else ""
+    text = re.split(r"[/\\]", text)[-1]
+    text = "".join(char for char in text if char.isprintable()).strip()
+    return text[:_NAME_CHARS] or "attachment"
+
+
+@dataclass(init=False, repr=False, eq=False)
+class Attachment(_Record):
+    """A file the person attached to an answer: a picture from a phone's
+    camera, a screenshot, a PDF or a text file.
+
+    Built from the file's name and bytes alone: ``media_type`` is read
+    from the bytes (PNG, JPEG, GIF, WebP, PDF or plain text), never from
+    the name; ``size`` and ``sha256`` are the bytes'.  Any other file, and
+    an empty one, raises AnswerError.  ``to_dict()`` leaves the bytes out.
+    """
+
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    data: bytes = dataclasses.field(repr=False)
+
+    def __init__(self, name: str, data: bytes) -> None:
+        import hashlib
+
+        data = bytes(data)
+        media_type = _media_type(data) if data else None
+        if media_type is None:
+            reason = "attachment_empty" if not data else "attachment_type"
+            raise AnswerError(_ATTACHMENT_WORDS[reason].format(name=_quoted(_file_name(name))), reason=reason)
+        self.name, self.media_type, self.size = _file_name(name), media_type, len(data)
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.data = data
+
+    @property
+    def is_image(self) -> bool:
+        """Whether a UI may draw it as a picture."""
+        return self.media_type in _IMAGE_TYPES
+
+    def to_dict(self) -> "Dict[str, Any]":
+        return {"name": self.name, "media_type": self.media_type, "size": self.size, "sha256": self.sha256}
+
+
+# Why a file is refused, for the model and the harness (the page has its
+# own words, by the same reasons).
+_ATTACHMENT_WORDS = {
+    "attachment_cut_off": "the file {name} arrived cut off (not whole); attach it again.",
+    "attachment_empty": "the file {name} is empty; attach a file with something in it.",
+    "attachment_type": (
+        "the file {name} is none of the types an answer takes (PNG, JPEG, GIF, WebP, PDF or plain"
+        " text, read from its bytes): attach a picture, a PDF or a text file."
+    ),
+}
+
+
 @dataclass(init=False, repr=False, eq=False)
 class AnswerItem(_Record):
     """The user's answer to the question with this ``id``.
@@ -503,6 +625,8 @@ class AnswerItem(_Record):
     never an answer by itself.  ``unanswered`` says why a question the user
     saw has no answer: "skipped" (an optional question passed over),
     "you_decide" (left to the assistant) or "discuss" (to talk over first).
+    ``attachments`` are files the user attached (Attachment), kept beside
+    whatever the question holds, like a note.
     """
 
     id: str
@@ -511,10 +635,11 @@ class AnswerItem(_Record):
     assumed: bool = False
     note: Optional[str] = None
     unanswered: Optional[str] = None
+    attachments: Tuple[Attachment, ...] = dataclasses.field(default=(), repr=False)
 
     def __init__(
         self, id: str, answer: "Optional[str]" = None, selected: "Optional[List[str]]" = None, assumed: bool = False,
-        note: "Optional[str]" = None, unanswered: "Optional[str]" = None,
+        note: "Optional[str]" = None, unanswered: "Optional[str]" = None, attachments: "Iterable[Attachment]" = (),
     ) -> None:
         self.id = id
         self.answer = answer
@@ -522,6 +647,12 @@ class AnswerItem(_Record):
         self.assumed = assumed
         self.note = note
         self.unanswered = unanswered
+        if attachments:  # most answers have none: the class's default serves
+            self.attachments = tuple(attachments)
+
+    def __repr__(self) -> str:
+        shown = super().__repr__()
+        return f"{shown[:-1]}, attachments={list(self.attachments)!r})" if self.attachments else shown
 
     def to_dict(self) -> "Dict[str, Any]":
         selected = None if self.selected is None else list(self.selected)
@@ -532,6 +663,8 @@ class AnswerItem(_Record):
             data["note"] = self.note
         if self.unanswered is not None:
             data["unanswered"] = self.unanswered
+        if self.attachments:
+            data["attachments"] = [attachment.to_dict() for attachment in self.attachments]
         return data
 
 
@@ -3516,6 +3649,7 @@ _PICKED = "picked"
 _TYPED = "typed"
 _NOTE = "note"
 _ASSUMED = "assumed"
+_ATTACHED = "attached"
 
 
 def collect_answers(
@@ -3578,15 +3712,59 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
     ]
 
 
+class _AttachmentBounds:
+    """How much a person may attach: files on one question, bytes in one
+    file, bytes in all the files of one ask.  A server sets its own."""
+
+    __slots__ = ("each", "per_question", "total")
+
+    def __init__(
+        self, per_question: int = MAX_ATTACHMENTS, each: int = MAX_ATTACHMENT_BYTES,
+        total: int = MAX_ASK_ATTACHMENT_BYTES,
+    ) -> None:
+        self.per_question, self.each, self.total = per_question, each, total
+
+    def check(self, items: "Sequence[QuestionItem]", answers: "Iterable[AnswerItem]") -> None:
+        """Refuse, naming the question, the answers whose files go beyond the bounds."""
+        by_id = {item.id: (index, item) for index, item in enumerate(items)}
+        total = 0
+        for answer in answers:
+            index, item = by_id[answer.id]
+            if len(answer.attachments) > self.per_question:
+                raise _refused(
+                    index, item, "too_many_attachments",
+                    f" has {len(answer.attachments)} files attached; it takes {self.per_question} at most.",
+                )
+            for attachment in answer.attachments:
+                total += attachment.size
+                if attachment.size > self.each or total > self.total:
+                    raise _refused(index, item, "attachment_too_large", f": {self.too_large(attachment)}")
+
+    def too_large(self, attachment: Attachment) -> str:
+        if attachment.size > self.each:
+            return f"the file {_quoted(attachment.name)} is {_size_words(attachment.size)}; a file may be {_size_words(self.each)} at most."
+        return f"the files attached come to more than {_size_words(self.total)}, the most one set of answers takes."
+
+
+def _size_words(size: int) -> str:
+    """A size as a person reads it: bytes, KB or MB (of 1024)."""
+    if size < 1024:
+        return f"{size} byte" + ("" if size == 1 else "s")
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB".replace(".0 ", " ")
+    return f"{size / (1024 * 1024):.1f} MB".replace(".0 ", " ")
+
+
 class _Given:
     """What was given for one question, before any check: picked labels,
     typed texts, whether the custom row was picked, whether a policy (not
     the person) gave it, the note, and the state of a question left
     without an answer."""
 
-    __slots__ = ("assumed", "custom", "note", "note_is_typed", "picked", "typed", "unanswered")
+    __slots__ = ("assumed", "attachments", "custom", "note", "note_is_typed", "picked", "typed", "unanswered")
 
     def __init__(self) -> None:
+        self.attachments: Tuple[Attachment, ...] = ()
         self.picked: List[str] = []
         self.typed: List[str] = []
         self.custom = False
@@ -3750,7 +3928,7 @@ def _given_values(
 
 # The keys of an answer object, whatever wraps it (VS Code's answers by
 # header, any mapping from questions to objects).
-_ENTRY_KEYS = frozenset(("answer", "selected", "freeText", "note", "notes", "skipped", "unanswered"))
+_ENTRY_KEYS = frozenset(("answer", "selected", "freeText", "note", "notes", "skipped", "unanswered", "attachments"))
 
 
 def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") -> None:
@@ -3768,7 +3946,9 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     if isinstance(entry, AnswerItem):
         index = _answer_key(items, entry.id)
         fields = (entry.answer, entry.selected, entry.assumed, entry.note, entry.unanswered)
-        return index, _fields_given(index, items[index], *fields)
+        given = _fields_given(index, items[index], *fields)
+        given.attachments = _attachments_given(index, items[index], entry.attachments)
+        return index, given
     if isinstance(entry, dict):
         index = _answer_key(items, entry.get("id"))
         return index, _entry_given(index, items[index], entry)
@@ -3784,10 +3964,50 @@ def _entry_given(index: int, item: QuestionItem, entry: "Dict[Any, Any]") -> _Gi
     state = entry.get("unanswered")
     if state is None and entry.get("skipped") is True:
         state = _SKIPPED
-    return _fields_given(
+    given = _fields_given(
         index, item, entry.get("answer", entry.get("freeText")), entry.get("selected"), entry.get("assumed"),
         entry.get("note", entry.get("notes")), state,
     )
+    given.attachments = _attachments_given(index, item, entry.get("attachments"))
+    return given
+
+
+def _attachments_given(index: int, item: QuestionItem, value: Any) -> "Tuple[Attachment, ...]":
+    """An answer's files: Attachments, or (the JSON interface's form)
+    objects with the file's ``name`` and its bytes as base64 ``data``,
+    and, to tell a file cut off on its way, its ``size`` or ``sha256``."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise _refused(index, item, "malformed", f": 'attachments' must be a list of files, not {_json_type(value)}.")
+    if len(value) > MAX_ATTACHMENTS * 4:  # each is read, then bounded by the server: bound the reading
+        raise _refused(index, item, "too_many_attachments", f" has {len(value)} attachments; far too many.")
+    try:
+        return tuple(entry if isinstance(entry, Attachment) else _attachment_sent(entry) for entry in value)
+    except AnswerError as err:
+        raise _refused(index, item, err.reason, f": {err}") from None
+
+
+def _attachment_sent(entry: Any) -> Attachment:
+    """A file as the JSON interface sends it, checked: whole, and a type askq takes."""
+    import base64
+    import binascii
+
+    if not isinstance(entry, dict) or not isinstance(entry.get("data"), str):
+        raise AnswerError(
+            "each attachment must be an object like {\"name\": \"shot.png\", \"data\": \"<base64 of the bytes>\"},"
+            f" not {_json_type(entry)}.", reason="malformed",
+        )
+    name = _file_name(entry.get("name"))
+    try:
+        data = base64.b64decode(entry["data"].encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise AnswerError(_ATTACHMENT_WORDS["attachment_cut_off"].format(name=_quoted(name)), reason="attachment_cut_off") from None
+    attachment = Attachment(name, data)
+    size, digest = entry.get("size"), entry.get("sha256")
+    if size is not None and size != attachment.size or digest is not None and digest != attachment.sha256:
+        raise AnswerError(_ATTACHMENT_WORDS["attachment_cut_off"].format(name=_quoted(name)), reason="attachment_cut_off")
+    return attachment
 
 
 def _fields_given(
@@ -3853,30 +4073,31 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
                 index, item, "two_answers",
                 f" has an answer and is also marked {given.unanswered!r}; send one or the other.",
             )
-        return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
-    return _unanswered(index, item, given.unanswered, note, partial)
+        return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note, None, given.attachments)
+    return _unanswered(index, item, given.unanswered, note, partial, given.attachments)
 
 
 def _unanswered(
     index: int, item: QuestionItem, state: "Optional[str]", note: "Optional[str]", partial: bool,
+    attachments: "Tuple[Attachment, ...]" = (),
 ) -> "Optional[AnswerItem]":
     """A question without an answer: its state (an optional question given
     nothing is skipped), the note kept; refused when it is required and
     the person has not said to leave it or discuss it.  One a form marks
     as left by the outcome counts as not given at all."""
     if state == _UNREACHED:
-        if partial and note is None:
+        if partial and note is None and not attachments:
             return None
         state = None
-    if state is None and not item.required and not (partial and note is not None):
+    if state is None and not item.required and not (partial and (note is not None or attachments)):
         state = _SKIPPED  # given nothing; a note alone in a partial outcome stays on an unanswered question
     settled = state is not None and _STATES[state].settles
     if item.required and not settled:
         if not partial:
-            alone = " (a note alone does not answer it)" if note is not None else ""
+            alone = " (a note alone does not answer it)" if note is not None else " (attached files alone do not answer it)" if attachments else ""
             raise _refused(index, item, "required", f" is required but has no answer{alone}.")
         state = None  # a required question is never skipped: it is unanswered
-    return AnswerItem(item.id, note=note, unanswered=state)
+    return AnswerItem(item.id, note=note, unanswered=state, attachments=attachments)
 
 
 def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: bool) -> None:
@@ -4416,6 +4637,9 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
     if answer.note is not None:
         whose = "on this answer" if _gives_answer(answer) else "on this question"
         lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note {whose})")
+    lines.extend(
+        f"   {_ATTACHED}: {_quoted(file.name)} ({file.media_type}, {_size_words(file.size)})" for file in answer.attachments
+    )
     return lines
 
 

@@ -755,7 +755,8 @@ class DataModelTests(unittest.TestCase):
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
-                                             ("note", None), ("unanswered", None)])
+                                             ("note", None), ("unanswered", None), ("attachments", ())])
+        self.assertEqual([f.name for f in dataclasses.fields(askq.Attachment)], ["name", "media_type", "size", "sha256", "data"])
         self.assertEqual(shape(QuestionInput), [("questions", "-"), ("title", None), ("purpose", None)])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None),
                                                  ("title", None), ("purpose", None)])
@@ -914,6 +915,90 @@ class DataModelTests(unittest.TestCase):
         public -= {"Any", "Callable", "Dict", "Iterable", "List", "Optional", "Sequence",
                    "Set", "Tuple", "TypeVar", "Union", "dataclass"}
         self.assertEqual(public, set(askq.__all__))
+
+
+# Files as a person attaches them, one of each kind askq takes.
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(200)
+GIF = b"GIF89a\x01\x00\x01\x00" + bytes(20)
+WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 " + bytes(30)
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n"
+# Files that must never be taken, whatever they are named.
+HOSTILE_FILES = (
+    ("page.png", b"<!DOCTYPE html><html><body><script>alert(1)</script>"),
+    ("logo.png", b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'),
+    ("feed.txt", b"<?xml version=\"1.0\"?><rss/>"),
+    ("notes.txt", b"Looks fine to me.\n<script>fetch('/x')</script>"),
+    ("fragment.txt", b"  <p onclick=alert(1)>hi</p>"),
+    ("archive.png", b"PK\x03\x04\x14\x00\x00\x00\x08\x00"),
+    ("setup.jpg", b"MZ\x90\x00\x03\x00\x00\x00"),
+    ("tool", b"\x7fELF\x02\x01\x01\x00"),
+    ("latin1.txt", b"caf\xe9"),
+    ("riff.webp", b"RIFX\x24\x00\x00\x00WEBP"),
+)
+
+
+def attachment_output() -> QuestionOutput:
+    return askq.ask({"questions": [
+        {"id": "layout", "question": "Which layout?", "options": ["Grid", "List"]},
+        {"id": "why", "question": "Anything else?", "required": False},
+    ]})
+
+
+class AttachmentTests(unittest.TestCase):
+    """A file attached to an answer: its type read from its bytes alone."""
+
+    def test_each_kind_is_read_from_its_bytes_whatever_its_name(self) -> None:
+        for data, media_type in ((PNG, "image/png"), (JPEG, "image/jpeg"), (GIF, "image/gif"), (WEBP, "image/webp"),
+                                 (PDF, "application/pdf"), (b"plain words\r\n\ttabbed \xc3\xa9", "text/plain"),
+                                 (b"\xef\xbb\xbfa < b and c > d", "text/plain")):
+            with self.subTest(media_type=media_type):
+                attachment = askq.Attachment("file.exe", data)
+                self.assertEqual((attachment.media_type, attachment.size, attachment.data), (media_type, len(data), data))
+                self.assertEqual(attachment.is_image, media_type.startswith("image/"))
+
+    def test_a_file_of_any_other_kind_is_refused_in_words_for_its_reader(self) -> None:
+        for name, data in HOSTILE_FILES:
+            with self.subTest(name=name):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.Attachment(name, data)
+                self.assertEqual(caught.exception.reason, "attachment_type")
+                self.assertIn(f'the file "{name}" is none of the types an answer takes (PNG, JPEG, GIF, WebP, PDF or plain'
+                              " text, read from its bytes)", str(caught.exception))
+
+    def test_an_empty_file_is_refused(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.Attachment("shot.png", b"")
+        self.assertEqual(caught.exception.reason, "attachment_empty")
+        self.assertEqual(str(caught.exception), 'the file "shot.png" is empty; attach a file with something in it.')
+
+    def test_the_name_is_the_last_part_of_a_path_without_control_characters(self) -> None:
+        for given, kept in (("C:\\Users\\me\\shot.png", "shot.png"), ("../../etc/passwd", "passwd"),
+                            ("a\x1b[2Jb\u202e.png", "a[2Jb.png"), ("", "attachment"), (None, "attachment"),
+                            ("x" * 500, "x" * 200)):
+            with self.subTest(given=given):
+                self.assertEqual(askq.Attachment(given, PNG).name, kept)  # type: ignore[arg-type]
+
+    def test_its_digest_and_json_form_leave_the_bytes_out(self) -> None:
+        import hashlib
+
+        attachment = askq.Attachment("shot.png", PNG)
+        self.assertEqual(attachment.to_dict(), {"name": "shot.png", "media_type": "image/png", "size": len(PNG),
+                                                "sha256": hashlib.sha256(PNG).hexdigest()})
+        self.assertNotIn("data", repr(attachment))
+        self.assertEqual(attachment, askq.Attachment("shot.png", PNG))
+        self.assertNotEqual(attachment, askq.Attachment("other.png", PNG))
+
+    def test_an_answer_carries_its_files_in_to_dict_only_when_it_has_some(self) -> None:
+        attachment = askq.Attachment("shot.png", PNG)
+        answer = AnswerItem("layout", selected=["Grid"], attachments=[attachment])
+        self.assertEqual(answer.attachments, (attachment,))
+        self.assertEqual(answer.to_dict()["attachments"], [attachment.to_dict()])
+        self.assertNotIn("attachments", AnswerItem("layout", "x").to_dict())
+        self.assertNotIn("attachments", repr(AnswerItem("layout", "x")))
+        self.assertIn("attachments=[Attachment(name='shot.png'", repr(answer))
+        self.assertNotEqual(answer, AnswerItem("layout", selected=["Grid"]))
+        self.assertEqual(dataclasses.replace(answer, note="n").attachments, (attachment,))
 
 
 # ===========================================================================
@@ -3484,8 +3569,16 @@ class AnswerErrorReasonTests(unittest.TestCase):
             (output, [{"id": "q0", "answer": 5}], "malformed", "q0"),
             (number_output(), {"n": "many"}, "not_a_number", "n"),
             (number_output(), {"n": "99"}, "out_of_range", "n"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": ""}]}], "attachment_empty", "q0"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": "PGh0bWw+"}]}],
+             "attachment_type", "q0"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": "aGk", "size": 2}]}],
+             "attachment_cut_off", "q0"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": "aGk="}] * 21}],
+             "too_many_attachments", "q0"),
         ]
-        self.assertEqual({reason for *_, reason, _ in cases}, set(askq.ANSWER_ERROR_REASONS))
+        bounded = {"attachment_too_large"}  # the server's bounds, not collect_answers(), refuse these: AttachmentAnswerTests
+        self.assertEqual({reason for *_, reason, _ in cases} | bounded, set(askq.ANSWER_ERROR_REASONS))
         for questions, raw, reason, question_id in cases:
             with self.subTest(raw=raw):
                 with self.assertRaises(askq.AnswerError) as caught:
@@ -3995,6 +4088,107 @@ class ResultStateTests(unittest.TestCase):
                       '   note: "ask Sam" (the user\'s note on this question)', text)
         self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
 
+
+class AttachmentAnswerTests(unittest.TestCase):
+    """Files beside an answer, as a UI or the JSON interface hands them in, and the server's bounds."""
+
+    def test_files_are_kept_beside_an_answer_and_on_a_skipped_question(self) -> None:
+        import base64
+
+        shot = askq.Attachment("shot.png", PNG)
+        answers = askq.collect_answers(attachment_output(), [
+            AnswerItem("layout", selected=["Grid"], attachments=[shot]),
+            {"id": "why", "attachments": [{"name": "log.txt", "data": base64.b64encode(b"it broke").decode()}]},
+        ])
+        self.assertEqual(answers[0], AnswerItem("layout", selected=["Grid"], attachments=[shot]))
+        self.assertEqual((answers[1].unanswered, answers[1].attachments[0].data), ("skipped", b"it broke"))
+
+    def test_files_alone_do_not_answer_a_required_question(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(attachment_output(), [AnswerItem("layout", attachments=[askq.Attachment("a.png", PNG)])])
+        self.assertEqual(caught.exception.reason, "required")
+        self.assertIn("(attached files alone do not answer it)", str(caught.exception))
+        kept = askq.collect_answers(attachment_output(), [AnswerItem("layout", attachments=[askq.Attachment("a.png", PNG)])],
+                                    partial=True)
+        self.assertEqual((kept[0].unanswered, len(kept[0].attachments)), (None, 1))
+
+    def test_a_file_sent_as_json_must_be_whole(self) -> None:
+        import base64
+        import hashlib
+
+        data = base64.b64encode(PNG).decode()
+        good = {"name": "a.png", "data": data, "size": len(PNG), "sha256": hashlib.sha256(PNG).hexdigest()}
+        self.assertEqual(askq.collect_answers(attachment_output(), [{"id": "layout", "answer": "x", "attachments": [good]}])[0]
+                         .attachments[0].size, len(PNG))
+        for cut in ({**good, "data": data[:-7]}, {**good, "size": len(PNG) + 1}, {**good, "sha256": "0" * 64}):
+            with self.subTest(cut=sorted(cut)):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(attachment_output(), [{"id": "layout", "answer": "x", "attachments": [cut]}])
+                self.assertEqual(caught.exception.reason, "attachment_cut_off")
+                self.assertIn('the file "a.png" arrived cut off (not whole); attach it again.', str(caught.exception))
+
+    def test_malformed_attachments_are_refused_naming_the_form(self) -> None:
+        for value, words in ((b"x", "'attachments' must be a list of files, not"),
+                             (["a.png"], 'each attachment must be an object like {"name": "shot.png"')):
+            with self.subTest(value=value):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(attachment_output(), [{"id": "layout", "answer": "x", "attachments": value}])
+                self.assertEqual((caught.exception.reason, caught.exception.question_id), ("malformed", "layout"))
+                self.assertIn(words, str(caught.exception))
+
+    def test_the_bounds_count_files_per_question_bytes_per_file_and_per_ask(self) -> None:
+        small = askq.Attachment("a.gif", GIF)
+        self.assertEqual((askq.MAX_ATTACHMENTS, askq.MAX_ATTACHMENT_BYTES, askq.MAX_ASK_ATTACHMENT_BYTES),
+                         (5, 10 * 1024 * 1024, 25 * 1024 * 1024))
+        items = attachment_output().questions
+        bounds = askq._AttachmentBounds(2, 1000, 100)
+        bounds.check(items, [AnswerItem("layout", "x", attachments=[small, small]), AnswerItem("why", attachments=[small])])
+        cases = (
+            ([AnswerItem("layout", "x", attachments=[small] * 3)], "too_many_attachments",
+             'questions[0] ("Which layout?") has 3 files attached; it takes 2 at most.'),
+            ([AnswerItem("why", attachments=[askq.Attachment("big.png", PNG)])], "attachment_too_large",
+             'questions[1] ("Anything else?"): the file "big.png" is 1 KB; a file may be 1000 bytes at most.'),
+            ([AnswerItem("layout", "x", attachments=[small, small]), AnswerItem("why", attachments=[small, small])],
+             "attachment_too_large",
+             'questions[1] ("Anything else?"): the files attached come to more than 100 bytes, the most one set of answers takes.'),
+        )
+        for answers, reason, words in cases:
+            with self.subTest(reason=reason):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    bounds.check(items, answers)
+                self.assertEqual(caught.exception.reason, reason)
+                self.assertEqual(str(caught.exception), words)
+
+
+
+class AttachmentResultTests(unittest.TestCase):
+    """The model reads one line per file: its name, type and size; never its bytes."""
+
+    def test_one_line_per_file_after_the_answer(self) -> None:
+        out = attachment_output()
+        answers = [AnswerItem("layout", selected=["Grid"], attachments=[askq.Attachment("shot.png", PNG),
+                                                                       askq.Attachment("spec.pdf", PDF)]),
+                   AnswerItem("why", note="see log", attachments=[askq.Attachment("log\n.txt", b"x" * (3 * 1024 * 1024))])]
+        text = askq.result_text(QuestionOutput(out.questions, answers, "answered"))
+        self.assertIn('1. "Which layout?"\n   picked: "Grid"\n   attached: "shot.png" (image/png, 1 KB)\n'
+                      f'   attached: "spec.pdf" (application/pdf, {len(PDF)} bytes)\n2. "Anything else?"\n', text)
+        self.assertIn('   note: "see log" (the user\'s note on this question)\n   attached: "log.txt" (text/plain, 3 MB)\n', text)
+        self.assertNotIn("PNG", text)
+
+    def test_files_of_a_dismissal_are_kept(self) -> None:
+        out = attachment_output()
+        answers = [AnswerItem("layout", attachments=[askq.Attachment("shot.png", PNG)])]
+        text = askq.result_text(QuestionOutput(out.questions, answers, "declined"))
+        self.assertIn('   attached: "shot.png" (image/png, 1 KB)', text)
+        self.assertEqual(QuestionOutput(out.questions, answers, "declined").to_dict()["answers"][0]["attachments"][0]["name"],
+                         "shot.png")
+
+    def test_a_ui_without_files_says_nothing_of_them(self) -> None:
+        out = attachment_output()
+        self.assertNotIn("attach", json.dumps(askq.to_elicitation(out)).lower())
+        with redirect_stderr(io.StringIO()):
+            asked = askq.prompt(out, stdin=io.StringIO("1\n\n"), stdout=io.StringIO(), plain=True)
+        self.assertNotIn("attach", askq.result_text(asked).lower())
 
 # ===========================================================================
 # Answers in a harness's own words
