@@ -75,7 +75,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
                         (drawing), the terminal
-    HTTP core           _HttpCore (the rules), _HttpServer (connections: each request
+    HTTP core           _HttpCore (the rules), a form's fields and files
+                        (_multipart_form), _HttpServer (connections: each request
                         read by its deadline, those beyond its threads left waiting
                         in the listen backlog), _HttpResponse,
                         _HttpStream (an event stream, from a _StreamSource), and
@@ -85,7 +86,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         handlers and the form's actions; after the end, the 409 to
                         a second device, in words from Results), _PageHost (where a
                         page is served, as an ask sees it), each kind's entry
-                        (_WEB_ENTRIES), a preview's Markdown (_markdown_html),
+                        (_WEB_ENTRIES), its files (_WebFiles), a preview's
+                        Markdown (_markdown_html),
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
     In-chat view        the MCP Apps document (_view_document()), the page's form
@@ -3739,6 +3741,10 @@ class _AttachmentBounds:
                 total += attachment.size
                 if attachment.size > self.each or total > self.total:
                     raise _refused(index, item, "attachment_too_large", f": {self.too_large(attachment)}")
+
+    def words(self) -> "Dict[str, str]":
+        """The bounds as a person reads them, for the page's words."""
+        return {"count": str(self.per_question), "each": _size_words(self.each), "total": _size_words(self.total)}
 
     def too_large(self, attachment: Attachment) -> str:
         if attachment.size > self.each:
@@ -7427,6 +7433,11 @@ _HTTP_REQUEST_SECONDS = 10.0  # a request not in whole this long after it began 
 _HTTP_THREADS = 1024  # connections served at once: a further one waits, unread, in the listen backlog
 _HTTP_BACKLOG = 1024  # connects queued before they are accepted, unless the system allows more
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
+# A body larger than MAX_PAYLOAD_BYTES (files a person attached) is given this
+# many bytes a second beyond the request's own deadline: a phone on a weak
+# network sends a photo slowly, and is still never left to trickle for ever.
+_HTTP_UPLOAD_RATE = 64 * 1024
+_MULTIPART_PARTS = 512  # the fields and files one multipart body may have: a form has far fewer
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
 _HTTP_HEADERS = {
@@ -7437,20 +7448,71 @@ _HTTP_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
 }
 _HTML = "text/html; charset=utf-8"
+_URLENCODED = "application/x-www-form-urlencoded"
+_MULTIPART = "multipart/form-data"
+# A part's name and file name in its Content-Disposition, quoted or not.
+_PART_PARAMETER = re.compile(r';\s*(name|filename)=(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))', re.IGNORECASE)
+
+
+def _multipart_form(
+    body: bytes, content_type: str,
+) -> "Tuple[Dict[str, List[str]], Dict[str, List[Tuple[str, bytes]]], bool]":
+    """A multipart/form-data body: its text fields, its files by field,
+    and whether it was cut off (no closing boundary: the parts that came
+    whole are kept, the last one is not)."""
+    form: Dict[str, List[str]] = {}
+    files: Dict[str, List[Tuple[str, bytes]]] = {}
+    found = re.search(r'boundary="?([^";,]+)"?', content_type, re.IGNORECASE)
+    if found is None:
+        return form, files, True
+    delimiter = b"\r\n--" + found.group(1).strip().encode("latin-1", "replace")
+    start = body.find(delimiter[2:])
+    at = start + len(delimiter) - 2
+    for _ in range(_MULTIPART_PARTS if start >= 0 else 0):
+        if body.startswith(b"--", at):
+            return form, files, False
+        end = body.find(delimiter, at)
+        head_end = body.find(b"\r\n\r\n", at, end)
+        if not body.startswith(b"\r\n", at) or end < 0 or head_end < 0:
+            break
+        _add_part(form, files, body[at + 2:head_end].decode("utf-8", "replace"), body[head_end + 4:end])
+        at = end + len(delimiter)
+    return form, files, True
+
+
+def _add_part(form: "Dict[str, List[str]]", files: "Dict[str, List[Tuple[str, bytes]]]", head: str, data: bytes) -> None:
+    """One part of a multipart form: a file (a file input left empty sends
+    a part with no name and no bytes, which is no file), or a text field."""
+    disposition = next((line for line in head.split("\r\n") if line.lower().startswith("content-disposition:")), "")
+    found = {key.lower(): quoted if quoted or not bare else bare
+             for key, quoted, bare in _PART_PARAMETER.findall(disposition)}
+    name = found.get("name", "")
+    if "filename" in found:
+        if found["filename"] or data:
+            files.setdefault(name, []).append((found["filename"], data))
+    else:
+        form.setdefault(name, []).append(data.decode("utf-8", "replace"))
 
 
 class _HttpRequest:
-    """A request that passed the core's rules, its body read whole."""
+    """A request that passed the core's rules, its body read whole.  A form
+    is read into ``form`` (its text fields) and, when it is multipart,
+    ``files`` (each field's files, as (name, bytes)); ``cut_off`` says that
+    a multipart body ended before its closing boundary."""
 
-    __slots__ = ("body", "form", "headers", "method", "path", "query")
+    __slots__ = ("body", "cut_off", "files", "form", "headers", "method", "path", "query")
 
     def __init__(self, method: str, path: str, query: str, headers: Any, body: bytes) -> None:
         from urllib.parse import parse_qs
 
         self.method, self.path, self.headers, self.body = method, path, headers, body
         self.query = parse_qs(query)
-        is_form = self.header("Content-Type").split(";")[0].strip() == "application/x-www-form-urlencoded"
-        self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if is_form else {}
+        self.files: Dict[str, List[Tuple[str, bytes]]] = {}
+        self.cut_off = False
+        kind = self.header("Content-Type").split(";")[0].strip().lower()
+        self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if kind == _URLENCODED else {}
+        if kind == _MULTIPART:
+            self.form, self.files, self.cut_off = _multipart_form(body, self.header("Content-Type"))
 
     def page_token(self) -> str:
         """The token a request shows: in the query, a form field or a Bearer header."""
@@ -7698,6 +7760,15 @@ class _HttpHandlers:
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
         return handler(self, request)
 
+    def body_limit(self, headers: Any) -> int:
+        """The largest body the set reads, by the request's headers."""
+        return MAX_PAYLOAD_BYTES
+
+    def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
+        """The answer to a body over body_limit(), which is never read:
+        ``request`` is its line and headers."""
+        return refusal
+
 
 class _HttpCore:
     """The rules every request meets before a set of handlers sees it, in
@@ -7717,16 +7788,17 @@ class _HttpCore:
 
     def _respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
         path, _, query = target.partition("?")
-        length = _body_length(headers)
         found = _host_refusal(headers) or self._route(method, path)
         if isinstance(found, _HttpResponse):
+            length = _body_length(headers)
             if isinstance(length, _HttpResponse):
                 return found.closing()
             read(length)  # and dropped: the connection stays in step for its next request
             return found
-        if isinstance(length, _HttpResponse):
-            return length
         handlers, handler = found
+        length = _body_length(headers, handlers.body_limit(headers))
+        if isinstance(length, _HttpResponse):
+            return handlers.too_large(_HttpRequest(method, path, query, headers, b""), length)
         return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length)))
 
     def _route(self, method: str, path: str) -> "Union[_HttpResponse, Tuple[_HttpHandlers, Callable[[Any, _HttpRequest], _HttpResponse]]]":
@@ -7754,8 +7826,9 @@ def _host_refusal(headers: Any) -> "Optional[_HttpResponse]":
     return None
 
 
-def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
-    """The body's length, or the refusal of a body that is not to be read."""
+def _body_length(headers: Any, limit: int = MAX_PAYLOAD_BYTES) -> "Union[int, _HttpResponse]":
+    """The body's length, or the refusal of a body that is not to be read
+    (over ``limit``: MAX_PAYLOAD_BYTES, unless the handlers take files)."""
     lengths = _header_values(headers, "Content-Length")
     if not lengths and _header_values(headers, "Transfer-Encoding"):
         return _HttpResponse.text(411, "Length required: send the body with a Content-Length, not in chunks.").closing()
@@ -7767,8 +7840,8 @@ def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
     if not (given.isascii() and given.isdigit()):
         return _HttpResponse.text(400, "Bad request: Content-Length is not a number of bytes.").closing()
     length = int(given)
-    if length > MAX_PAYLOAD_BYTES:
-        return _HttpResponse.text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.").closing()
+    if length > limit:
+        return _HttpResponse.text(413, f"Payload too large: the limit is {limit} bytes.").closing()
     return length
 
 
@@ -7855,6 +7928,7 @@ class _HttpServer:
         taken: List[int] = []
 
         def read(size: int) -> bytes:
+            connection.allow(size)
             body = bytes(connection.rfile.read(size)) if size else b""
             taken.extend([size] if size else [])
             connection.received()
@@ -7928,6 +8002,11 @@ def _stdlib_listener() -> Any:
                 super().handle_one_request()
             finally:
                 self.received()
+
+        def allow(self, size: int) -> None:
+            """A body beyond the usual bound (files) is given time by its size."""
+            if self.reader.deadline is not None and size > MAX_PAYLOAD_BYTES:
+                self.reader.deadline += size / _HTTP_UPLOAD_RATE
 
         def received(self) -> None:
             """The request is in whole: what follows is no longer under its deadline."""
@@ -8105,6 +8184,18 @@ input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% 
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+.files { margin-top: 0.5rem; }
+.files ul { list-style: none; padding: 0; margin: 0.3rem 0; }
+.files li { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; padding: 0.25rem 0; }
+.files .file { flex: 1; min-width: 8rem; }
+.files button { padding: 0.3rem 0.8rem; }
+.pickers { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.8rem; }
+.pick { font-weight: 600; }
+input[type=file] { max-width: 100%; font: inherit; }
+img.thumb { max-width: 6rem; max-height: 6rem; border: 1px solid var(--line); border-radius: 4px; }
+.files.over { outline: 2px dashed var(--accent); outline-offset: 4px; }
+.vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+@media (hover: hover) and (pointer: fine) { .camera { display: none; } }
 """
 
 # A little script improves the page, which works the same without it: it
@@ -8157,6 +8248,7 @@ _WEB_SCRIPT = """
   function send() {
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
+    form.querySelectorAll("input[type=file]").forEach(function (field) { data.delete(field.name); });
     // A secret leaves the page only with the send button: no timeout hands
     // the model half of one, and no store holds one that was never sent.
     form.querySelectorAll("input[type=password]").forEach(function (field) { data.delete(field.name); });
@@ -8198,6 +8290,94 @@ _WEB_SCRIPT = """
     lost(!offline.hidden);
   }
   if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
+  // Files: those picked shown before they are sent, a picture drawn only
+  // when its own first bytes say it is one (never by its name or its type);
+  // each with a Remove button; a file over the page's bounds refused at
+  // once; a paste or a drop picks files for the question it lands on.
+  var SIGNS = [["image/png", 0, [137, 80, 78, 71]], ["image/jpeg", 0, [255, 216, 255]],
+               ["image/gif", 0, [71, 73, 70, 56]], ["image/webp", 8, [87, 69, 66, 80]]];
+  var most = Number(form.dataset.files || 0), each = Number(form.dataset.fileBytes || 0);
+  function sniff(bytes) {
+    var found = null;
+    SIGNS.forEach(function (sign) {
+      if (sign[2].every(function (byte, at) { return bytes[sign[1] + at] === byte; })) { found = sign[0]; }
+    });
+    return found;
+  }
+  function size(bytes) {
+    return bytes < 1024 ? bytes + " bytes" : bytes < 1048576 ? (bytes / 1024).toFixed(1) + " KB" :
+      (bytes / 1048576).toFixed(1) + " MB";
+  }
+  function put(input, files) {
+    try { var bag = new DataTransfer(); files.forEach(function (file) { bag.items.add(file); }); input.files = bag.files; }
+    catch (error) { /* a browser that cannot set a picker's files keeps what the person picked */ }
+  }
+  function check(box) {
+    var kept = box.querySelectorAll("ul.attached li").length, count = kept, problem = "";
+    box.querySelectorAll("input[type=file]").forEach(function (input) {
+      var fit = Array.prototype.filter.call(input.files, function (file) {
+        if (file.size > each) { problem = "\u201c" + file.name + "\u201d is too large: a file may be " + size(each) + " at most."; return false; }
+        if (!file.size) { problem = "\u201c" + file.name + "\u201d is empty."; return false; }
+        if (count >= most) { problem = "A question takes " + most + " files at most."; return false; }
+        count += 1; return true;
+      });
+      if (fit.length !== input.files.length) { put(input, fit); }
+    });
+    var alert = box.querySelector("p.error");
+    alert.textContent = problem; alert.hidden = !problem;
+  }
+  function show(box) {
+    check(box);
+    var list = box.querySelector("ul.picked");
+    list.textContent = "";
+    box.querySelectorAll("input[type=file]").forEach(function (input) {
+      Array.prototype.forEach.call(input.files, function (file, place) {
+        var row = document.createElement("li"), name = document.createElement("span");
+        var drop = document.createElement("button"), hidden = document.createElement("span");
+        name.className = "file"; name.dir = "auto"; name.textContent = file.name + " (" + size(file.size) + ", not sent yet)";
+        drop.type = "button"; drop.textContent = "Remove"; hidden.className = "vh"; hidden.textContent = " " + file.name;
+        drop.appendChild(hidden);
+        drop.addEventListener("click", function () {
+          put(input, Array.prototype.filter.call(input.files, function (other, at) { return at !== place; }));
+          show(box);
+        });
+        row.appendChild(name); row.appendChild(drop); list.appendChild(row);
+        file.slice(0, 16).arrayBuffer().then(function (head) {
+          var type = sniff(new Uint8Array(head));
+          if (!type) { return; }
+          var picture = document.createElement("img");
+          picture.className = "thumb"; picture.alt = "";
+          picture.src = URL.createObjectURL(new Blob([file], {type: type}));
+          row.insertBefore(picture, name);
+        });
+      });
+    });
+  }
+  function add(box, files) {
+    var input = box.querySelector("input[type=file]:not(.camera)");
+    put(input, Array.prototype.slice.call(input.files).concat(Array.prototype.slice.call(files)));
+    show(box);
+  }
+  document.querySelectorAll("div.files").forEach(function (box) {
+    var fieldset = box.closest("fieldset");
+    box.querySelector(".scripted").hidden = false;
+    box.querySelectorAll("input[type=file]").forEach(function (input) {
+      input.addEventListener("change", function () { show(box); });
+    });
+    fieldset.addEventListener("dragover", function (event) { event.preventDefault(); box.className = "files over"; });
+    fieldset.addEventListener("dragleave", function () { box.className = "files"; });
+    fieldset.addEventListener("drop", function (event) {
+      event.preventDefault(); box.className = "files";
+      if (event.dataTransfer && event.dataTransfer.files.length) { add(box, event.dataTransfer.files); }
+    });
+  });
+  document.addEventListener("paste", function (event) {
+    var files = event.clipboardData && event.clipboardData.files;
+    if (!files || !files.length) { return; }
+    var at = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset");
+    var box = (at || form).querySelector("div.files");
+    if (box) { event.preventDefault(); add(box, files); }
+  });
 })();
 """
 # While the person types or clicks, the script sends the form at most this
@@ -8243,10 +8423,11 @@ class _Ending:
     has a _PageEnding; a page of an ask has the ask itself, which keeps
     them for every view of it (its store included)."""
 
-    __slots__ = ("abandoned", "entered")
+    __slots__ = ("abandoned", "attached", "entered")
 
     def __init__(self) -> None:
         self.entered: Dict[str, List[str]] = {}
+        self.attached: Dict[str, List[Attachment]] = {}  # the files taken so far, by question id
         self.abandoned = False
 
     def outcome(self) -> "Optional[QuestionOutput]":
@@ -8285,11 +8466,12 @@ class _WebPage(_HttpHandlers):
     json_paths = frozenset(("/questions", *_WEB_JSON_ENDINGS))
 
     def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None, token: str = "",
-                 ending: "Optional[_Ending]" = None) -> None:
+                 ending: "Optional[_Ending]" = None, bounds: "Optional[_AttachmentBounds]" = None) -> None:
         import secrets
         import threading
 
         self.items = items
+        self.bounds = bounds or _AttachmentBounds()
         self.timeout = timeout  # idle seconds, for the countdown the page shows
         self.token = token or secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
@@ -8334,7 +8516,23 @@ class _WebPage(_HttpHandlers):
     def kept_answers(self) -> "List[AnswerItem]":
         """The answers of the person's last form, as far as they go, for a
         dismissal or a timeout."""
-        return _readable_answers(self.items, _form_answers(self.items, self.last_form))
+        return _readable_answers(self.items, _form_answers(self.items, self.last_form, attached=self.ending.attached))
+
+    def body_limit(self, headers: Any) -> int:
+        """A form with files may be as large as the files the page takes,
+        and a margin for its fields; any other body, MAX_PAYLOAD_BYTES."""
+        kind = (_header_values(headers, "Content-Type")[:1] or [""])[0].split(";")[0].strip().lower()
+        return self.bounds.total + MAX_PAYLOAD_BYTES if kind == _MULTIPART else MAX_PAYLOAD_BYTES
+
+    def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
+        """The form, too large to be read: the page again, as last kept, and why."""
+        if request.method != "POST" or request.path != "/" or _speaks_json(request):
+            return refusal
+        with self.lock:
+            if not self._token_matches(request) or self.status is not None:
+                return refusal
+            words = _html_escaped(_UPLOAD_WORDS["too_large"].format(**self.bounds.words()))
+            return self._with_policy(_HttpResponse.html(413, self.form_html(notice=words)).closing())
 
     def expire_if_idle(self, timeout: "Optional[float]") -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
@@ -8357,9 +8555,14 @@ class _WebPage(_HttpHandlers):
                 if self.lost:
                     self.lost = False
                     response = self._after_the_end(request)
+        return self._with_policy(response)
+
+    def _with_policy(self, response: _HttpResponse) -> _HttpResponse:
+        """What the page may load: its own style and script; pictures only
+        from the bytes it holds (a sniffed picture's data: or blob: URL)."""
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{self.nonce}'; script-src 'nonce-{self.nonce}';"
-            " connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
+            " img-src data: blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
         return response
 
     @staticmethod
@@ -8389,11 +8592,19 @@ class _WebPage(_HttpHandlers):
         reads (JSON to a client that sends or asks for JSON): a body cut
         short of its Content-Length (the client closed its side early), or
         JSON sent to the form's address."""
+        import html
+
         json_client = _speaks_json(request) or request.path in self.json_paths
         declared = request.header("Content-Length").strip()
-        if declared.isdigit() and len(request.body) < int(declared):
-            words = (f"The request's body was cut off: it holds {len(request.body)} of the {declared} bytes its"
-                     " Content-Length gives. Nothing was taken from it: send it again, whole.")
+        cut = declared.isdigit() and len(request.body) < int(declared)
+        words = (f"The request's body was cut off: it holds {len(request.body)} of the {declared} bytes its"
+                 " Content-Length gives. Nothing was taken from it: send it again, whole.")
+        if (cut or request.cut_off) and not json_client and request.path == "/" and request.method == "POST":
+            # What came whole is kept, over what the page last had.
+            self.last_form = _kept_form(self.items, {**self.last_form, **request.form})
+            said = _UPLOAD_WORDS["cut_off"] + (f" ({words})" if cut else "")
+            return _HttpResponse.html(400, self.form_html(notice=html.escape(said, quote=False)))
+        if cut:
             if json_client:
                 return _HttpResponse.json(400, {"error": words})
             return _HttpResponse.html(400, f"{self._head()}<h1>Your answers did not arrive whole</h1><p>{words}"
@@ -8474,10 +8685,45 @@ class _WebPage(_HttpHandlers):
     @routes.on(("POST", "/"))
     def _post_form(self, request: _HttpRequest) -> _HttpResponse:
         """A form posted: what its action asks for (sending it, unless it says
-        otherwise), with every entry it holds kept as the person's last form."""
+        otherwise), with every entry it holds kept as the person's last form,
+        and the files it brings taken first: one refused brings the page
+        back, saying why, with everything else kept."""
         self.last_form = request.form
-        action = self.actions.get(_form_text(request.form, "action"), _WebPage._send)
+        problems = self._take_files(request.files)
+        if problems:
+            return _HttpResponse.html(400, self.form_html(problems))
+        action = self.actions.get(_form_text(request.form, "action").partition(":")[0], _WebPage._send)
         return action(self, request.form)  # type: ignore[no-any-return]
+
+    def _take_files(self, files: "Dict[str, List[Tuple[str, bytes]]]") -> "Dict[int, str]":
+        """The files a form brings, each kept with its question once its
+        bytes are a type the page takes and the bounds hold; the reason
+        of each question's refusal, by its index."""
+        problems: Dict[int, str] = {}
+        attached = self.ending.attached
+        for index, item in enumerate(self.items):
+            sent = files.get(f"file:{item.id}")
+            if not sent:
+                continue
+            try:
+                taken = [Attachment(name, data) for name, data in sent]
+                merged = {**attached, item.id: [*attached.get(item.id, ()), *taken]}
+                self.bounds.check(self.items, [AnswerItem(key, attachments=kept) for key, kept in merged.items()])
+            except AnswerError as err:
+                problems[index] = err.reason
+                continue
+            attached[item.id] = merged[item.id]
+        return problems
+
+    @actions.on("remove")
+    def _remove_file(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """A file's Remove button: ``remove:<its place>:<question id>``."""
+        _, _, rest = _form_text(form, "action").partition(":")
+        place, _, question = rest.partition(":")
+        kept = self.ending.attached.get(question, [])
+        if place.isdigit() and int(place) < len(kept):
+            del kept[int(place)]
+        return _HttpResponse.html(200, self.form_html())
 
     @actions.on("submit")
     def _send(self, form: "Dict[str, List[str]]") -> _HttpResponse:
@@ -8493,7 +8739,8 @@ class _WebPage(_HttpHandlers):
     def _end_with_form(self, status: Outcome, form: "Dict[str, List[str]]", partial: bool) -> _HttpResponse:
         problems = _form_problems(self.items, form, partial)
         try:
-            answers = collect_answers(self.items, _form_answers(self.items, form, sent=not partial), partial)
+            given = _form_answers(self.items, form, sent=not partial, attached=self.ending.attached)
+            answers = collect_answers(self.items, given, partial)
         except AnswerError as err:
             problems = problems or {err.index or 0: err.reason}
         if problems:
@@ -8577,10 +8824,12 @@ class _WebPage(_HttpHandlers):
 
     def form_html(
         self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False, status: Outcome = Outcome.ANSWERED,
+        notice: str = "",
     ) -> str:
         """The form, every entry of the last form in place; after a refused
         submission, every problem at the top and beside its question, in the
-        page's words; on the way to a dismissal, the step that confirms it."""
+        page's words (``notice``: one of the whole form, in HTML); on the
+        way to a dismissal, the step that confirms it."""
         problems = problems or {}
         token = _html_escaped(self.token)
         # A secret is never written back into the page; once the page no
@@ -8598,21 +8847,25 @@ class _WebPage(_HttpHandlers):
              " connection was lost, or the questions ended elsewhere. Your entries are still on this page: keep it"
              " open, or copy them before you close it.</p></div>"),
         ]
-        if problems:
-            parts.append(self._problems_html(problems, self.last_form, status))
+        if problems or notice:
+            parts.append(self._problems_html(problems, self.last_form, status, notice))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
         # Enter on a radio button or a check box clicks the first submit button
         # that is not disabled (in Chromium): the next one, which sends nothing
         # and brings the form back as it is.
         timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
+        bounds = self.bounds
+        timeout += (f" data-files=\"{bounds.per_question}\" data-file-bytes=\"{bounds.each}\""
+                    f" data-all-bytes=\"{bounds.total}\" enctype=\"{_MULTIPART}\"")
         parts.append(f"<form class=\"questions\" novalidate method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
                      "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>"
                      "<button type=\"submit\" name=\"action\" value=\"back\" hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
         if confirm:
             parts.append(self._confirm_html())
-        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index), item.id in retype)
+        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index), item.id in retype,
+                                   _WebFiles(index, item, self.ending.attached.get(item.id, ()), bounds))
                      for index, item in enumerate(self.items))
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
@@ -8631,12 +8884,13 @@ class _WebPage(_HttpHandlers):
 
     def _problems_html(
         self, problems: "Dict[int, str]", form: "Dict[str, List[str]]", status: Outcome = Outcome.ANSWERED,
+        notice: str = "",
     ) -> str:
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
-        links = "".join(
+        links = (f"<li>{notice}</li>" if notice else "") + "".join(
             f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
-            f"</a>: {_person_words(self.items[index], reason, form)}</li>"
+            f"</a>: {_person_words(self.items[index], reason, form, self.bounds)}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
@@ -8734,13 +8988,18 @@ def _duration(seconds: float) -> str:
     return " ".join(part for part in (f"{minutes} min" if minutes else "", f"{rest} s" if rest or not minutes else "") if part)
 
 
-def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sent: bool = False) -> "List[AnswerItem]":
-    """The form's fields as answers, for collect_answers() to check; a
-    question left empty has none, so that a dismissal does not report it
-    skipped.  A question's default, still in its field untouched, is an
-    answer only when the person sends the answers (``sent``), and never
-    beside "you decide" or "discuss"."""
+def _form_answers(
+    items: "List[QuestionItem]", form: "Dict[str, List[str]]", sent: bool = False,
+    attached: "Optional[Dict[str, List[Attachment]]]" = None,
+) -> "List[AnswerItem]":
+    """The form's fields as answers, with the files kept for each question
+    (``attached``), for collect_answers() to check; a question left empty
+    has none, so that a dismissal does not report it skipped.  A
+    question's default, still in its field untouched, is an answer only
+    when the person sends the answers (``sent``), and never beside "you
+    decide" or "discuss"."""
     answers = []
+    attached = attached or {}
     for item in items:
         picked = form.get(f"q:{item.id}", [])
         states = form.get(f"state:{item.id}", [])
@@ -8754,9 +9013,10 @@ def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sen
             typed = _form_text(form, f"text:{item.id}")
             if item.default is not None and typed.strip() == item.default.strip() and (state or not sent):
                 typed = ""
-        if picked or (typed or "").strip() or note or state:
+        files = attached.get(item.id, ())
+        if picked or (typed or "").strip() or note or state or files:
             answers.append(AnswerItem(item.id, typed if (typed or "").strip() else None, picked or None, note=note,
-                                      unanswered=state))
+                                      unanswered=state, attachments=files))
     return answers
 
 
@@ -8829,20 +9089,41 @@ _PERSON_WORDS = {
     "too_long": f"This answer is too long: an answer or a note holds at most {MAX_TEXT} characters. Shorten it.",
     "out_of_range": "That number is not one this question takes: {range}.",
     "two_states": f"Tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or \u201c{_STATES[_DISCUSS].label}\u201d, not both.",
+    "attachment_type": ("That file is not one this page takes: attach a picture (PNG, JPEG, GIF or WebP), a PDF or"
+                        " a text file. Web pages, SVG drawings, archives and programs are never taken."),
+    "attachment_empty": "That file is empty: attach one with something in it.",
+    "attachment_too_large": "That file is too large: a file may be {each} at most, and all files together {total}.",
+    "too_many_attachments": "Too many files: a question takes {count} at most. Remove some first.",
+    "attachment_cut_off": "That file did not arrive whole: attach it again.",
     "state_and_answer": (f"Answer it, or tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or"
                          f" \u201c{_STATES[_DISCUSS].label}\u201d, not both: clear your answer, or untick the box."),
 }
 
 
-def _person_words(item: QuestionItem, reason: str, form: "Dict[str, List[str]]") -> str:
+def _person_words(
+    item: QuestionItem, reason: str, form: "Dict[str, List[str]]", bounds: "Optional[_AttachmentBounds]" = None,
+) -> str:
     """A problem in the page's words, for the person; escaped for HTML.  A
-    number refused says why in the dialog's words."""
+    number refused says why in the dialog's words; a file, the page's bounds."""
     if reason in ("not_a_number", "out_of_range"):
         number = _number_refusal(item, _form_text(form, f"text:{item.id}"))
         if number is not None:
             return _html_escaped(number)
     words = _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
-    return _html_escaped(words.format(range=_number_range(item)) if "{" in words else words)
+    if "{" in words:
+        words = words.format(range=_number_range(item), **(bounds or _AttachmentBounds()).words())
+    return _html_escaped(words)
+
+
+# What the page says of a form with files that did not arrive, or was too
+# large to be read: nothing in it was taken.
+_UPLOAD_WORDS = {
+    "too_large": ("Your files were too large to send, so nothing was taken from this sending: a file may be {each}"
+                  " at most, and all files together {total}. Your entries as last kept are below: attach smaller"
+                  " or fewer files, and send again."),
+    "cut_off": ("What you sent did not arrive whole (the connection was cut), so nothing was taken from it. Your"
+                " entries are below, as far as they arrived: attach your files again, and send again."),
+}
 
 
 def _control_id(index: int, row: int = 0) -> str:
@@ -8960,8 +9241,61 @@ class _WebEntry:
                                     f" data-row=\"{_control_id(self.index, number)}\" aria-label=\"{label}\""))
 
 
+# What a file picker offers: the kinds the page takes (a phone's picker then
+# offers its photos and camera); the server reads the type from the bytes.
+_WEB_ACCEPT = "image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,.txt,.md,.log,.csv"
+
+
+class _WebFiles:
+    """One question's files on the page: those kept, each with its picture
+    when its bytes are one, and a Remove button; a file picker and the
+    camera, which work without script; with it, the files picked are shown
+    before they are sent, and a paste or a drop picks them."""
+
+    __slots__ = ("bounds", "index", "item", "kept")
+
+    def __init__(self, index: int, item: QuestionItem, kept: "Sequence[Attachment]", bounds: _AttachmentBounds) -> None:
+        self.index, self.item, self.kept, self.bounds = index, item, kept, bounds
+
+    def html(self, has_problem: bool) -> str:
+        from html import escape
+
+        index, name = self.index, escape(f"file:{self.item.id}")
+        rows = "".join(self.row(place, attachment) for place, attachment in enumerate(self.kept))
+        kept = f"<ul class=\"attached\" aria-label=\"Files attached\">{rows}</ul>" if rows else ""
+        said = f"files-about-{index}" + (f" problem-{index}" if has_problem else "")
+        tie = f" aria-describedby=\"{said}\"" + (" aria-invalid=\"true\"" if has_problem else "")
+        words = self.bounds.words()
+        return (f"<div class=\"files\">{kept}<div class=\"pickers\">"
+                f"<label class=\"pick\" for=\"file-{index}\">Attach a picture or a file</label>"
+                f"<input type=\"file\" id=\"file-{index}\" name=\"{name}\" multiple accept=\"{_WEB_ACCEPT}\"{tie}>"
+                f"<label class=\"pick camera\" for=\"camera-{index}\">Take a photo</label>"
+                f"<input type=\"file\" class=\"camera\" id=\"camera-{index}\" name=\"{name}\" accept=\"image/*\""
+                f" capture=\"environment\"{tie}></div>"
+                f"<p class=\"desc\" id=\"files-about-{index}\">Pictures (PNG, JPEG, GIF, WebP), PDF or text: up to"
+                f" {words['count']} files, {words['each']} each.<span class=\"scripted\" hidden> You can also paste or"
+                f" drop them here.</span></p><p class=\"error\" role=\"alert\" hidden></p>"
+                f"<ul class=\"picked\" aria-label=\"Files to send\"></ul></div>")
+
+    def row(self, place: int, attachment: Attachment) -> str:
+        """A kept file: its picture drawn from its own bytes, only when they
+        are a picture's (never SVG, never HTML), its name, kind and size."""
+        import base64
+        from html import escape
+
+        picture = ""
+        if attachment.is_image:
+            data = base64.b64encode(attachment.data).decode("ascii")
+            picture = f"<img class=\"thumb\" alt=\"\" src=\"data:{attachment.media_type};base64,{data}\">"
+        name = _html_escaped(attachment.name)
+        return (f"<li>{picture}<span class=\"file\"><bdi>{name}</bdi> <span class=\"desc\">{attachment.media_type},"
+                f" {_size_words(attachment.size)}</span></span><button type=\"submit\" name=\"action\""
+                f" value=\"remove:{place}:{escape(self.item.id)}\">Remove<span class=\"vh\"> {name}</span></button></li>")
+
+
 def _web_fieldset(
     index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]", retype: bool = False,
+    files: "Optional[_WebFiles]" = None,
 ) -> str:
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
@@ -8971,13 +9305,14 @@ def _web_fieldset(
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
     if reason is not None:
-        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason, form)}</p>")
+        bounds = files.bounds if files is not None else None
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason, form, bounds)}</p>")
     if retype:
         parts.append(f"<p class=\"error\" id=\"retype-{index}\">{_WEB_RETYPE}</p>")
     entry = _WebEntry(index, item, form, reason is not None, retype)
     parts.append("<div class=\"entry\">")
     parts.extend(_WEB_ENTRIES.get(item.question_type, _WebEntry.typed_entry)(entry))
-    parts.append(f"</div>{entry.states()}")
+    parts.append(f"</div>{'' if files is None else files.html(reason is not None)}{entry.states()}")
     note = entry.value("note")
     parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
                  f"<textarea name=\"{entry.name('note')}\" rows=\"2\" dir=\"auto\" aria-label=\"Your note\">"
@@ -9039,6 +9374,8 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
         row += f"; note: {_isolated(_said(answer.note, True))}"
+    for attachment in () if answer is None else answer.attachments:
+        row += f"; attached: {_isolated(attachment.name)} ({attachment.media_type}, {_size_words(attachment.size)})"
     return row + "</li>"
 
 

@@ -7710,6 +7710,173 @@ class WebRequestTests(unittest.TestCase):
                                             ("POST", "/answers"), ("POST", "/dismiss"), ("POST", "/follow-up")})
 
 
+def html_quoted(words: str) -> str:
+    import html
+
+    return html.escape(words)
+
+
+def multipart(fields: "List[Tuple[str, str]]", files: "List[Tuple[str, str, bytes]]", boundary: str = "b0undary") -> bytes:
+    """A form with files, as a browser sends it."""
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+             for name, value in fields]
+    parts += [(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{file_name}"\r\n'
+               "Content-Type: image/png\r\n\r\n").encode() + data + b"\r\n" for name, file_name, data in files]
+    return b"".join(parts) + f"--{boundary}--\r\n".encode()
+
+
+class WebAttachmentTests(unittest.TestCase):
+    """Files on the page: a picker per question that works without script, the bounds, every refusal in the
+    page's words with everything entered kept, and nothing ever drawn as HTML or SVG."""
+
+    def setUp(self) -> None:
+        self.page = askq._WebPage(attachment_output().questions)
+
+    def post(self, fields: "List[Tuple[str, str]]", files: "List[Tuple[str, str, bytes]]", body: "Optional[bytes]" = None,
+             length: "Optional[int]" = None) -> "Tuple[int, str]":
+        body = multipart([("token", self.page.token), *fields], files) if body is None else body
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=b0undary",
+                   "Content-Length": str(len(body) if length is None else length)}
+        status, _, reply = page_request(self.page, "POST", f"/?token={self.page.token}", headers, io.BytesIO(body).read)
+        return status, reply.decode()
+
+    def test_each_question_has_a_picker_and_the_camera_and_the_form_sends_files(self) -> None:
+        html = page_request(self.page, "GET", f"/?token={self.page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        self.assertIn('enctype="multipart/form-data"', html)
+        self.assertIn('<input type="file" id="file-0" name="file:layout" multiple accept="image/png,image/jpeg', html)
+        self.assertIn('accept="image/*" capture="environment"', html)
+        self.assertIn("up to 5 files, 10 MB each.", html)
+        self.assertEqual(html.count('type="file"'), 4)
+
+    def test_a_file_sent_without_script_reaches_the_answer(self) -> None:
+        status, html = self.post([("q:layout", "Grid"), ("action", "submit")], [("file:layout", "shot.png", PNG)])
+        self.assertEqual(status, 200, html)
+        self.assertEqual(self.page.answers[0], AnswerItem("layout", selected=["Grid"], attachments=[askq.Attachment("shot.png", PNG)]))
+        self.assertIn("attached: <bdi>shot.png</bdi> (image/png, 1 KB)", html)
+        self.assertEqual(self.page.answers[1], AnswerItem("why", unanswered="skipped"))
+
+    def test_an_empty_picker_sends_no_file(self) -> None:
+        status, _ = self.post([("q:layout", "List")], [("file:layout", "", b""), ("file:why", "", b"")])
+        self.assertEqual(status, 200)
+        self.assertEqual(self.page.answers[0].attachments, ())
+
+    def test_a_file_taken_stays_through_a_refusal_and_is_shown_from_its_own_bytes(self) -> None:
+        status, html = self.post([("text:why", "see the picture")], [("file:layout", "shot.png", PNG)])
+        self.assertEqual(status, 400)  # the layout question has no answer yet
+        self.assertIn("This question needs an answer.", html)
+        self.assertIn('see the picture</textarea>', html)
+        self.assertIn('<img class="thumb" alt="" src="data:image/png;base64,iVBORw0KGgo', html)
+        self.assertIn('value="remove:0:layout">Remove<span class="vh"> shot.png</span>', html)
+        status, html = self.post([("q:layout", "Grid"), ("text:why", "see the picture")], [])
+        self.assertEqual(status, 200)
+        self.assertEqual([len(answer.attachments) for answer in self.page.answers], [1, 0])
+
+    def test_the_remove_button_drops_a_kept_file(self) -> None:
+        self.post([], [("file:layout", "a.png", PNG), ("file:layout", "b.gif", GIF)])
+        status, html = self.post([("action", "remove:0:layout"), ("text:why", "kept")], [])
+        self.assertEqual(status, 200)
+        self.assertEqual([file.name for file in self.page.ending.attached["layout"]], ["b.gif"])
+        self.assertNotIn("a.png", html)
+        self.assertIn("kept</textarea>", html)
+        self.assertIsNone(self.page.status)
+
+    def test_each_refused_file_brings_the_page_back_in_its_words_with_everything_kept(self) -> None:
+        big = askq._AttachmentBounds(per_question=2, each=2 * len(PNG), total=3 * len(PNG))
+        cases = (
+            ("page.png", HOSTILE_FILES[0][1], ("That file is not one this page takes: attach a picture (PNG, JPEG, GIF or"
+             " WebP), a PDF or a text file. Web pages, SVG drawings, archives and programs are never taken.")),
+            ("logo.png", HOSTILE_FILES[1][1], "That file is not one this page takes"),
+            ("setup.jpg", HOSTILE_FILES[6][1], "That file is not one this page takes"),
+            ("empty.png", b"", "That file is empty: attach one with something in it."),
+            ("huge.png", PNG * 3, "That file is too large: a file may be 2 KB at most, and all files together 3 KB."),
+        )
+        for name, data, words in cases:
+            with self.subTest(name=name):
+                self.page = askq._WebPage(attachment_output().questions, bounds=big)
+                status, html = self.post([("q:layout", "Grid"), ("note:layout", "my note"), ("text:why", "typed"),
+                                          ("action", "submit")], [("file:layout", name, data)])
+                self.assertEqual(status, 400)
+                self.assertIn(html_quoted(words), html)
+                self.assertIn('value="Grid" checked', html)
+                self.assertIn("my note</textarea>", html)
+                self.assertIn("typed</textarea>", html)
+                self.assertIsNone(self.page.status)
+                self.assertEqual(self.page.ending.attached, {})
+                self.assertNotIn("<script>alert", html)
+                self.assertNotIn("<svg", html)
+
+    def test_too_many_files_and_too_many_bytes_in_all(self) -> None:
+        self.page = askq._WebPage(attachment_output().questions, bounds=askq._AttachmentBounds(2, 10 * len(PNG), 3 * len(PNG)))
+        status, html = self.post([], [("file:layout", f"{n}.png", PNG) for n in range(3)])
+        self.assertEqual(status, 400)
+        self.assertIn("Too many files: a question takes 2 at most. Remove some first.", html)
+        self.post([], [("file:layout", "a.png", PNG), ("file:layout", "b.png", PNG)])
+        status, html = self.post([], [("file:why", "c.png", PNG), ("file:why", "d.png", PNG)])
+        self.assertEqual(status, 400)
+        self.assertIn(html_quoted("That file is too large: a file may be 10.2 KB at most, and all files together 3 KB."), html)
+        self.assertEqual(sorted(self.page.ending.attached), ["layout"])
+
+    def test_a_cut_off_upload_is_refused_with_everything_that_came_whole_kept(self) -> None:
+        whole = multipart([("token", self.page.token), ("text:why", "typed first"), ("action", "submit")],
+                          [("file:layout", "shot.png", PNG)])
+        for body, length in ((whole[:-40], None), (whole[:-40], len(whole))):
+            with self.subTest(length=length):
+                status, html = self.post([], [], body, length)
+                self.assertEqual(status, 400)
+                self.assertIn(html_quoted("What you sent did not arrive whole (the connection was cut), so nothing was"
+                                          " taken from it."), html)
+                self.assertIn("typed first</textarea>", html)
+                self.assertIsNone(self.page.status)
+                self.assertEqual(self.page.ending.attached, {})
+
+    def test_a_form_with_files_has_its_own_bound_and_a_larger_one_is_the_page_again(self) -> None:
+        self.page = askq._WebPage(attachment_output().questions, bounds=askq._AttachmentBounds(5, 1000, 2000))
+        limit = 2000 + askq.MAX_PAYLOAD_BYTES
+
+        def read(size: int) -> bytes:
+            raise AssertionError("the body was read")
+
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=x", "Content-Length": str(limit + 1)}
+        status, _, body = page_request(self.page, "POST", f"/?token={self.page.token}", headers, read)
+        self.assertEqual(status, 413)
+        self.assertIn(html_quoted("Your files were too large to send, so nothing was taken from this sending: a file may"
+                                  " be 1000 bytes at most, and all files together 2 KB."), body.decode())
+        self.assertIn("<form", body.decode())
+        status, _, body = page_request(self.page, "POST", "/?token=wrong", headers, read)
+        self.assertEqual(status, 413)
+        headers = dict(headers, **{"Content-Type": "application/x-www-form-urlencoded",
+                                   "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)})
+        self.assertEqual(page_request(self.page, "POST", f"/?token={self.page.token}", headers, read)[0], 413)
+        self.assertEqual(self.page.body_limit({"Content-Type": "multipart/form-data; boundary=x"}), limit)
+
+    def test_the_draft_and_a_dismissal_keep_the_files(self) -> None:
+        self.post([("q:layout", "Grid"), ("action", "draft")], [("file:why", "log.txt", b"it broke")])
+        self.assertIsNone(self.page.status)
+        self.post([("action", "confirm-dismiss")], [])
+        self.assertEqual(self.page.status, "declined")
+        self.assertEqual(self.page.answers[-1].attachments[0].data, b"it broke")
+        html = page_request(self.page, "GET", "/", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        self.assertNotIn("it broke", html)
+
+    def test_the_script_draws_only_pictures_its_bytes_name_and_never_sends_files_as_a_draft(self) -> None:
+        script = askq._web_script()
+        self.assertIn('picture.src = URL.createObjectURL(new Blob([file], {type: type}));', script)
+        self.assertIn('["image/png", 0, [137, 80, 78, 71]]', script)
+        self.assertNotIn("svg", script.lower())
+        self.assertIn('form.querySelectorAll("input[type=file]").forEach(function (field) { data.delete(field.name); });',
+                      script)
+        headers = askq._WebPage.respond(self.page, askq._WebPage._show_form,
+                                        askq._HttpRequest("GET", "/", f"token={self.page.token}", {}, b"")).headers
+        self.assertIn("img-src data: blob:;", headers["Content-Security-Policy"])
+
+    def test_multipart_bodies_are_read_as_browsers_send_them(self) -> None:
+        body = multipart([("a", "1"), ("a", "2"), ("t", "caf\u00e9")], [("f", "x.png", b"\r\n--b0und\r\n")])
+        form, files, cut = askq._multipart_form(body, 'multipart/form-data; boundary="b0undary"')
+        self.assertEqual((form, files, cut), ({"a": ["1", "2"], "t": ["caf\u00e9"]}, {"f": [("x.png", b"\r\n--b0und\r\n")]}, False))
+        self.assertTrue(askq._multipart_form(body, "multipart/form-data")[2])
+        self.assertTrue(askq._multipart_form(b"garbage", "multipart/form-data; boundary=b0undary")[2])
+
+
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class WebPageTests(unittest.TestCase):
     """prompt_web() on port 0 in a thread, spoken to over HTTP as a browser and as other UIs would."""

@@ -2,7 +2,7 @@
 // of the page, at a phone's width and a desktop's, light and dark, with
 // hostile model text; and what a person does there, checked as they see it.
 //
-//     node tools/web_check.js --modules DIR [--askq askq.py] [--shots DIR]
+//     node tools/web_check.js --modules DIR [--askq askq.py] [--shots DIR] [--only files]
 //
 // DIR holds node_modules with puppeteer-core and axe-core; the browser is
 // Debian's chromium (CHROMIUM overrides /usr/bin/chromium), run headless.
@@ -14,8 +14,10 @@
 //   page's own countdown runs out and shows what was kept, headed "Time
 //   ran out", never "No answer in time", above what was sent), 409 (a second
 //   browser context, a second device, sends after the first one), the
-//   connection lost while the person types, and the dismiss confirm without
-//   script.
+//   connection lost while the person types, the dismiss confirm without
+//   script, and files: a picture picked (previewed from its bytes), a web
+//   page named .png refused with every entry kept, both sent, with and
+//   without script.
 // The number field keeps a decimal comma and says its range before anything is
 // sent; the sent page shows typed text as typed (quotes, no JSON escapes)
 // and a number as the model reads it, with its unit; a timeout never keeps a secret (no draft carries one);
@@ -48,6 +50,7 @@ const SHOTS = option("--shots", "");
 const PYTHON = process.env.PYTHON || "python3";
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const WIDTHS = (option("--widths", "320,1280")).split(",").map(Number);
+const ONLY = option("--only", "");  // "files": the attachments' states alone
 const SCHEMES = ["light", "dark"];
 const TIMEOUT_S = 4;
 
@@ -336,6 +339,86 @@ async function noScriptState(browser, file, width, scheme, label, axeSource, res
   await page.close();
 }
 
+function crc32(bytes) {
+  let crc = -1;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit += 1) { crc = (crc >>> 1) ^ (0xEDB88320 & -(crc & 1)); }
+  }
+  return (crc ^ -1) >>> 0;
+}
+
+function makePng(width, height) {
+  // A real picture (a gradient with a band), as a phone's camera would send one.
+  const zlib = require("zlib");
+  const rows = [];
+  for (let y = 0; y < height; y += 1) {
+    const row = [0];
+    for (let x = 0; x < width; x += 1) {
+      const band = Math.abs(y - height / 2) < height / 8;
+      row.push(band ? 255 : (x * 255) / width, band ? 200 : (y * 255) / height, band ? 0 : 160);
+    }
+    rows.push(Buffer.from(row));
+  }
+  function chunk(kind, data) {
+    const body = Buffer.concat([Buffer.from(kind, "ascii"), data]);
+    const length = Buffer.alloc(4); length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4); crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  }
+  const head = Buffer.alloc(13);
+  head.writeUInt32BE(width, 0); head.writeUInt32BE(height, 4);
+  head[8] = 8; head[9] = 2;
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk("IHDR", head),
+    chunk("IDAT", zlib.deflateSync(Buffer.concat(rows))), chunk("IEND", Buffer.alloc(0))]);
+}
+
+async function attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, script) {
+  // A picture attached by the file input (with script: its preview drawn from its bytes) and a web page
+  // named .png (refused in the page's words, everything entered kept, never drawn), then sent: the
+  // outcome carries the picture.  Without script, the plain file input does the same.
+  const picture = path.join(scratch, "layout.png"), hostile = path.join(scratch, "page.png");
+  fs.writeFileSync(picture, makePng(160, 90));
+  fs.writeFileSync(hostile, "<!DOCTYPE html><html><body><script>alert(1)</script><svg onload=alert(2)></svg>");
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  const mode = script ? "" : ", no script";
+  if (!script) { await page.setJavaScriptEnabled(false); }
+  await page.goto(await run.url, {waitUntil: "load"});
+  await (await page.$("#file-0")).uploadFile(picture);
+  await (await page.$("#file-3")).uploadFile(hostile);
+  if (script) {
+    await page.waitForSelector("fieldset#question-0 ul.picked img.thumb", {timeout: 5000})
+      .catch(() => fail(`${label}: a picture picked is not previewed`));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if (await page.$("fieldset#question-3 img")) { fail(`${label}: a web page named .png was drawn as a picture`); }
+    await axeCheck(page, "files picked", label, axeSource, results);
+  }
+  await page.type("#answer-2", "typed before the refusal");
+  await clickAndWait(page, "button.send");
+  if (!script) { await page.setJavaScriptEnabled(true); }
+  await axeCheck(page, `files refused${mode}`, label, axeSource, results);
+  if (!script) { await page.setJavaScriptEnabled(false); }
+  const refused = await page.evaluate(() => [document.body.innerText,
+    Array.from(document.querySelectorAll("img")).map((img) => img.src.slice(0, 22)),
+    document.getElementById("answer-2").value, document.querySelectorAll("svg, iframe, object, embed").length]);
+  if (!refused[0].includes("That file is not one this page takes") || JSON.stringify(refused[1]) !== JSON.stringify(["data:image/png;base64,"]) ||
+      refused[2] !== "typed before the refusal" || refused[3] !== 0) {
+    fail(`${label}${mode}: the refused page does not keep the picture and the entries, or draws the web page: ${JSON.stringify(refused.slice(1))}`);
+  }
+  await fillRequired(page);
+  await clickAndWait(page, "button.send");
+  if (!script) { await page.setJavaScriptEnabled(true); }
+  await axeCheck(page, `files sent${mode}`, label, axeSource, results);
+  const said = await page.evaluate(() => document.body.innerText);
+  if (!said.includes("attached: layout.png (image/png")) { fail(`${label}${mode}: the sent page does not name the picture: ${said}`); }
+  const ended = await run.ended;
+  if (!ended.stdout.includes('"media_type": "image/png"') || !ended.stdout.includes('"name": "layout.png"')) {
+    fail(`${label}${mode}: the outcome lacks the picture: ${ended.stdout}`);
+  }
+  await page.close();
+}
+
 async function main() {
   let puppeteer, axeSource;
   try {
@@ -363,12 +446,16 @@ async function main() {
     for (const width of WIDTHS) {
       for (const scheme of SCHEMES) {
         const label = `${width}px-${scheme}`;
-        await formStates(browser, file, width, scheme, label, axeSource, results);
-        await stateStates(browser, file, width, scheme, label, axeSource, results);
-        await timedOutState(browser, file, width, scheme, label, axeSource, results);
-        await lateState(browser, file, width, scheme, label, axeSource, results);
-        await lostState(browser, file, width, scheme, label, axeSource, results);
-        await noScriptState(browser, file, width, scheme, label, axeSource, results);
+        if (ONLY !== "files") {
+          await formStates(browser, file, width, scheme, label, axeSource, results);
+          await stateStates(browser, file, width, scheme, label, axeSource, results);
+          await timedOutState(browser, file, width, scheme, label, axeSource, results);
+          await lateState(browser, file, width, scheme, label, axeSource, results);
+          await lostState(browser, file, width, scheme, label, axeSource, results);
+          await noScriptState(browser, file, width, scheme, label, axeSource, results);
+        }
+        await attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, true);
+        await attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, false);
       }
     }
   } finally {
