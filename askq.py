@@ -65,7 +65,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     Harness answers     harness_answers(): one _HarnessForm per runtime, which
                         writes its form and reads it back (its shape, unwrap(); its
                         own entries for a note; what it cannot carry); HARNESSES,
-                        the names registered, read when asked for
+                        the names registered, read when asked for; attached files,
+                        which no form carries, saved and said in notes (_files_said)
     Elicitation         the versions of MCP and what each brings (_PROTOCOLS, one
                         row a version, asked by every part); to_elicitation(),
                         from_elicitation(), input_request(); what is known of
@@ -4661,7 +4662,9 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
 # the checked answers, and the texts and labels as the model sent them.
 
 
-def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "Dict[str, Any]":
+def harness_answers(
+    output: QuestionOutput, harness: str, call: Any = None, files: "Optional[str]" = None,
+) -> "Dict[str, Any]":
     """An asked output in the answer form of ``harness``, as JSON data.
 
     ``harness`` is one of HARNESSES.  ``call`` is the tool input as the model
@@ -4669,7 +4672,10 @@ def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "
     (Claude Code matches answers by them).  Every outcome gets an honest
     form: what is not a full answer is never written as one.  Read back by
     collect_answers() (from_elicitation() for "mcp"), each form gives the
-    same answers and notes.
+    same answers and notes.  No harness's form takes files: the files the
+    person attached are saved under the folder ``files`` names (made when
+    missing), and each answer's note says where, one line a file; without
+    ``files``, the note names each file, saying that it was not saved.
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A (Recommended)", "B"]}]})
         >>> done = askq.QuestionOutput(out.questions, [askq.AnswerItem("q0", None, ["B"])], "answered")
@@ -4681,7 +4687,33 @@ def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "
     form = _HARNESS_FORMS.get(harness)
     if form is None:
         raise AnswerError(f"Unknown harness {harness!r}; the harnesses are: {', '.join(_HARNESS_FORMS)}.")
-    return form.write(_AskedOutput(output, call))
+    return form.write(_AskedOutput(_files_said(output, files), call))
+
+
+def _files_said(output: QuestionOutput, folder: "Optional[str]") -> QuestionOutput:
+    """The output with each answer's files said in its note (saved under
+    ``folder``, by path), for a form that cannot carry files."""
+    answers = output.answers
+    if not isinstance(answers, list) or not any(isinstance(answer, AnswerItem) and answer.attachments for answer in answers):
+        return output
+    said = [dataclasses.replace(answer, note=_with_note(answer.note, "\n".join(
+        _file_said(attachment, folder) for attachment in answer.attachments)), attachments=())
+        if isinstance(answer, AnswerItem) and answer.attachments else answer for answer in answers]
+    return QuestionOutput(output.questions, said, output.status, output.title, output.purpose)
+
+
+def _file_said(attachment: Attachment, folder: "Optional[str]") -> str:
+    """One file, saved under ``folder`` (named by its digest and its name,
+    so that two files of one name never overwrite each other), as a line
+    of a note."""
+    kind = f"{attachment.media_type}, {_size_words(attachment.size)}"
+    if folder is None:
+        return f"attached file: {attachment.name} ({kind}; not saved: no folder was given for files)"
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.abspath(os.path.join(folder, f"{attachment.sha256[:16]}-{attachment.name}"))
+    with open(path, "wb") as saved:
+        saved.write(attachment.data)
+    return f"attached file: {path} ({kind})"
 
 
 class _AskedOutput:
@@ -7600,12 +7632,17 @@ class _ParkedStream:
     """One event stream on the pump: its socket, its source, and what is
     taken but not yet written (a slow reader's backlog, bounded)."""
 
-    __slots__ = ("backlog", "ending", "socket", "source")
+    __slots__ = ("backlog", "ending", "room", "socket", "source")
 
     def __init__(self, sock: Any, source: _StreamSource) -> None:
         self.socket, self.source = sock, source
         self.backlog = b""
         self.ending = False
+        self.room = _HTTP_DRAIN_BYTES  # the backlog a reader may leave: more for a large message (files)
+
+    def take(self, data: bytes) -> None:
+        self.backlog += data
+        self.room = max(self.room, len(data) + _HTTP_DRAIN_BYTES)
 
     def write(self) -> bool:
         """Write what the socket takes now; whether the stream goes on."""
@@ -7616,7 +7653,7 @@ class _ParkedStream:
         except OSError:
             return False
         self.backlog = self.backlog[sent:]
-        return len(self.backlog) <= _HTTP_DRAIN_BYTES and not (self.ending and not self.backlog)
+        return len(self.backlog) <= self.room and not (self.ending and not self.backlog)
 
 
 class _StreamPump:
@@ -7718,7 +7755,7 @@ class _StreamPump:
 
         if not parked.ending:
             data, parked.ending = parked.source.take()
-            parked.backlog += data
+            parked.take(data)
         if not parked.write():
             self._end(fd, parked)
             return
@@ -8509,6 +8546,8 @@ class _WebPage(_HttpHandlers):
         the page shows that one, and the request that ended it is answered
         as after the end)."""
         self.lost = not self.ending.commit(QuestionOutput(self.items, answers, status))
+        if not self.lost:
+            self.ending.attached = {}  # the files are the ending's now
 
     def outcome(self) -> QuestionOutput:
         return QuestionOutput(self.items, self.answers, self.status)
@@ -8647,8 +8686,11 @@ class _WebPage(_HttpHandlers):
         """Whether a later submission holds the answers that were sent (a
         second click of Send, a retried request, a form whose script had
         sent it all): it gets the same result again."""
-        return _readable_answers(self.items, own) == self.answers or (
-            self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers)
+        # Files are not sent again after the end: the rest of the answers tells.
+        sent = _answers_without_files(self.answers)
+        again = _answers_as_sent(self.items, own)
+        return _readable_answers(self.items, own) == sent or (
+            self.status is Outcome.ANSWERED and again is not None and _answers_without_files(again) == sent)
 
     def _sent_again_as_json(self, request: _HttpRequest) -> bool:
         """The same, for the JSON interface: the same ending, the same answers."""
@@ -8784,6 +8826,7 @@ class _WebPage(_HttpHandlers):
                 if _asks_follow_up(carried):  # Claude Code's answer form says so itself
                     status, partial = Outcome.FOLLOW_UP, True
                 answers = collect_answers(self.items, carried, partial)
+                self.bounds.check(self.items, answers)
             except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
             too_long = _too_long_error(self.items, answers)
@@ -8802,10 +8845,12 @@ class _WebPage(_HttpHandlers):
     def _carried_answers(self, request: _HttpRequest) -> Any:
         """The answers a JSON-interface request carries: its body as JSON when
         it parses, whatever its Content-Type says (curl -d calls JSON a
-        form), else as the page's form fields; QuestionError when neither
-        reads it."""
+        form), else as the page's form fields (a multipart form, with its
+        files); QuestionError when neither reads it."""
         from urllib.parse import parse_qs
 
+        if request.header("Content-Type").split(";")[0].strip().lower() == _MULTIPART:
+            return _form_answers(self.items, request.form, sent=True, attached=self._sent_files(request))
         try:
             return _parse_json(request.body, "The request's body")
         except QuestionError as err:
@@ -8814,6 +8859,20 @@ class _WebPage(_HttpHandlers):
             except ValueError:
                 raise err from None
             return _form_answers(self.items, form, sent=True)
+
+    def _sent_files(self, request: _HttpRequest) -> "Dict[str, List[Attachment]]":
+        """The files of a multipart request to the JSON interface, by
+        question: each checked, a refusal naming its question."""
+        if request.cut_off:
+            raise AnswerError("The request's multipart body was cut off before its closing boundary. Nothing was"
+                              " taken from it: send it again, whole.", reason="attachment_cut_off")
+        files: Dict[str, List[Attachment]] = {}
+        for index, item in enumerate(self.items):
+            try:
+                files[item.id] = [Attachment(name, data) for name, data in request.files.get(f"file:{item.id}", ())]
+            except AnswerError as err:
+                raise _refused(index, item, err.reason, f": {err}") from None
+        return files
 
     def _head(self) -> str:
         return (
@@ -8943,6 +9002,10 @@ class _WebPage(_HttpHandlers):
                 f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
         return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
                 f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
+
+
+def _answers_without_files(answers: "List[AnswerItem]") -> "List[AnswerItem]":
+    return [dataclasses.replace(answer, attachments=()) if answer.attachments else answer for answer in answers]
 
 
 def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "List[AnswerItem]":
@@ -10055,9 +10118,12 @@ class _Ask(_Ending):
             self.page.serve_grace()
         self.delivered = True
         self.board.save(self)
-        if any(item.secret for item in self.output.questions):
-            self.board.forget_secrets()
-        return self.result
+        files = any(answer.attachments for answer in self.result.answers)
+        if files or any(item.secret for item in self.output.questions):
+            self.board.forget_secrets()  # and the files' bytes, which leave no older copy behind either
+        result = self.result
+        self.result, self.attached = _without_files(result), {}  # delivered: no copy of a file stays behind
+        return result
 
     def entries(self) -> "Dict[str, List[str]]":
         """What the person entered on its page, as it is kept beyond the request."""
@@ -10098,7 +10164,8 @@ class _Ask(_Ending):
         """End the ask as timed out once its time has passed, keeping what
         was entered; whether it has ended."""
         if now >= self.ends and not self.finished:
-            entered = _readable_answers(self.output.questions, _form_answers(self.output.questions, self.entered))
+            given = _form_answers(self.output.questions, self.entered, attached=self.attached)
+            entered = _readable_answers(self.output.questions, given)
             if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)):
                 self.abandoned = True  # until a call takes the outcome after all
         return self.finished
@@ -10114,7 +10181,16 @@ class _Ask(_Ending):
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
             self.owner.ended, None if page is None else hashlib.sha256(page.token.encode()).hexdigest(),
             {} if self.delivered else self.entries(),
-            self.ended, self.result, self.delivered, self.interrupted, self.task)
+            self.ended, self.result, self.delivered, self.interrupted, self.task,
+            {} if self.result is not None else self.attached)
+
+
+def _without_files(outcome: QuestionOutput) -> QuestionOutput:
+    """An outcome with its answers' files dropped."""
+    if not any(answer.attachments for answer in outcome.answers):
+        return outcome
+    answers = _answers_without_files(outcome.answers)
+    return QuestionOutput(outcome.questions, answers, outcome.status, outcome.title, outcome.purpose)
 
 
 def _same_ending(one: "Optional[QuestionOutput]", other: "Optional[QuestionOutput]") -> bool:
@@ -10162,7 +10238,7 @@ class _DamagedAsk(Exception):
         self.ask_id = ask_id
 
 
-_ASK_RECORD_VERSION = 3  # the layout of one record; a record of a newer layout is refused in words
+_ASK_RECORD_VERSION = 4  # the layout of one record; a record of a newer layout is refused in words
 
 
 @dataclass
@@ -10201,7 +10277,10 @@ class _AskRecord:
     ``entered`` is the page's last form without its token and without any
     secret; ``result`` is the ending, a secret answer in it hidden once
     ``delivered``.  ``ended`` is 0 while the ask is open: the one field a
-    store reads to keep the first ending committed."""
+    store reads to keep the first ending committed.  ``attached`` holds the
+    files taken on the page, by question id, until the ask ends; the
+    ending's own files are kept with it until it is delivered, and are
+    then dropped, bytes and all."""
 
     id: str
     fingerprint: str
@@ -10218,6 +10297,7 @@ class _AskRecord:
     delivered: bool = False
     interrupted: bool = False
     task: Optional[_AskTask] = None
+    attached: Dict[str, List[Attachment]] = dataclasses.field(default_factory=dict)
 
     def to_text(self) -> str:
         """The record as it is stored: compact JSON, with its layout's version."""
@@ -10228,6 +10308,11 @@ class _AskRecord:
             answers = _answer_dicts(self.result)
             if self.delivered:
                 answers = _hidden_secrets(self.questions.questions, answers)
+            files = {} if self.delivered else {answer.id: answer.attachments for answer in self.result.answers}
+            for entry in answers:
+                entry.pop("attachments", None)
+                if files.get(entry["id"]):
+                    entry["attachments"] = [_attachment_text(attachment) for attachment in files[entry["id"]]]
             result = {"status": self.result.status, "answers": answers}
         return json.dumps({
             "version": _ASK_RECORD_VERSION, "id": self.id, "fingerprint": self.fingerprint, "questions": batch,
@@ -10235,6 +10320,8 @@ class _AskRecord:
             "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
             "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
             "task": None if self.task is None else self.task.to_dict(),
+            "attached": {key: [_attachment_text(attachment) for attachment in files]
+                         for key, files in self.attached.items() if files},
         }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     @classmethod
@@ -10265,7 +10352,8 @@ class _AskRecord:
             _stored_text(data["session"]), _stored_text(data["process"]), float(data["ends"]),
             data.get("session_ended") is True, _stored_optional(data.get("page")), _stored_form(data.get("entered")),
             float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result),
-            data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")))
+            data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")),
+            {_stored_text(key): _stored_attachments(files) for key, files in (data.get("attached") or {}).items()})
 
 
 def _stored_text(value: Any) -> str:
@@ -10323,12 +10411,41 @@ def _stored_batch(data: "Dict[str, Any]") -> QuestionOutput:
     return QuestionOutput(items, [], None, _stored_optional(data.get("title")), _stored_optional(data.get("purpose")))
 
 
+def _attachment_text(attachment: Attachment) -> "Dict[str, Any]":
+    """A file as a record keeps it: its name and its bytes (base64), and
+    its digest, which reading it back checks."""
+    import base64
+
+    return {"name": attachment.name, "sha256": attachment.sha256, "data": base64.b64encode(attachment.data).decode("ascii")}
+
+
+def _stored_attachments(value: Any) -> "List[Attachment]":
+    """Files as a record keeps them, each read back from its bytes and
+    checked against its digest; a file damaged in the store is a damaged
+    record, never a different file."""
+    import base64
+
+    if not isinstance(value, list):
+        raise TypeError("the attached files are not a list")
+    files = []
+    for entry in value:
+        try:
+            attachment = Attachment(_stored_text(entry["name"]), base64.b64decode(_stored_text(entry["data"])))
+        except AnswerError as err:
+            raise ValueError(f"a stored file is refused: {err}") from None
+        if attachment.sha256 != entry.get("sha256"):
+            raise ValueError(f"the stored file {attachment.name!r} does not match its digest")
+        files.append(attachment)
+    return files
+
+
 def _stored_result(batch: QuestionOutput, data: "Dict[str, Any]") -> QuestionOutput:
     """An ending, for the questions it was asked with."""
     answers = [AnswerItem(
         _stored_text(entry["id"]), _stored_optional(entry.get("answer")),
         None if entry.get("selected") is None else [_stored_text(label) for label in entry["selected"]],
         entry.get("assumed") is True, _stored_optional(entry.get("note")), _stored_optional(entry.get("unanswered")),
+        _stored_attachments(entry["attachments"]) if "attachments" in entry else (),
     ) for entry in data["answers"]]
     return QuestionOutput(batch.questions, answers, Outcome(data["status"]), batch.title, batch.purpose)
 
@@ -11084,7 +11201,7 @@ class _AskBoard:
         restored.read = time.monotonic()
         if not owner.ended and not self._serves(owner.process):
             owner.ended = True  # its session ended with its process
-        restored.entered = record.entered
+        restored.entered, restored.attached = record.entered, record.attached
         if record.page is not None:
             restored.page = self._new_page(restored)
         if record.result is not None:
@@ -11103,6 +11220,8 @@ class _AskBoard:
             return
         if record.entered:
             ask.entered = record.entered
+        if record.attached:
+            ask.attached = record.attached
         ask.task = record.task or ask.task  # a task made, or cancelled, elsewhere
         if record.result is not None:
             ask.take_ending(record.result, record.ended)
@@ -12473,11 +12592,31 @@ def _tool_result(
     whichever part it is given.  A ``late`` outcome (the person answered
     after the call that asked had ended) says so first, and is marked."""
     text = f"{_LATE_LINE}\n{text}" if late else text
-    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
+    files = [] if outcome is None or error else _attachment_blocks(outcome)
+    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}, *files], "isError": error}
     if context is not None and context.structured:
         shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
         result["structuredContent"] = {**shown, "result": text, **({"late": True} if late else {})}
     return result
+
+
+def _attachment_blocks(outcome: QuestionOutput) -> "List[Dict[str, Any]]":
+    """The files the person attached, after the result's text: each picture
+    an image block the model sees, any other file an embedded resource
+    (its bytes as a blob, under a URI of askq's that names its digest)."""
+    import base64
+    from urllib.parse import quote
+
+    blocks: List[Dict[str, Any]] = []
+    for answer in outcome.answers:
+        for attachment in answer.attachments:
+            data = base64.b64encode(attachment.data).decode("ascii")
+            if attachment.is_image:
+                blocks.append({"type": "image", "data": data, "mimeType": attachment.media_type})
+                continue
+            uri = f"askq://attachments/{attachment.sha256}/{quote(attachment.name)}"
+            blocks.append({"type": "resource", "resource": {"uri": uri, "mimeType": attachment.media_type, "blob": data}})
+    return blocks
 
 
 def _task_ttl(task: Any) -> int:

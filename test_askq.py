@@ -4395,6 +4395,53 @@ class HarnessAnswerTests(unittest.TestCase):
                 self.assertEqual(caught.exception.reason, "malformed")
 
 
+class HarnessFileTests(unittest.TestCase):
+    """No harness's form takes files: they are saved under the caller's folder and said by path, in the note."""
+
+    def output(self) -> QuestionOutput:
+        out = attachment_output()
+        answers = [AnswerItem("layout", selected=["Grid"], note="like this", attachments=[askq.Attachment("shot.png", PNG)]),
+                   AnswerItem("why", "see the spec", attachments=[askq.Attachment("spec.pdf", PDF)])]
+        return QuestionOutput(out.questions, answers, "answered")
+
+    def test_files_are_saved_under_the_folder_and_said_by_path(self) -> None:
+        import hashlib
+
+        folder = os.path.join(tempfile.mkdtemp(), "files")
+        self.addCleanup(shutil.rmtree, os.path.dirname(folder), True)
+        form = askq.harness_answers(self.output(), "claude-code", files=folder)
+        shot = os.path.join(folder, f"{hashlib.sha256(PNG).hexdigest()[:16]}-shot.png")
+        with open(shot, "rb") as saved:
+            self.assertEqual(saved.read(), PNG)
+        self.assertEqual(form["behavior"], "allow")
+        notes = form["updatedInput"]["annotations"]
+        self.assertEqual(notes["Which layout?"]["notes"], f"like this\nattached file: {shot} (image/png, 1 KB)")
+        self.assertIn("attached file: ", notes["Anything else?"]["notes"])
+        self.assertIn(f"{hashlib.sha256(PDF).hexdigest()[:16]}-spec.pdf (application/pdf, {len(PDF)} bytes)",
+                      notes["Anything else?"]["notes"])
+        self.assertEqual(oct(os.stat(folder).st_mode & 0o777), oct(0o700))
+
+    def test_every_harness_says_the_files_and_reads_its_form_back(self) -> None:
+        for harness in askq.HARNESSES:
+            with self.subTest(harness=harness):
+                form = askq.harness_answers(self.output(), harness)
+                if harness == "mcp":  # a form's answer has no notes, and says nothing of files
+                    self.assertNotIn("shot.png", json.dumps(form))
+                    continue
+                said = json.dumps(form, ensure_ascii=False)
+                self.assertIn("attached file: shot.png (image/png, 1 KB; not saved: no folder was given for files)", said)
+                back = askq._HARNESS_FORMS[harness].read_back(self.output(), form)
+                self.assertIn("attached file: shot.png", back[0].note or "")
+                self.assertEqual(back[0].selected, ["Grid"])
+
+    def test_a_refused_form_says_the_files_in_the_result(self) -> None:
+        out = self.output()
+        declined = QuestionOutput(out.questions, out.answers, "declined")
+        form = askq.harness_answers(declined, "opencode")
+        self.assertIn("attached file: spec.pdf", form["message"])
+        self.assertIn('attached: "spec.pdf"', askq.result_text(declined))
+
+
 class NoteTests(unittest.TestCase):
     """A person's note on an answer, from every form, in the result."""
 
@@ -7869,6 +7916,57 @@ class WebAttachmentTests(unittest.TestCase):
                                         askq._HttpRequest("GET", "/", f"token={self.page.token}", {}, b"")).headers
         self.assertIn("img-src data: blob:;", headers["Content-Security-Policy"])
 
+    def answers_request(self, body: bytes, content_type: str) -> "Tuple[int, Any]":
+        headers = {"Host": "127.0.0.1", "Content-Type": content_type, "Content-Length": str(len(body)),
+                   "Authorization": f"Bearer {self.page.token}"}
+        status, _, reply = page_request(self.page, "POST", "/answers", headers, io.BytesIO(body).read)
+        return status, json.loads(reply)
+
+    def test_the_json_interface_takes_files_as_multipart_and_as_base64(self) -> None:
+        import base64
+
+        status, reply = self.answers_request(multipart([("q:layout", "Grid")], [("file:layout", "a.png", PNG)]),
+                                             "multipart/form-data; boundary=b0undary")
+        self.assertEqual(status, 200, reply)
+        self.assertEqual(reply["answers"][0]["attachments"], [askq.Attachment("a.png", PNG).to_dict()])
+        self.assertEqual(self.page.answers[0].attachments[0].data, PNG)
+        self.page = askq._WebPage(attachment_output().questions)
+        body = json.dumps([{"id": "layout", "selected": ["List"],
+                            "attachments": [{"name": "spec.pdf", "data": base64.b64encode(PDF).decode()}]}]).encode()
+        status, reply = self.answers_request(body, "application/json")
+        self.assertEqual((status, reply["answers"][0]["attachments"][0]["media_type"]), (200, "application/pdf"))
+
+    def test_the_json_interface_refuses_files_in_words_for_its_client(self) -> None:
+        import base64
+
+        page_bytes = base64.b64encode(HOSTILE_FILES[0][1]).decode()
+        cases = (
+            (json.dumps([{"id": "layout", "selected": ["Grid"], "attachments": [{"name": "x.png", "data": page_bytes}]}]),
+             "application/json", 'questions[0] ("Which layout?"): the file "x.png" is none of the types an answer takes'),
+            (json.dumps([{"id": "layout", "selected": ["Grid"],
+                          "attachments": [{"name": "g.gif", "data": base64.b64encode(GIF).decode()}] * 6}]),
+             "application/json", 'questions[0] ("Which layout?") has 6 files attached; it takes 5 at most.'),
+        )
+        for body, kind, words in cases:
+            with self.subTest(words=words):
+                self.page = askq._WebPage(attachment_output().questions)
+                status, reply = self.answers_request(body.encode(), kind)
+                self.assertEqual(status, 400)
+                self.assertIn(words, reply["error"])
+                self.assertIsNone(self.page.status)
+        for files, words in (([("file:layout", "e.png", b"")], 'the file "e.png" is empty'),
+                             ([("file:layout", "s.svg", HOSTILE_FILES[1][1])], 'the file "s.svg" is none of the types')):
+            with self.subTest(words=words):
+                self.page = askq._WebPage(attachment_output().questions)
+                status, reply = self.answers_request(multipart([("q:layout", "Grid")], files),
+                                                     "multipart/form-data; boundary=b0undary")
+                self.assertEqual(status, 400)
+                self.assertIn(words, reply["error"])
+        cut = multipart([("q:layout", "Grid")], [("file:layout", "a.png", PNG)])[:-20]
+        status, reply = self.answers_request(cut, "multipart/form-data; boundary=b0undary")
+        self.assertEqual(status, 400)
+        self.assertIn("multipart body was cut off before its closing boundary", reply["error"])
+
     def test_multipart_bodies_are_read_as_browsers_send_them(self) -> None:
         body = multipart([("a", "1"), ("a", "2"), ("t", "caf\u00e9")], [("f", "x.png", b"\r\n--b0und\r\n")])
         form, files, cut = askq._multipart_form(body, 'multipart/form-data; boundary="b0undary"')
@@ -8639,6 +8737,22 @@ class AskStoreContract:
             askq.collect_answers(back, {"q0": "lots of them"})
         self.assertEqual(refused.exception.reason, "not_a_number")
 
+    def test_files_are_kept_with_the_ask_until_it_is_delivered_then_dropped(self: Any) -> None:
+        shot, log = askq.Attachment("shot.png", PNG), askq.Attachment("log.txt", b"it broke")
+        record = store_record(attached={"q0": [shot, log]})
+        self.store.save(record)
+        self.assertEqual(self.store.load("a1").attached, {"q0": [shot, log]})
+        answers = [askq.AnswerItem("q0", None, ["SQLite"], attachments=[shot])]
+        ended = dataclasses.replace(record, attached={}, ended=time.time(), result=askq.QuestionOutput(
+            record.questions.questions, answers, askq.Outcome.ANSWERED))
+        self.store.settle(ended)
+        back = self.store.load("a1")
+        self.assertEqual((back.result.answers[0].attachments, back.attached), ((shot,), {}))
+        self.assertEqual(back.result.answers[0].attachments[0].data, PNG)
+        self.store.save(dataclasses.replace(ended, delivered=True))
+        back = self.store.load("a1")
+        self.assertEqual((back.result.answers[0].attachments, back.result.answers[0].selected), ((), ["SQLite"]))
+
     def test_a_record_is_found_by_its_id_its_fingerprint_and_its_page(self: Any) -> None:
         self.store.save(store_record(page="d" * 64))
         self.store.save(store_record("a2"))
@@ -8742,6 +8856,55 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         asked.deliver()
         self.assertEqual(self.store.load(asked.id).result.answers[1].answer, askq._HIDDEN)
         self.assertTrue(SECRET.encode() not in stored(), "the secret is still on disk once delivered")
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads for the page's grace period")
+    def test_files_taken_on_a_page_survive_a_restart_and_leave_the_disk_once_delivered(self) -> None:
+        import base64
+
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        web = askq._ServedWebOptions(pages, None)
+        board = askq._AskBoard(web, store=self.store, seal=askq._RequestSeal(b"k"))
+        asked = board.open(attachment_output(), board.owner("c"))
+        page = board.page(asked).page
+        marker = b"a file only this test writes " * 40
+        body = multipart([("token", page.token), ("text:why", "see the log"), ("action", "draft")],
+                         [("file:why", "log.txt", marker)])
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=b0undary", "Content-Length": str(len(body))}
+        asked.respond(askq._WebPage._post_form, askq._HttpRequest("POST", "/", "", headers, body))
+        again = askq._AskBoard(web, store=self.store, seal=askq._RequestSeal(b"k")).get(asked.id)  # a restart
+        assert again is not None
+        self.assertEqual([file.data for file in again.attached["why"]], [marker])
+        self.assertIn("log.txt", board.page(again).page.form_html())
+        answers = askq.collect_answers(again.output, [{"id": "layout", "selected": ["Grid"]},
+                                                      askq.AnswerItem("why", "see the log", attachments=again.attached["why"])])
+        self.assertTrue(again.finish(askq.QuestionOutput(again.output.questions, answers, askq.Outcome.ANSWERED)))
+        encoded = base64.b64encode(marker)[:60]
+
+        def stored() -> bytes:
+            with open(self.path, "rb") as db, open(self.path + "-wal", "rb") as wal:
+                return db.read() + wal.read()
+
+        self.assertIn(encoded, stored())
+        delivered = again.deliver()
+        self.assertEqual(delivered.answers[1].attachments[0].data, marker)  # the call gets the file
+        self.assertNotIn(encoded, stored())
+        self.assertEqual((again.attached, again.result.answers[1].attachments), ({}, ()))
+
+    def test_a_file_damaged_in_the_store_is_a_damaged_record(self) -> None:
+        import sqlite3
+
+        logged: List[str] = []
+        board = askq._AskBoard(store=self.store, log=logged.append)
+        asked = board.open(attachment_output(), board.owner("c"))
+        asked.attached = {"why": [askq.Attachment("a.png", PNG)]}
+        board.save(asked)
+        with contextlib.closing(sqlite3.connect(self.path)) as db, db:
+            record = db.execute("SELECT record FROM asks WHERE id = ?", (asked.id,)).fetchone()[0]
+            data = json.loads(record)
+            data["attached"]["why"][0]["sha256"] = "0" * 64
+            db.execute("UPDATE asks SET record = ? WHERE id = ?", (json.dumps(data), asked.id))
+        self.assertIsNone(askq._AskBoard(store=self.store, log=logged.append).get(asked.id))
+        self.assertIn("does not match its digest", logged[0])
 
     def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
         import sqlite3
@@ -10189,6 +10352,35 @@ class McpUrlModeTests(unittest.TestCase):
                 result = done[1]["result"]
                 self.assertIn(json.dumps(SECRET)[1:-1], result["content"][0]["text"])
                 self.assertNotIn(SECRET, json.dumps(request) + "".join(wire.logs))
+
+    def test_files_attached_on_the_page_come_after_the_text_as_an_image_and_a_resource(self) -> None:
+        import base64
+        import hashlib
+
+        wire = McpWire(self, McpWire.URLS)
+        request = wire.call(SECRET_CALL)[0]
+        wire.respond(request["id"], {"result": {"action": "accept"}})
+        answer_page_with_files(request["params"]["url"], {"q:q0": "us-east-1", "text:q1": SECRET},
+                               [("file:q0", "layout.png", PNG), ("file:q1", "spec 1.pdf", PDF)])
+        result = wire.wait_for_pages()[1]["result"]
+        content = result["content"]
+        self.assertEqual([block["type"] for block in content], ["text", "image", "resource"])
+        self.assertIn('   attached: "layout.png" (image/png, 1 KB)\n', content[0]["text"])
+        self.assertEqual(content[1], {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"})
+        self.assertEqual(content[2], {"type": "resource", "resource": {
+            "uri": f"askq://attachments/{hashlib.sha256(PDF).hexdigest()}/spec%201.pdf", "mimeType": "application/pdf",
+            "blob": base64.b64encode(PDF).decode()}})
+        self.assertEqual(result["structuredContent"]["answers"][1]["attachments"][0]["name"], "spec 1.pdf")
+        self.assertNotIn("data", result["structuredContent"]["answers"][1]["attachments"][0])
+
+    def test_a_result_without_files_or_an_error_has_its_text_alone(self) -> None:
+        out = attachment_output()
+        answers = [AnswerItem("layout", selected=["Grid"], attachments=[askq.Attachment("a.gif", GIF)])]
+        done = QuestionOutput(out.questions, answers, "answered")
+        self.assertEqual([block["type"] for block in askq._tool_result("t", done)["content"]], ["text", "image"])
+        self.assertEqual(len(askq._tool_result("t", done, error=True)["content"]), 1)
+        plain = QuestionOutput(out.questions, [AnswerItem("layout", selected=["Grid"])], "answered")
+        self.assertEqual(len(askq._tool_result("t", plain)["content"]), 1)
 
     def test_declined_failed_and_cancelled_pages_by_url(self) -> None:
         wire = McpWire(self, McpWire.URLS)
@@ -12091,6 +12283,23 @@ def answer_page_as_a_person(url: str, picks: Dict[str, str]) -> str:
         return str(response.read().decode())
 
 
+def answer_page_with_files(url: str, picks: Dict[str, str], files: "List[Tuple[str, str, bytes]]") -> str:
+    """Open a page as a browser does and send its form, with files, as a browser sends it."""
+    import urllib.parse
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        page = response.read().decode()
+    found = re.search(r'<form class="questions"[^>]*\saction="([^"]+)"', page)
+    assert found is not None and 'enctype="multipart/form-data"' in page, "the page holds no form for files"
+    target = urllib.parse.urljoin(url, found.group(1).replace("&amp;", "&"))
+    body = multipart([*picks.items(), ("action", "submit")], files)
+    request = urllib.request.Request(target, data=body, method="POST",
+                                     headers={"Content-Type": "multipart/form-data; boundary=b0undary"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(response.read().decode())
+
+
 @unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
                      "the mcp SDK 2 is not installed (CI installs it in a venv)")
 class McpSdkUrlModeTests(unittest.TestCase):
@@ -12155,6 +12364,41 @@ class McpSdkUrlModeTests(unittest.TestCase):
         if era == "2025-11-25":  # the server says when the page is done, naming the request that sent the client there
             done = [note for note in notes if getattr(note, "method", None) == "notifications/elicitation/complete"]
             self.assertEqual([note.params.elicitation_id for note in done], [asked[0].elicitation_id])
+
+    def test_a_picture_attached_on_the_page_reaches_the_client_as_an_image_block(self) -> None:
+        import asyncio
+        import base64
+        import threading
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        people: List[threading.Thread] = []
+        seen: List[str] = []
+        files = [("file:q0", "layout.png", PNG), ("file:q0", "spec.pdf", PDF)]
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            person = threading.Thread(target=lambda: seen.append(answer_page_with_files(
+                params.url, {"q:q0": "us-east-1", "text:q1": self.SECRET}, files)))
+            person.start()
+            people.append(person)
+            return mcp_types.ElicitResult(action="accept")
+
+        async def session() -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(server, mode="legacy", elicitation_callback=elicitation_callback) as client:
+                return await client.call_tool("ask_questions", SECRET_CALL)
+
+        result = asyncio.run(asyncio.wait_for(session(), 60))
+        for person in people:
+            person.join(10)
+        self.assertEqual([block.type for block in result.content], ["text", "image", "resource"], seen)
+        self.assertIn('   attached: "layout.png" (image/png, 1 KB)\n', result.content[0].text)
+        self.assertEqual((base64.b64decode(result.content[1].data), result.content[1].mime_type), (PNG, "image/png"))
+        resource = result.content[2].resource
+        self.assertEqual((base64.b64decode(resource.blob), resource.mime_type), (PDF, "application/pdf"))
+        self.assertEqual(result.structured_content["answers"][0]["attachments"][0]["name"], "layout.png")
 
     def test_a_secret_on_the_page_by_url_over_stdio(self) -> None:
         for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
