@@ -8558,10 +8558,7 @@ class _WebPage(_HttpHandlers):
         return _readable_answers(self.items, _form_answers(self.items, self.last_form, attached=self.ending.attached))
 
     def body_limit(self, headers: Any) -> int:
-        """A form with files may be as large as the files the page takes,
-        and a margin for its fields; any other body, MAX_PAYLOAD_BYTES."""
-        kind = (_header_values(headers, "Content-Type")[:1] or [""])[0].split(";")[0].strip().lower()
-        return self.bounds.total + MAX_PAYLOAD_BYTES if kind == _MULTIPART else MAX_PAYLOAD_BYTES
+        return _form_body_limit(headers, self.bounds)
 
     def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
         """The form, too large to be read: the page again, as last kept, and why."""
@@ -9002,6 +8999,13 @@ class _WebPage(_HttpHandlers):
                 f"<ul class=\"sent\">{''.join(_entered_row(item, by_id[item.id]) for item in self.items if item.id in by_id)}</ul>")
         return (f"{self._head()}<h1>Your answers were not sent</h1><p>{_OUTCOME_WORDS[status].late}</p>{sent}"
                 f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
+
+
+def _form_body_limit(headers: Any, bounds: _AttachmentBounds) -> int:
+    """A form with files may be as large as the files a page takes, and a
+    margin for its fields; any other body, MAX_PAYLOAD_BYTES."""
+    kind = (_header_values(headers, "Content-Type")[:1] or [""])[0].split(";")[0].strip().lower()
+    return bounds.total + MAX_PAYLOAD_BYTES if kind == _MULTIPART else MAX_PAYLOAD_BYTES
 
 
 def _answers_without_files(answers: "List[AnswerItem]") -> "List[AnswerItem]":
@@ -10299,8 +10303,11 @@ class _AskRecord:
     task: Optional[_AskTask] = None
     attached: Dict[str, List[Attachment]] = dataclasses.field(default_factory=dict)
 
-    def to_text(self) -> str:
-        """The record as it is stored: compact JSON, with its layout's version."""
+    def to_text(self, files: "Optional[Dict[str, Attachment]]" = None) -> str:
+        """The record as it is stored: compact JSON, with its layout's version.
+        A store that keeps the files beside the text (in memory) passes
+        ``files``, which takes each file by its digest, and the text then
+        names each file by its digest alone."""
         batch = self.questions.to_dict()
         del batch["answers"]
         result: Optional[Dict[str, Any]] = None
@@ -10308,11 +10315,11 @@ class _AskRecord:
             answers = _answer_dicts(self.result)
             if self.delivered:
                 answers = _hidden_secrets(self.questions.questions, answers)
-            files = {} if self.delivered else {answer.id: answer.attachments for answer in self.result.answers}
+            kept = {} if self.delivered else {answer.id: answer.attachments for answer in self.result.answers}
             for entry in answers:
                 entry.pop("attachments", None)
-                if files.get(entry["id"]):
-                    entry["attachments"] = [_attachment_text(attachment) for attachment in files[entry["id"]]]
+                if kept.get(entry["id"]):
+                    entry["attachments"] = [_attachment_text(attachment, files) for attachment in kept[entry["id"]]]
             result = {"status": self.result.status, "answers": answers}
         return json.dumps({
             "version": _ASK_RECORD_VERSION, "id": self.id, "fingerprint": self.fingerprint, "questions": batch,
@@ -10320,14 +10327,15 @@ class _AskRecord:
             "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
             "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
             "task": None if self.task is None else self.task.to_dict(),
-            "attached": {key: [_attachment_text(attachment) for attachment in files]
-                         for key, files in self.attached.items() if files},
+            "attached": {key: [_attachment_text(attachment, files) for attachment in attached]
+                         for key, attached in self.attached.items() if attached},
         }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     @classmethod
-    def from_text(cls, ask_id: str, text: Any) -> "_AskRecord":
+    def from_text(cls, ask_id: str, text: Any, files: "Optional[Dict[str, Attachment]]" = None) -> "_AskRecord":
         """A stored text as the record of ``ask_id``; _DamagedAsk, saying
-        why, when it is not one (or one of a newer askq)."""
+        why, when it is not one (or one of a newer askq).  ``files`` are
+        those a store kept beside the text, by digest."""
         try:
             data = json.loads(text)
         except (TypeError, ValueError):
@@ -10339,21 +10347,21 @@ class _AskRecord:
             raise _DamagedAsk(ask_id, f"was written by a newer askq (record version {version!r}, this one reads"
                                       f" {_ASK_RECORD_VERSION} and older): serve it with that askq,")
         try:
-            return cls._read(ask_id, data)
+            return cls._read(ask_id, data, files or {})
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise _DamagedAsk(ask_id, f"is damaged ({type(err).__name__}: {err})") from None
 
     @classmethod
-    def _read(cls, ask_id: str, data: "Dict[str, Any]") -> "_AskRecord":
+    def _read(cls, ask_id: str, data: "Dict[str, Any]", files: "Dict[str, Attachment]") -> "_AskRecord":
         batch = _stored_batch(data["questions"])
         result = data.get("result")
         return cls(
             ask_id, _stored_text(data["fingerprint"]), batch, _stored_text(data["client"]),
             _stored_text(data["session"]), _stored_text(data["process"]), float(data["ends"]),
             data.get("session_ended") is True, _stored_optional(data.get("page")), _stored_form(data.get("entered")),
-            float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result),
+            float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result, files),
             data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")),
-            {_stored_text(key): _stored_attachments(files) for key, files in (data.get("attached") or {}).items()})
+            {_stored_text(key): _stored_attachments(value, files) for key, value in (data.get("attached") or {}).items()})
 
 
 def _stored_text(value: Any) -> str:
@@ -10411,24 +10419,32 @@ def _stored_batch(data: "Dict[str, Any]") -> QuestionOutput:
     return QuestionOutput(items, [], None, _stored_optional(data.get("title")), _stored_optional(data.get("purpose")))
 
 
-def _attachment_text(attachment: Attachment) -> "Dict[str, Any]":
-    """A file as a record keeps it: its name and its bytes (base64), and
-    its digest, which reading it back checks."""
+def _attachment_text(attachment: Attachment, files: "Optional[Dict[str, Attachment]]") -> "Dict[str, Any]":
+    """A file as a record keeps it: its name and its digest, which reading
+    it back checks, and its bytes (base64), unless the store keeps the file
+    itself in ``files``."""
     import base64
 
+    if files is not None:
+        files[f"{attachment.sha256} {attachment.name}"] = attachment
+        return {"name": attachment.name, "sha256": attachment.sha256}
     return {"name": attachment.name, "sha256": attachment.sha256, "data": base64.b64encode(attachment.data).decode("ascii")}
 
 
-def _stored_attachments(value: Any) -> "List[Attachment]":
-    """Files as a record keeps them, each read back from its bytes and
-    checked against its digest; a file damaged in the store is a damaged
-    record, never a different file."""
+def _stored_attachments(value: Any, kept: "Dict[str, Attachment]") -> "List[Attachment]":
+    """Files as a record keeps them, each read back from its bytes (or
+    taken as the store kept it, by its digest) and checked against its
+    digest; a file damaged in the store is a damaged record, never a
+    different file."""
     import base64
 
     if not isinstance(value, list):
         raise TypeError("the attached files are not a list")
     files = []
     for entry in value:
+        if "data" not in entry:
+            files.append(kept[f"{_stored_text(entry['sha256'])} {_stored_text(entry['name'])}"])
+            continue
         try:
             attachment = Attachment(_stored_text(entry["name"]), base64.b64decode(_stored_text(entry["data"])))
         except AnswerError as err:
@@ -10439,13 +10455,13 @@ def _stored_attachments(value: Any) -> "List[Attachment]":
     return files
 
 
-def _stored_result(batch: QuestionOutput, data: "Dict[str, Any]") -> QuestionOutput:
+def _stored_result(batch: QuestionOutput, data: "Dict[str, Any]", files: "Dict[str, Attachment]") -> QuestionOutput:
     """An ending, for the questions it was asked with."""
     answers = [AnswerItem(
         _stored_text(entry["id"]), _stored_optional(entry.get("answer")),
         None if entry.get("selected") is None else [_stored_text(label) for label in entry["selected"]],
         entry.get("assumed") is True, _stored_optional(entry.get("note")), _stored_optional(entry.get("unanswered")),
-        _stored_attachments(entry["attachments"]) if "attachments" in entry else (),
+        _stored_attachments(entry["attachments"], files) if "attachments" in entry else (),
     ) for entry in data["answers"]]
     return QuestionOutput(batch.questions, answers, Outcome(data["status"]), batch.title, batch.purpose)
 
@@ -10553,6 +10569,7 @@ class _MemoryStore(_AskStore):
         import threading
 
         self.records: Dict[str, str] = {}
+        self.files: Dict[str, Dict[str, Attachment]] = {}  # each record's files, by digest and name: never copied into its text
         self.fingerprints: Dict[str, List[str]] = {}
         self.pages: Dict[str, str] = {}
         self.ended: Dict[str, float] = {}
@@ -10560,7 +10577,7 @@ class _MemoryStore(_AskStore):
 
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         text = self.records.get(ask_id)
-        return None if text is None else _AskRecord.from_text(ask_id, text)
+        return None if text is None else _AskRecord.from_text(ask_id, text, self.files.get(ask_id))
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -10586,12 +10603,17 @@ class _MemoryStore(_AskStore):
             self.pages[record.page] = record.id
         if record.ended:
             self.ended[record.id] = record.ended
-        self.records[record.id] = record.to_text()
+        files: Dict[str, Attachment] = {}
+        self.records[record.id] = record.to_text(files)
+        if files:
+            self.files[record.id] = files
+        else:
+            self.files.pop(record.id, None)
 
     def sweep(self, now: float) -> None:
         with self.lock:
             for ask_id in [ask_id for ask_id, ended in self.ended.items() if now >= ended + _ASK_KEPT_SECONDS]:
-                record = _AskRecord.from_text(ask_id, self.records.pop(ask_id))
+                record = _AskRecord.from_text(ask_id, self.records.pop(ask_id), self.files.pop(ask_id, None))
                 del self.ended[ask_id]
                 same = self.fingerprints.get(record.fingerprint, [])
                 if ask_id in same:
@@ -13159,6 +13181,13 @@ class _ServedPages(_HttpHandlers):
         if served.ask is None:
             return served.page.respond(handler, request)
         return served.ask.respond(handler, request)
+
+    def body_limit(self, headers: Any) -> int:
+        return _form_body_limit(headers, _AttachmentBounds())
+
+    def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
+        served = self._served(request)
+        return refusal if served is None else served.page.too_large(request, refusal)
 
     def _served(self, request: _HttpRequest) -> "Optional[_ServedPage]":
         """The page whose token the request shows: one served here, else one

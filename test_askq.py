@@ -7896,6 +7896,36 @@ class WebAttachmentTests(unittest.TestCase):
         self.assertEqual(page_request(self.page, "POST", f"/?token={self.page.token}", headers, read)[0], 413)
         self.assertEqual(self.page.body_limit({"Content-Type": "multipart/form-data; boundary=x"}), limit)
 
+    def test_pages_served_beside_mcp_take_forms_with_files_by_the_same_bound(self) -> None:
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        served = askq._ServedPage(pages, attachment_output().questions, None)
+        large = b"\x89PNG\r\n\x1a\n" + bytes(3 * askq.MAX_PAYLOAD_BYTES)
+        body = multipart([("token", served.page.token), ("q:layout", "Grid"), ("action", "submit")],
+                         [("file:layout", "big.png", large)])
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=b0undary", "Content-Length": str(len(body))}
+        status, _, _ = page_request(pages, "POST", f"/?token={served.page.token}", headers, io.BytesIO(body).read)
+        self.assertEqual(status, 200)
+        self.assertEqual(served.page.answers[0].attachments[0].size, len(large))
+        other = askq._ServedPage(pages, attachment_output().questions, None)
+        headers["Content-Length"] = str(askq.MAX_ASK_ATTACHMENT_BYTES + askq.MAX_PAYLOAD_BYTES + 1)
+        status, _, reply = page_request(pages, "POST", f"/?token={other.page.token}", headers, io.BytesIO().read)
+        self.assertEqual(status, 413)
+        self.assertIn("Your files were too large to send", reply.decode())
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads or sockets")
+    def test_a_large_form_with_files_arrives_whole_over_a_real_connection(self) -> None:
+        import urllib.request
+
+        server = askq._HttpServer(askq._HttpCore(self.page), "127.0.0.1", 0)
+        self.addCleanup(server.stop)
+        files = [("file:layout", f"{n}.png", b"\x89PNG\r\n\x1a\n" + os.urandom(6 * 1024 * 1024)) for n in range(2)]
+        body = multipart([("token", self.page.token), ("q:layout", "Grid"), ("action", "submit")], files)
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/?token={self.page.token}", data=body,
+                                         headers={"Content-Type": "multipart/form-data; boundary=b0undary"})
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            self.assertEqual(reply.status, 200)
+        self.assertEqual([file.data for file in self.page.answers[0].attachments], [data for *_, data in files])
+
     def test_the_draft_and_a_dismissal_keep_the_files(self) -> None:
         self.post([("q:layout", "Grid"), ("action", "draft")], [("file:why", "log.txt", b"it broke")])
         self.assertIsNone(self.page.status)
@@ -8753,6 +8783,11 @@ class AskStoreContract:
         back = self.store.load("a1")
         self.assertEqual((back.result.answers[0].attachments, back.result.answers[0].selected), ((), ["SQLite"]))
 
+    def test_two_files_of_the_same_bytes_keep_their_own_names(self: Any) -> None:
+        one, two = askq.Attachment("one.png", PNG), askq.Attachment("two.png", PNG)
+        self.store.save(store_record(attached={"q0": [one, two]}))
+        self.assertEqual([file.name for file in self.store.load("a1").attached["q0"]], ["one.png", "two.png"])
+
     def test_a_record_is_found_by_its_id_its_fingerprint_and_its_page(self: Any) -> None:
         self.store.save(store_record(page="d" * 64))
         self.store.save(store_record("a2"))
@@ -8810,6 +8845,14 @@ class AskStoreContract:
 class MemoryStoreTests(AskStoreContract, unittest.TestCase):
     def setUp(self) -> None:
         self.store = askq._MemoryStore()
+
+    def test_files_are_kept_once_beside_the_text_never_copied_into_it(self) -> None:
+        shot = askq.Attachment("shot.png", PNG * 64)
+        self.store.save(store_record(attached={"q0": [shot]}))
+        self.assertLess(len(self.store.records["a1"]), 2000)
+        self.assertIs(self.store.load("a1").attached["q0"][0], shot)
+        self.store.save(store_record())
+        self.assertEqual(self.store.files, {})
 
 
 @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
