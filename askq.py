@@ -10638,6 +10638,9 @@ class _SqliteStore(_AskStore):
 
         self.path = path
         self.lock = threading.Lock()
+        # The files of the asks this process wrote or read, by ask and key:
+        # a record read again takes them from here rather than from the disk.
+        self.files: Dict[str, Dict[str, Attachment]] = {}
         self.check_folder(path)
         fresh = not os.path.exists(path)
         if fresh:  # readable by its owner only, before SQLite writes anything in it
@@ -10679,6 +10682,9 @@ class _SqliteStore(_AskStore):
             self._check_schema()
         self.db.execute("PRAGMA journal_mode=WAL").fetchall()
         self.db.execute("PRAGMA secure_delete=ON").fetchall()
+        if "files" not in self._tables():  # a database made before asks kept files
+            with self.db:
+                self.db.execute(_SQLITE_FILES_TABLE)
 
     def _tables(self) -> "FrozenSet[str]":
         return frozenset(row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall())
@@ -10690,6 +10696,7 @@ class _SqliteStore(_AskStore):
         self.db.execute("CREATE INDEX asks_fingerprint ON asks (fingerprint)")
         self.db.execute("CREATE INDEX asks_page ON asks (page)")
         self.db.execute("CREATE TABLE processes (id TEXT PRIMARY KEY, seen REAL)")
+        self.db.execute(_SQLITE_FILES_TABLE)
 
     def _check_schema(self) -> None:
         schema = self._row("SELECT value FROM askq WHERE key = 'schema'") if "askq" in self._tables() else None
@@ -10708,7 +10715,28 @@ class _SqliteStore(_AskStore):
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         with self.lock:
             row = self._row("SELECT record FROM asks WHERE id = ?", (ask_id,))
-        return None if row is None else _AskRecord.from_text(ask_id, row[0])
+            files = None if row is None else self._files(ask_id)
+        return None if row is None else _AskRecord.from_text(ask_id, row[0], files)
+
+    def _files(self, ask_id: str) -> "Dict[str, Attachment]":
+        """An ask's files, each read from the disk once (and checked
+        against its digest), then kept for the records read again."""
+        kept = self.files.get(ask_id, {})
+        keys = [row[0] for row in self.db.execute("SELECT key FROM files WHERE ask = ?", (ask_id,)).fetchall()]
+        for key in keys:
+            if key not in kept:
+                data = self._row("SELECT data FROM files WHERE ask = ? AND key = ?", (ask_id, key))[0]
+                try:
+                    attachment = Attachment(key[65:], bytes(data))
+                except AnswerError:
+                    attachment = None
+                if attachment is None or attachment.sha256 != key[:64]:
+                    raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
+                kept[key] = attachment
+        kept = {key: kept[key] for key in keys}
+        if kept:
+            self.files[ask_id] = kept
+        return kept
 
     def find(self, fingerprint: str) -> "List[str]":
         with self.lock:
@@ -10730,14 +10758,27 @@ class _SqliteStore(_AskStore):
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
             row = self._row("SELECT record FROM asks WHERE id = ?", (record.id,))
-            standing = self.standing(None if row is None else _AskRecord.from_text(record.id, row[0]), record)
+            files = None if row is None else self._files(record.id)
+            standing = self.standing(None if row is None else _AskRecord.from_text(record.id, row[0], files), record)
             if standing is record:
                 self._write(record)
             return standing
 
     def _write(self, record: _AskRecord) -> None:
+        """The record, and its files in their own table: each written once,
+        however often the record is (a draft a second while the person
+        types), and deleted once no record names it."""
+        files: Dict[str, Attachment] = {}
         self.db.execute("INSERT OR REPLACE INTO asks VALUES (?, ?, ?, ?, ?)", (
-            record.id, record.fingerprint, record.page, record.ended, record.to_text()))
+            record.id, record.fingerprint, record.page, record.ended, record.to_text(files)))
+        for key, attachment in files.items():
+            self.db.execute("INSERT OR IGNORE INTO files VALUES (?, ?, ?)", (record.id, key, attachment.data))
+        places = ", ".join("?" * len(files))
+        self.db.execute(f"DELETE FROM files WHERE ask = ? AND key NOT IN ({places})", (record.id, *files))
+        if files:
+            self.files[record.id] = files
+        else:
+            self.files.pop(record.id, None)
 
     def state_key(self) -> bytes:
         import secrets
@@ -10767,11 +10808,17 @@ class _SqliteStore(_AskStore):
     def sweep(self, now: float) -> None:
         with self.lock, self.db:
             self.db.execute("DELETE FROM asks WHERE ended > 0 AND ended <= ?", (now - _ASK_KEPT_SECONDS,))
+            self.db.execute("DELETE FROM files WHERE ask NOT IN (SELECT id FROM asks)")
             self.db.execute("DELETE FROM processes WHERE seen <= ?", (now - _ASK_KEPT_SECONDS,))
 
     def close(self) -> None:
         with self.lock:
             self.db.close()
+
+
+# An ask's files, beside its record: the key names a file by its digest and
+# its name, as the record does.
+_SQLITE_FILES_TABLE = "CREATE TABLE files (ask TEXT, key TEXT, data BLOB, PRIMARY KEY (ask, key))"
 
 
 @_AskStore.served_at("redis", "rediss")
