@@ -8728,10 +8728,14 @@ class _WebPage(_HttpHandlers):
         and the files it brings taken first: one refused brings the page
         back, saying why, with everything else kept."""
         self.last_form = request.form
+        action = self.actions.get(_form_text(request.form, "action").partition(":")[0], _WebPage._send)
         problems = self._take_files(request.files)
+        if problems and action in (_WebPage._send, _WebPage._ask_for_more):  # every problem at once, as ever
+            status = Outcome.ANSWERED if action is _WebPage._send else Outcome.FOLLOW_UP
+            problems = {**_form_problems(self.items, request.form, status is Outcome.FOLLOW_UP), **problems}
+            return _HttpResponse.html(400, self.form_html(problems, status=status))
         if problems:
             return _HttpResponse.html(400, self.form_html(problems))
-        action = self.actions.get(_form_text(request.form, "action").partition(":")[0], _WebPage._send)
         return action(self, request.form)  # type: ignore[no-any-return]
 
     def _take_files(self, files: "Dict[str, List[Tuple[str, bytes]]]") -> "Dict[int, str]":
@@ -9311,6 +9315,9 @@ class _WebEntry:
 # What a file picker offers: the kinds the page takes (a phone's picker then
 # offers its photos and camera); the server reads the type from the bytes.
 _WEB_ACCEPT = "image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,.txt,.md,.log,.csv"
+# A kept picture is drawn inside the page up to this size; a larger one is
+# named only, so that a page shown again never carries megabytes to a phone.
+_WEB_PREVIEW_BYTES = 2 * 1024 * 1024
 
 
 class _WebFiles:
@@ -9351,7 +9358,7 @@ class _WebFiles:
         from html import escape
 
         picture = ""
-        if attachment.is_image:
+        if attachment.is_image and attachment.size <= _WEB_PREVIEW_BYTES:
             data = base64.b64encode(attachment.data).decode("ascii")
             picture = f"<img class=\"thumb\" alt=\"\" src=\"data:{attachment.media_type};base64,{data}\">"
         name = _html_escaped(attachment.name)
@@ -10715,12 +10722,15 @@ class _SqliteStore(_AskStore):
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         with self.lock:
             row = self._row("SELECT record FROM asks WHERE id = ?", (ask_id,))
-            files = None if row is None else self._files(ask_id)
+            files = None if row is None else self._files(ask_id, row[0])
         return None if row is None else _AskRecord.from_text(ask_id, row[0], files)
 
-    def _files(self, ask_id: str) -> "Dict[str, Attachment]":
+    def _files(self, ask_id: str, text: Any) -> "Dict[str, Attachment]":
         """An ask's files, each read from the disk once (and checked
-        against its digest), then kept for the records read again."""
+        against its digest), then kept for the records read again; none
+        looked for when its record names none."""
+        if not isinstance(text, str) or '"sha256"' not in text:
+            return {}
         kept = self.files.get(ask_id, {})
         keys = [row[0] for row in self.db.execute("SELECT key FROM files WHERE ask = ?", (ask_id,)).fetchall()]
         for key in keys:
@@ -10758,7 +10768,7 @@ class _SqliteStore(_AskStore):
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
             row = self._row("SELECT record FROM asks WHERE id = ?", (record.id,))
-            files = None if row is None else self._files(record.id)
+            files = None if row is None else self._files(record.id, row[0])
             standing = self.standing(None if row is None else _AskRecord.from_text(record.id, row[0], files), record)
             if standing is record:
                 self._write(record)

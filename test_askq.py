@@ -7818,6 +7818,13 @@ class WebAttachmentTests(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual([len(answer.attachments) for answer in self.page.answers], [1, 0])
 
+    def test_a_large_kept_picture_is_named_not_drawn(self) -> None:
+        large = PNG + bytes(askq._WEB_PREVIEW_BYTES)
+        status, html = self.post([], [("file:layout", "large.png", large), ("file:why", "small.png", PNG)])
+        self.assertEqual(status, 400)
+        self.assertEqual(html.count('<img class="thumb"'), 1)
+        self.assertIn("large.png</bdi> <span class=\"desc\">image/png, 2 MB</span>", html)
+
     def test_the_remove_button_drops_a_kept_file(self) -> None:
         self.post([], [("file:layout", "a.png", PNG), ("file:layout", "b.gif", GIF)])
         status, html = self.post([("action", "remove:0:layout"), ("text:why", "kept")], [])
@@ -7851,6 +7858,12 @@ class WebAttachmentTests(unittest.TestCase):
                 self.assertEqual(self.page.ending.attached, {})
                 self.assertNotIn("<script>alert", html)
                 self.assertNotIn("<svg", html)
+
+    def test_a_refused_file_is_said_beside_every_other_problem_of_the_form(self) -> None:
+        status, html = self.post([("text:why", "typed"), ("action", "submit")], [("file:why", "page.png", HOSTILE_FILES[0][1])])
+        self.assertEqual(status, 400)
+        self.assertIn('<a href="#answer-0" dir="auto">Which layout?</a>: This question needs an answer.', html)
+        self.assertIn('<a href="#answer-1" dir="auto">Anything else?</a>: That file is not one this page takes', html)
 
     def test_too_many_files_and_too_many_bytes_in_all(self) -> None:
         self.page = askq._WebPage(attachment_output().questions, bounds=askq._AttachmentBounds(2, 10 * len(PNG), 3 * len(PNG)))

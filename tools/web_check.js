@@ -15,9 +15,9 @@
 //   ran out", never "No answer in time", above what was sent), 409 (a second
 //   browser context, a second device, sends after the first one), the
 //   connection lost while the person types, the dismiss confirm without
-//   script, and files: a picture picked (previewed from its bytes), a web
-//   page named .png refused with every entry kept, both sent, with and
-//   without script.
+//   script, and files: a picture picked (previewed from its bytes), one
+//   pasted and one dropped, a web page named .png refused with every entry
+//   kept, the pictures sent, with and without script.
 // The number field keeps a decimal comma and says its range before anything is
 // sent; the sent page shows typed text as typed (quotes, no JSON escapes)
 // and a number as the model reads it, with its unit; a timeout never keeps a secret (no draft carries one);
@@ -392,6 +392,22 @@ async function attachmentStates(browser, file, scratch, width, scheme, label, ax
       .catch(() => fail(`${label}: a picture picked is not previewed`));
     await new Promise((resolve) => setTimeout(resolve, 300));
     if (await page.$("fieldset#question-3 img")) { fail(`${label}: a web page named .png was drawn as a picture`); }
+    // A screenshot pasted while typing in a question, and one dropped on another: each joins that question's picker.
+    const bytes = Array.from(makePng(40, 30));
+    const joined = await page.evaluate((png) => {
+      function bag(name) {
+        const data = new DataTransfer();
+        data.items.add(new File([new Uint8Array(png)], name, {type: "image/png"}));
+        return data;
+      }
+      document.getElementById("answer-2").focus();
+      document.getElementById("answer-2").dispatchEvent(new ClipboardEvent("paste", {clipboardData: bag("pasted.png"), bubbles: true}));
+      document.getElementById("question-4").dispatchEvent(new DragEvent("drop", {dataTransfer: bag("dropped.png"), bubbles: true, cancelable: true}));
+      return [document.getElementById("file-2").files.length, document.getElementById("file-4").files.length];
+    }, bytes);
+    await page.waitForSelector("fieldset#question-4 ul.picked img.thumb", {timeout: 5000})
+      .catch(() => fail(`${label}: a dropped picture is not previewed`));
+    if (JSON.stringify(joined) !== "[1,1]") { fail(`${label}: a paste and a drop did not join their questions' pickers: ${joined}`); }
     await axeCheck(page, "files picked", label, axeSource, results);
   }
   await page.type("#answer-2", "typed before the refusal");
@@ -402,7 +418,8 @@ async function attachmentStates(browser, file, scratch, width, scheme, label, ax
   const refused = await page.evaluate(() => [document.body.innerText,
     Array.from(document.querySelectorAll("img")).map((img) => img.src.slice(0, 22)),
     document.getElementById("answer-2").value, document.querySelectorAll("svg, iframe, object, embed").length]);
-  if (!refused[0].includes("That file is not one this page takes") || JSON.stringify(refused[1]) !== JSON.stringify(["data:image/png;base64,"]) ||
+  const pictures = JSON.stringify(Array(script ? 3 : 1).fill("data:image/png;base64,"));
+  if (!refused[0].includes("That file is not one this page takes") || JSON.stringify(refused[1]) !== pictures ||
       refused[2] !== "typed before the refusal" || refused[3] !== 0) {
     fail(`${label}${mode}: the refused page does not keep the picture and the entries, or draws the web page: ${JSON.stringify(refused.slice(1))}`);
   }
@@ -413,7 +430,8 @@ async function attachmentStates(browser, file, scratch, width, scheme, label, ax
   const said = await page.evaluate(() => document.body.innerText);
   if (!said.includes("attached: layout.png (image/png")) { fail(`${label}${mode}: the sent page does not name the picture: ${said}`); }
   const ended = await run.ended;
-  if (!ended.stdout.includes('"media_type": "image/png"') || !ended.stdout.includes('"name": "layout.png"')) {
+  if (!ended.stdout.includes('"media_type": "image/png"') || !ended.stdout.includes('"name": "layout.png"') ||
+      (script && (!ended.stdout.includes('"name": "pasted.png"') || !ended.stdout.includes('"name": "dropped.png"')))) {
     fail(`${label}${mode}: the outcome lacks the picture: ${ended.stdout}`);
   }
   await page.close();
