@@ -102,7 +102,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         alone), _AskStore, one subclass a backend, registered by
                         its --store scheme beside its code (_MemoryStore,
                         _SqliteStore, _RedisStore over _RedisConnection, askq's
-                        own Redis client), where the first ending committed wins; the
+                        own Redis client), where the first ending committed wins,
+                        each keeping an ask's files once, beside its record; the
                         board: _AskBoard (a process's asks as objects over its
                         store: written through, read again when shared, a page
                         found by its token's digest), prompt_web(store=...)'s page
@@ -10851,6 +10852,7 @@ class _RedisStore(_AskStore):
     def __init__(self, url: str) -> None:
         self.url = url
         self.redis = _RedisConnection(url)
+        self.files: Dict[str, Dict[str, Attachment]] = {}  # as the SQLite store keeps them: read once a process
         try:
             self.redis.call("PING")
         except OSError as err:
@@ -10861,7 +10863,59 @@ class _RedisStore(_AskStore):
 
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         text = self.redis.call("GET", f"askq:ask:{ask_id}")
-        return None if text is None else _AskRecord.from_text(ask_id, text)
+        return None if text is None else _AskRecord.from_text(ask_id, text, self._files(ask_id, text))
+
+    def _files(self, ask_id: str, text: Any) -> "Dict[str, Attachment]":
+        """An ask's files, each kept under a key of its own (its bytes as
+        base64), read once and checked against its digest; none looked for
+        when its record names none."""
+        import base64
+
+        if not isinstance(text, str) or '"sha256"' not in text:
+            return {}
+        kept = self.files.get(ask_id, {})
+        keys = sorted(self.redis.call("SMEMBERS", f"askq:files:{ask_id}") or [])
+        missing = [key for key in keys if key not in kept]
+        for key, data in zip(missing, self.redis.call("MGET", *(f"askq:file:{ask_id}:{key}" for key in missing)) if missing else ()):
+            try:
+                attachment: Optional[Attachment] = Attachment(key[65:], base64.b64decode(str(data)))
+            except (AnswerError, ValueError):
+                attachment = None
+            if attachment is None or attachment.sha256 != key[:64]:
+                raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
+            kept[key] = attachment
+        kept = {key: kept[key] for key in keys}
+        if kept:
+            self.files[ask_id] = kept
+        return kept
+
+    def _text(self, record: _AskRecord) -> "Tuple[str, Dict[str, Attachment]]":
+        """The record's text, its files written beside it first, each once."""
+        import base64
+
+        files: Dict[str, Attachment] = {}
+        text = record.to_text(files)
+        if files:
+            known, kept = self.files.get(record.id, {}), self._kept(record)
+            stored = set(self.redis.call("SMEMBERS", f"askq:files:{record.id}") or ())
+            commands: List[Tuple[Any, ...]] = [
+                ("SET", f"askq:file:{record.id}:{key}", base64.b64encode(attachment.data).decode("ascii"), "EX", kept)
+                for key, attachment in files.items() if key not in known or key not in stored]
+            commands += [("SADD", f"askq:files:{record.id}", key) for key in files if key not in stored]
+            self.redis.pipeline([*commands, ("EXPIRE", f"askq:files:{record.id}", kept)])
+        return text, files
+
+    def _written(self, record: _AskRecord, files: "Dict[str, Attachment]") -> None:
+        """The record stands as written: the files it no longer names go."""
+        stored = set(self.redis.call("SMEMBERS", f"askq:files:{record.id}") or ())
+        gone = stored - set(files)
+        if gone:
+            self.redis.pipeline([*(("DEL", f"askq:file:{record.id}:{key}") for key in gone),
+                                 *(("SREM", f"askq:files:{record.id}", key) for key in gone)])
+        if files:
+            self.files[record.id] = files
+        else:
+            self.files.pop(record.id, None)
 
     def find(self, fingerprint: str) -> "List[str]":
         return sorted(self.redis.call("SMEMBERS", f"askq:same:{fingerprint}") or [])
@@ -10871,17 +10925,20 @@ class _RedisStore(_AskStore):
         return None if found is None else str(found)
 
     def save(self, record: _AskRecord) -> None:
-        key, text = f"askq:ask:{record.id}", record.to_text()
+        key, (text, files) = f"askq:ask:{record.id}", self._text(record)
         if record.ended:
             self.redis.call("SET", key, text, "EX", self._kept(record))
-        else:
-            self._write_while_open(key, text, record)
+            self._written(record, files)
+        elif not self._write_while_open(key, text, record):
+            self._written(record, files)
         self._index(record)
 
     def settle(self, record: _AskRecord) -> _AskRecord:
-        stored = self._write_while_open(f"askq:ask:{record.id}", record.to_text(), record)
+        text, files = self._text(record)
+        stored = self._write_while_open(f"askq:ask:{record.id}", text, record)
         if stored:
-            return _AskRecord.from_text(record.id, stored)
+            return _AskRecord.from_text(record.id, stored, self._files(record.id, stored))
+        self._written(record, files)
         self._index(record)
         return record
 

@@ -8796,6 +8796,17 @@ class AskStoreContract:
         back = self.store.load("a1")
         self.assertEqual((back.result.answers[0].attachments, back.result.answers[0].selected), ((), ["SQLite"]))
 
+    def test_a_late_save_of_the_open_ask_keeps_the_files_of_its_ending(self: Any) -> None:
+        shot = askq.Attachment("shot.png", PNG)
+        self.store.save(store_record(attached={"q0": [shot]}))
+        ended = dataclasses.replace(answered(store_record(), "SQLite"), attached={})
+        ended.result.answers[0] = askq.AnswerItem("q0", None, ["SQLite"], attachments=[shot])
+        self.store.settle(ended)
+        self.store.save(store_record(entered={"q:q0": ["Postgres"]}))  # the open ask, saved late, with no files
+        self.assertEqual(self.store.load("a1").result.answers[0].attachments, (shot,))
+        self.store.save(dataclasses.replace(ended, delivered=True))
+        self.assertEqual(self.store.load("a1").result.answers[0].attachments, ())
+
     def test_two_files_of_the_same_bytes_keep_their_own_names(self: Any) -> None:
         one, two = askq.Attachment("one.png", PNG), askq.Attachment("two.png", PNG)
         self.store.save(store_record(attached={"q0": [one, two]}))
@@ -9072,6 +9083,25 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
     def setUp(self) -> None:
         self.store = askq._RedisStore(self.url)
         self.store.redis.call("FLUSHALL")
+
+    def test_files_are_kept_under_keys_of_their_own_written_once_and_dropped_once_delivered(self) -> None:
+        import hashlib
+
+        shot = askq.Attachment("shot.png", PNG)
+        key = f"askq:file:a1:{hashlib.sha256(PNG).hexdigest()} shot.png"
+        self.store.save(store_record(attached={"q0": [shot]}))
+        self.assertNotIn("iVBORw0KGgo", self.store.redis.call("GET", "askq:ask:a1"))
+        self.assertTrue(self.store.redis.call("EXISTS", key))
+        self.store.redis.call("SET", key, "changed behind the store's back")
+        self.store.save(store_record(attached={"q0": [shot]}, entered={"text:q1": ["typing"]}))  # a draft
+        self.assertEqual(self.store.redis.call("GET", key), "changed behind the store's back")  # not written again
+        other = askq._RedisStore(self.url)
+        self.addCleanup(other.close)
+        with self.assertRaises(askq._DamagedAsk):
+            other.load("a1")
+        self.store.save(store_record())
+        self.assertFalse(self.store.redis.call("EXISTS", key))
+        self.assertFalse(self.store.redis.call("EXISTS", "askq:files:a1"))
         self.addCleanup(self.store.close)
 
     def test_a_connection_that_redis_closed_is_made_again_and_nothing_is_lost(self) -> None:
