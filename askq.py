@@ -7482,6 +7482,7 @@ _HTTP_HEADERS = {
 }
 _HTML = "text/html; charset=utf-8"
 _URLENCODED = "application/x-www-form-urlencoded"
+_NO_FILES: "Dict[str, List[Tuple[str, bytes]]]" = {}  # the files of every request that has none: never changed
 _MULTIPART = "multipart/form-data"
 # A part's name and file name in its Content-Disposition, quoted or not.
 _PART_PARAMETER = re.compile(r';\s*(name|filename)=(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))', re.IGNORECASE)
@@ -7540,7 +7541,7 @@ class _HttpRequest:
 
         self.method, self.path, self.headers, self.body = method, path, headers, body
         self.query = parse_qs(query)
-        self.files: Dict[str, List[Tuple[str, bytes]]] = {}
+        self.files: Dict[str, List[Tuple[str, bytes]]] = _NO_FILES
         self.cut_off = False
         kind = self.header("Content-Type").split(";")[0].strip().lower()
         self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if kind == _URLENCODED else {}
@@ -8461,12 +8462,21 @@ class _Ending:
     has a _PageEnding; a page of an ask has the ask itself, which keeps
     them for every view of it (its store included)."""
 
-    __slots__ = ("abandoned", "attached", "entered")
+    __slots__ = ("_files", "abandoned", "entered")
 
     def __init__(self) -> None:
         self.entered: Dict[str, List[str]] = {}
-        self.attached: Dict[str, List[Attachment]] = {}  # the files taken so far, by question id
+        self._files: Optional[Dict[str, List[Attachment]]] = None  # most pages take none: nothing made for them
         self.abandoned = False
+
+    @property
+    def attached(self) -> "Dict[str, List[Attachment]]":
+        """The files taken so far, by question id; set, never changed in place."""
+        return {} if self._files is None else self._files
+
+    @attached.setter
+    def attached(self, files: "Dict[str, List[Attachment]]") -> None:
+        self._files = files or None
 
     def outcome(self) -> "Optional[QuestionOutput]":
         raise NotImplementedError
@@ -8756,7 +8766,7 @@ class _WebPage(_HttpHandlers):
             except AnswerError as err:
                 problems[index] = err.reason
                 continue
-            attached[item.id] = merged[item.id]
+            attached = self.ending.attached = merged
         return problems
 
     @actions.on("remove")
@@ -8764,9 +8774,11 @@ class _WebPage(_HttpHandlers):
         """A file's Remove button: ``remove:<its place>:<question id>``."""
         _, _, rest = _form_text(form, "action").partition(":")
         place, _, question = rest.partition(":")
-        kept = self.ending.attached.get(question, [])
+        kept = list(self.ending.attached.get(question, []))
         if place.isdigit() and int(place) < len(kept):
             del kept[int(place)]
+            others = {key: files for key, files in self.ending.attached.items() if key != question}
+            self.ending.attached = {**others, **({question: kept} if kept else {})}
         return _HttpResponse.html(200, self.form_html())
 
     @actions.on("submit")
@@ -10335,8 +10347,8 @@ class _AskRecord:
             "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
             "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
             "task": None if self.task is None else self.task.to_dict(),
-            "attached": {key: [_attachment_text(attachment, files) for attachment in attached]
-                         for key, attached in self.attached.items() if attached},
+            **({"attached": {key: [_attachment_text(attachment, files) for attachment in attached]
+                             for key, attached in self.attached.items() if attached}} if self.attached else {}),
         }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     @classmethod
