@@ -8309,7 +8309,10 @@ _WEB_SCRIPT = """
     clearTimeout(expiry);
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
-  form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
+  form.addEventListener("submit", function (event) {
+    if (filesTooLarge()) { event.preventDefault(); return; }  // refused here, before a byte is sent
+    over = true; clearTimeout(timer);  // the form itself goes now
+  });
   form.addEventListener("keydown", function (event) {
     var kind = event.target.type;
     if (event.key === "Enter" && (kind === "radio" || kind === "checkbox")) { event.preventDefault(); }
@@ -8391,6 +8394,21 @@ _WEB_SCRIPT = """
         });
       });
     });
+  }
+  function filesTooLarge() {
+    var total = 0, all = Number(form.dataset.allBytes || 0), first = null;
+    document.querySelectorAll("div.files").forEach(function (box) {
+      box.querySelectorAll("ul.attached li").forEach(function (row) { total += Number(row.dataset.size || 0); });
+      box.querySelectorAll("input[type=file]").forEach(function (input) {
+        Array.prototype.forEach.call(input.files, function (file) { total += file.size; first = first || box; });
+      });
+    });
+    if (!all || total <= all || !first) { return false; }
+    var alert = first.querySelector("p.error");
+    alert.textContent = "All the files together come to " + size(total) + "; one set of answers takes " + size(all) +
+      " at most. Remove some first.";
+    alert.hidden = false;
+    return true;
   }
   function add(box, files) {
     var input = box.querySelector("input[type=file]:not(.camera)");
@@ -9375,7 +9393,7 @@ class _WebFiles:
             data = base64.b64encode(attachment.data).decode("ascii")
             picture = f"<img class=\"thumb\" alt=\"\" src=\"data:{attachment.media_type};base64,{data}\">"
         name = _html_escaped(attachment.name)
-        return (f"<li>{picture}<span class=\"file\"><bdi>{name}</bdi> <span class=\"desc\">{attachment.media_type},"
+        return (f"<li data-size=\"{attachment.size}\">{picture}<span class=\"file\"><bdi>{name}</bdi> <span class=\"desc\">{attachment.media_type},"
                 f" {_size_words(attachment.size)}</span></span><button type=\"submit\" name=\"action\""
                 f" value=\"remove:{place}:{escape(self.item.id)}\">Remove<span class=\"vh\"> {name}</span></button></li>")
 

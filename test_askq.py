@@ -7814,6 +7814,7 @@ class WebAttachmentTests(unittest.TestCase):
         self.assertIn('see the picture</textarea>', html)
         self.assertIn('<img class="thumb" alt="" src="data:image/png;base64,iVBORw0KGgo', html)
         self.assertIn('value="remove:0:layout">Remove<span class="vh"> shot.png</span>', html)
+        self.assertIn(f'<li data-size="{len(PNG)}">', html)  # the script counts the kept files against the bound
         status, html = self.post([("q:layout", "Grid"), ("text:why", "see the picture")], [])
         self.assertEqual(status, 200)
         self.assertEqual([len(answer.attachments) for answer in self.page.answers], [1, 0])
@@ -7953,6 +7954,7 @@ class WebAttachmentTests(unittest.TestCase):
         self.assertIn('picture.src = URL.createObjectURL(new Blob([file], {type: type}));', script)
         self.assertIn('["image/png", 0, [137, 80, 78, 71]]', script)
         self.assertNotIn("svg", script.lower())
+        self.assertIn("if (filesTooLarge()) { event.preventDefault(); return; }", script)  # too much in all: never sent
         self.assertIn('form.querySelectorAll("input[type=file]").forEach(function (field) { data.delete(field.name); });',
                       script)
         headers = askq._WebPage.respond(self.page, askq._WebPage._show_form,

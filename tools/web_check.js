@@ -17,7 +17,8 @@
 //   connection lost while the person types, the dismiss confirm without
 //   script, and files: a picture picked (previewed from its bytes), one
 //   pasted and one dropped, a web page named .png refused with every entry
-//   kept, the pictures sent, with and without script.
+//   kept, the pictures sent, with and without script; files that fit one by
+//   one but not together, refused before anything is sent.
 // The number field keeps a decimal comma and says its range before anything is
 // sent; the sent page shows typed text as typed (quotes, no JSON escapes)
 // and a number as the model reads it, with its unit; a timeout never keeps a secret (no draft carries one);
@@ -437,6 +438,29 @@ async function attachmentStates(browser, file, scratch, width, scheme, label, ax
   await page.close();
 }
 
+async function tooMuchState(browser, file, scratch, width, scheme, label) {
+  // Files that fit one by one but not together: refused on the page before anything is sent, entries kept.
+  const big = path.join(scratch, "nine.png");
+  fs.writeFileSync(big, Buffer.concat([makePng(8, 8), Buffer.alloc(9 * 1024 * 1024)]));
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  let posted = false;
+  page.on("request", (request) => { if (request.method() === "POST" && !(request.postData() || "").endsWith("action=draft")) { posted = true; } });
+  await page.goto(await run.url, {waitUntil: "load"});
+  await page.type("#answer-2", "kept while refused");
+  for (const input of ["#file-0", "#file-2", "#file-3"]) { await (await page.$(input)).uploadFile(big); }
+  await page.click("button.send");
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const seen = await page.evaluate(() => [document.getElementById("answer-2").value,
+    Array.from(document.querySelectorAll("div.files p.error")).filter((p) => !p.hidden).map((p) => p.textContent)]);
+  if (posted || seen[0] !== "kept while refused" || seen[1].length !== 1 || !seen[1][0].startsWith("All the files together come to 27.0 MB")) {
+    fail(`${label}: files too large together were sent, or not refused in words with the entries kept: ${JSON.stringify(seen)} ${posted}`);
+  }
+  run.child.kill();
+  await run.ended;
+  await page.close();
+}
+
 async function main() {
   let puppeteer, axeSource;
   try {
@@ -474,6 +498,7 @@ async function main() {
         }
         await attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, true);
         await attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, false);
+        if (scheme === "light") { await tooMuchState(browser, file, scratch, width, scheme, label); }
       }
     }
   } finally {
