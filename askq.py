@@ -37,9 +37,10 @@ written for the model, so that its next call gets it right:
 The file, in the order of one call's life (each part under a banner of its own):
 
     Vocabulary          constants and bounds, QuestionError, AnswerError, Outcome,
-                        QuestionType, QuestionOption, QuestionItem, AnswerItem,
-                        QuestionInput, QuestionOutput, the questions a UI asks
-                        with the batch's heading (_Questions)
+                        QuestionType, QuestionOption, QuestionItem, Attachment (a
+                        file beside an answer, its type read from its bytes),
+                        AnswerItem, QuestionInput, QuestionOutput, the questions a
+                        UI asks with the batch's heading (_Questions)
     Shared helpers      naming a question in a message, text made safe to show,
                         display cells, the recommended mark, _Registry (names to
                         handlers, filled beside each handler), the rows of a
@@ -58,12 +59,14 @@ The file, in the order of one call's life (each part under a banner of its own):
                         kinds, the recommendation
     Answers             collect_answers(): every answer form, checked against the
                         questions (a harness's form read back by its class, below);
-                        assumed_answers()
+                        assumed_answers(); the bounds on attached files
+                        (_AttachmentBounds)
     Results             result_text(), declined_text(), unavailable_text(), error_text()
     Harness answers     harness_answers(): one _HarnessForm per runtime, which
                         writes its form and reads it back (its shape, unwrap(); its
                         own entries for a note; what it cannot carry); HARNESSES,
-                        the names registered, read when asked for
+                        the names registered, read when asked for; attached files,
+                        which no form carries, saved and said in notes (_files_said)
     Elicitation         the versions of MCP and what each brings (_PROTOCOLS, one
                         row a version, asked by every part); to_elicitation(),
                         from_elicitation(), input_request(); what is known of
@@ -73,7 +76,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     Dialog              _Dialog (state and keys; a row's words, row_words(), which
                         the painter draws and the filter looks in), _Painter
                         (drawing), the terminal
-    HTTP core           _HttpCore (the rules), _HttpServer (connections: each request
+    HTTP core           _HttpCore (the rules), a form's fields and files
+                        (_multipart_form), _HttpServer (connections: each request
                         read by its deadline, those beyond its threads left waiting
                         in the listen backlog), _HttpResponse,
                         _HttpStream (an event stream, from a _StreamSource), and
@@ -85,7 +89,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         option's signed link, _TAP_PATH, its POST an answer and its
                         GET one button), _PageHost (where a page is served, as an
                         ask sees it, and its taps, _TapAction), each kind's entry
-                        (_WEB_ENTRIES), a preview's Markdown (_markdown_html),
+                        (_WEB_ENTRIES), its files (_WebFiles), a preview's
+                        Markdown (_markdown_html),
                         _WebSession (a page on its own server: waiting, ending,
                         the grace period's timer)
     In-chat view        the MCP Apps document (_view_document()), the page's form
@@ -101,7 +106,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         alone), _AskStore, one subclass a backend, registered by
                         its --store scheme beside its code (_MemoryStore,
                         _SqliteStore, _RedisStore over _RedisConnection, askq's
-                        own Redis client), where the first ending committed wins; the
+                        own Redis client), where the first ending committed wins,
+                        each keeping an ask's files once, beside its record; the
                         board: _AskBoard (a process's asks as objects over its
                         store: written through, read again when shared, a page
                         found by its token's digest), prompt_web(store=...)'s page
@@ -170,6 +176,9 @@ __all__ = [
     "ANSWER_ERROR_REASONS",
     "CUSTOM_RESPONSE_LABEL",
     "HARNESSES",  # noqa: F822 (the module's __getattr__ gives it: every form registered, when asked)
+    "MAX_ASK_ATTACHMENT_BYTES",
+    "MAX_ATTACHMENTS",
+    "MAX_ATTACHMENT_BYTES",
     "MAX_DEPTH",
     "MAX_OPTIONS",
     "MAX_PAYLOAD_BYTES",
@@ -179,6 +188,7 @@ __all__ = [
     "TOOL_NAME",
     "AnswerError",
     "AnswerItem",
+    "Attachment",
     "Outcome",
     "QuestionError",
     "QuestionInput",
@@ -289,6 +299,7 @@ class AnswerError(QuestionError):
 ANSWER_ERROR_REASONS = (
     "required", "unknown_option", "unknown_question", "ambiguous_question", "two_answers",
     "custom_without_text", "custom_not_allowed", "malformed", "not_a_number", "out_of_range",
+    "attachment_empty", "attachment_type", "attachment_too_large", "too_many_attachments", "attachment_cut_off",
 )
 
 
@@ -499,6 +510,121 @@ class QuestionItem(_Record):
 _TYPED_ENTRY_FIELDS = ("minimum", "maximum", "step", "unit", "default")
 
 
+# What a file attached to an answer may be, told by its first bytes alone
+# (never by its name or what the browser says): (media type, what the
+# bytes start with, where).  Anything else (HTML, SVG, an archive, a
+# program) is refused; text is decided by _is_plain_text().
+_MEDIA_SIGNATURES = (
+    ("image/png", b"\x89PNG\r\n\x1a\n", 0),
+    ("image/jpeg", b"\xff\xd8\xff", 0),
+    ("image/gif", b"GIF87a", 0),
+    ("image/gif", b"GIF89a", 0),
+    ("image/webp", b"WEBP", 8),
+    ("application/pdf", b"%PDF-", 0),
+)
+_TEXT_TYPE = "text/plain"
+_IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
+
+# Text that a browser would draw as a page or a picture: a tag at its start,
+# or anywhere one of the elements that run script or hold another document.
+_MARKUP = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?\s*<[A-Za-z!?/]"
+    rb"|<\s*(?:!doctype|html|head|body|script|svg|iframe|object|embed|\?xml|style)[\s/>]",
+    re.IGNORECASE,
+)
+
+_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+
+# Bounds on what a person attaches, which a server may set otherwise: files
+# on one question, bytes in one file, bytes in all files of one ask.
+MAX_ATTACHMENTS = 5
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+MAX_ASK_ATTACHMENT_BYTES = 25 * 1024 * 1024
+# A file's name as a person's device gave it, bounded; never a path.
+_NAME_CHARS = 200
+
+
+def _media_type(data: bytes) -> "Optional[str]":
+    """The media type of a file as its bytes say, or None when it is none
+    that askq takes."""
+    for media_type, signature, offset in _MEDIA_SIGNATURES:
+        if data.startswith(signature, offset) and (offset == 0 or data.startswith(b"RIFF")):
+            return media_type
+    return _TEXT_TYPE if _is_plain_text(data) else None
+
+
+def _is_plain_text(data: bytes) -> bool:
+    """Whether the bytes are text a person wrote: UTF-8, with no control
+    character but line breaks and tabs (a binary file has them, a NUL
+    above all), and no markup."""
+    if _BINARY_BYTES.search(data) is not None or _MARKUP.search(data) is not None:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _file_name(name: Any) -> str:
+    """A file's name made safe to keep and show: its last path part, no
+    control characters, bounded; "attachment" when nothing is left."""
+    text = name if isinstance(name, str) else ""
+    text = re.split(r"[/\\]", text)[-1]
+    text = "".join(char for char in text if char.isprintable()).strip()
+    return text[:_NAME_CHARS] or "attachment"
+
+
+@dataclass(init=False, repr=False, eq=False)
+class Attachment(_Record):
+    """A file the person attached to an answer: a picture from a phone's
+    camera, a screenshot, a PDF or a text file.
+
+    Built from the file's name and bytes alone: ``media_type`` is read
+    from the bytes (PNG, JPEG, GIF, WebP, PDF or plain text), never from
+    the name; ``size`` and ``sha256`` are the bytes'.  Any other file, and
+    an empty one, raises AnswerError.  ``to_dict()`` leaves the bytes out.
+    """
+
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    data: bytes = dataclasses.field(repr=False)
+
+    def __init__(self, name: str, data: bytes) -> None:
+        import hashlib
+
+        data = bytes(data)
+        media_type = _media_type(data) if data else None
+        if media_type is None:
+            reason = "attachment_empty" if not data else "attachment_type"
+            raise AnswerError(_ATTACHMENT_WORDS[reason].format(name=_quoted(_file_name(name))), reason=reason)
+        self.name, self.media_type, self.size = _file_name(name), media_type, len(data)
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.data = data
+
+    @property
+    def is_image(self) -> bool:
+        """Whether a UI may draw it as a picture."""
+        return self.media_type in _IMAGE_TYPES
+
+    def to_dict(self) -> "Dict[str, Any]":
+        return {"name": self.name, "media_type": self.media_type, "size": self.size, "sha256": self.sha256}
+
+
+# Why a file is refused, for the model and the harness (the page has its
+# own words, by the same reasons).
+_ATTACHMENT_WORDS = {
+    "attachment_cut_off": "the file {name} arrived cut off (not whole); attach it again.",
+    "attachment_empty": "the file {name} is empty; attach a file with something in it.",
+    "attachment_type": (
+        "the file {name} is none of the types an answer takes (PNG, JPEG, GIF, WebP, PDF or plain"
+        " text, read from its bytes): attach a picture, a PDF or a text file."
+    ),
+}
+
+
 @dataclass(init=False, repr=False, eq=False)
 class AnswerItem(_Record):
     """The user's answer to the question with this ``id``.
@@ -509,6 +635,8 @@ class AnswerItem(_Record):
     never an answer by itself.  ``unanswered`` says why a question the user
     saw has no answer: "skipped" (an optional question passed over),
     "you_decide" (left to the assistant) or "discuss" (to talk over first).
+    ``attachments`` are files the user attached (Attachment), kept beside
+    whatever the question holds, like a note.
     """
 
     id: str
@@ -517,10 +645,11 @@ class AnswerItem(_Record):
     assumed: bool = False
     note: Optional[str] = None
     unanswered: Optional[str] = None
+    attachments: Tuple[Attachment, ...] = dataclasses.field(default=(), repr=False)
 
     def __init__(
         self, id: str, answer: "Optional[str]" = None, selected: "Optional[List[str]]" = None, assumed: bool = False,
-        note: "Optional[str]" = None, unanswered: "Optional[str]" = None,
+        note: "Optional[str]" = None, unanswered: "Optional[str]" = None, attachments: "Iterable[Attachment]" = (),
     ) -> None:
         self.id = id
         self.answer = answer
@@ -528,6 +657,12 @@ class AnswerItem(_Record):
         self.assumed = assumed
         self.note = note
         self.unanswered = unanswered
+        if attachments:  # most answers have none: the class's default serves
+            self.attachments = tuple(attachments)
+
+    def __repr__(self) -> str:
+        shown = super().__repr__()
+        return f"{shown[:-1]}, attachments={list(self.attachments)!r})" if self.attachments else shown
 
     def to_dict(self) -> "Dict[str, Any]":
         selected = None if self.selected is None else list(self.selected)
@@ -538,6 +673,8 @@ class AnswerItem(_Record):
             data["note"] = self.note
         if self.unanswered is not None:
             data["unanswered"] = self.unanswered
+        if self.attachments:
+            data["attachments"] = [attachment.to_dict() for attachment in self.attachments]
         return data
 
 
@@ -3594,6 +3731,7 @@ _PICKED = "picked"
 _TYPED = "typed"
 _NOTE = "note"
 _ASSUMED = "assumed"
+_ATTACHED = "attached"
 
 
 def collect_answers(
@@ -3656,15 +3794,63 @@ def assumed_answers(output: QuestionOutput) -> "List[AnswerItem]":
     ]
 
 
+class _AttachmentBounds:
+    """How much a person may attach: files on one question, bytes in one
+    file, bytes in all the files of one ask.  A server sets its own."""
+
+    __slots__ = ("each", "per_question", "total")
+
+    def __init__(
+        self, per_question: int = MAX_ATTACHMENTS, each: int = MAX_ATTACHMENT_BYTES,
+        total: int = MAX_ASK_ATTACHMENT_BYTES,
+    ) -> None:
+        self.per_question, self.each, self.total = per_question, each, total
+
+    def check(self, items: "Sequence[QuestionItem]", answers: "Iterable[AnswerItem]") -> None:
+        """Refuse, naming the question, the answers whose files go beyond the bounds."""
+        by_id = {item.id: (index, item) for index, item in enumerate(items)}
+        total = 0
+        for answer in answers:
+            index, item = by_id[answer.id]
+            if len(answer.attachments) > self.per_question:
+                raise _refused(
+                    index, item, "too_many_attachments",
+                    f" has {len(answer.attachments)} files attached; it takes {self.per_question} at most.",
+                )
+            for attachment in answer.attachments:
+                total += attachment.size
+                if attachment.size > self.each or total > self.total:
+                    raise _refused(index, item, "attachment_too_large", f": {self.too_large(attachment)}")
+
+    def words(self) -> "Dict[str, str]":
+        """The bounds as a person reads them, for the page's words."""
+        return {"count": str(self.per_question), "each": _size_words(self.each), "total": _size_words(self.total)}
+
+    def too_large(self, attachment: Attachment) -> str:
+        if attachment.size > self.each:
+            return f"the file {_quoted(attachment.name)} is {_size_words(attachment.size)}; a file may be {_size_words(self.each)} at most."
+        return f"the files attached come to more than {_size_words(self.total)}, the most one set of answers takes."
+
+
+def _size_words(size: int) -> str:
+    """A size as a person reads it: bytes, KB or MB (of 1024)."""
+    if size < 1024:
+        return f"{size} byte" + ("" if size == 1 else "s")
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB".replace(".0 ", " ")
+    return f"{size / (1024 * 1024):.1f} MB".replace(".0 ", " ")
+
+
 class _Given:
     """What was given for one question, before any check: picked labels,
     typed texts, whether the custom row was picked, whether a policy (not
     the person) gave it, the note, and the state of a question left
     without an answer."""
 
-    __slots__ = ("assumed", "custom", "note", "note_is_typed", "picked", "typed", "unanswered")
+    __slots__ = ("assumed", "attachments", "custom", "note", "note_is_typed", "picked", "typed", "unanswered")
 
     def __init__(self) -> None:
+        self.attachments: Tuple[Attachment, ...] = ()
         self.picked: List[str] = []
         self.typed: List[str] = []
         self.custom = False
@@ -3828,7 +4014,7 @@ def _given_values(
 
 # The keys of an answer object, whatever wraps it (VS Code's answers by
 # header, any mapping from questions to objects).
-_ENTRY_KEYS = frozenset(("answer", "selected", "freeText", "note", "notes", "skipped", "unanswered"))
+_ENTRY_KEYS = frozenset(("answer", "selected", "freeText", "note", "notes", "skipped", "unanswered", "attachments"))
 
 
 def _check_pick_count(index: int, item: QuestionItem, texts: "Sequence[str]") -> None:
@@ -3846,7 +4032,9 @@ def _answer_entry(items: "List[QuestionItem]", place: int, entry: Any) -> "Tuple
     if isinstance(entry, AnswerItem):
         index = _answer_key(items, entry.id)
         fields = (entry.answer, entry.selected, entry.assumed, entry.note, entry.unanswered)
-        return index, _fields_given(index, items[index], *fields)
+        given = _fields_given(index, items[index], *fields)
+        given.attachments = _attachments_given(index, items[index], entry.attachments)
+        return index, given
     if isinstance(entry, dict):
         index = _answer_key(items, entry.get("id"))
         return index, _entry_given(index, items[index], entry)
@@ -3862,10 +4050,50 @@ def _entry_given(index: int, item: QuestionItem, entry: "Dict[Any, Any]") -> _Gi
     state = entry.get("unanswered")
     if state is None and entry.get("skipped") is True:
         state = _SKIPPED
-    return _fields_given(
+    given = _fields_given(
         index, item, entry.get("answer", entry.get("freeText")), entry.get("selected"), entry.get("assumed"),
         entry.get("note", entry.get("notes")), state,
     )
+    given.attachments = _attachments_given(index, item, entry.get("attachments"))
+    return given
+
+
+def _attachments_given(index: int, item: QuestionItem, value: Any) -> "Tuple[Attachment, ...]":
+    """An answer's files: Attachments, or (the JSON interface's form)
+    objects with the file's ``name`` and its bytes as base64 ``data``,
+    and, to tell a file cut off on its way, its ``size`` or ``sha256``."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise _refused(index, item, "malformed", f": 'attachments' must be a list of files, not {_json_type(value)}.")
+    if len(value) > MAX_ATTACHMENTS * 4:  # each is read, then bounded by the server: bound the reading
+        raise _refused(index, item, "too_many_attachments", f" has {len(value)} attachments; far too many.")
+    try:
+        return tuple(entry if isinstance(entry, Attachment) else _attachment_sent(entry) for entry in value)
+    except AnswerError as err:
+        raise _refused(index, item, err.reason, f": {err}") from None
+
+
+def _attachment_sent(entry: Any) -> Attachment:
+    """A file as the JSON interface sends it, checked: whole, and a type askq takes."""
+    import base64
+    import binascii
+
+    if not isinstance(entry, dict) or not isinstance(entry.get("data"), str):
+        raise AnswerError(
+            "each attachment must be an object like {\"name\": \"shot.png\", \"data\": \"<base64 of the bytes>\"},"
+            f" not {_json_type(entry)}.", reason="malformed",
+        )
+    name = _file_name(entry.get("name"))
+    try:
+        data = base64.b64decode(entry["data"].encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise AnswerError(_ATTACHMENT_WORDS["attachment_cut_off"].format(name=_quoted(name)), reason="attachment_cut_off") from None
+    attachment = Attachment(name, data)
+    size, digest = entry.get("size"), entry.get("sha256")
+    if size is not None and size != attachment.size or digest is not None and digest != attachment.sha256:
+        raise AnswerError(_ATTACHMENT_WORDS["attachment_cut_off"].format(name=_quoted(name)), reason="attachment_cut_off")
+    return attachment
 
 
 def _fields_given(
@@ -3931,30 +4159,31 @@ def _checked_answer(index: int, item: QuestionItem, given: _Given, partial: bool
                 index, item, "two_answers",
                 f" has an answer and is also marked {given.unanswered!r}; send one or the other.",
             )
-        return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note)
-    return _unanswered(index, item, given.unanswered, note, partial)
+        return AnswerItem(item.id, texts[0] if texts else None, picked or None, given.assumed, note, None, given.attachments)
+    return _unanswered(index, item, given.unanswered, note, partial, given.attachments)
 
 
 def _unanswered(
     index: int, item: QuestionItem, state: "Optional[str]", note: "Optional[str]", partial: bool,
+    attachments: "Tuple[Attachment, ...]" = (),
 ) -> "Optional[AnswerItem]":
     """A question without an answer: its state (an optional question given
     nothing is skipped), the note kept; refused when it is required and
     the person has not said to leave it or discuss it.  One a form marks
     as left by the outcome counts as not given at all."""
     if state == _UNREACHED:
-        if partial and note is None:
+        if partial and note is None and not attachments:
             return None
         state = None
-    if state is None and not item.required and not (partial and note is not None):
+    if state is None and not item.required and not (partial and (note is not None or attachments)):
         state = _SKIPPED  # given nothing; a note alone in a partial outcome stays on an unanswered question
     settled = state is not None and _STATES[state].settles
     if item.required and not settled:
         if not partial:
-            alone = " (a note alone does not answer it)" if note is not None else ""
+            alone = " (a note alone does not answer it)" if note is not None else " (attached files alone do not answer it)" if attachments else ""
             raise _refused(index, item, "required", f" is required but has no answer{alone}.")
         state = None  # a required question is never skipped: it is unanswered
-    return AnswerItem(item.id, note=note, unanswered=state)
+    return AnswerItem(item.id, note=note, unanswered=state, attachments=attachments)
 
 
 def _check_typed(index: int, item: QuestionItem, texts: "List[str]", custom: bool) -> None:
@@ -4494,6 +4723,9 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
     if answer.note is not None:
         whose = "on this answer" if _gives_answer(answer) else "on this question"
         lines.append(f"   {_NOTE}: {_quoted(answer.note)} (the user's note {whose})")
+    lines.extend(
+        f"   {_ATTACHED}: {_quoted(file.name)} ({file.media_type}, {_size_words(file.size)})" for file in answer.attachments
+    )
     return lines
 
 
@@ -4509,7 +4741,9 @@ def _answer_lines(answer: "Optional[AnswerItem]", status: Outcome) -> "List[str]
 # the checked answers, and the texts and labels as the model sent them.
 
 
-def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "Dict[str, Any]":
+def harness_answers(
+    output: QuestionOutput, harness: str, call: Any = None, files: "Optional[str]" = None,
+) -> "Dict[str, Any]":
     """An asked output in the answer form of ``harness``, as JSON data.
 
     ``harness`` is one of HARNESSES.  ``call`` is the tool input as the model
@@ -4517,7 +4751,10 @@ def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "
     (Claude Code matches answers by them).  Every outcome gets an honest
     form: what is not a full answer is never written as one.  Read back by
     collect_answers() (from_elicitation() for "mcp"), each form gives the
-    same answers and notes.
+    same answers and notes.  No harness's form takes files: the files the
+    person attached are saved under the folder ``files`` names (made when
+    missing), and each answer's note says where, one line a file; without
+    ``files``, the note names each file, saying that it was not saved.
 
         >>> out = askq.ask({"questions": [{"question": "Which?", "options": ["A (Recommended)", "B"]}]})
         >>> done = askq.QuestionOutput(out.questions, [askq.AnswerItem("q0", None, ["B"])], "answered")
@@ -4529,7 +4766,33 @@ def harness_answers(output: QuestionOutput, harness: str, call: Any = None) -> "
     form = _HARNESS_FORMS.get(harness)
     if form is None:
         raise AnswerError(f"Unknown harness {harness!r}; the harnesses are: {', '.join(_HARNESS_FORMS)}.")
-    return form.write(_AskedOutput(output, call))
+    return form.write(_AskedOutput(_files_said(output, files), call))
+
+
+def _files_said(output: QuestionOutput, folder: "Optional[str]") -> QuestionOutput:
+    """The output with each answer's files said in its note (saved under
+    ``folder``, by path), for a form that cannot carry files."""
+    answers = output.answers
+    if not isinstance(answers, list) or not any(isinstance(answer, AnswerItem) and answer.attachments for answer in answers):
+        return output
+    said = [dataclasses.replace(answer, note=_with_note(answer.note, "\n".join(
+        _file_said(attachment, folder) for attachment in answer.attachments)), attachments=())
+        if isinstance(answer, AnswerItem) and answer.attachments else answer for answer in answers]
+    return QuestionOutput(output.questions, said, output.status, output.title, output.purpose)
+
+
+def _file_said(attachment: Attachment, folder: "Optional[str]") -> str:
+    """One file, saved under ``folder`` (named by its digest and its name,
+    so that two files of one name never overwrite each other), as a line
+    of a note."""
+    kind = f"{attachment.media_type}, {_size_words(attachment.size)}"
+    if folder is None:
+        return f"attached file: {attachment.name} ({kind}; not saved: no folder was given for files)"
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.abspath(os.path.join(folder, f"{attachment.sha256[:16]}-{attachment.name}"))
+    with open(path, "wb") as saved:
+        saved.write(attachment.data)
+    return f"attached file: {path} ({kind})"
 
 
 class _AskedOutput:
@@ -7282,6 +7545,11 @@ _HTTP_THREADS = 1024  # connections served at once: a further one waits, unread,
 _HTTP_BACKLOG = 1024  # connects queued before they are accepted, unless the system allows more
 _HTTP_IDLE_THREADS = 8  # threads kept waiting for the next connection once a burst has passed
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives
+# A body larger than MAX_PAYLOAD_BYTES (files a person attached) is given this
+# many bytes a second beyond the request's own deadline: a phone on a weak
+# network sends a photo slowly, and is still never left to trickle for ever.
+_HTTP_UPLOAD_RATE = 64 * 1024
+_MULTIPART_PARTS = 512  # the fields and files one multipart body may have: a form has far fewer
 # Every response carries these, unless it sets one of them itself: nothing is
 # cached, sniffed, framed or told where the person came from.
 _HTTP_HEADERS = {
@@ -7292,20 +7560,72 @@ _HTTP_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
 }
 _HTML = "text/html; charset=utf-8"
+_URLENCODED = "application/x-www-form-urlencoded"
+_NO_FILES: "Dict[str, List[Tuple[str, bytes]]]" = {}  # the files of every request that has none: never changed
+_MULTIPART = "multipart/form-data"
+# A part's name and file name in its Content-Disposition, quoted or not.
+_PART_PARAMETER = re.compile(r';\s*(name|filename)=(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))', re.IGNORECASE)
+
+
+def _multipart_form(
+    body: bytes, content_type: str,
+) -> "Tuple[Dict[str, List[str]], Dict[str, List[Tuple[str, bytes]]], bool]":
+    """A multipart/form-data body: its text fields, its files by field,
+    and whether it was cut off (no closing boundary: the parts that came
+    whole are kept, the last one is not)."""
+    form: Dict[str, List[str]] = {}
+    files: Dict[str, List[Tuple[str, bytes]]] = {}
+    found = re.search(r'boundary="?([^";,]+)"?', content_type, re.IGNORECASE)
+    if found is None:
+        return form, files, True
+    delimiter = b"\r\n--" + found.group(1).strip().encode("latin-1", "replace")
+    start = body.find(delimiter[2:])
+    at = start + len(delimiter) - 2
+    for _ in range(_MULTIPART_PARTS if start >= 0 else 0):
+        if body.startswith(b"--", at):
+            return form, files, False
+        end = body.find(delimiter, at)
+        head_end = body.find(b"\r\n\r\n", at, end)
+        if not body.startswith(b"\r\n", at) or end < 0 or head_end < 0:
+            break
+        _add_part(form, files, body[at + 2:head_end].decode("utf-8", "replace"), body[head_end + 4:end])
+        at = end + len(delimiter)
+    return form, files, True
+
+
+def _add_part(form: "Dict[str, List[str]]", files: "Dict[str, List[Tuple[str, bytes]]]", head: str, data: bytes) -> None:
+    """One part of a multipart form: a file (a file input left empty sends
+    a part with no name and no bytes, which is no file), or a text field."""
+    disposition = next((line for line in head.split("\r\n") if line.lower().startswith("content-disposition:")), "")
+    found = {key.lower(): quoted if quoted or not bare else bare
+             for key, quoted, bare in _PART_PARAMETER.findall(disposition)}
+    name = found.get("name", "")
+    if "filename" in found:
+        if found["filename"] or data:
+            files.setdefault(name, []).append((found["filename"], data))
+    else:
+        form.setdefault(name, []).append(data.decode("utf-8", "replace"))
 
 
 class _HttpRequest:
-    """A request that passed the core's rules, its body read whole."""
+    """A request that passed the core's rules, its body read whole.  A form
+    is read into ``form`` (its text fields) and, when it is multipart,
+    ``files`` (each field's files, as (name, bytes)); ``cut_off`` says that
+    a multipart body ended before its closing boundary."""
 
-    __slots__ = ("body", "form", "headers", "method", "path", "query")
+    __slots__ = ("body", "cut_off", "files", "form", "headers", "method", "path", "query")
 
     def __init__(self, method: str, path: str, query: str, headers: Any, body: bytes) -> None:
         from urllib.parse import parse_qs
 
         self.method, self.path, self.headers, self.body = method, path, headers, body
         self.query = parse_qs(query)
-        is_form = self.header("Content-Type").split(";")[0].strip() == "application/x-www-form-urlencoded"
-        self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if is_form else {}
+        self.files: Dict[str, List[Tuple[str, bytes]]] = _NO_FILES
+        self.cut_off = False
+        kind = self.header("Content-Type").split(";")[0].strip().lower()
+        self.form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if kind == _URLENCODED else {}
+        if kind == _MULTIPART:
+            self.form, self.files, self.cut_off = _multipart_form(body, self.header("Content-Type"))
 
     def page_token(self) -> str:
         """The token a request shows: in the query, a form field or a Bearer header."""
@@ -7400,12 +7720,17 @@ class _ParkedStream:
     """One event stream on the pump: its socket, its source, and what is
     taken but not yet written (a slow reader's backlog, bounded)."""
 
-    __slots__ = ("backlog", "ending", "pump", "socket", "source")
+    __slots__ = ("backlog", "ending", "pump", "room", "socket", "source")
 
     def __init__(self, sock: Any, source: _StreamSource, pump: "_StreamPump") -> None:
         self.socket, self.source, self.pump = sock, source, pump
         self.backlog = b""
         self.ending = False
+        self.room = _HTTP_DRAIN_BYTES  # the backlog a reader may leave: more for a large message (files)
+
+    def take(self, data: bytes) -> None:
+        self.backlog += data
+        self.room = max(self.room, len(data) + _HTTP_DRAIN_BYTES)
 
     def wake(self) -> None:
         """The source has something to write."""
@@ -7420,7 +7745,7 @@ class _ParkedStream:
         except OSError:
             return False
         self.backlog = self.backlog[sent:]
-        return len(self.backlog) <= _HTTP_DRAIN_BYTES and not (self.ending and not self.backlog)
+        return len(self.backlog) <= self.room and not (self.ending and not self.backlog)
 
 
 class _StreamPump:
@@ -7522,7 +7847,7 @@ class _StreamPump:
 
         if not parked.ending:
             data, parked.ending = parked.source.take()
-            parked.backlog += data
+            parked.take(data)
         if not parked.write():
             self._end(fd, parked)
             return
@@ -7564,6 +7889,15 @@ class _HttpHandlers:
     def respond(self, handler: "Callable[[Any, _HttpRequest], _HttpResponse]", request: _HttpRequest) -> _HttpResponse:
         return handler(self, request)
 
+    def body_limit(self, headers: Any) -> int:
+        """The largest body the set reads, by the request's headers."""
+        return MAX_PAYLOAD_BYTES
+
+    def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
+        """The answer to a body over body_limit(), which is never read:
+        ``request`` is its line and headers."""
+        return refusal
+
 
 class _HttpCore:
     """The rules every request meets before a set of handlers sees it, in
@@ -7583,16 +7917,17 @@ class _HttpCore:
 
     def _respond(self, method: str, target: str, headers: Any, read: "Callable[[int], bytes]") -> _HttpResponse:
         path, _, query = target.partition("?")
-        length = _body_length(headers)
         found = _host_refusal(headers) or self._route(method, path)
         if isinstance(found, _HttpResponse):
+            length = _body_length(headers)
             if isinstance(length, _HttpResponse):
                 return found.closing()
             read(length)  # and dropped: the connection stays in step for its next request
             return found
-        if isinstance(length, _HttpResponse):
-            return length
         handlers, handler = found
+        length = _body_length(headers, handlers.body_limit(headers))
+        if isinstance(length, _HttpResponse):
+            return handlers.too_large(_HttpRequest(method, path, query, headers, b""), length)
         return handlers.respond(handler, _HttpRequest(method, path, query, headers, read(length)))
 
     def _route(self, method: str, path: str) -> "Union[_HttpResponse, Tuple[_HttpHandlers, Callable[[Any, _HttpRequest], _HttpResponse]]]":
@@ -7640,8 +7975,9 @@ def _host_refusal(headers: Any) -> "Optional[_HttpResponse]":
     return None
 
 
-def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
-    """The body's length, or the refusal of a body that is not to be read."""
+def _body_length(headers: Any, limit: int = MAX_PAYLOAD_BYTES) -> "Union[int, _HttpResponse]":
+    """The body's length, or the refusal of a body that is not to be read
+    (over ``limit``: MAX_PAYLOAD_BYTES, unless the handlers take files)."""
     lengths = _header_values(headers, "Content-Length")
     if not lengths and _header_values(headers, "Transfer-Encoding"):
         return _HttpResponse.text(411, "Length required: send the body with a Content-Length, not in chunks.").closing()
@@ -7653,8 +7989,8 @@ def _body_length(headers: Any) -> "Union[int, _HttpResponse]":
     if not (given.isascii() and given.isdigit()):
         return _HttpResponse.text(400, "Bad request: Content-Length is not a number of bytes.").closing()
     length = int(given)
-    if length > MAX_PAYLOAD_BYTES:
-        return _HttpResponse.text(413, f"Payload too large: the limit is {MAX_PAYLOAD_BYTES} bytes.").closing()
+    if length > limit:
+        return _HttpResponse.text(413, f"Payload too large: the limit is {limit} bytes.").closing()
     return length
 
 
@@ -7790,6 +8126,7 @@ class _HttpServer:
         taken: List[int] = []
 
         def read(size: int) -> bytes:
+            connection.allow(size)
             body = bytes(connection.rfile.read(size)) if size else b""
             taken.extend([size] if size else [])
             connection.received()
@@ -7866,6 +8203,11 @@ def _stdlib_listener() -> Any:
                 super().handle_one_request()
             finally:
                 self.received()
+
+        def allow(self, size: int) -> None:
+            """A body beyond the usual bound (files) is given time by its size."""
+            if self.reader.deadline is not None and size > MAX_PAYLOAD_BYTES:
+                self.reader.deadline += size / _HTTP_UPLOAD_RATE
 
         def received(self) -> None:
             """The request is in whole: what follows is no longer under its deadline."""
@@ -8043,6 +8385,18 @@ input.other { margin-block: 0.2rem 0; margin-inline: 1.7rem 0; width: calc(100% 
 button { font: inherit; padding: 0.55rem 1.2rem; border-radius: 6px; border: 1px solid var(--line);
          background: var(--card); color: inherit; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+.files { margin-top: 0.5rem; }
+.files ul { list-style: none; padding: 0; margin: 0.3rem 0; }
+.files li { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; padding: 0.25rem 0; }
+.files .file { flex: 1; min-width: 8rem; }
+.files button { padding: 0.3rem 0.8rem; }
+.pickers { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.8rem; }
+.pick { font-weight: 600; }
+input[type=file] { max-width: 100%; font: inherit; }
+img.thumb { max-width: 6rem; max-height: 6rem; border: 1px solid var(--line); border-radius: 4px; }
+.files.over { outline: 2px dashed var(--accent); outline-offset: 4px; }
+.vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+@media (hover: hover) and (pointer: fine) { .camera { display: none; } }
 """
 
 # A little script improves the page, which works the same without it: it
@@ -8095,6 +8449,7 @@ _WEB_SCRIPT = """
   function send() {
     var data = new URLSearchParams(new FormData(form));
     data.set("action", "draft");
+    form.querySelectorAll("input[type=file]").forEach(function (field) { data.delete(field.name); });
     // A secret leaves the page only with the send button: no timeout hands
     // the model half of one, and no store holds one that was never sent.
     form.querySelectorAll("input[type=password]").forEach(function (field) { data.delete(field.name); });
@@ -8116,7 +8471,10 @@ _WEB_SCRIPT = """
     clearTimeout(expiry);
     expiry = setTimeout(function () { if (!over) { over = true; send(); } }, timeout + 500);
   }
-  form.addEventListener("submit", function () { over = true; clearTimeout(timer); });  // the form itself goes now
+  form.addEventListener("submit", function (event) {
+    if (filesTooLarge()) { event.preventDefault(); return; }  // refused here, before a byte is sent
+    over = true; clearTimeout(timer);  // the form itself goes now
+  });
   form.addEventListener("keydown", function (event) {
     var kind = event.target.type;
     if (event.key === "Enter" && (kind === "radio" || kind === "checkbox")) { event.preventDefault(); }
@@ -8136,6 +8494,109 @@ _WEB_SCRIPT = """
     lost(!offline.hidden);
   }
   if (timeout && clock) { restart(); tick(); setInterval(tick, 1000); }
+  // Files: those picked shown before they are sent, a picture drawn only
+  // when its own first bytes say it is one (never by its name or its type);
+  // each with a Remove button; a file over the page's bounds refused at
+  // once; a paste or a drop picks files for the question it lands on.
+  var SIGNS = [["image/png", 0, [137, 80, 78, 71]], ["image/jpeg", 0, [255, 216, 255]],
+               ["image/gif", 0, [71, 73, 70, 56]], ["image/webp", 8, [87, 69, 66, 80]]];
+  var most = Number(form.dataset.files || 0), each = Number(form.dataset.fileBytes || 0);
+  function sniff(bytes) {
+    var found = null;
+    SIGNS.forEach(function (sign) {
+      if (sign[2].every(function (byte, at) { return bytes[sign[1] + at] === byte; })) { found = sign[0]; }
+    });
+    return found;
+  }
+  function size(bytes) {
+    return bytes < 1024 ? bytes + " bytes" : bytes < 1048576 ? (bytes / 1024).toFixed(1) + " KB" :
+      (bytes / 1048576).toFixed(1) + " MB";
+  }
+  function put(input, files) {
+    try { var bag = new DataTransfer(); files.forEach(function (file) { bag.items.add(file); }); input.files = bag.files; }
+    catch (error) { /* a browser that cannot set a picker's files keeps what the person picked */ }
+  }
+  function check(box) {
+    var kept = box.querySelectorAll("ul.attached li").length, count = kept, problem = "";
+    box.querySelectorAll("input[type=file]").forEach(function (input) {
+      var fit = Array.prototype.filter.call(input.files, function (file) {
+        if (file.size > each) { problem = "\u201c" + file.name + "\u201d is too large: a file may be " + size(each) + " at most."; return false; }
+        if (!file.size) { problem = "\u201c" + file.name + "\u201d is empty."; return false; }
+        if (count >= most) { problem = "A question takes " + most + " files at most."; return false; }
+        count += 1; return true;
+      });
+      if (fit.length !== input.files.length) { put(input, fit); }
+    });
+    var alert = box.querySelector("p.error");
+    alert.textContent = problem; alert.hidden = !problem;
+  }
+  function show(box) {
+    check(box);
+    var list = box.querySelector("ul.picked");
+    list.textContent = "";
+    box.querySelectorAll("input[type=file]").forEach(function (input) {
+      Array.prototype.forEach.call(input.files, function (file, place) {
+        var row = document.createElement("li"), name = document.createElement("span");
+        var drop = document.createElement("button"), hidden = document.createElement("span");
+        name.className = "file"; name.dir = "auto"; name.textContent = file.name + " (" + size(file.size) + ", not sent yet)";
+        drop.type = "button"; drop.textContent = "Remove"; hidden.className = "vh"; hidden.textContent = " " + file.name;
+        drop.appendChild(hidden);
+        drop.addEventListener("click", function () {
+          put(input, Array.prototype.filter.call(input.files, function (other, at) { return at !== place; }));
+          show(box);
+        });
+        row.appendChild(name); row.appendChild(drop); list.appendChild(row);
+        file.slice(0, 16).arrayBuffer().then(function (head) {
+          var type = sniff(new Uint8Array(head));
+          if (!type) { return; }
+          var picture = document.createElement("img");
+          picture.className = "thumb"; picture.alt = "";
+          picture.src = URL.createObjectURL(new Blob([file], {type: type}));
+          row.insertBefore(picture, name);
+        });
+      });
+    });
+  }
+  function filesTooLarge() {
+    var total = 0, all = Number(form.dataset.allBytes || 0), first = null;
+    document.querySelectorAll("div.files").forEach(function (box) {
+      box.querySelectorAll("ul.attached li").forEach(function (row) { total += Number(row.dataset.size || 0); });
+      box.querySelectorAll("input[type=file]").forEach(function (input) {
+        Array.prototype.forEach.call(input.files, function (file) { total += file.size; first = first || box; });
+      });
+    });
+    if (!all || total <= all || !first) { return false; }
+    var alert = first.querySelector("p.error");
+    alert.textContent = "All the files together come to " + size(total) + "; one set of answers takes " + size(all) +
+      " at most. Remove some first.";
+    alert.hidden = false;
+    return true;
+  }
+  function add(box, files) {
+    var input = box.querySelector("input[type=file]:not(.camera)");
+    put(input, Array.prototype.slice.call(input.files).concat(Array.prototype.slice.call(files)));
+    show(box);
+  }
+  document.querySelectorAll("div.files").forEach(function (box) {
+    var fieldset = box.closest("fieldset");
+    box.querySelector(".scripted").hidden = false;
+    box.querySelectorAll("input[type=file]").forEach(function (input) {
+      input.addEventListener("change", function () { show(box); });
+    });
+    fieldset.addEventListener("dragover", function (event) { event.preventDefault(); box.className = "files over"; });
+    fieldset.addEventListener("dragleave", function () { box.className = "files"; });
+    fieldset.addEventListener("drop", function (event) {
+      event.preventDefault(); box.className = "files";
+      if (event.dataTransfer && event.dataTransfer.files.length) { add(box, event.dataTransfer.files); }
+    });
+  });
+  document.addEventListener("paste", function (event) {
+    var files = event.clipboardData && event.clipboardData.files;
+    if (!files || !files.length) { return; }
+    var at = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset");
+    var box = (at || form).querySelector("div.files");
+    if (box) { event.preventDefault(); add(box, files); }
+  });
 })();
 """
 # While the person types or clicks, the script sends the form at most this
@@ -8211,11 +8672,21 @@ class _Ending:
     has a _PageEnding; a page of an ask has the ask itself, which keeps
     them for every view of it (its store included)."""
 
-    __slots__ = ("abandoned", "entered")
+    __slots__ = ("_files", "abandoned", "entered")
 
     def __init__(self) -> None:
         self.entered: Dict[str, List[str]] = {}
+        self._files: Optional[Dict[str, List[Attachment]]] = None  # most pages take none: nothing made for them
         self.abandoned = False
+
+    @property
+    def attached(self) -> "Dict[str, List[Attachment]]":
+        """The files taken so far, by question id; set, never changed in place."""
+        return {} if self._files is None else self._files
+
+    @attached.setter
+    def attached(self, files: "Dict[str, List[Attachment]]") -> None:
+        self._files = files or None
 
     def outcome(self) -> "Optional[QuestionOutput]":
         raise NotImplementedError
@@ -8253,11 +8724,12 @@ class _WebPage(_HttpHandlers):
     json_paths = frozenset(("/questions", *_WEB_JSON_ENDINGS))
 
     def __init__(self, items: "List[QuestionItem]", timeout: "Optional[float]" = None, token: str = "",
-                 ending: "Optional[_Ending]" = None) -> None:
+                 ending: "Optional[_Ending]" = None, bounds: "Optional[_AttachmentBounds]" = None) -> None:
         import secrets
         import threading
 
         self.items = items
+        self.bounds = bounds or _AttachmentBounds()
         self.timeout = timeout  # idle seconds, for the countdown the page shows
         self.token = token or secrets.token_urlsafe(24)
         self.nonce = secrets.token_urlsafe(12)  # the page's own style and script, and nothing else
@@ -8295,6 +8767,8 @@ class _WebPage(_HttpHandlers):
         the page shows that one, and the request that ended it is answered
         as after the end)."""
         self.lost = not self.ending.commit(QuestionOutput(self.items, answers, status))
+        if not self.lost:
+            self.ending.attached = {}  # the files are the ending's now
 
     def outcome(self) -> QuestionOutput:
         return QuestionOutput(self.items, self.answers, self.status)
@@ -8302,7 +8776,20 @@ class _WebPage(_HttpHandlers):
     def kept_answers(self) -> "List[AnswerItem]":
         """The answers of the person's last form, as far as they go, for a
         dismissal or a timeout."""
-        return _readable_answers(self.items, _form_answers(self.items, self.last_form))
+        return _readable_answers(self.items, _form_answers(self.items, self.last_form, attached=self.ending.attached))
+
+    def body_limit(self, headers: Any) -> int:
+        return _form_body_limit(headers, self.bounds)
+
+    def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
+        """The form, too large to be read: the page again, as last kept, and why."""
+        if request.method != "POST" or request.path != "/" or _speaks_json(request):
+            return refusal
+        with self.lock:
+            if not self._token_matches(request) or self.status is not None:
+                return refusal
+            words = _html_escaped(_UPLOAD_WORDS["too_large"].format(**self.bounds.words()))
+            return self._with_policy(_HttpResponse.html(413, self.form_html(notice=words)).closing())
 
     def expire_if_idle(self, timeout: "Optional[float]") -> bool:
         """End the page as timed out once ``timeout`` idle seconds have passed;
@@ -8325,9 +8812,14 @@ class _WebPage(_HttpHandlers):
                 if self.lost:
                     self.lost = False
                     response = self._after_the_end(request)
+        return self._with_policy(response)
+
+    def _with_policy(self, response: _HttpResponse) -> _HttpResponse:
+        """What the page may load: its own style and script; pictures only
+        from the bytes it holds (a sniffed picture's data: or blob: URL)."""
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; style-src 'nonce-{self.nonce}'; script-src 'nonce-{self.nonce}';"
-            " connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
+            " img-src data: blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
         return response
 
     @staticmethod
@@ -8362,11 +8854,19 @@ class _WebPage(_HttpHandlers):
         reads (JSON to a client that sends or asks for JSON): a body cut
         short of its Content-Length (the client closed its side early), or
         JSON sent to the form's address."""
+        import html
+
         json_client = _speaks_json(request) or request.path in self.json_paths
         declared = request.header("Content-Length").strip()
-        if declared.isdigit() and len(request.body) < int(declared):
-            words = (f"The request's body was cut off: it holds {len(request.body)} of the {declared} bytes its"
-                     " Content-Length gives. Nothing was taken from it: send it again, whole.")
+        cut = declared.isdigit() and len(request.body) < int(declared)
+        words = (f"The request's body was cut off: it holds {len(request.body)} of the {declared} bytes its"
+                 " Content-Length gives. Nothing was taken from it: send it again, whole.")
+        if (cut or request.cut_off) and not json_client and request.path == "/" and request.method == "POST":
+            # What came whole is kept, over what the page last had.
+            self.last_form = _kept_form(self.items, {**self.last_form, **request.form})
+            said = _UPLOAD_WORDS["cut_off"] + (f" ({words})" if cut else "")
+            return _HttpResponse.html(400, self.form_html(notice=html.escape(said, quote=False)))
+        if cut:
             if json_client:
                 return _HttpResponse.json(400, {"error": words})
             return _HttpResponse.html(400, f"{self._head()}<h1>Your answers did not arrive whole</h1><p>{words}"
@@ -8454,8 +8954,11 @@ class _WebPage(_HttpHandlers):
         """Whether a later submission holds the answers that were sent (a
         second click of Send, a retried request, a form whose script had
         sent it all): it gets the same result again."""
-        return _readable_answers(self.items, own) == self.answers or (
-            self.status is Outcome.ANSWERED and _answers_as_sent(self.items, own) == self.answers)
+        # Files are not sent again after the end: the rest of the answers tells.
+        sent = _answers_without_files(self.answers)
+        again = _answers_as_sent(self.items, own)
+        return _readable_answers(self.items, own) == sent or (
+            self.status is Outcome.ANSWERED and again is not None and _answers_without_files(again) == sent)
 
     def _tapped_after_the_end(self, request: _HttpRequest) -> _HttpResponse:
         """A tap once the answers are in: the same tap again (a double tap, a
@@ -8505,10 +9008,51 @@ class _WebPage(_HttpHandlers):
     @routes.on(("POST", "/"))
     def _post_form(self, request: _HttpRequest) -> _HttpResponse:
         """A form posted: what its action asks for (sending it, unless it says
-        otherwise), with every entry it holds kept as the person's last form."""
+        otherwise), with every entry it holds kept as the person's last form,
+        and the files it brings taken first: one refused brings the page
+        back, saying why, with everything else kept."""
         self.last_form = request.form
-        action = self.actions.get(_form_text(request.form, "action"), _WebPage._send)
+        action = self.actions.get(_form_text(request.form, "action").partition(":")[0], _WebPage._send)
+        problems = self._take_files(request.files)
+        if problems and action in (_WebPage._send, _WebPage._ask_for_more):  # every problem at once, as ever
+            status = Outcome.ANSWERED if action is _WebPage._send else Outcome.FOLLOW_UP
+            problems = {**_form_problems(self.items, request.form, status is Outcome.FOLLOW_UP), **problems}
+            return _HttpResponse.html(400, self.form_html(problems, status=status))
+        if problems:
+            return _HttpResponse.html(400, self.form_html(problems))
         return action(self, request.form)  # type: ignore[no-any-return]
+
+    def _take_files(self, files: "Dict[str, List[Tuple[str, bytes]]]") -> "Dict[int, str]":
+        """The files a form brings, each kept with its question once its
+        bytes are a type the page takes and the bounds hold; the reason
+        of each question's refusal, by its index."""
+        problems: Dict[int, str] = {}
+        attached = self.ending.attached
+        for index, item in enumerate(self.items):
+            sent = files.get(f"file:{item.id}")
+            if not sent:
+                continue
+            try:
+                taken = [Attachment(name, data) for name, data in sent]
+                merged = {**attached, item.id: [*attached.get(item.id, ()), *taken]}
+                self.bounds.check(self.items, [AnswerItem(key, attachments=kept) for key, kept in merged.items()])
+            except AnswerError as err:
+                problems[index] = err.reason
+                continue
+            attached = self.ending.attached = merged
+        return problems
+
+    @actions.on("remove")
+    def _remove_file(self, form: "Dict[str, List[str]]") -> _HttpResponse:
+        """A file's Remove button: ``remove:<its place>:<question id>``."""
+        _, _, rest = _form_text(form, "action").partition(":")
+        place, _, question = rest.partition(":")
+        kept = list(self.ending.attached.get(question, []))
+        if place.isdigit() and int(place) < len(kept):
+            del kept[int(place)]
+            others = {key: files for key, files in self.ending.attached.items() if key != question}
+            self.ending.attached = {**others, **({question: kept} if kept else {})}
+        return _HttpResponse.html(200, self.form_html())
 
     @actions.on("submit")
     def _send(self, form: "Dict[str, List[str]]") -> _HttpResponse:
@@ -8524,7 +9068,8 @@ class _WebPage(_HttpHandlers):
     def _end_with_form(self, status: Outcome, form: "Dict[str, List[str]]", partial: bool) -> _HttpResponse:
         problems = _form_problems(self.items, form, partial)
         try:
-            answers = collect_answers(self.items, _form_answers(self.items, form, sent=not partial), partial)
+            given = _form_answers(self.items, form, sent=not partial, attached=self.ending.attached)
+            answers = collect_answers(self.items, given, partial)
         except AnswerError as err:
             problems = problems or {err.index or 0: err.reason}
         if problems:
@@ -8597,6 +9142,7 @@ class _WebPage(_HttpHandlers):
                 if _asks_follow_up(carried):  # Claude Code's answer form says so itself
                     status, partial = Outcome.FOLLOW_UP, True
                 answers = collect_answers(self.items, carried, partial)
+                self.bounds.check(self.items, answers)
             except QuestionError as err:  # an AnswerError, or a body that cannot be read
                 return _HttpResponse.json(400, {"error": str(err)})
             too_long = _too_long_error(self.items, answers)
@@ -8615,10 +9161,12 @@ class _WebPage(_HttpHandlers):
     def _carried_answers(self, request: _HttpRequest) -> Any:
         """The answers a JSON-interface request carries: its body as JSON when
         it parses, whatever its Content-Type says (curl -d calls JSON a
-        form), else as the page's form fields; QuestionError when neither
-        reads it."""
+        form), else as the page's form fields (a multipart form, with its
+        files); QuestionError when neither reads it."""
         from urllib.parse import parse_qs
 
+        if request.header("Content-Type").split(";")[0].strip().lower() == _MULTIPART:
+            return _form_answers(self.items, request.form, sent=True, attached=self._sent_files(request))
         try:
             return _parse_json(request.body, "The request's body")
         except QuestionError as err:
@@ -8627,6 +9175,20 @@ class _WebPage(_HttpHandlers):
             except ValueError:
                 raise err from None
             return _form_answers(self.items, form, sent=True)
+
+    def _sent_files(self, request: _HttpRequest) -> "Dict[str, List[Attachment]]":
+        """The files of a multipart request to the JSON interface, by
+        question: each checked, a refusal naming its question."""
+        if request.cut_off:
+            raise AnswerError("The request's multipart body was cut off before its closing boundary. Nothing was"
+                              " taken from it: send it again, whole.", reason="attachment_cut_off")
+        files: Dict[str, List[Attachment]] = {}
+        for index, item in enumerate(self.items):
+            try:
+                files[item.id] = [Attachment(name, data) for name, data in request.files.get(f"file:{item.id}", ())]
+            except AnswerError as err:
+                raise _refused(index, item, err.reason, f": {err}") from None
+        return files
 
     def _head(self) -> str:
         return (
@@ -8637,10 +9199,12 @@ class _WebPage(_HttpHandlers):
 
     def form_html(
         self, problems: "Optional[Dict[int, str]]" = None, confirm: bool = False, status: Outcome = Outcome.ANSWERED,
+        notice: str = "",
     ) -> str:
         """The form, every entry of the last form in place; after a refused
         submission, every problem at the top and beside its question, in the
-        page's words; on the way to a dismissal, the step that confirms it."""
+        page's words (``notice``: one of the whole form, in HTML); on the
+        way to a dismissal, the step that confirms it."""
         problems = problems or {}
         token = _html_escaped(self.token)
         # A secret is never written back into the page; once the page no
@@ -8658,21 +9222,25 @@ class _WebPage(_HttpHandlers):
              " connection was lost, or the questions ended elsewhere. Your entries are still on this page: keep it"
              " open, or copy them before you close it.</p></div>"),
         ]
-        if problems:
-            parts.append(self._problems_html(problems, self.last_form, status))
+        if problems or notice:
+            parts.append(self._problems_html(problems, self.last_form, status, notice))
         # The form's first submit button is a disabled one: Enter in a one-line
         # field (a phone's Go key) then sends nothing, also without script.
         # Enter on a radio button or a check box clicks the first submit button
         # that is not disabled (in Chromium): the next one, which sends nothing
         # and brings the form back as it is.
         timeout = "" if self.timeout is None else f" data-timeout=\"{self.timeout:g}\""
+        bounds = self.bounds
+        timeout += (f" data-files=\"{bounds.per_question}\" data-file-bytes=\"{bounds.each}\""
+                    f" data-all-bytes=\"{bounds.total}\" enctype=\"{_MULTIPART}\"")
         parts.append(f"<form class=\"questions\" novalidate method=\"post\" action=\"/?token={token}\" data-token=\"{token}\"{timeout}>"
                      f"<input type=\"hidden\" name=\"token\" value=\"{token}\">"
                      "<button type=\"submit\" disabled hidden aria-hidden=\"true\" tabindex=\"-1\"></button>"
                      "<button type=\"submit\" name=\"action\" value=\"back\" hidden aria-hidden=\"true\" tabindex=\"-1\"></button>")
         if confirm:
             parts.append(self._confirm_html())
-        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index), item.id in retype)
+        parts.extend(_web_fieldset(index, item, self.last_form, problems.get(index), item.id in retype,
+                                   files=_WebFiles(index, item, self.ending.attached.get(item.id, ()), bounds))
                      for index, item in enumerate(self.items))
         parts.append(
             "<div class=\"buttons\"><button class=\"send\" type=\"submit\" name=\"action\" value=\"submit\">Send answers</button>"
@@ -8706,12 +9274,13 @@ class _WebPage(_HttpHandlers):
 
     def _problems_html(
         self, problems: "Dict[int, str]", form: "Dict[str, List[str]]", status: Outcome = Outcome.ANSWERED,
+        notice: str = "",
     ) -> str:
         """The problems at the top of the form, each a link to its question's
         first control, taking the focus so that a screen reader reads them first."""
-        links = "".join(
+        links = (f"<li>{notice}</li>" if notice else "") + "".join(
             f"<li><a href=\"#{_control_id(index)}\" dir=\"auto\">{_html_escaped(_web_name(self.items[index]))}"
-            f"</a>: {_person_words(self.items[index], reason, form)}</li>"
+            f"</a>: {_person_words(self.items[index], reason, form, self.bounds)}</li>"
             for index, reason in sorted(problems.items())
         )
         return (f"<div class=\"problems\" id=\"problems\" role=\"alert\" tabindex=\"-1\" autofocus>"
@@ -8766,6 +9335,17 @@ class _WebPage(_HttpHandlers):
                 f"<h2>What you entered here</h2><p>Copy what you need before you close this page.</p>{mine}</main></body></html>")
 
 
+def _form_body_limit(headers: Any, bounds: _AttachmentBounds) -> int:
+    """A form with files may be as large as the files a page takes, and a
+    margin for its fields; any other body, MAX_PAYLOAD_BYTES."""
+    kind = (_header_values(headers, "Content-Type")[:1] or [""])[0].split(";")[0].strip().lower()
+    return bounds.total + MAX_PAYLOAD_BYTES if kind == _MULTIPART else MAX_PAYLOAD_BYTES
+
+
+def _answers_without_files(answers: "List[AnswerItem]") -> "List[AnswerItem]":
+    return [dataclasses.replace(answer, attachments=()) if answer.attachments else answer for answer in answers]
+
+
 def _readable_answers(items: "List[QuestionItem]", answers: "List[AnswerItem]") -> "List[AnswerItem]":
     """Answers as far as they go: each checked as partial on its own, a
     question whose answer cannot be read left out, never the others with it."""
@@ -8809,13 +9389,18 @@ def _duration(seconds: float) -> str:
     return " ".join(part for part in (f"{minutes} min" if minutes else "", f"{rest} s" if rest or not minutes else "") if part)
 
 
-def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sent: bool = False) -> "List[AnswerItem]":
-    """The form's fields as answers, for collect_answers() to check; a
-    question left empty has none, so that a dismissal does not report it
-    skipped.  A question's default, still in its field untouched, is an
-    answer only when the person sends the answers (``sent``), and never
-    beside "you decide" or "discuss"."""
+def _form_answers(
+    items: "List[QuestionItem]", form: "Dict[str, List[str]]", sent: bool = False,
+    attached: "Optional[Dict[str, List[Attachment]]]" = None,
+) -> "List[AnswerItem]":
+    """The form's fields as answers, with the files kept for each question
+    (``attached``), for collect_answers() to check; a question left empty
+    has none, so that a dismissal does not report it skipped.  A
+    question's default, still in its field untouched, is an answer only
+    when the person sends the answers (``sent``), and never beside "you
+    decide" or "discuss"."""
     answers = []
+    attached = attached or {}
     for item in items:
         picked = form.get(f"q:{item.id}", [])
         states = form.get(f"state:{item.id}", [])
@@ -8829,9 +9414,10 @@ def _form_answers(items: "List[QuestionItem]", form: "Dict[str, List[str]]", sen
             typed = _form_text(form, f"text:{item.id}")
             if item.default is not None and typed.strip() == item.default.strip() and (state or not sent):
                 typed = ""
-        if picked or (typed or "").strip() or note or state:
+        files = attached.get(item.id, ())
+        if picked or (typed or "").strip() or note or state or files:
             answers.append(AnswerItem(item.id, typed if (typed or "").strip() else None, picked or None, note=note,
-                                      unanswered=state))
+                                      unanswered=state, attachments=files))
     return answers
 
 
@@ -8904,20 +9490,41 @@ _PERSON_WORDS = {
     "too_long": f"This answer is too long: an answer or a note holds at most {MAX_TEXT} characters. Shorten it.",
     "out_of_range": "That number is not one this question takes: {range}.",
     "two_states": f"Tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or \u201c{_STATES[_DISCUSS].label}\u201d, not both.",
+    "attachment_type": ("That file is not one this page takes: attach a picture (PNG, JPEG, GIF or WebP), a PDF or"
+                        " a text file. Web pages, SVG drawings, archives and programs are never taken."),
+    "attachment_empty": "That file is empty: attach one with something in it.",
+    "attachment_too_large": "That file is too large: a file may be {each} at most, and all files together {total}.",
+    "too_many_attachments": "Too many files: a question takes {count} at most. Remove some first.",
+    "attachment_cut_off": "That file did not arrive whole: attach it again.",
     "state_and_answer": (f"Answer it, or tick \u201c{_STATES[_YOU_DECIDE].label}\u201d or"
                          f" \u201c{_STATES[_DISCUSS].label}\u201d, not both: clear your answer, or untick the box."),
 }
 
 
-def _person_words(item: QuestionItem, reason: str, form: "Dict[str, List[str]]") -> str:
+def _person_words(
+    item: QuestionItem, reason: str, form: "Dict[str, List[str]]", bounds: "Optional[_AttachmentBounds]" = None,
+) -> str:
     """A problem in the page's words, for the person; escaped for HTML.  A
-    number refused says why in the dialog's words."""
+    number refused says why in the dialog's words; a file, the page's bounds."""
     if reason in ("not_a_number", "out_of_range"):
         number = _number_refusal(item, _form_text(form, f"text:{item.id}"))
         if number is not None:
             return _html_escaped(number)
     words = _PERSON_WORDS.get(reason, _PERSON_WORDS["malformed"])
-    return _html_escaped(words.format(range=_number_range(item)) if "{" in words else words)
+    if "{" in words:
+        words = words.format(range=_number_range(item), **(bounds or _AttachmentBounds()).words())
+    return _html_escaped(words)
+
+
+# What the page says of a form with files that did not arrive, or was too
+# large to be read: nothing in it was taken.
+_UPLOAD_WORDS = {
+    "too_large": ("Your files were too large to send, so nothing was taken from this sending: a file may be {each}"
+                  " at most, and all files together {total}. Your entries as last kept are below: attach smaller"
+                  " or fewer files, and send again."),
+    "cut_off": ("What you sent did not arrive whole (the connection was cut), so nothing was taken from it. Your"
+                " entries are below, as far as they arrived: attach your files again, and send again."),
+}
 
 
 def _control_id(index: int, row: int = 0) -> str:
@@ -9035,9 +9642,64 @@ class _WebEntry:
                                     f" data-row=\"{_control_id(self.index, number)}\" aria-label=\"{label}\""))
 
 
+# What a file picker offers: the kinds the page takes (a phone's picker then
+# offers its photos and camera); the server reads the type from the bytes.
+_WEB_ACCEPT = "image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,.txt,.md,.log,.csv"
+# A kept picture is drawn inside the page up to this size; a larger one is
+# named only, so that a page shown again never carries megabytes to a phone.
+_WEB_PREVIEW_BYTES = 2 * 1024 * 1024
+
+
+class _WebFiles:
+    """One question's files on the page: those kept, each with its picture
+    when its bytes are one, and a Remove button; a file picker and the
+    camera, which work without script; with it, the files picked are shown
+    before they are sent, and a paste or a drop picks them."""
+
+    __slots__ = ("bounds", "index", "item", "kept")
+
+    def __init__(self, index: int, item: QuestionItem, kept: "Sequence[Attachment]", bounds: _AttachmentBounds) -> None:
+        self.index, self.item, self.kept, self.bounds = index, item, kept, bounds
+
+    def html(self, has_problem: bool) -> str:
+        from html import escape
+
+        index, name = self.index, escape(f"file:{self.item.id}")
+        rows = "".join(self.row(place, attachment) for place, attachment in enumerate(self.kept))
+        kept = f"<ul class=\"attached\" aria-label=\"Files attached\">{rows}</ul>" if rows else ""
+        said = f"files-about-{index}" + (f" problem-{index}" if has_problem else "")
+        tie = f" aria-describedby=\"{said}\"" + (" aria-invalid=\"true\"" if has_problem else "")
+        words = self.bounds.words()
+        return (f"<div class=\"files\">{kept}<div class=\"pickers\">"
+                f"<label class=\"pick\" for=\"file-{index}\">Attach a picture or a file</label>"
+                f"<input type=\"file\" id=\"file-{index}\" name=\"{name}\" multiple accept=\"{_WEB_ACCEPT}\"{tie}>"
+                f"<label class=\"pick camera\" for=\"camera-{index}\">Take a photo</label>"
+                f"<input type=\"file\" class=\"camera\" id=\"camera-{index}\" name=\"{name}\" accept=\"image/*\""
+                f" capture=\"environment\"{tie}></div>"
+                f"<p class=\"desc\" id=\"files-about-{index}\">Pictures (PNG, JPEG, GIF, WebP), PDF or text: up to"
+                f" {words['count']} files, {words['each']} each.<span class=\"scripted\" hidden> You can also paste or"
+                f" drop them here.</span></p><p class=\"error\" role=\"alert\" hidden></p>"
+                f"<ul class=\"picked\" aria-label=\"Files to send\"></ul></div>")
+
+    def row(self, place: int, attachment: Attachment) -> str:
+        """A kept file: its picture drawn from its own bytes, only when they
+        are a picture's (never SVG, never HTML), its name, kind and size."""
+        import base64
+        from html import escape
+
+        picture = ""
+        if attachment.is_image and attachment.size <= _WEB_PREVIEW_BYTES:
+            data = base64.b64encode(attachment.data).decode("ascii")
+            picture = f"<img class=\"thumb\" alt=\"\" src=\"data:{attachment.media_type};base64,{data}\">"
+        name = _html_escaped(attachment.name)
+        return (f"<li data-size=\"{attachment.size}\">{picture}<span class=\"file\"><bdi>{name}</bdi> <span class=\"desc\">{attachment.media_type},"
+                f" {_size_words(attachment.size)}</span></span><button type=\"submit\" name=\"action\""
+                f" value=\"remove:{place}:{escape(self.item.id)}\">Remove<span class=\"vh\"> {name}</span></button></li>")
+
+
 def _web_fieldset(
     index: int, item: QuestionItem, form: "Dict[str, List[str]]", reason: "Optional[str]", retype: bool = False,
-    notes: bool = True,
+    notes: bool = True, files: "Optional[_WebFiles]" = None,
 ) -> str:
     mark = " <span class=\"required\" title=\"needs an answer\">*</span>" if item.required else ""
     parts = [
@@ -9047,13 +9709,14 @@ def _web_fieldset(
     if item.purpose:
         parts.append(f"<p class=\"purpose\" dir=\"auto\">{_html_escaped(item.purpose)}</p>")
     if reason is not None:
-        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason, form)}</p>")
+        bounds = files.bounds if files is not None else None
+        parts.append(f"<p class=\"error\" id=\"problem-{index}\">{_person_words(item, reason, form, bounds)}</p>")
     if retype:
         parts.append(f"<p class=\"error\" id=\"retype-{index}\">{_WEB_RETYPE}</p>")
     entry = _WebEntry(index, item, form, reason is not None, retype)
     parts.append("<div class=\"entry\">")
     parts.extend(_WEB_ENTRIES.get(item.question_type, _WebEntry.typed_entry)(entry))
-    parts.append(f"</div>{entry.states()}")
+    parts.append(f"</div>{'' if files is None else files.html(reason is not None)}{entry.states()}")
     note = entry.value("note")
     if notes:  # a form's answer has no place for a note: none is offered where it would be lost
         parts.append(f"<details class=\"addnote\"{' open' if note else ''}><summary>Add a note</summary>"
@@ -9117,6 +9780,8 @@ def _sent_row(item: QuestionItem, answer: "Optional[AnswerItem]") -> str:
     row = f"<li><bdi>{_html_escaped(_web_name(item))}</bdi>: {shown}"
     if answer is not None and answer.note is not None:
         row += f"; note: {_isolated(_said(answer.note, True))}"
+    for attachment in () if answer is None else answer.attachments:
+        row += f"; attached: {_isolated(attachment.name)} ({attachment.media_type}, {_size_words(attachment.size)})"
     return row + "</li>"
 
 
@@ -9899,9 +10564,12 @@ class _Ask(_Ending):
             self.page.serve_grace()
         self.delivered = True
         self.board.save(self)
-        if any(item.secret for item in self.output.questions):
-            self.board.forget_secrets()
-        return self.result
+        files = any(answer.attachments for answer in self.result.answers)
+        if files or any(item.secret for item in self.output.questions):
+            self.board.forget_secrets()  # and the files' bytes, which leave no older copy behind either
+        result = self.result
+        self.result, self.attached = _without_files(result), {}  # delivered: no copy of a file stays behind
+        return result
 
     def entries(self) -> "Dict[str, List[str]]":
         """What the person entered on its page, as it is kept beyond the request."""
@@ -9942,7 +10610,8 @@ class _Ask(_Ending):
         """End the ask as timed out once its time has passed, keeping what
         was entered; whether it has ended."""
         if now >= self.ends and not self.finished:
-            entered = _readable_answers(self.output.questions, _form_answers(self.output.questions, self.entered))
+            given = _form_answers(self.output.questions, self.entered, attached=self.attached)
+            entered = _readable_answers(self.output.questions, given)
             if self.settle(QuestionOutput(self.output.questions, entered, Outcome.TIMED_OUT)):
                 self.abandoned = True  # until a call takes the outcome after all
         return self.finished
@@ -9956,7 +10625,16 @@ class _Ask(_Ending):
             self.id, self.fingerprint, self.output, self.owner.client, self.owner.id, self.owner.process, self.ends,
             self.owner.ended, None if page is None else _token_digest(page.token),
             {} if self.delivered else self.entries(),
-            self.ended, self.result, self.delivered, self.interrupted, self.task)
+            self.ended, self.result, self.delivered, self.interrupted, self.task,
+            {} if self.result is not None else self.attached)
+
+
+def _without_files(outcome: QuestionOutput) -> QuestionOutput:
+    """An outcome with its answers' files dropped."""
+    if not any(answer.attachments for answer in outcome.answers):
+        return outcome
+    answers = _answers_without_files(outcome.answers)
+    return QuestionOutput(outcome.questions, answers, outcome.status, outcome.title, outcome.purpose)
 
 
 def _same_ending(one: "Optional[QuestionOutput]", other: "Optional[QuestionOutput]") -> bool:
@@ -10004,7 +10682,7 @@ class _DamagedAsk(Exception):
         self.ask_id = ask_id
 
 
-_ASK_RECORD_VERSION = 3  # the layout of one record; a record of a newer layout is refused in words
+_ASK_RECORD_VERSION = 4  # the layout of one record; a record of a newer layout is refused in words
 
 
 @dataclass
@@ -10045,7 +10723,10 @@ class _AskRecord:
     ``entered`` is the page's last form without its token and without any
     secret; ``result`` is the ending, a secret answer in it hidden once
     ``delivered``.  ``ended`` is 0 while the ask is open: the one field a
-    store reads to keep the first ending committed."""
+    store reads to keep the first ending committed.  ``attached`` holds the
+    files taken on the page, by question id, until the ask ends; the
+    ending's own files are kept with it until it is delivered, and are
+    then dropped, bytes and all."""
 
     id: str
     fingerprint: str
@@ -10062,15 +10743,24 @@ class _AskRecord:
     delivered: bool = False
     interrupted: bool = False
     task: Optional[_AskTask] = None
+    attached: Dict[str, List[Attachment]] = dataclasses.field(default_factory=dict)
 
-    def to_text(self) -> str:
-        """The record as it is stored: compact JSON, with its layout's version."""
+    def to_text(self, files: "Optional[Dict[str, Attachment]]" = None) -> str:
+        """The record as it is stored: compact JSON, with its layout's version.
+        A store that keeps the files beside the text (in memory) passes
+        ``files``, which takes each file by its digest, and the text then
+        names each file by its digest alone."""
         batch = _batch_record(self.questions)
         result: Optional[Dict[str, Any]] = None
         if self.result is not None:
             answers = _answer_dicts(self.result)
             if self.delivered:
                 answers = _hidden_secrets(self.questions.questions, answers)
+            kept = {} if self.delivered else {answer.id: answer.attachments for answer in self.result.answers}
+            for entry in answers:
+                entry.pop("attachments", None)
+                if kept.get(entry["id"]):
+                    entry["attachments"] = [_attachment_text(attachment, files) for attachment in kept[entry["id"]]]
             result = {"status": self.result.status, "answers": answers}
         return json.dumps({
             "version": _ASK_RECORD_VERSION, "id": self.id, "fingerprint": self.fingerprint, "questions": batch,
@@ -10078,12 +10768,15 @@ class _AskRecord:
             "session_ended": self.session_ended, "page": self.page, "entered": self.entered, "ended": self.ended,
             "result": result, "delivered": self.delivered, "interrupted": self.interrupted,
             "task": None if self.task is None else self.task.to_dict(),
+            **({"attached": {key: [_attachment_text(attachment, files) for attachment in attached]
+                             for key, attached in self.attached.items() if attached}} if self.attached else {}),
         }, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
     @classmethod
-    def from_text(cls, ask_id: str, text: Any) -> "_AskRecord":
+    def from_text(cls, ask_id: str, text: Any, files: "Optional[Dict[str, Attachment]]" = None) -> "_AskRecord":
         """A stored text as the record of ``ask_id``; _DamagedAsk, saying
-        why, when it is not one (or one of a newer askq)."""
+        why, when it is not one (or one of a newer askq).  ``files`` are
+        those a store kept beside the text, by digest."""
         try:
             data = json.loads(text)
         except (TypeError, ValueError):
@@ -10095,20 +10788,21 @@ class _AskRecord:
             raise _DamagedAsk(ask_id, f"was written by a newer askq (record version {version!r}, this one reads"
                                       f" {_ASK_RECORD_VERSION} and older): serve it with that askq,")
         try:
-            return cls._read(ask_id, data)
+            return cls._read(ask_id, data, files or {})
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise _DamagedAsk(ask_id, f"is damaged ({type(err).__name__}: {err})") from None
 
     @classmethod
-    def _read(cls, ask_id: str, data: "Dict[str, Any]") -> "_AskRecord":
+    def _read(cls, ask_id: str, data: "Dict[str, Any]", files: "Dict[str, Attachment]") -> "_AskRecord":
         batch = _stored_batch(data["questions"])
         result = data.get("result")
         return cls(
             ask_id, _stored_text(data["fingerprint"]), batch, _stored_text(data["client"]),
             _stored_text(data["session"]), _stored_text(data["process"]), float(data["ends"]),
             data.get("session_ended") is True, _stored_optional(data.get("page")), _stored_form(data.get("entered")),
-            float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result),
-            data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")))
+            float(data.get("ended") or 0.0), None if result is None else _stored_result(batch, result, files),
+            data.get("delivered") is True, data.get("interrupted") is True, _AskTask.from_dict(data.get("task")),
+            {_stored_text(key): _stored_attachments(value, files) for key, value in (data.get("attached") or {}).items()})
 
 
 def _stored_text(value: Any) -> str:
@@ -10175,12 +10869,49 @@ def _stored_batch(data: "Dict[str, Any]") -> QuestionOutput:
     return QuestionOutput(items, [], None, _stored_optional(data.get("title")), _stored_optional(data.get("purpose")))
 
 
-def _stored_result(batch: QuestionOutput, data: "Dict[str, Any]") -> QuestionOutput:
+def _attachment_text(attachment: Attachment, files: "Optional[Dict[str, Attachment]]") -> "Dict[str, Any]":
+    """A file as a record keeps it: its name and its digest, which reading
+    it back checks, and its bytes (base64), unless the store keeps the file
+    itself in ``files``."""
+    import base64
+
+    if files is not None:
+        files[f"{attachment.sha256} {attachment.name}"] = attachment
+        return {"name": attachment.name, "sha256": attachment.sha256}
+    return {"name": attachment.name, "sha256": attachment.sha256, "data": base64.b64encode(attachment.data).decode("ascii")}
+
+
+def _stored_attachments(value: Any, kept: "Dict[str, Attachment]") -> "List[Attachment]":
+    """Files as a record keeps them, each read back from its bytes (or
+    taken as the store kept it, by its digest) and checked against its
+    digest; a file damaged in the store is a damaged record, never a
+    different file."""
+    import base64
+
+    if not isinstance(value, list):
+        raise TypeError("the attached files are not a list")
+    files = []
+    for entry in value:
+        if "data" not in entry:
+            files.append(kept[f"{_stored_text(entry['sha256'])} {_stored_text(entry['name'])}"])
+            continue
+        try:
+            attachment = Attachment(_stored_text(entry["name"]), base64.b64decode(_stored_text(entry["data"])))
+        except AnswerError as err:
+            raise ValueError(f"a stored file is refused: {err}") from None
+        if attachment.sha256 != entry.get("sha256"):
+            raise ValueError(f"the stored file {attachment.name!r} does not match its digest")
+        files.append(attachment)
+    return files
+
+
+def _stored_result(batch: QuestionOutput, data: "Dict[str, Any]", files: "Dict[str, Attachment]") -> QuestionOutput:
     """An ending, for the questions it was asked with."""
     answers = [AnswerItem(
         _stored_text(entry["id"]), _stored_optional(entry.get("answer")),
         None if entry.get("selected") is None else [_stored_text(label) for label in entry["selected"]],
         entry.get("assumed") is True, _stored_optional(entry.get("note")), _stored_optional(entry.get("unanswered")),
+        _stored_attachments(entry["attachments"], files) if "attachments" in entry else (),
     ) for entry in data["answers"]]
     return QuestionOutput(batch.questions, answers, Outcome(data["status"]), batch.title, batch.purpose)
 
@@ -10293,6 +11024,7 @@ class _MemoryStore(_AskStore):
         import threading
 
         self.records: Dict[str, Union[bytes, _AskRecord]] = {}
+        self.files: Dict[str, Dict[str, Attachment]] = {}  # an ended record's files, by digest: never copied into its text
         self.fingerprints: Dict[str, List[str]] = {}
         self.pages: Dict[str, str] = {}
         self.ended: Dict[str, float] = {}
@@ -10300,23 +11032,31 @@ class _MemoryStore(_AskStore):
 
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         kept = self.records.get(ask_id)
-        return None if kept is None else self._read(ask_id, kept)
+        return None if kept is None else self._read(ask_id, kept, self.files.get(ask_id))
 
     @staticmethod
-    def _read(ask_id: str, kept: "Union[bytes, _AskRecord]") -> _AskRecord:
+    def _read(ask_id: str, kept: "Union[bytes, _AskRecord]", files: "Optional[Dict[str, Attachment]]") -> _AskRecord:
         import zlib
 
-        text = kept.to_text() if isinstance(kept, _AskRecord) else zlib.decompress(kept).decode("utf-8", "surrogatepass")
-        return _AskRecord.from_text(ask_id, text)
+        if isinstance(kept, _AskRecord):
+            files = {}
+            text = kept.to_text(files)
+        else:
+            text = zlib.decompress(kept).decode("utf-8", "surrogatepass")
+        return _AskRecord.from_text(ask_id, text, files)
 
     @staticmethod
-    def _kept(record: _AskRecord) -> "Union[bytes, _AskRecord]":
+    def _kept(record: _AskRecord, files: "Dict[str, Attachment]") -> "Union[bytes, _AskRecord]":
+        """An open ask's record as itself (its files in it); an ended one's
+        as compressed text, its files put in ``files``."""
         import zlib
 
         if not record.ended and record.result is None:
             entered = {key: list(values) for key, values in record.entered.items()}
-            return dataclasses.replace(record, entered=entered, task=record.task and dataclasses.replace(record.task))
-        return zlib.compress(record.to_text().encode("utf-8", "surrogatepass"), 1)
+            attached = {key: list(values) for key, values in record.attached.items()}
+            return dataclasses.replace(record, entered=entered, attached=attached,
+                                       task=record.task and dataclasses.replace(record.task))
+        return zlib.compress(record.to_text(files).encode("utf-8", "surrogatepass"), 1)
 
     def find(self, fingerprint: str) -> "List[str]":
         return list(self.fingerprints.get(fingerprint, ()))
@@ -10342,12 +11082,17 @@ class _MemoryStore(_AskStore):
             self.pages[record.page] = record.id
         if record.ended:
             self.ended[record.id] = record.ended
-        self.records[record.id] = self._kept(record)
+        files: Dict[str, Attachment] = {}
+        self.records[record.id] = self._kept(record, files)
+        if files:
+            self.files[record.id] = files
+        else:
+            self.files.pop(record.id, None)
 
     def sweep(self, now: float) -> None:
         with self.lock:
             for ask_id in [ask_id for ask_id, ended in self.ended.items() if now >= ended + _ASK_KEPT_SECONDS]:
-                record = self._read(ask_id, self.records.pop(ask_id))
+                record = self._read(ask_id, self.records.pop(ask_id), self.files.pop(ask_id, None))
                 del self.ended[ask_id]
                 same = self.fingerprints.get(record.fingerprint, [])
                 if ask_id in same:
@@ -10372,6 +11117,9 @@ class _SqliteStore(_AskStore):
 
         self.path = path
         self.lock = threading.Lock()
+        # The files of the asks this process wrote or read, by ask and key:
+        # a record read again takes them from here rather than from the disk.
+        self.files: Dict[str, Dict[str, Attachment]] = {}
         self.check_folder(path)
         fresh = not os.path.exists(path)
         if fresh:  # readable by its owner only, before SQLite writes anything in it
@@ -10413,6 +11161,9 @@ class _SqliteStore(_AskStore):
             self._check_schema()
         self.db.execute("PRAGMA journal_mode=WAL").fetchall()
         self.db.execute("PRAGMA secure_delete=ON").fetchall()
+        if "files" not in self._tables():  # a database made before asks kept files
+            with self.db:
+                self.db.execute(_SQLITE_FILES_TABLE)
 
     def _tables(self) -> "FrozenSet[str]":
         return frozenset(row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall())
@@ -10424,6 +11175,7 @@ class _SqliteStore(_AskStore):
         self.db.execute("CREATE INDEX asks_fingerprint ON asks (fingerprint)")
         self.db.execute("CREATE INDEX asks_page ON asks (page)")
         self.db.execute("CREATE TABLE processes (id TEXT PRIMARY KEY, seen REAL)")
+        self.db.execute(_SQLITE_FILES_TABLE)
 
     def _check_schema(self) -> None:
         schema = self._row("SELECT value FROM askq WHERE key = 'schema'") if "askq" in self._tables() else None
@@ -10442,7 +11194,31 @@ class _SqliteStore(_AskStore):
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         with self.lock:
             row = self._row("SELECT record FROM asks WHERE id = ?", (ask_id,))
-        return None if row is None else _AskRecord.from_text(ask_id, row[0])
+            files = None if row is None else self._files(ask_id, row[0])
+        return None if row is None else _AskRecord.from_text(ask_id, row[0], files)
+
+    def _files(self, ask_id: str, text: Any) -> "Dict[str, Attachment]":
+        """An ask's files, each read from the disk once (and checked
+        against its digest), then kept for the records read again; none
+        looked for when its record names none."""
+        if not isinstance(text, str) or '"sha256"' not in text:
+            return {}
+        kept = self.files.get(ask_id, {})
+        keys = [row[0] for row in self.db.execute("SELECT key FROM files WHERE ask = ?", (ask_id,)).fetchall()]
+        for key in keys:
+            if key not in kept:
+                data = self._row("SELECT data FROM files WHERE ask = ? AND key = ?", (ask_id, key))[0]
+                try:
+                    attachment = Attachment(key[65:], bytes(data))
+                except AnswerError:
+                    attachment = None
+                if attachment is None or attachment.sha256 != key[:64]:
+                    raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
+                kept[key] = attachment
+        kept = {key: kept[key] for key in keys}
+        if kept:
+            self.files[ask_id] = kept
+        return kept
 
     def find(self, fingerprint: str) -> "List[str]":
         with self.lock:
@@ -10464,14 +11240,27 @@ class _SqliteStore(_AskStore):
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the write lock first: two processes settle one after the other
             row = self._row("SELECT record FROM asks WHERE id = ?", (record.id,))
-            standing = self.standing(None if row is None else _AskRecord.from_text(record.id, row[0]), record)
+            files = None if row is None else self._files(record.id, row[0])
+            standing = self.standing(None if row is None else _AskRecord.from_text(record.id, row[0], files), record)
             if standing is record:
                 self._write(record)
             return standing
 
     def _write(self, record: _AskRecord) -> None:
+        """The record, and its files in their own table: each written once,
+        however often the record is (a draft a second while the person
+        types), and deleted once no record names it."""
+        files: Dict[str, Attachment] = {}
         self.db.execute("INSERT OR REPLACE INTO asks VALUES (?, ?, ?, ?, ?)", (
-            record.id, record.fingerprint, record.page, record.ended, record.to_text()))
+            record.id, record.fingerprint, record.page, record.ended, record.to_text(files)))
+        for key, attachment in files.items():
+            self.db.execute("INSERT OR IGNORE INTO files VALUES (?, ?, ?)", (record.id, key, attachment.data))
+        places = ", ".join("?" * len(files))
+        self.db.execute(f"DELETE FROM files WHERE ask = ? AND key NOT IN ({places})", (record.id, *files))
+        if files:
+            self.files[record.id] = files
+        else:
+            self.files.pop(record.id, None)
 
     def state_key(self) -> bytes:
         import secrets
@@ -10501,11 +11290,17 @@ class _SqliteStore(_AskStore):
     def sweep(self, now: float) -> None:
         with self.lock, self.db:
             self.db.execute("DELETE FROM asks WHERE ended > 0 AND ended <= ?", (now - _ASK_KEPT_SECONDS,))
+            self.db.execute("DELETE FROM files WHERE ask NOT IN (SELECT id FROM asks)")
             self.db.execute("DELETE FROM processes WHERE seen <= ?", (now - _ASK_KEPT_SECONDS,))
 
     def close(self) -> None:
         with self.lock:
             self.db.close()
+
+
+# An ask's files, beside its record: the key names a file by its digest and
+# its name, as the record does.
+_SQLITE_FILES_TABLE = "CREATE TABLE files (ask TEXT, key TEXT, data BLOB, PRIMARY KEY (ask, key))"
 
 
 @_AskStore.served_at("redis", "rediss")
@@ -10528,6 +11323,7 @@ class _RedisStore(_AskStore):
     def __init__(self, url: str) -> None:
         self.url = url
         self.redis = _RedisConnection(url)
+        self.files: Dict[str, Dict[str, Attachment]] = {}  # as the SQLite store keeps them: read once a process
         try:
             self.redis.call("PING")
         except OSError as err:
@@ -10538,7 +11334,59 @@ class _RedisStore(_AskStore):
 
     def load(self, ask_id: str) -> "Optional[_AskRecord]":
         text = self.redis.call("GET", f"askq:ask:{ask_id}")
-        return None if text is None else _AskRecord.from_text(ask_id, text)
+        return None if text is None else _AskRecord.from_text(ask_id, text, self._files(ask_id, text))
+
+    def _files(self, ask_id: str, text: Any) -> "Dict[str, Attachment]":
+        """An ask's files, each kept under a key of its own (its bytes as
+        base64), read once and checked against its digest; none looked for
+        when its record names none."""
+        import base64
+
+        if not isinstance(text, str) or '"sha256"' not in text:
+            return {}
+        kept = self.files.get(ask_id, {})
+        keys = sorted(self.redis.call("SMEMBERS", f"askq:files:{ask_id}") or [])
+        missing = [key for key in keys if key not in kept]
+        for key, data in zip(missing, self.redis.call("MGET", *(f"askq:file:{ask_id}:{key}" for key in missing)) if missing else ()):
+            try:
+                attachment: Optional[Attachment] = Attachment(key[65:], base64.b64decode(str(data)))
+            except (AnswerError, ValueError):
+                attachment = None
+            if attachment is None or attachment.sha256 != key[:64]:
+                raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
+            kept[key] = attachment
+        kept = {key: kept[key] for key in keys}
+        if kept:
+            self.files[ask_id] = kept
+        return kept
+
+    def _text(self, record: _AskRecord) -> "Tuple[str, Dict[str, Attachment]]":
+        """The record's text, its files written beside it first, each once."""
+        import base64
+
+        files: Dict[str, Attachment] = {}
+        text = record.to_text(files)
+        if files:
+            known, kept = self.files.get(record.id, {}), self._kept(record)
+            stored = set(self.redis.call("SMEMBERS", f"askq:files:{record.id}") or ())
+            commands: List[Tuple[Any, ...]] = [
+                ("SET", f"askq:file:{record.id}:{key}", base64.b64encode(attachment.data).decode("ascii"), "EX", kept)
+                for key, attachment in files.items() if key not in known or key not in stored]
+            commands += [("SADD", f"askq:files:{record.id}", key) for key in files if key not in stored]
+            self.redis.pipeline([*commands, ("EXPIRE", f"askq:files:{record.id}", kept)])
+        return text, files
+
+    def _written(self, record: _AskRecord, files: "Dict[str, Attachment]") -> None:
+        """The record stands as written: the files it no longer names go."""
+        stored = set(self.redis.call("SMEMBERS", f"askq:files:{record.id}") or ())
+        gone = stored - set(files)
+        if gone:
+            self.redis.pipeline([*(("DEL", f"askq:file:{record.id}:{key}") for key in gone),
+                                 *(("SREM", f"askq:files:{record.id}", key) for key in gone)])
+        if files:
+            self.files[record.id] = files
+        else:
+            self.files.pop(record.id, None)
 
     def find(self, fingerprint: str) -> "List[str]":
         return sorted(self.redis.call("SMEMBERS", f"askq:same:{fingerprint}") or [])
@@ -10548,17 +11396,20 @@ class _RedisStore(_AskStore):
         return None if found is None else str(found)
 
     def save(self, record: _AskRecord) -> None:
-        key, text = f"askq:ask:{record.id}", record.to_text()
+        key, (text, files) = f"askq:ask:{record.id}", self._text(record)
         if record.ended:
             self.redis.call("SET", key, text, "EX", self._kept(record))
-        else:
-            self._write_while_open(key, text, record)
+            self._written(record, files)
+        elif not self._write_while_open(key, text, record):
+            self._written(record, files)
         self._index(record)
 
     def settle(self, record: _AskRecord) -> _AskRecord:
-        stored = self._write_while_open(f"askq:ask:{record.id}", record.to_text(), record)
+        text, files = self._text(record)
+        stored = self._write_while_open(f"askq:ask:{record.id}", text, record)
         if stored:
-            return _AskRecord.from_text(record.id, stored)
+            return _AskRecord.from_text(record.id, stored, self._files(record.id, stored))
+        self._written(record, files)
         self._index(record)
         return record
 
@@ -10972,7 +11823,7 @@ class _AskBoard:
         restored.read = time.monotonic()
         if not owner.ended and not self._serves(owner.process):
             owner.ended = True  # its session ended with its process
-        restored.entered = record.entered
+        restored.entered, restored.attached = record.entered, record.attached
         if record.page is not None:
             restored.page = self._new_page(restored)
         if record.result is not None:
@@ -10991,6 +11842,8 @@ class _AskBoard:
             return
         if record.entered:
             ask.entered = record.entered
+        if record.attached:
+            ask.attached = record.attached
         ask.task = record.task or ask.task  # a task made, or cancelled, elsewhere
         if record.result is not None:
             ask.take_ending(record.result, record.ended)
@@ -12583,11 +13436,31 @@ def _tool_result(
     whichever part it is given.  A ``late`` outcome (the person answered
     after the call that asked had ended) says so first, and is marked."""
     text = f"{_LATE_LINE}\n{text}" if late else text
-    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
+    files = [] if outcome is None or error else _attachment_blocks(outcome)
+    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}, *files], "isError": error}
     if context is not None and context.structured:
         shown = {"status": "error"} if error or outcome is None else outcome.to_dict()
         result["structuredContent"] = {**shown, "result": text, **({"late": True} if late else {})}
     return result
+
+
+def _attachment_blocks(outcome: QuestionOutput) -> "List[Dict[str, Any]]":
+    """The files the person attached, after the result's text: each picture
+    an image block the model sees, any other file an embedded resource
+    (its bytes as a blob, under a URI of askq's that names its digest)."""
+    import base64
+    from urllib.parse import quote
+
+    blocks: List[Dict[str, Any]] = []
+    for answer in outcome.answers:
+        for attachment in answer.attachments:
+            data = base64.b64encode(attachment.data).decode("ascii")
+            if attachment.is_image:
+                blocks.append({"type": "image", "data": data, "mimeType": attachment.media_type})
+                continue
+            uri = f"askq://attachments/{attachment.sha256}/{quote(attachment.name)}"
+            blocks.append({"type": "resource", "resource": {"uri": uri, "mimeType": attachment.media_type, "blob": data}})
+    return blocks
 
 
 def _task_ttl(task: Any) -> int:
@@ -13181,6 +14054,13 @@ class _ServedPages(_HttpHandlers):
         if served.ask is None:
             return served.page.respond(handler, request)
         return served.ask.respond(handler, request)
+
+    def body_limit(self, headers: Any) -> int:
+        return _form_body_limit(headers, _AttachmentBounds())
+
+    def too_large(self, request: _HttpRequest, refusal: _HttpResponse) -> _HttpResponse:
+        served = self._served(request)
+        return refusal if served is None else served.page.too_large(request, refusal)
 
     def _served(self, request: _HttpRequest) -> "Optional[_ServedPage]":
         """The page whose token (or one of whose taps' tokens) the request

@@ -755,7 +755,8 @@ class DataModelTests(unittest.TestCase):
             ],
         )
         self.assertEqual(shape(AnswerItem), [("id", "-"), ("answer", None), ("selected", None), ("assumed", False),
-                                             ("note", None), ("unanswered", None)])
+                                             ("note", None), ("unanswered", None), ("attachments", ())])
+        self.assertEqual([f.name for f in dataclasses.fields(askq.Attachment)], ["name", "media_type", "size", "sha256", "data"])
         self.assertEqual(shape(QuestionInput), [("questions", "-"), ("title", None), ("purpose", None)])
         self.assertEqual(shape(QuestionOutput), [("questions", "-"), ("answers", "-"), ("status", None),
                                                  ("title", None), ("purpose", None)])
@@ -914,6 +915,90 @@ class DataModelTests(unittest.TestCase):
         public -= {"Any", "Callable", "Dict", "Iterable", "List", "Optional", "Sequence",
                    "Set", "Tuple", "TypeVar", "Union", "dataclass"}
         self.assertEqual(public, set(askq.__all__))
+
+
+# Files as a person attaches them, one of each kind askq takes.
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(200)
+GIF = b"GIF89a\x01\x00\x01\x00" + bytes(20)
+WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 " + bytes(30)
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n"
+# Files that must never be taken, whatever they are named.
+HOSTILE_FILES = (
+    ("page.png", b"<!DOCTYPE html><html><body><script>alert(1)</script>"),
+    ("logo.png", b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'),
+    ("feed.txt", b"<?xml version=\"1.0\"?><rss/>"),
+    ("notes.txt", b"Looks fine to me.\n<script>fetch('/x')</script>"),
+    ("fragment.txt", b"  <p onclick=alert(1)>hi</p>"),
+    ("archive.png", b"PK\x03\x04\x14\x00\x00\x00\x08\x00"),
+    ("setup.jpg", b"MZ\x90\x00\x03\x00\x00\x00"),
+    ("tool", b"\x7fELF\x02\x01\x01\x00"),
+    ("latin1.txt", b"caf\xe9"),
+    ("riff.webp", b"RIFX\x24\x00\x00\x00WEBP"),
+)
+
+
+def attachment_output() -> QuestionOutput:
+    return askq.ask({"questions": [
+        {"id": "layout", "question": "Which layout?", "options": ["Grid", "List"]},
+        {"id": "why", "question": "Anything else?", "required": False},
+    ]})
+
+
+class AttachmentTests(unittest.TestCase):
+    """A file attached to an answer: its type read from its bytes alone."""
+
+    def test_each_kind_is_read_from_its_bytes_whatever_its_name(self) -> None:
+        for data, media_type in ((PNG, "image/png"), (JPEG, "image/jpeg"), (GIF, "image/gif"), (WEBP, "image/webp"),
+                                 (PDF, "application/pdf"), (b"plain words\r\n\ttabbed \xc3\xa9", "text/plain"),
+                                 (b"\xef\xbb\xbfa < b and c > d", "text/plain")):
+            with self.subTest(media_type=media_type):
+                attachment = askq.Attachment("file.exe", data)
+                self.assertEqual((attachment.media_type, attachment.size, attachment.data), (media_type, len(data), data))
+                self.assertEqual(attachment.is_image, media_type.startswith("image/"))
+
+    def test_a_file_of_any_other_kind_is_refused_in_words_for_its_reader(self) -> None:
+        for name, data in HOSTILE_FILES:
+            with self.subTest(name=name):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.Attachment(name, data)
+                self.assertEqual(caught.exception.reason, "attachment_type")
+                self.assertIn(f'the file "{name}" is none of the types an answer takes (PNG, JPEG, GIF, WebP, PDF or plain'
+                              " text, read from its bytes)", str(caught.exception))
+
+    def test_an_empty_file_is_refused(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.Attachment("shot.png", b"")
+        self.assertEqual(caught.exception.reason, "attachment_empty")
+        self.assertEqual(str(caught.exception), 'the file "shot.png" is empty; attach a file with something in it.')
+
+    def test_the_name_is_the_last_part_of_a_path_without_control_characters(self) -> None:
+        for given, kept in (("C:\\Users\\me\\shot.png", "shot.png"), ("../../etc/passwd", "passwd"),
+                            ("a\x1b[2Jb\u202e.png", "a[2Jb.png"), ("", "attachment"), (None, "attachment"),
+                            ("x" * 500, "x" * 200)):
+            with self.subTest(given=given):
+                self.assertEqual(askq.Attachment(given, PNG).name, kept)  # type: ignore[arg-type]
+
+    def test_its_digest_and_json_form_leave_the_bytes_out(self) -> None:
+        import hashlib
+
+        attachment = askq.Attachment("shot.png", PNG)
+        self.assertEqual(attachment.to_dict(), {"name": "shot.png", "media_type": "image/png", "size": len(PNG),
+                                                "sha256": hashlib.sha256(PNG).hexdigest()})
+        self.assertNotIn("data", repr(attachment))
+        self.assertEqual(attachment, askq.Attachment("shot.png", PNG))
+        self.assertNotEqual(attachment, askq.Attachment("other.png", PNG))
+
+    def test_an_answer_carries_its_files_in_to_dict_only_when_it_has_some(self) -> None:
+        attachment = askq.Attachment("shot.png", PNG)
+        answer = AnswerItem("layout", selected=["Grid"], attachments=[attachment])
+        self.assertEqual(answer.attachments, (attachment,))
+        self.assertEqual(answer.to_dict()["attachments"], [attachment.to_dict()])
+        self.assertNotIn("attachments", AnswerItem("layout", "x").to_dict())
+        self.assertNotIn("attachments", repr(AnswerItem("layout", "x")))
+        self.assertIn("attachments=[Attachment(name='shot.png'", repr(answer))
+        self.assertNotEqual(answer, AnswerItem("layout", selected=["Grid"]))
+        self.assertEqual(dataclasses.replace(answer, note="n").attachments, (attachment,))
 
 
 # ===========================================================================
@@ -3556,8 +3641,16 @@ class AnswerErrorReasonTests(unittest.TestCase):
             (output, [{"id": "q0", "answer": 5}], "malformed", "q0"),
             (number_output(), {"n": "many"}, "not_a_number", "n"),
             (number_output(), {"n": "99"}, "out_of_range", "n"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": ""}]}], "attachment_empty", "q0"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": "PGh0bWw+"}]}],
+             "attachment_type", "q0"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": "aGk", "size": 2}]}],
+             "attachment_cut_off", "q0"),
+            (output, [{"id": "q0", "selected": ["SQLite"], "attachments": [{"name": "e", "data": "aGk="}] * 21}],
+             "too_many_attachments", "q0"),
         ]
-        self.assertEqual({reason for *_, reason, _ in cases}, set(askq.ANSWER_ERROR_REASONS))
+        bounded = {"attachment_too_large"}  # the server's bounds, not collect_answers(), refuse these: AttachmentAnswerTests
+        self.assertEqual({reason for *_, reason, _ in cases} | bounded, set(askq.ANSWER_ERROR_REASONS))
         for questions, raw, reason, question_id in cases:
             with self.subTest(raw=raw):
                 with self.assertRaises(askq.AnswerError) as caught:
@@ -4068,6 +4161,107 @@ class ResultStateTests(unittest.TestCase):
         self.assertTrue(text.startswith("The user saw your questions and dismissed them without answering."), text)
 
 
+class AttachmentAnswerTests(unittest.TestCase):
+    """Files beside an answer, as a UI or the JSON interface hands them in, and the server's bounds."""
+
+    def test_files_are_kept_beside_an_answer_and_on_a_skipped_question(self) -> None:
+        import base64
+
+        shot = askq.Attachment("shot.png", PNG)
+        answers = askq.collect_answers(attachment_output(), [
+            AnswerItem("layout", selected=["Grid"], attachments=[shot]),
+            {"id": "why", "attachments": [{"name": "log.txt", "data": base64.b64encode(b"it broke").decode()}]},
+        ])
+        self.assertEqual(answers[0], AnswerItem("layout", selected=["Grid"], attachments=[shot]))
+        self.assertEqual((answers[1].unanswered, answers[1].attachments[0].data), ("skipped", b"it broke"))
+
+    def test_files_alone_do_not_answer_a_required_question(self) -> None:
+        with self.assertRaises(askq.AnswerError) as caught:
+            askq.collect_answers(attachment_output(), [AnswerItem("layout", attachments=[askq.Attachment("a.png", PNG)])])
+        self.assertEqual(caught.exception.reason, "required")
+        self.assertIn("(attached files alone do not answer it)", str(caught.exception))
+        kept = askq.collect_answers(attachment_output(), [AnswerItem("layout", attachments=[askq.Attachment("a.png", PNG)])],
+                                    partial=True)
+        self.assertEqual((kept[0].unanswered, len(kept[0].attachments)), (None, 1))
+
+    def test_a_file_sent_as_json_must_be_whole(self) -> None:
+        import base64
+        import hashlib
+
+        data = base64.b64encode(PNG).decode()
+        good = {"name": "a.png", "data": data, "size": len(PNG), "sha256": hashlib.sha256(PNG).hexdigest()}
+        self.assertEqual(askq.collect_answers(attachment_output(), [{"id": "layout", "answer": "x", "attachments": [good]}])[0]
+                         .attachments[0].size, len(PNG))
+        for cut in ({**good, "data": data[:-7]}, {**good, "size": len(PNG) + 1}, {**good, "sha256": "0" * 64}):
+            with self.subTest(cut=sorted(cut)):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(attachment_output(), [{"id": "layout", "answer": "x", "attachments": [cut]}])
+                self.assertEqual(caught.exception.reason, "attachment_cut_off")
+                self.assertIn('the file "a.png" arrived cut off (not whole); attach it again.', str(caught.exception))
+
+    def test_malformed_attachments_are_refused_naming_the_form(self) -> None:
+        for value, words in ((b"x", "'attachments' must be a list of files, not"),
+                             (["a.png"], 'each attachment must be an object like {"name": "shot.png"')):
+            with self.subTest(value=value):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    askq.collect_answers(attachment_output(), [{"id": "layout", "answer": "x", "attachments": value}])
+                self.assertEqual((caught.exception.reason, caught.exception.question_id), ("malformed", "layout"))
+                self.assertIn(words, str(caught.exception))
+
+    def test_the_bounds_count_files_per_question_bytes_per_file_and_per_ask(self) -> None:
+        small = askq.Attachment("a.gif", GIF)
+        self.assertEqual((askq.MAX_ATTACHMENTS, askq.MAX_ATTACHMENT_BYTES, askq.MAX_ASK_ATTACHMENT_BYTES),
+                         (5, 10 * 1024 * 1024, 25 * 1024 * 1024))
+        items = attachment_output().questions
+        bounds = askq._AttachmentBounds(2, 1000, 100)
+        bounds.check(items, [AnswerItem("layout", "x", attachments=[small, small]), AnswerItem("why", attachments=[small])])
+        cases = (
+            ([AnswerItem("layout", "x", attachments=[small] * 3)], "too_many_attachments",
+             'questions[0] ("Which layout?") has 3 files attached; it takes 2 at most.'),
+            ([AnswerItem("why", attachments=[askq.Attachment("big.png", PNG)])], "attachment_too_large",
+             'questions[1] ("Anything else?"): the file "big.png" is 1 KB; a file may be 1000 bytes at most.'),
+            ([AnswerItem("layout", "x", attachments=[small, small]), AnswerItem("why", attachments=[small, small])],
+             "attachment_too_large",
+             'questions[1] ("Anything else?"): the files attached come to more than 100 bytes, the most one set of answers takes.'),
+        )
+        for answers, reason, words in cases:
+            with self.subTest(reason=reason):
+                with self.assertRaises(askq.AnswerError) as caught:
+                    bounds.check(items, answers)
+                self.assertEqual(caught.exception.reason, reason)
+                self.assertEqual(str(caught.exception), words)
+
+
+
+class AttachmentResultTests(unittest.TestCase):
+    """The model reads one line per file: its name, type and size; never its bytes."""
+
+    def test_one_line_per_file_after_the_answer(self) -> None:
+        out = attachment_output()
+        answers = [AnswerItem("layout", selected=["Grid"], attachments=[askq.Attachment("shot.png", PNG),
+                                                                       askq.Attachment("spec.pdf", PDF)]),
+                   AnswerItem("why", note="see log", attachments=[askq.Attachment("log\n.txt", b"x" * (3 * 1024 * 1024))])]
+        text = askq.result_text(QuestionOutput(out.questions, answers, "answered"))
+        self.assertIn('1. "Which layout?"\n   picked: "Grid"\n   attached: "shot.png" (image/png, 1 KB)\n'
+                      f'   attached: "spec.pdf" (application/pdf, {len(PDF)} bytes)\n2. "Anything else?"\n', text)
+        self.assertIn('   note: "see log" (the user\'s note on this question)\n   attached: "log.txt" (text/plain, 3 MB)\n', text)
+        self.assertNotIn("PNG", text)
+
+    def test_files_of_a_dismissal_are_kept(self) -> None:
+        out = attachment_output()
+        answers = [AnswerItem("layout", attachments=[askq.Attachment("shot.png", PNG)])]
+        text = askq.result_text(QuestionOutput(out.questions, answers, "declined"))
+        self.assertIn('   attached: "shot.png" (image/png, 1 KB)', text)
+        self.assertEqual(QuestionOutput(out.questions, answers, "declined").to_dict()["answers"][0]["attachments"][0]["name"],
+                         "shot.png")
+
+    def test_a_ui_without_files_says_nothing_of_them(self) -> None:
+        out = attachment_output()
+        self.assertNotIn("attach", json.dumps(askq.to_elicitation(out)).lower())
+        with redirect_stderr(io.StringIO()):
+            asked = askq.prompt(out, stdin=io.StringIO("1\n\n"), stdout=io.StringIO(), plain=True)
+        self.assertNotIn("attach", askq.result_text(asked).lower())
+
 # ===========================================================================
 # Answers in a harness's own words
 
@@ -4271,6 +4465,53 @@ class HarnessAnswerTests(unittest.TestCase):
                     askq.harness_answers(output, harness)
                 self.assertIn(words, str(caught.exception))
                 self.assertEqual(caught.exception.reason, "malformed")
+
+
+class HarnessFileTests(unittest.TestCase):
+    """No harness's form takes files: they are saved under the caller's folder and said by path, in the note."""
+
+    def output(self) -> QuestionOutput:
+        out = attachment_output()
+        answers = [AnswerItem("layout", selected=["Grid"], note="like this", attachments=[askq.Attachment("shot.png", PNG)]),
+                   AnswerItem("why", "see the spec", attachments=[askq.Attachment("spec.pdf", PDF)])]
+        return QuestionOutput(out.questions, answers, "answered")
+
+    def test_files_are_saved_under_the_folder_and_said_by_path(self) -> None:
+        import hashlib
+
+        folder = os.path.join(tempfile.mkdtemp(), "files")
+        self.addCleanup(shutil.rmtree, os.path.dirname(folder), True)
+        form = askq.harness_answers(self.output(), "claude-code", files=folder)
+        shot = os.path.join(folder, f"{hashlib.sha256(PNG).hexdigest()[:16]}-shot.png")
+        with open(shot, "rb") as saved:
+            self.assertEqual(saved.read(), PNG)
+        self.assertEqual(form["behavior"], "allow")
+        notes = form["updatedInput"]["annotations"]
+        self.assertEqual(notes["Which layout?"]["notes"], f"like this\nattached file: {shot} (image/png, 1 KB)")
+        self.assertIn("attached file: ", notes["Anything else?"]["notes"])
+        self.assertIn(f"{hashlib.sha256(PDF).hexdigest()[:16]}-spec.pdf (application/pdf, {len(PDF)} bytes)",
+                      notes["Anything else?"]["notes"])
+        self.assertEqual(oct(os.stat(folder).st_mode & 0o777), oct(0o700))
+
+    def test_every_harness_says_the_files_and_reads_its_form_back(self) -> None:
+        for harness in askq.HARNESSES:
+            with self.subTest(harness=harness):
+                form = askq.harness_answers(self.output(), harness)
+                if harness == "mcp":  # a form's answer has no notes, and says nothing of files
+                    self.assertNotIn("shot.png", json.dumps(form))
+                    continue
+                said = json.dumps(form, ensure_ascii=False)
+                self.assertIn("attached file: shot.png (image/png, 1 KB; not saved: no folder was given for files)", said)
+                back = askq._HARNESS_FORMS[harness].read_back(self.output(), form)
+                self.assertIn("attached file: shot.png", back[0].note or "")
+                self.assertEqual(back[0].selected, ["Grid"])
+
+    def test_a_refused_form_says_the_files_in_the_result(self) -> None:
+        out = self.output()
+        declined = QuestionOutput(out.questions, out.answers, "declined")
+        form = askq.harness_answers(declined, "opencode")
+        self.assertIn("attached file: spec.pdf", form["message"])
+        self.assertIn('attached: "spec.pdf"', askq.result_text(declined))
 
 
 class NoteTests(unittest.TestCase):
@@ -7637,6 +7878,269 @@ class WebRequestTests(unittest.TestCase):
                                             ("GET", "/tap"), ("POST", "/tap")})
 
 
+def html_quoted(words: str) -> str:
+    import html
+
+    return html.escape(words)
+
+
+def multipart(fields: "List[Tuple[str, str]]", files: "List[Tuple[str, str, bytes]]", boundary: str = "b0undary") -> bytes:
+    """A form with files, as a browser sends it."""
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+             for name, value in fields]
+    parts += [(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{file_name}"\r\n'
+               "Content-Type: image/png\r\n\r\n").encode() + data + b"\r\n" for name, file_name, data in files]
+    return b"".join(parts) + f"--{boundary}--\r\n".encode()
+
+
+class WebAttachmentTests(unittest.TestCase):
+    """Files on the page: a picker per question that works without script, the bounds, every refusal in the
+    page's words with everything entered kept, and nothing ever drawn as HTML or SVG."""
+
+    def setUp(self) -> None:
+        self.page = askq._WebPage(attachment_output().questions)
+
+    def post(self, fields: "List[Tuple[str, str]]", files: "List[Tuple[str, str, bytes]]", body: "Optional[bytes]" = None,
+             length: "Optional[int]" = None) -> "Tuple[int, str]":
+        body = multipart([("token", self.page.token), *fields], files) if body is None else body
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=b0undary",
+                   "Content-Length": str(len(body) if length is None else length)}
+        status, _, reply = page_request(self.page, "POST", f"/?token={self.page.token}", headers, io.BytesIO(body).read)
+        return status, reply.decode()
+
+    def test_each_question_has_a_picker_and_the_camera_and_the_form_sends_files(self) -> None:
+        html = page_request(self.page, "GET", f"/?token={self.page.token}", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        self.assertIn('enctype="multipart/form-data"', html)
+        self.assertIn('<input type="file" id="file-0" name="file:layout" multiple accept="image/png,image/jpeg', html)
+        self.assertIn('accept="image/*" capture="environment"', html)
+        self.assertIn("up to 5 files, 10 MB each.", html)
+        self.assertEqual(html.count('type="file"'), 4)
+
+    def test_a_file_sent_without_script_reaches_the_answer(self) -> None:
+        status, html = self.post([("q:layout", "Grid"), ("action", "submit")], [("file:layout", "shot.png", PNG)])
+        self.assertEqual(status, 200, html)
+        self.assertEqual(self.page.answers[0], AnswerItem("layout", selected=["Grid"], attachments=[askq.Attachment("shot.png", PNG)]))
+        self.assertIn("attached: <bdi>shot.png</bdi> (image/png, 1 KB)", html)
+        self.assertEqual(self.page.answers[1], AnswerItem("why", unanswered="skipped"))
+
+    def test_an_empty_picker_sends_no_file(self) -> None:
+        status, _ = self.post([("q:layout", "List")], [("file:layout", "", b""), ("file:why", "", b"")])
+        self.assertEqual(status, 200)
+        self.assertEqual(self.page.answers[0].attachments, ())
+
+    def test_a_file_taken_stays_through_a_refusal_and_is_shown_from_its_own_bytes(self) -> None:
+        status, html = self.post([("text:why", "see the picture")], [("file:layout", "shot.png", PNG)])
+        self.assertEqual(status, 400)  # the layout question has no answer yet
+        self.assertIn("This question needs an answer.", html)
+        self.assertIn('see the picture</textarea>', html)
+        self.assertIn('<img class="thumb" alt="" src="data:image/png;base64,iVBORw0KGgo', html)
+        self.assertIn('value="remove:0:layout">Remove<span class="vh"> shot.png</span>', html)
+        self.assertIn(f'<li data-size="{len(PNG)}">', html)  # the script counts the kept files against the bound
+        status, html = self.post([("q:layout", "Grid"), ("text:why", "see the picture")], [])
+        self.assertEqual(status, 200)
+        self.assertEqual([len(answer.attachments) for answer in self.page.answers], [1, 0])
+
+    def test_a_large_kept_picture_is_named_not_drawn(self) -> None:
+        large = PNG + bytes(askq._WEB_PREVIEW_BYTES)
+        status, html = self.post([], [("file:layout", "large.png", large), ("file:why", "small.png", PNG)])
+        self.assertEqual(status, 400)
+        self.assertEqual(html.count('<img class="thumb"'), 1)
+        self.assertIn("large.png</bdi> <span class=\"desc\">image/png, 2 MB</span>", html)
+
+    def test_the_remove_button_drops_a_kept_file(self) -> None:
+        self.post([], [("file:layout", "a.png", PNG), ("file:layout", "b.gif", GIF)])
+        status, html = self.post([("action", "remove:0:layout"), ("text:why", "kept")], [])
+        self.assertEqual(status, 200)
+        self.assertEqual([file.name for file in self.page.ending.attached["layout"]], ["b.gif"])
+        self.assertNotIn("a.png", html)
+        self.assertIn("kept</textarea>", html)
+        self.assertIsNone(self.page.status)
+
+    def test_each_refused_file_brings_the_page_back_in_its_words_with_everything_kept(self) -> None:
+        big = askq._AttachmentBounds(per_question=2, each=2 * len(PNG), total=3 * len(PNG))
+        cases = (
+            ("page.png", HOSTILE_FILES[0][1], ("That file is not one this page takes: attach a picture (PNG, JPEG, GIF or"
+             " WebP), a PDF or a text file. Web pages, SVG drawings, archives and programs are never taken.")),
+            ("logo.png", HOSTILE_FILES[1][1], "That file is not one this page takes"),
+            ("setup.jpg", HOSTILE_FILES[6][1], "That file is not one this page takes"),
+            ("empty.png", b"", "That file is empty: attach one with something in it."),
+            ("huge.png", PNG * 3, "That file is too large: a file may be 2 KB at most, and all files together 3 KB."),
+        )
+        for name, data, words in cases:
+            with self.subTest(name=name):
+                self.page = askq._WebPage(attachment_output().questions, bounds=big)
+                status, html = self.post([("q:layout", "Grid"), ("note:layout", "my note"), ("text:why", "typed"),
+                                          ("action", "submit")], [("file:layout", name, data)])
+                self.assertEqual(status, 400)
+                self.assertIn(html_quoted(words), html)
+                self.assertIn('value="Grid" checked', html)
+                self.assertIn("my note</textarea>", html)
+                self.assertIn("typed</textarea>", html)
+                self.assertIsNone(self.page.status)
+                self.assertEqual(self.page.ending.attached, {})
+                self.assertNotIn("<script>alert", html)
+                self.assertNotIn("<svg", html)
+
+    def test_a_refused_file_is_said_beside_every_other_problem_of_the_form(self) -> None:
+        status, html = self.post([("text:why", "typed"), ("action", "submit")], [("file:why", "page.png", HOSTILE_FILES[0][1])])
+        self.assertEqual(status, 400)
+        self.assertIn('<a href="#answer-0" dir="auto">Which layout?</a>: This question needs an answer.', html)
+        self.assertIn('<a href="#answer-1" dir="auto">Anything else?</a>: That file is not one this page takes', html)
+
+    def test_too_many_files_and_too_many_bytes_in_all(self) -> None:
+        self.page = askq._WebPage(attachment_output().questions, bounds=askq._AttachmentBounds(2, 10 * len(PNG), 3 * len(PNG)))
+        status, html = self.post([], [("file:layout", f"{n}.png", PNG) for n in range(3)])
+        self.assertEqual(status, 400)
+        self.assertIn("Too many files: a question takes 2 at most. Remove some first.", html)
+        self.post([], [("file:layout", "a.png", PNG), ("file:layout", "b.png", PNG)])
+        status, html = self.post([], [("file:why", "c.png", PNG), ("file:why", "d.png", PNG)])
+        self.assertEqual(status, 400)
+        self.assertIn(html_quoted("That file is too large: a file may be 10.2 KB at most, and all files together 3 KB."), html)
+        self.assertEqual(sorted(self.page.ending.attached), ["layout"])
+
+    def test_a_cut_off_upload_is_refused_with_everything_that_came_whole_kept(self) -> None:
+        whole = multipart([("token", self.page.token), ("text:why", "typed first"), ("action", "submit")],
+                          [("file:layout", "shot.png", PNG)])
+        for body, length in ((whole[:-40], None), (whole[:-40], len(whole))):
+            with self.subTest(length=length):
+                status, html = self.post([], [], body, length)
+                self.assertEqual(status, 400)
+                self.assertIn(html_quoted("What you sent did not arrive whole (the connection was cut), so nothing was"
+                                          " taken from it."), html)
+                self.assertIn("typed first</textarea>", html)
+                self.assertIsNone(self.page.status)
+                self.assertEqual(self.page.ending.attached, {})
+
+    def test_a_form_with_files_has_its_own_bound_and_a_larger_one_is_the_page_again(self) -> None:
+        self.page = askq._WebPage(attachment_output().questions, bounds=askq._AttachmentBounds(5, 1000, 2000))
+        limit = 2000 + askq.MAX_PAYLOAD_BYTES
+
+        def read(size: int) -> bytes:
+            raise AssertionError("the body was read")
+
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=x", "Content-Length": str(limit + 1)}
+        status, _, body = page_request(self.page, "POST", f"/?token={self.page.token}", headers, read)
+        self.assertEqual(status, 413)
+        self.assertIn(html_quoted("Your files were too large to send, so nothing was taken from this sending: a file may"
+                                  " be 1000 bytes at most, and all files together 2 KB."), body.decode())
+        self.assertIn("<form", body.decode())
+        status, _, body = page_request(self.page, "POST", "/?token=wrong", headers, read)
+        self.assertEqual(status, 413)
+        headers = dict(headers, **{"Content-Type": "application/x-www-form-urlencoded",
+                                   "Content-Length": str(askq.MAX_PAYLOAD_BYTES + 1)})
+        self.assertEqual(page_request(self.page, "POST", f"/?token={self.page.token}", headers, read)[0], 413)
+        self.assertEqual(self.page.body_limit({"Content-Type": "multipart/form-data; boundary=x"}), limit)
+
+    def test_pages_served_beside_mcp_take_forms_with_files_by_the_same_bound(self) -> None:
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        served = askq._ServedPage(pages, attachment_output().questions, None)
+        large = b"\x89PNG\r\n\x1a\n" + bytes(3 * askq.MAX_PAYLOAD_BYTES)
+        body = multipart([("token", served.page.token), ("q:layout", "Grid"), ("action", "submit")],
+                         [("file:layout", "big.png", large)])
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=b0undary", "Content-Length": str(len(body))}
+        status, _, _ = page_request(pages, "POST", f"/?token={served.page.token}", headers, io.BytesIO(body).read)
+        self.assertEqual(status, 200)
+        self.assertEqual(served.page.answers[0].attachments[0].size, len(large))
+        other = askq._ServedPage(pages, attachment_output().questions, None)
+        headers["Content-Length"] = str(askq.MAX_ASK_ATTACHMENT_BYTES + askq.MAX_PAYLOAD_BYTES + 1)
+        status, _, reply = page_request(pages, "POST", f"/?token={other.page.token}", headers, io.BytesIO().read)
+        self.assertEqual(status, 413)
+        self.assertIn("Your files were too large to send", reply.decode())
+
+    @unittest.skipUnless(CAN_SPAWN, "this interpreter has no threads or sockets")
+    def test_a_large_form_with_files_arrives_whole_over_a_real_connection(self) -> None:
+        import urllib.request
+
+        server = askq._HttpServer(askq._HttpCore(self.page), "127.0.0.1", 0)
+        self.addCleanup(server.stop)
+        files = [("file:layout", f"{n}.png", b"\x89PNG\r\n\x1a\n" + os.urandom(6 * 1024 * 1024)) for n in range(2)]
+        body = multipart([("token", self.page.token), ("q:layout", "Grid"), ("action", "submit")], files)
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/?token={self.page.token}", data=body,
+                                         headers={"Content-Type": "multipart/form-data; boundary=b0undary"})
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            self.assertEqual(reply.status, 200)
+        self.assertEqual([file.data for file in self.page.answers[0].attachments], [data for *_, data in files])
+
+    def test_the_draft_and_a_dismissal_keep_the_files(self) -> None:
+        self.post([("q:layout", "Grid"), ("action", "draft")], [("file:why", "log.txt", b"it broke")])
+        self.assertIsNone(self.page.status)
+        self.post([("action", "confirm-dismiss")], [])
+        self.assertEqual(self.page.status, "declined")
+        self.assertEqual(self.page.answers[-1].attachments[0].data, b"it broke")
+        html = page_request(self.page, "GET", "/", {"Host": "localhost"}, io.BytesIO().read)[2].decode()
+        self.assertNotIn("it broke", html)
+
+    def test_the_script_draws_only_pictures_its_bytes_name_and_never_sends_files_as_a_draft(self) -> None:
+        script = askq._web_script()
+        self.assertIn('picture.src = URL.createObjectURL(new Blob([file], {type: type}));', script)
+        self.assertIn('["image/png", 0, [137, 80, 78, 71]]', script)
+        self.assertNotIn("svg", script.lower())
+        self.assertIn("if (filesTooLarge()) { event.preventDefault(); return; }", script)  # too much in all: never sent
+        self.assertIn('form.querySelectorAll("input[type=file]").forEach(function (field) { data.delete(field.name); });',
+                      script)
+        headers = askq._WebPage.respond(self.page, askq._WebPage._show_form,
+                                        askq._HttpRequest("GET", "/", f"token={self.page.token}", {}, b"")).headers
+        self.assertIn("img-src data: blob:;", headers["Content-Security-Policy"])
+
+    def answers_request(self, body: bytes, content_type: str) -> "Tuple[int, Any]":
+        headers = {"Host": "127.0.0.1", "Content-Type": content_type, "Content-Length": str(len(body)),
+                   "Authorization": f"Bearer {self.page.token}"}
+        status, _, reply = page_request(self.page, "POST", "/answers", headers, io.BytesIO(body).read)
+        return status, json.loads(reply)
+
+    def test_the_json_interface_takes_files_as_multipart_and_as_base64(self) -> None:
+        import base64
+
+        status, reply = self.answers_request(multipart([("q:layout", "Grid")], [("file:layout", "a.png", PNG)]),
+                                             "multipart/form-data; boundary=b0undary")
+        self.assertEqual(status, 200, reply)
+        self.assertEqual(reply["answers"][0]["attachments"], [askq.Attachment("a.png", PNG).to_dict()])
+        self.assertEqual(self.page.answers[0].attachments[0].data, PNG)
+        self.page = askq._WebPage(attachment_output().questions)
+        body = json.dumps([{"id": "layout", "selected": ["List"],
+                            "attachments": [{"name": "spec.pdf", "data": base64.b64encode(PDF).decode()}]}]).encode()
+        status, reply = self.answers_request(body, "application/json")
+        self.assertEqual((status, reply["answers"][0]["attachments"][0]["media_type"]), (200, "application/pdf"))
+
+    def test_the_json_interface_refuses_files_in_words_for_its_client(self) -> None:
+        import base64
+
+        page_bytes = base64.b64encode(HOSTILE_FILES[0][1]).decode()
+        cases = (
+            (json.dumps([{"id": "layout", "selected": ["Grid"], "attachments": [{"name": "x.png", "data": page_bytes}]}]),
+             "application/json", 'questions[0] ("Which layout?"): the file "x.png" is none of the types an answer takes'),
+            (json.dumps([{"id": "layout", "selected": ["Grid"],
+                          "attachments": [{"name": "g.gif", "data": base64.b64encode(GIF).decode()}] * 6}]),
+             "application/json", 'questions[0] ("Which layout?") has 6 files attached; it takes 5 at most.'),
+        )
+        for body, kind, words in cases:
+            with self.subTest(words=words):
+                self.page = askq._WebPage(attachment_output().questions)
+                status, reply = self.answers_request(body.encode(), kind)
+                self.assertEqual(status, 400)
+                self.assertIn(words, reply["error"])
+                self.assertIsNone(self.page.status)
+        for files, words in (([("file:layout", "e.png", b"")], 'the file "e.png" is empty'),
+                             ([("file:layout", "s.svg", HOSTILE_FILES[1][1])], 'the file "s.svg" is none of the types')):
+            with self.subTest(words=words):
+                self.page = askq._WebPage(attachment_output().questions)
+                status, reply = self.answers_request(multipart([("q:layout", "Grid")], files),
+                                                     "multipart/form-data; boundary=b0undary")
+                self.assertEqual(status, 400)
+                self.assertIn(words, reply["error"])
+        cut = multipart([("q:layout", "Grid")], [("file:layout", "a.png", PNG)])[:-20]
+        status, reply = self.answers_request(cut, "multipart/form-data; boundary=b0undary")
+        self.assertEqual(status, 400)
+        self.assertIn("multipart body was cut off before its closing boundary", reply["error"])
+
+    def test_multipart_bodies_are_read_as_browsers_send_them(self) -> None:
+        body = multipart([("a", "1"), ("a", "2"), ("t", "caf\u00e9")], [("f", "x.png", b"\r\n--b0und\r\n")])
+        form, files, cut = askq._multipart_form(body, 'multipart/form-data; boundary="b0undary"')
+        self.assertEqual((form, files, cut), ({"a": ["1", "2"], "t": ["caf\u00e9"]}, {"f": [("x.png", b"\r\n--b0und\r\n")]}, False))
+        self.assertTrue(askq._multipart_form(body, "multipart/form-data")[2])
+        self.assertTrue(askq._multipart_form(b"garbage", "multipart/form-data; boundary=b0undary")[2])
+
+
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class WebPageTests(unittest.TestCase):
     """prompt_web() on port 0 in a thread, spoken to over HTTP as a browser and as other UIs would."""
@@ -8619,6 +9123,38 @@ class AskStoreContract:
             askq.collect_answers(back, {"q0": "lots of them"})
         self.assertEqual(refused.exception.reason, "not_a_number")
 
+    def test_files_are_kept_with_the_ask_until_it_is_delivered_then_dropped(self: Any) -> None:
+        shot, log = askq.Attachment("shot.png", PNG), askq.Attachment("log.txt", b"it broke")
+        record = store_record(attached={"q0": [shot, log]})
+        self.store.save(record)
+        self.assertEqual(self.store.load("a1").attached, {"q0": [shot, log]})
+        answers = [askq.AnswerItem("q0", None, ["SQLite"], attachments=[shot])]
+        ended = dataclasses.replace(record, attached={}, ended=time.time(), result=askq.QuestionOutput(
+            record.questions.questions, answers, askq.Outcome.ANSWERED))
+        self.store.settle(ended)
+        back = self.store.load("a1")
+        self.assertEqual((back.result.answers[0].attachments, back.attached), ((shot,), {}))
+        self.assertEqual(back.result.answers[0].attachments[0].data, PNG)
+        self.store.save(dataclasses.replace(ended, delivered=True))
+        back = self.store.load("a1")
+        self.assertEqual((back.result.answers[0].attachments, back.result.answers[0].selected), ((), ["SQLite"]))
+
+    def test_a_late_save_of_the_open_ask_keeps_the_files_of_its_ending(self: Any) -> None:
+        shot = askq.Attachment("shot.png", PNG)
+        self.store.save(store_record(attached={"q0": [shot]}))
+        ended = dataclasses.replace(answered(store_record(), "SQLite"), attached={})
+        ended.result.answers[0] = askq.AnswerItem("q0", None, ["SQLite"], attachments=[shot])
+        self.store.settle(ended)
+        self.store.save(store_record(entered={"q:q0": ["Postgres"]}))  # the open ask, saved late, with no files
+        self.assertEqual(self.store.load("a1").result.answers[0].attachments, (shot,))
+        self.store.save(dataclasses.replace(ended, delivered=True))
+        self.assertEqual(self.store.load("a1").result.answers[0].attachments, ())
+
+    def test_two_files_of_the_same_bytes_keep_their_own_names(self: Any) -> None:
+        one, two = askq.Attachment("one.png", PNG), askq.Attachment("two.png", PNG)
+        self.store.save(store_record(attached={"q0": [one, two]}))
+        self.assertEqual([file.name for file in self.store.load("a1").attached["q0"]], ["one.png", "two.png"])
+
     def test_a_record_is_found_by_its_id_its_fingerprint_and_its_page(self: Any) -> None:
         self.store.save(store_record(page="d" * 64))
         self.store.save(store_record("a2"))
@@ -8676,6 +9212,19 @@ class AskStoreContract:
 class MemoryStoreTests(AskStoreContract, unittest.TestCase):
     def setUp(self) -> None:
         self.store = askq._MemoryStore()
+
+    def test_files_are_kept_once_never_copied(self) -> None:
+        shot = askq.Attachment("shot.png", PNG * 64)
+        self.store.save(store_record(attached={"q0": [shot]}))  # open: the record itself, its file in it
+        self.assertIs(self.store.load("a1").attached["q0"][0], shot)
+        self.assertEqual(self.store.files, {})
+        self.store.save(answered(store_record(attached={"q0": [shot]}), "SQLite"))  # ended: its text, the file beside it
+        kept = self.store.records["a1"]
+        self.assertIsInstance(kept, bytes)
+        self.assertLess(len(kept), 2000)
+        self.assertIs(self.store.load("a1").attached["q0"][0], shot)
+        self.store.save(answered(store_record(), "SQLite"))
+        self.assertEqual(self.store.files, {})
 
 
 @unittest.skipUnless(importable("sqlite3"), "this interpreter has no sqlite3")
@@ -8747,6 +9296,82 @@ class SqliteStoreTests(AskStoreContract, unittest.TestCase):
         forged = target[:-2] + ("AA" if not target.endswith("AA") else "BB")
         refused = askq._HttpCore(pages).respond("POST", forged, {"Host": "127.0.0.1:2", "Content-Length": "0"}, io.BytesIO().read)
         self.assertEqual(refused.status, 403)
+
+    def test_files_taken_on_a_page_survive_a_restart_and_leave_the_disk_once_delivered(self) -> None:
+
+        pages = askq._ServedPages("http://127.0.0.1:1")
+        web = askq._ServedWebOptions(pages, None)
+        board = askq._AskBoard(web, store=self.store, seal=askq._RequestSeal(b"k"))
+        asked = board.open(attachment_output(), board.owner("c"))
+        page = board.page(asked).page
+        marker = b"a file only this test writes " * 40
+        body = multipart([("token", page.token), ("text:why", "see the log"), ("action", "draft")],
+                         [("file:why", "log.txt", marker)])
+        headers = {"Host": "127.0.0.1", "Content-Type": "multipart/form-data; boundary=b0undary", "Content-Length": str(len(body))}
+        asked.respond(askq._WebPage._post_form, askq._HttpRequest("POST", "/", "", headers, body))
+        again = askq._AskBoard(web, store=self.store, seal=askq._RequestSeal(b"k")).get(asked.id)  # a restart
+        assert again is not None
+        self.assertEqual([file.data for file in again.attached["why"]], [marker])
+        self.assertIn("log.txt", board.page(again).page.form_html())
+        answers = askq.collect_answers(again.output, [{"id": "layout", "selected": ["Grid"]},
+                                                      askq.AnswerItem("why", "see the log", attachments=again.attached["why"])])
+        self.assertTrue(again.finish(askq.QuestionOutput(again.output.questions, answers, askq.Outcome.ANSWERED)))
+        encoded = marker[:60]  # the bytes as they are: a file is kept apart from its record's text
+
+        def stored() -> bytes:
+            with open(self.path, "rb") as db, open(self.path + "-wal", "rb") as wal:
+                return db.read() + wal.read()
+
+        self.assertIn(encoded, stored())
+        delivered = again.deliver()
+        self.assertEqual(delivered.answers[1].attachments[0].data, marker)  # the call gets the file
+        self.assertNotIn(encoded, stored())
+        self.assertEqual((again.attached, again.result.answers[1].attachments), ({}, ()))
+
+    def test_a_file_damaged_in_the_store_is_a_damaged_record(self) -> None:
+        import sqlite3
+
+        logged: List[str] = []
+        board = askq._AskBoard(store=self.store, log=logged.append)
+        asked = board.open(attachment_output(), board.owner("c"))
+        asked.attached = {"why": [askq.Attachment("a.png", PNG)]}
+        board.save(asked)
+        with contextlib.closing(sqlite3.connect(self.path)) as db, db:
+            db.execute("UPDATE files SET data = ? WHERE ask = ?", (PNG[:-1] + b"!", asked.id))
+        other = askq._SqliteStore(self.path)
+        self.addCleanup(other.close)
+        self.assertIsNone(askq._AskBoard(store=other, log=logged.append).get(asked.id))
+        self.assertEqual(logged, [(f"the stored ask {asked.id} holds the file 'a.png', which does not match its digest,"
+                                  " and cannot be served; the other asks are")])
+
+    def test_a_file_is_written_once_however_often_its_record_is(self) -> None:
+        import sqlite3
+
+        board = askq._AskBoard(store=self.store)
+        asked = board.open(attachment_output(), board.owner("c"))
+        asked.attached = {"why": [askq.Attachment("a.png", PNG)]}
+        board.save(asked)
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            self.assertNotIn(b"iVBORw0KGgo", db.execute("SELECT record FROM asks").fetchone()[0].encode())
+            self.assertEqual(db.execute("SELECT count(*) FROM files").fetchone()[0], 1)
+        before = self.store.db.total_changes
+        asked.entered = {"text:why": ["typing"]}
+        board.save(asked)  # a draft: the record again, its file not written again
+        self.assertEqual(self.store.db.total_changes - before, 1)
+        asked.attached = {}
+        board.save(asked)
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM files").fetchone()[0], 0)
+
+    def test_a_database_made_before_files_gets_their_table(self) -> None:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(self.path)) as db, db:
+            db.execute("DROP TABLE files")
+        again = askq._SqliteStore(self.path)
+        self.addCleanup(again.close)
+        again.save(store_record(attached={"q0": [askq.Attachment("a.png", PNG)]}))
+        self.assertEqual(again.load("a1").attached["q0"][0].data, PNG)
 
     def test_a_damaged_record_is_refused_and_the_others_are_served(self) -> None:
         import sqlite3
@@ -8831,6 +9456,25 @@ class RedisStoreTests(AskStoreContract, unittest.TestCase):
         self.store = askq._RedisStore(self.url)
         self.store.redis.call("FLUSHALL")
         self.addCleanup(self.store.close)
+
+    def test_files_are_kept_under_keys_of_their_own_written_once_and_dropped_once_delivered(self) -> None:
+        import hashlib
+
+        shot = askq.Attachment("shot.png", PNG)
+        key = f"askq:file:a1:{hashlib.sha256(PNG).hexdigest()} shot.png"
+        self.store.save(store_record(attached={"q0": [shot]}))
+        self.assertNotIn("iVBORw0KGgo", self.store.redis.call("GET", "askq:ask:a1"))
+        self.assertTrue(self.store.redis.call("EXISTS", key))
+        self.store.redis.call("SET", key, "changed behind the store's back")
+        self.store.save(store_record(attached={"q0": [shot]}, entered={"text:q1": ["typing"]}))  # a draft
+        self.assertEqual(self.store.redis.call("GET", key), "changed behind the store's back")  # not written again
+        other = askq._RedisStore(self.url)
+        self.addCleanup(other.close)
+        with self.assertRaises(askq._DamagedAsk):
+            other.load("a1")
+        self.store.save(store_record())
+        self.assertFalse(self.store.redis.call("EXISTS", key))
+        self.assertFalse(self.store.redis.call("EXISTS", "askq:files:a1"))
 
     def test_a_connection_that_redis_closed_is_made_again_and_nothing_is_lost(self) -> None:
         self.store.save(store_record())
@@ -10338,6 +10982,35 @@ class McpUrlModeTests(unittest.TestCase):
                 result = done[1]["result"]
                 self.assertIn(json.dumps(SECRET)[1:-1], result["content"][0]["text"])
                 self.assertNotIn(SECRET, json.dumps(request) + "".join(wire.logs))
+
+    def test_files_attached_on_the_page_come_after_the_text_as_an_image_and_a_resource(self) -> None:
+        import base64
+        import hashlib
+
+        wire = McpWire(self, McpWire.URLS)
+        request = wire.call(SECRET_CALL)[0]
+        wire.respond(request["id"], {"result": {"action": "accept"}})
+        answer_page_with_files(request["params"]["url"], {"q:q0": "us-east-1", "text:q1": SECRET},
+                               [("file:q0", "layout.png", PNG), ("file:q1", "spec 1.pdf", PDF)])
+        result = wire.wait_for_pages()[1]["result"]
+        content = result["content"]
+        self.assertEqual([block["type"] for block in content], ["text", "image", "resource"])
+        self.assertIn('   attached: "layout.png" (image/png, 1 KB)\n', content[0]["text"])
+        self.assertEqual(content[1], {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"})
+        self.assertEqual(content[2], {"type": "resource", "resource": {
+            "uri": f"askq://attachments/{hashlib.sha256(PDF).hexdigest()}/spec%201.pdf", "mimeType": "application/pdf",
+            "blob": base64.b64encode(PDF).decode()}})
+        self.assertEqual(result["structuredContent"]["answers"][1]["attachments"][0]["name"], "spec 1.pdf")
+        self.assertNotIn("data", result["structuredContent"]["answers"][1]["attachments"][0])
+
+    def test_a_result_without_files_or_an_error_has_its_text_alone(self) -> None:
+        out = attachment_output()
+        answers = [AnswerItem("layout", selected=["Grid"], attachments=[askq.Attachment("a.gif", GIF)])]
+        done = QuestionOutput(out.questions, answers, "answered")
+        self.assertEqual([block["type"] for block in askq._tool_result("t", done)["content"]], ["text", "image"])
+        self.assertEqual(len(askq._tool_result("t", done, error=True)["content"]), 1)
+        plain = QuestionOutput(out.questions, [AnswerItem("layout", selected=["Grid"])], "answered")
+        self.assertEqual(len(askq._tool_result("t", plain)["content"]), 1)
 
     def test_declined_failed_and_cancelled_pages_by_url(self) -> None:
         wire = McpWire(self, McpWire.URLS)
@@ -12455,6 +13128,23 @@ def answer_page_as_a_person(url: str, picks: Dict[str, str]) -> str:
         return str(response.read().decode())
 
 
+def answer_page_with_files(url: str, picks: Dict[str, str], files: "List[Tuple[str, str, bytes]]") -> str:
+    """Open a page as a browser does and send its form, with files, as a browser sends it."""
+    import urllib.parse
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        page = response.read().decode()
+    found = re.search(r'<form class="questions"[^>]*\saction="([^"]+)"', page)
+    assert found is not None and 'enctype="multipart/form-data"' in page, "the page holds no form for files"
+    target = urllib.parse.urljoin(url, found.group(1).replace("&amp;", "&"))
+    body = multipart([*picks.items(), ("action", "submit")], files)
+    request = urllib.request.Request(target, data=body, method="POST",
+                                     headers={"Content-Type": "multipart/form-data; boundary=b0undary"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(response.read().decode())
+
+
 @unittest.skipUnless(CAN_SPAWN and importable("mcp") and importable("mcp_types"),
                      "the mcp SDK 2 is not installed (CI installs it in a venv)")
 class McpSdkUrlModeTests(unittest.TestCase):
@@ -12519,6 +13209,41 @@ class McpSdkUrlModeTests(unittest.TestCase):
         if era == "2025-11-25":  # the server says when the page is done, naming the request that sent the client there
             done = [note for note in notes if getattr(note, "method", None) == "notifications/elicitation/complete"]
             self.assertEqual([note.params.elicitation_id for note in done], [asked[0].elicitation_id])
+
+    def test_a_picture_attached_on_the_page_reaches_the_client_as_an_image_block(self) -> None:
+        import asyncio
+        import base64
+        import threading
+
+        import mcp_types
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        people: List[threading.Thread] = []
+        seen: List[str] = []
+        files = [("file:q0", "layout.png", PNG), ("file:q0", "spec.pdf", PDF)]
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            person = threading.Thread(target=lambda: seen.append(answer_page_with_files(
+                params.url, {"q:q0": "us-east-1", "text:q1": self.SECRET}, files)))
+            person.start()
+            people.append(person)
+            return mcp_types.ElicitResult(action="accept")
+
+        async def session() -> Any:
+            server = StdioServerParameters(command=sys.executable, args=[os.path.join(HERE, "askq.py"), "serve"])
+            async with Client(server, mode="legacy", elicitation_callback=elicitation_callback) as client:
+                return await client.call_tool("ask_questions", SECRET_CALL)
+
+        result = asyncio.run(asyncio.wait_for(session(), 60))
+        for person in people:
+            person.join(10)
+        self.assertEqual([block.type for block in result.content], ["text", "image", "resource"], seen)
+        self.assertIn('   attached: "layout.png" (image/png, 1 KB)\n', result.content[0].text)
+        self.assertEqual((base64.b64decode(result.content[1].data), result.content[1].mime_type), (PNG, "image/png"))
+        resource = result.content[2].resource
+        self.assertEqual((base64.b64decode(resource.blob), resource.mime_type), (PDF, "application/pdf"))
+        self.assertEqual(result.structured_content["answers"][0]["attachments"][0]["name"], "layout.png")
 
     def test_a_secret_on_the_page_by_url_over_stdio(self) -> None:
         for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):

@@ -2,7 +2,7 @@
 // of the page, at a phone's width and a desktop's, light and dark, with
 // hostile model text; and what a person does there, checked as they see it.
 //
-//     node tools/web_check.js --modules DIR [--askq askq.py] [--shots DIR]
+//     node tools/web_check.js --modules DIR [--askq askq.py] [--shots DIR] [--only files]
 //
 // DIR holds node_modules with puppeteer-core and axe-core; the browser is
 // Debian's chromium (CHROMIUM overrides /usr/bin/chromium), run headless.
@@ -15,9 +15,13 @@
 //   ran out", never "No answer in time", above what was sent), 409 (a second
 //   browser context, a second device, sends after the first one), the
 //   connection lost while the person types, the dismiss confirm without
-//   script, and one tap (a one-question ask's option opened from the
+//   script, one tap (a one-question ask's option opened from the
 //   notification's link: its one button, sent, and another option's button
-//   pressed after the end, the 409 page).
+//   pressed after the end, the 409 page), and files: a picture picked
+//   (previewed from its bytes), one pasted and one dropped, a web page named
+//   .png refused with every entry kept, the pictures sent, with and without
+//   script; files that fit one by one but not together, refused before
+//   anything is sent.
 // The number field keeps a decimal comma and says its range before anything is
 // sent; the sent page shows typed text as typed (quotes, no JSON escapes)
 // and a number as the model reads it, with its unit; a timeout never keeps a secret (no draft carries one);
@@ -50,6 +54,7 @@ const SHOTS = option("--shots", "");
 const PYTHON = process.env.PYTHON || "python3";
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const WIDTHS = (option("--widths", "320,1280")).split(",").map(Number);
+const ONLY = option("--only", "");  // "files": the attachments' states alone
 const SCHEMES = ["light", "dark"];
 const TIMEOUT_S = 4;
 
@@ -380,6 +385,127 @@ async function tapState(browser, scratch, width, scheme, label, axeSource, resul
   await second.close();
 }
 
+function crc32(bytes) {
+  let crc = -1;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit += 1) { crc = (crc >>> 1) ^ (0xEDB88320 & -(crc & 1)); }
+  }
+  return (crc ^ -1) >>> 0;
+}
+
+function makePng(width, height) {
+  // A real picture (a gradient with a band), as a phone's camera would send one.
+  const zlib = require("zlib");
+  const rows = [];
+  for (let y = 0; y < height; y += 1) {
+    const row = [0];
+    for (let x = 0; x < width; x += 1) {
+      const band = Math.abs(y - height / 2) < height / 8;
+      row.push(band ? 255 : (x * 255) / width, band ? 200 : (y * 255) / height, band ? 0 : 160);
+    }
+    rows.push(Buffer.from(row));
+  }
+  function chunk(kind, data) {
+    const body = Buffer.concat([Buffer.from(kind, "ascii"), data]);
+    const length = Buffer.alloc(4); length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4); crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  }
+  const head = Buffer.alloc(13);
+  head.writeUInt32BE(width, 0); head.writeUInt32BE(height, 4);
+  head[8] = 8; head[9] = 2;
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk("IHDR", head),
+    chunk("IDAT", zlib.deflateSync(Buffer.concat(rows))), chunk("IEND", Buffer.alloc(0))]);
+}
+
+async function attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, script) {
+  // A picture attached by the file input (with script: its preview drawn from its bytes) and a web page
+  // named .png (refused in the page's words, everything entered kept, never drawn), then sent: the
+  // outcome carries the picture.  Without script, the plain file input does the same.
+  const picture = path.join(scratch, "layout.png"), hostile = path.join(scratch, "page.png");
+  fs.writeFileSync(picture, makePng(160, 90));
+  fs.writeFileSync(hostile, "<!DOCTYPE html><html><body><script>alert(1)</script><svg onload=alert(2)></svg>");
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  const mode = script ? "" : ", no script";
+  if (!script) { await page.setJavaScriptEnabled(false); }
+  await page.goto(await run.url, {waitUntil: "load"});
+  await (await page.$("#file-0")).uploadFile(picture);
+  await (await page.$("#file-3")).uploadFile(hostile);
+  if (script) {
+    await page.waitForSelector("fieldset#question-0 ul.picked img.thumb", {timeout: 5000})
+      .catch(() => fail(`${label}: a picture picked is not previewed`));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if (await page.$("fieldset#question-3 img")) { fail(`${label}: a web page named .png was drawn as a picture`); }
+    // A screenshot pasted while typing in a question, and one dropped on another: each joins that question's picker.
+    const bytes = Array.from(makePng(40, 30));
+    const joined = await page.evaluate((png) => {
+      function bag(name) {
+        const data = new DataTransfer();
+        data.items.add(new File([new Uint8Array(png)], name, {type: "image/png"}));
+        return data;
+      }
+      document.getElementById("answer-2").focus();
+      document.getElementById("answer-2").dispatchEvent(new ClipboardEvent("paste", {clipboardData: bag("pasted.png"), bubbles: true}));
+      document.getElementById("question-4").dispatchEvent(new DragEvent("drop", {dataTransfer: bag("dropped.png"), bubbles: true, cancelable: true}));
+      return [document.getElementById("file-2").files.length, document.getElementById("file-4").files.length];
+    }, bytes);
+    await page.waitForSelector("fieldset#question-4 ul.picked img.thumb", {timeout: 5000})
+      .catch(() => fail(`${label}: a dropped picture is not previewed`));
+    if (JSON.stringify(joined) !== "[1,1]") { fail(`${label}: a paste and a drop did not join their questions' pickers: ${joined}`); }
+    await axeCheck(page, "files picked", label, axeSource, results);
+  }
+  await page.type("#answer-2", "typed before the refusal");
+  await clickAndWait(page, "button.send");
+  if (!script) { await page.setJavaScriptEnabled(true); }
+  await axeCheck(page, `files refused${mode}`, label, axeSource, results);
+  if (!script) { await page.setJavaScriptEnabled(false); }
+  const refused = await page.evaluate(() => [document.body.innerText,
+    Array.from(document.querySelectorAll("img")).map((img) => img.src.slice(0, 22)),
+    document.getElementById("answer-2").value, document.querySelectorAll("svg, iframe, object, embed").length]);
+  const pictures = JSON.stringify(Array(script ? 3 : 1).fill("data:image/png;base64,"));
+  if (!refused[0].includes("That file is not one this page takes") || JSON.stringify(refused[1]) !== pictures ||
+      refused[2] !== "typed before the refusal" || refused[3] !== 0) {
+    fail(`${label}${mode}: the refused page does not keep the picture and the entries, or draws the web page: ${JSON.stringify(refused.slice(1))}`);
+  }
+  await fillRequired(page);
+  await clickAndWait(page, "button.send");
+  if (!script) { await page.setJavaScriptEnabled(true); }
+  await axeCheck(page, `files sent${mode}`, label, axeSource, results);
+  const said = await page.evaluate(() => document.body.innerText);
+  if (!said.includes("attached: layout.png (image/png")) { fail(`${label}${mode}: the sent page does not name the picture: ${said}`); }
+  const ended = await run.ended;
+  if (!ended.stdout.includes('"media_type": "image/png"') || !ended.stdout.includes('"name": "layout.png"') ||
+      (script && (!ended.stdout.includes('"name": "pasted.png"') || !ended.stdout.includes('"name": "dropped.png"')))) {
+    fail(`${label}${mode}: the outcome lacks the picture: ${ended.stdout}`);
+  }
+  await page.close();
+}
+
+async function tooMuchState(browser, file, scratch, width, scheme, label) {
+  // Files that fit one by one but not together: refused on the page before anything is sent, entries kept.
+  const big = path.join(scratch, "nine.png");
+  fs.writeFileSync(big, Buffer.concat([makePng(8, 8), Buffer.alloc(9 * 1024 * 1024)]));
+  const run = startAskq(file, []);
+  const page = await newPage(browser.defaultBrowserContext(), width, scheme);
+  let posted = false;
+  page.on("request", (request) => { if (request.method() === "POST" && !(request.postData() || "").endsWith("action=draft")) { posted = true; } });
+  await page.goto(await run.url, {waitUntil: "load"});
+  await page.type("#answer-2", "kept while refused");
+  for (const input of ["#file-0", "#file-2", "#file-3"]) { await (await page.$(input)).uploadFile(big); }
+  await page.click("button.send");
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const seen = await page.evaluate(() => [document.getElementById("answer-2").value,
+    Array.from(document.querySelectorAll("div.files p.error")).filter((p) => !p.hidden).map((p) => p.textContent)]);
+  if (posted || seen[0] !== "kept while refused" || seen[1].length !== 1 || !seen[1][0].startsWith("All the files together come to 27.0 MB")) {
+    fail(`${label}: files too large together were sent, or not refused in words with the entries kept: ${JSON.stringify(seen)} ${posted}`);
+  }
+  run.child.kill();
+  await run.ended;
+  await page.close();
+}
+
 async function main() {
   let puppeteer, axeSource;
   try {
@@ -407,13 +533,18 @@ async function main() {
     for (const width of WIDTHS) {
       for (const scheme of SCHEMES) {
         const label = `${width}px-${scheme}`;
-        await formStates(browser, file, width, scheme, label, axeSource, results);
-        await stateStates(browser, file, width, scheme, label, axeSource, results);
-        await timedOutState(browser, file, width, scheme, label, axeSource, results);
-        await lateState(browser, file, width, scheme, label, axeSource, results);
-        await lostState(browser, file, width, scheme, label, axeSource, results);
-        await noScriptState(browser, file, width, scheme, label, axeSource, results);
-        await tapState(browser, scratch, width, scheme, label, axeSource, results);
+        if (ONLY !== "files") {
+          await formStates(browser, file, width, scheme, label, axeSource, results);
+          await stateStates(browser, file, width, scheme, label, axeSource, results);
+          await timedOutState(browser, file, width, scheme, label, axeSource, results);
+          await lateState(browser, file, width, scheme, label, axeSource, results);
+          await lostState(browser, file, width, scheme, label, axeSource, results);
+          await noScriptState(browser, file, width, scheme, label, axeSource, results);
+          await tapState(browser, scratch, width, scheme, label, axeSource, results);
+        }
+        await attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, true);
+        await attachmentStates(browser, file, scratch, width, scheme, label, axeSource, results, false);
+        if (scheme === "light") { await tooMuchState(browser, file, scratch, width, scheme, label); }
       }
     }
   } finally {
