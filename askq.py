@@ -96,7 +96,8 @@ The file, in the order of one call's life (each part under a banner of its own):
     In-chat view        the MCP Apps document (_view_document()), the page's form
                         drawn for it (also as a client's form, which the view
                         answers with the form's own answer), and the app-only
-                        tool that checks what the person did there
+                        tool that checks what the person did there, files
+                        attached included, as the page does
                         (_view_tool_result())
     Asks                _Ask (one batch put to a person by serve, outliving the call
                         that asked, and the one owner of its life: its fingerprint,
@@ -3830,6 +3831,29 @@ class _AttachmentBounds:
         if attachment.size > self.each:
             return f"the file {_quoted(attachment.name)} is {_size_words(attachment.size)}; a file may be {_size_words(self.each)} at most."
         return f"the files attached come to more than {_size_words(self.total)}, the most one set of answers takes."
+
+
+def _files_taken(
+    items: "Sequence[QuestionItem]", bounds: _AttachmentBounds, attached: "Dict[str, List[Attachment]]",
+    sent: "Dict[str, List[Tuple[str, bytes]]]",
+) -> "Tuple[Dict[str, List[Attachment]], Dict[int, str]]":
+    """The files a person sends (name and bytes, by question id) added to
+    those ``attached`` already, each question's once its bytes are a type
+    askq takes and the bounds still hold; and the reason of each question's
+    refusal, by its index.  The page and the in-chat view both take files so."""
+    problems: Dict[int, str] = {}
+    for index, item in enumerate(items):
+        if not sent.get(item.id):
+            continue
+        try:
+            taken = [Attachment(name, data) for name, data in sent[item.id]]
+            merged = {**attached, item.id: [*attached.get(item.id, ()), *taken]}
+            bounds.check(items, [AnswerItem(key, attachments=kept) for key, kept in merged.items()])
+        except AnswerError as err:
+            problems[index] = err.reason
+            continue
+        attached = merged
+    return attached, problems
 
 
 def _size_words(size: int) -> str:
@@ -9026,20 +9050,8 @@ class _WebPage(_HttpHandlers):
         """The files a form brings, each kept with its question once its
         bytes are a type the page takes and the bounds hold; the reason
         of each question's refusal, by its index."""
-        problems: Dict[int, str] = {}
-        attached = self.ending.attached
-        for index, item in enumerate(self.items):
-            sent = files.get(f"file:{item.id}")
-            if not sent:
-                continue
-            try:
-                taken = [Attachment(name, data) for name, data in sent]
-                merged = {**attached, item.id: [*attached.get(item.id, ()), *taken]}
-                self.bounds.check(self.items, [AnswerItem(key, attachments=kept) for key, kept in merged.items()])
-            except AnswerError as err:
-                problems[index] = err.reason
-                continue
-            attached = self.ending.attached = merged
+        sent = {item.id: files.get(f"file:{item.id}", []) for item in self.items}
+        self.ending.attached, problems = _files_taken(self.items, self.bounds, self.ending.attached, sent)
         return problems
 
     @actions.on("remove")
@@ -10082,6 +10094,8 @@ _VIEW_TOOL = "ask_questions_view"
 _VIEW_META = "askq/view"  # where a result carries what the view draws
 _VIEW_BRIDGE_VERSION = "2026-01-26"
 _VIEW_DISMISSED_FORM = "; none of your answers go with it"
+# The refusals of a file the view tells at once, before anything is sent, in the page's words.
+_VIEW_FILE_REFUSALS = ("attachment_empty", "attachment_too_large", "too_many_attachments", "attachment_cut_off")
 _VIEW_REPLIES = ("message", "elicitation")  # what the view sends for the person: a user message, or a form's answer
 _VIEW_CALL_TEXT = (
     "The questions are shown to the user in the conversation, in askq's view, and nobody has answered yet."
@@ -10132,6 +10146,7 @@ _VIEW_SCRIPT = """
   }
   function draw(html) {
     view.innerHTML = html;
+    boxes();
     var first = document.getElementById("problems");
     if (first) { first.focus(); }
     size();
@@ -10187,17 +10202,99 @@ _VIEW_SCRIPT = """
   function fields() {
     var data = {};
     new FormData(document.getElementById("form")).forEach(function (value, key) {
-      (data[key] = data[key] || []).push(String(value));
+      if (typeof value === "string") { (data[key] = data[key] || []).push(value); }
     });
     return data;
   }
+  // Files: read here, kept by question across the forms the server draws
+  // again, and sent as base64 with the answers; a picture drawn only from
+  // its own first bytes (never its name or its type), never anything else.
+  var picked = {}, reading = 0, WORDS = FILE_WORDS, MOST = FILE_COUNT, EACH = FILE_BYTES;
+  var SIGNS = [["image/png", 0, [137, 80, 78, 71]], ["image/jpeg", 0, [255, 216, 255]],
+               ["image/gif", 0, [71, 73, 70, 56]], ["image/webp", 8, [87, 69, 66, 80]]];
+  function sniff(data) {
+    var head = atob(data.slice(0, 24)), found = null;
+    SIGNS.forEach(function (sign) {
+      if (sign[2].every(function (byte, at) { return head.charCodeAt(sign[1] + at) === byte; })) { found = sign[0]; }
+    });
+    return found;
+  }
+  function bytes(size) {
+    return size < 1024 ? size + " bytes" : size < 1048576 ? (size / 1024).toFixed(1) + " KB" :
+      (size / 1048576).toFixed(1) + " MB";
+  }
+  function question(box) { return box.querySelector("input[type=file]").name.slice(5); }
+  function listed(box) {
+    var list = box.querySelector("ul.picked"), id = question(box);
+    list.textContent = "";
+    (picked[id] || []).forEach(function (file, place) {
+      var row = document.createElement("li"), name = document.createElement("span");
+      var drop = document.createElement("button"), hidden = document.createElement("span");
+      var type = sniff(file.data);
+      if (type) {
+        var picture = document.createElement("img");
+        picture.className = "thumb"; picture.alt = ""; picture.src = "data:" + type + ";base64," + file.data;
+        row.appendChild(picture);
+      }
+      name.className = "file"; name.dir = "auto"; name.textContent = file.name + " (" + bytes(file.size) + ")";
+      drop.type = "button"; drop.textContent = "Remove"; hidden.className = "vh"; hidden.textContent = " " + file.name;
+      drop.appendChild(hidden);
+      drop.addEventListener("click", function () { picked[id].splice(place, 1); listed(box); });
+      row.appendChild(name); row.appendChild(drop); list.appendChild(row);
+    });
+    size();
+  }
+  function refuse(box, reason) {
+    var alert = box.querySelector("p.error");
+    alert.textContent = WORDS[reason] || ""; alert.hidden = !reason;
+  }
+  function add(box, files) {
+    var id = question(box);
+    refuse(box, "");
+    Array.prototype.forEach.call(files, function (file) {
+      var kept = picked[id] = picked[id] || [];
+      if (!file.size) { refuse(box, "attachment_empty"); return; }
+      if (file.size > EACH) { refuse(box, "attachment_too_large"); return; }
+      if (kept.length >= MOST) { refuse(box, "too_many_attachments"); return; }
+      var entry = {name: file.name, data: "", size: file.size};
+      kept.push(entry);
+      reading += 1;
+      file.arrayBuffer().then(function (buffer) {
+        var all = new Uint8Array(buffer), text = "";
+        for (var at = 0; at < all.length; at += 32768) { text += String.fromCharCode.apply(null, all.subarray(at, at + 32768)); }
+        entry.data = btoa(text); reading -= 1; listed(box);
+      }, function () { kept.splice(kept.indexOf(entry), 1); reading -= 1; refuse(box, "attachment_cut_off"); });
+    });
+  }
+  function boxes() {
+    view.querySelectorAll("div.files").forEach(function (box) {
+      box.querySelector(".scripted").hidden = false;
+      listed(box);
+    });
+  }
+  view.addEventListener("change", function (event) {
+    var box = event.target.type === "file" && event.target.closest("div.files");
+    if (box) { add(box, event.target.files); event.target.value = ""; }
+  });
+  view.addEventListener("dragover", function (event) { if (event.target.closest("fieldset")) { event.preventDefault(); } });
+  view.addEventListener("drop", function (event) {
+    var box = event.target.closest("fieldset") && event.target.closest("fieldset").querySelector("div.files");
+    if (box && event.dataTransfer && event.dataTransfer.files.length) { event.preventDefault(); add(box, event.dataTransfer.files); }
+  });
+  document.addEventListener("paste", function (event) {
+    var files = event.clipboardData && event.clipboardData.files;
+    var at = document.activeElement && document.activeElement.closest && document.activeElement.closest("fieldset");
+    var box = (at || view).querySelector("div.files");
+    if (box && files && files.length) { event.preventDefault(); add(box, files); }
+  });
   function act(action) {
     if (busy) { return; }
     if (!call && !asked) { say("The questions have not fully reached this view yet: try again in a moment."); return; }
+    if (reading) { say("Your files are still being read: try again in a moment."); return; }
     busy = true;
     say("Sending\\u2026");
     var given = asked ? {asked: asked, action: action, form: fields(), reply: "elicitation"} :
-      {call: call, action: action, form: fields()};
+      {call: call, action: action, form: fields(), files: picked};
     request("tools/call", {name: TOOL, arguments: given}).then(function (result) {
       var done = result && result.structuredContent;
       if (!done || !done.html) { throw new Error("no answer from askq"); }
@@ -10208,8 +10305,10 @@ _VIEW_SCRIPT = """
         return;
       }
       if (!done.message) { busy = false; draw(done.html); return; }
-      return request("ui/message", {role: "user", content: [{type: "text", text: done.message}]}).then(function (sent) {
+      var content = [{type: "text", text: done.message}].concat(done.files || []);
+      return request("ui/message", {role: "user", content: content}).then(function (sent) {
         if (sent && sent.isError) { throw new Error("the conversation did not take the message"); }
+        picked = {};
         draw(done.html);
       });
     }).catch(function () {
@@ -10275,14 +10374,17 @@ def _view_document() -> str:
     import hashlib
 
     style = _view_style()
-    script = (_VIEW_SCRIPT.replace("META", json.dumps(_VIEW_META)).replace("TOOL", json.dumps(_VIEW_TOOL))
+    bounds = _AttachmentBounds()
+    words = {reason: _PERSON_WORDS[reason].format(range="", **bounds.words()) for reason in _VIEW_FILE_REFUSALS}
+    script = (_VIEW_SCRIPT.replace("FILE_WORDS", json.dumps(words)).replace("FILE_COUNT", str(bounds.per_question))
+              .replace("FILE_BYTES", str(bounds.each)).replace("META", json.dumps(_VIEW_META)).replace("TOOL", json.dumps(_VIEW_TOOL))
               .replace("VERSION", json.dumps(__version__)).replace("BRIDGE", json.dumps(_VIEW_BRIDGE_VERSION)))
 
     def digest(text: str) -> str:
         return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
 
     policy = (f"default-src 'none'; style-src 'sha256-{digest(style)}'; script-src 'sha256-{digest(script)}';"
-              " img-src 'none'; font-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'")
+              " img-src data: blob:; font-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'")
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">"
@@ -10313,6 +10415,10 @@ def _view_tool() -> "Dict[str, Any]":
                       " questions the form carried."},
             "action": {"type": "string", "enum": list(_VIEW_ACTIONS)},
             "form": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+            "files": {"type": "object", "description": "The files the user attached, by question id: each its"
+                      " name and its bytes as base64.", "additionalProperties": {"type": "array", "items": {
+                          "type": "object", "properties": {"name": {"type": "string"}, "data": {"type": "string"}},
+                          "required": ["name", "data"]}}},
             "reply": {"type": "string", "enum": list(_VIEW_REPLIES), "description": "What the view sends: the"
                       " user's message (the default), or the answer to a form (an ElicitResult)."},
         }, "required": ["action", "form"]},
@@ -10339,7 +10445,9 @@ def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", proble
     if problems:
         parts.append(_WebPage(items)._problems_html(problems, form))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
-    parts.extend(_web_fieldset(index, item, form, problems.get(index), notes=not as_form)
+    bounds = _AttachmentBounds()
+    parts.extend(_web_fieldset(index, item, form, problems.get(index), notes=not as_form,
+                               files=None if as_form else _WebFiles(index, item, (), bounds))
                  for index, item in enumerate(items))
     parts.append(
         "<p class=\"error\" id=\"said\" role=\"status\" hidden></p>"
@@ -10369,11 +10477,19 @@ _VIEW_ACTIONS: "Dict[Any, Outcome]" = {"submit": Outcome.ANSWERED, "dismiss": Ou
                                        "follow_up": Outcome.FOLLOW_UP}
 
 
-def _view_action(items: "List[QuestionItem]", form: "Dict[str, List[str]]", status: Outcome) -> "Dict[str, str]":
+def _view_action(
+    items: "List[QuestionItem]", form: "Dict[str, List[str]]", status: Outcome, files: "Dict[str, Any]",
+) -> "Dict[str, Any]":
     """Sent answers are checked as the page checks a submission, and refused
     with the form again and its problems; a dismissal or a follow-up takes
-    the answers as far as they go."""
-    answers = _form_answers(items, form, sent=status is Outcome.ANSWERED)
+    the answers as far as they go.  Files the person attached are taken as
+    the page takes them, and go with the message as the page's do with a
+    call's result (``files``: its content blocks after the text)."""
+    sent, cut_off = _view_files_sent(items, files)
+    attached, problems = _files_taken(items, _AttachmentBounds(), {}, sent)
+    if problems or cut_off:
+        return {"html": _view_form(items, form, {**_form_problems(items, form), **problems, **cut_off})}
+    answers = _form_answers(items, form, sent=status is Outcome.ANSWERED, attached=attached)
     if status is Outcome.ANSWERED:
         try:
             answers = collect_answers(items, answers)
@@ -10382,7 +10498,38 @@ def _view_action(items: "List[QuestionItem]", form: "Dict[str, List[str]]", stat
     else:
         answers = _readable_answers(items, answers)
     outcome = QuestionOutput(items, answers, status)
-    return {"message": result_text(outcome), "html": _view_sent(outcome), "status": status.value}
+    blocks = {"files": _attachment_blocks(outcome)} if attached else {}
+    return {"message": result_text(outcome), "html": _view_sent(outcome), "status": status.value, **blocks}
+
+
+def _view_files_sent(
+    items: "Sequence[QuestionItem]", files: "Dict[str, Any]",
+) -> "Tuple[Dict[str, List[Tuple[str, bytes]]], Dict[int, str]]":
+    """The files the view sends, by question id: each its name and bytes, as
+    a page's form brings them; and the questions (by index) with a file
+    whose base64 does not decode, cut off on its way."""
+    import base64
+    import binascii
+
+    sent: Dict[str, List[Tuple[str, bytes]]] = {}
+    cut_off: Dict[int, str] = {}
+    for index, item in enumerate(items):
+        try:
+            sent[item.id] = [(entry["name"], base64.b64decode(entry["data"].encode("ascii"), validate=True))
+                             for entry in files.get(item.id, ())]
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            cut_off[index] = "attachment_cut_off"
+    return sent, cut_off
+
+
+def _view_files_read(files: Any) -> bool:
+    """Whether the view's ``files`` are as its tool takes them: lists of
+    objects with a name and base64 data, by question id."""
+    return isinstance(files, dict) and all(
+        isinstance(key, str) and isinstance(entries, list) and all(
+            isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("data"), str)
+            for entry in entries)
+        for key, entries in files.items())
 
 
 def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
@@ -10391,13 +10538,15 @@ def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
     the form again with its problems."""
     given = arguments if isinstance(arguments, dict) else {}
     form, status = given.get("form"), _VIEW_ACTIONS.get(given.get("action"))
-    reply = given.get("reply", "message")
-    if status is None or reply not in _VIEW_REPLIES or not isinstance(form, dict) or not all(
+    reply, files = given.get("reply", "message"), given.get("files", {})
+    if status is None or reply not in _VIEW_REPLIES or not _view_files_read(files) or not isinstance(form, dict) or not all(
             isinstance(key, str) and isinstance(values, list) and all(isinstance(value, str) for value in values)
             for key, values in form.items()):
         return _tool_result(f"{_VIEW_TOOL} takes 'call' (the questions' call) or 'asked' (a form's questions),"
                             f" 'action' (one of {', '.join(_VIEW_ACTIONS)}), 'form' (each field's values, as"
-                            f" strings) and, when given, 'reply' (one of {', '.join(_VIEW_REPLIES)}).", error=True)
+                            f" strings) and, when given, 'reply' (one of {', '.join(_VIEW_REPLIES)}) and 'files' (by"
+                            " question id, a list of files like {\"name\": \"shot.png\", \"data\": \"<base64 of the"
+                            " bytes>\"}).", error=True)
     try:
         items = _view_questions(given)
     except QuestionError as err:
@@ -10407,7 +10556,7 @@ def _view_tool_result(arguments: Any) -> "Dict[str, Any]":
         text = "Not sent: some answers need fixing; the view shows where." if "answer" not in view else \
             "The form's answer, for the view to return."
     else:
-        view = _view_action(items, form, status)
+        view = _view_action(items, form, status, files)
         text = view.get("message") or "Not sent: some answers need fixing; the view shows where."
     return {"content": [{"type": "text", "text": text}], "structuredContent": view, "isError": False}
 

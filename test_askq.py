@@ -10747,6 +10747,7 @@ class McpViewTests(unittest.TestCase):
         assert policy is not None
         self.assertIn("default-src 'none'", policy.group(1))
         self.assertIn("connect-src 'none'", policy.group(1))
+        self.assertIn("img-src data: blob:;", policy.group(1))  # previews of the person's own pictures, nothing fetched
         self.assertNotIn("unsafe", policy.group(1))
         for tag in ("style", "script"):
             body = re.search(rf"<{tag}>(.*?)</{tag}>", document, re.DOTALL)
@@ -10770,7 +10771,8 @@ class McpViewTests(unittest.TestCase):
         self.assertNotIn("status", result["structuredContent"])
         html = result["_meta"]["askq/view"]["html"]
         items = askq.ask(self.CALL).questions
-        self.assertIn(askq._web_fieldset(0, items[0], {}, None)[: -len("</fieldset>")], html)  # the page's own rows
+        files = askq._WebFiles(0, items[0], (), askq._AttachmentBounds())
+        self.assertIn(askq._web_fieldset(0, items[0], {}, None, files=files)[: -len("</fieldset>")], html)  # the page's own rows
         self.assertEqual(html.count("<fieldset"), len(items))
         self.assertEqual(html.count('value="you_decide"'), len(items))
         self.assertIn('data-action="follow_up"', html)
@@ -10804,6 +10806,7 @@ class McpViewTests(unittest.TestCase):
         self.assertEqual(drawn["html"].count("<fieldset"), len(askq.ask(self.CALL).questions))
         self.assertNotIn('data-action="follow_up"', drawn["html"])  # a form's answer cannot ask for more
         self.assertNotIn("note:", drawn["html"])  # nor carry a note: none is offered, none is lost
+        self.assertNotIn('type="file"', drawn["html"])  # nor files
         self.assertIn("none of your answers go with it", drawn["html"])
         stateless = McpWire(self, self.VIEWS_FORMS, version="2026-07-28")
         asked = stateless.call(self.CALL)[0]["result"]["inputRequests"]["ask_questions"]["params"]
@@ -10943,6 +10946,78 @@ class McpViewTests(unittest.TestCase):
                 result = wire.call(arguments, name="ask_questions_view")[0]["result"]
                 self.assertIs(result["isError"], True)
                 self.assertNotIn("structuredContent", result)
+
+    PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
+
+    @staticmethod
+    def sent(name: str, data: bytes) -> Dict[str, str]:
+        import base64
+
+        return {"name": name, "data": base64.b64encode(data).decode("ascii")}
+
+    def test_files_attached_in_the_view_go_with_the_message_as_a_calls_result_carries_them(self) -> None:
+        wire = McpWire(self, McpWire.APPS)
+        output = askq.ask(self.CALL)
+        form = {"q:q0": ["SQLite"], "q:q1": ["Lint"], "text:q2": ["billing"]}
+        files = {"q2": [self.sent("layout.png", self.PNG), self.sent("notes.txt", b"two columns\n")]}
+        done = wire.call({"call": self.CALL, "action": "submit", "form": form, "files": files},
+                         name="ask_questions_view")[0]["result"]["structuredContent"]
+        attached = [askq.Attachment("layout.png", self.PNG), askq.Attachment("notes.txt", b"two columns\n")]
+        answers = askq.collect_answers(output, [askq.AnswerItem("q0", None, ["SQLite"]), askq.AnswerItem("q1", None, ["Lint"]),
+                                                askq.AnswerItem("q2", "billing", attachments=attached)])
+        outcome = askq.QuestionOutput(output.questions, answers, "answered")
+        self.assertEqual(done["message"], askq.result_text(outcome))
+        self.assertIn('attached: "layout.png" (image/png, 48 bytes)', done["message"])
+        self.assertEqual(done["files"], askq._attachment_blocks(outcome))
+        self.assertEqual([block["type"] for block in done["files"]], ["image", "resource"])
+        self.assertEqual(done["files"][0], {"type": "image", "mimeType": "image/png", "data": files["q2"][0]["data"]})
+        follow = self.view(wire, "follow_up", {})
+        self.assertNotIn("files", follow["structuredContent"])  # no file, no blocks
+        more = wire.call({"call": self.CALL, "action": "follow_up", "form": {}, "files": {"q0": files["q2"][:1]}},
+                         name="ask_questions_view")[0]["result"]["structuredContent"]
+        self.assertEqual([block["type"] for block in more["files"]], ["image"])
+        self.assertIn("layout.png", more["message"])
+
+    def test_each_file_the_view_sends_is_refused_as_the_page_refuses_it_and_nothing_is_sent(self) -> None:
+        items = askq.ask(self.CALL).questions
+        form = {"q:q0": ["SQLite"], "q:q1": ["Lint"], "text:q2": ["kept entry"]}
+        too_large = self.PNG + bytes(askq.MAX_ATTACHMENT_BYTES)
+        for reason, files in (
+            ("attachment_type", [self.sent("shot.png", b"<!DOCTYPE html><script>alert(1)</script>")]),
+            ("attachment_type", [self.sent("logo.png", b"<svg onload=alert(1)></svg>")]),
+            ("attachment_too_large", [self.sent("huge.png", too_large)]),
+            ("too_many_attachments", [self.sent(f"{place}.png", self.PNG) for place in range(askq.MAX_ATTACHMENTS + 1)]),
+            ("attachment_empty", [self.sent("empty.png", b"")]),
+            ("attachment_cut_off", [{"name": "half.png", "data": "iVBORw0KGgo*"}]),
+        ):
+            with self.subTest(reason=reason, name=files[0]["name"]):
+                result = askq._view_tool_result({"call": self.CALL, "action": "submit", "form": form, "files": {"q2": files}})
+                view = result["structuredContent"]
+                self.assertIs(result["isError"], False)
+                self.assertNotIn("message", view)
+                self.assertEqual(len(result["content"]), 1)
+                words = askq._person_words(items[2], reason, form, askq._AttachmentBounds())
+                self.assertIn(f'<p class="error" id="problem-2">{words}</p>', view["html"])
+                self.assertIn(">kept entry</textarea>", view["html"])
+                self.assertNotIn("<script>", view["html"])
+        together = [self.sent("big.png", self.PNG + bytes(askq.MAX_ATTACHMENT_BYTES - 100))] * 3
+        result = askq._view_tool_result({"call": self.CALL, "action": "submit", "form": form,
+                                         "files": {"q0": together[:2], "q2": together[2:]}})
+        self.assertIn('id="problem-2"', result["structuredContent"]["html"])  # over the bound of one ask
+        self.assertNotIn('id="problem-0"', result["structuredContent"]["html"])
+
+    def test_files_the_view_tool_cannot_read_are_a_tool_error(self) -> None:
+        for files in ([], {"q2": "x.png"}, {"q2": [{"name": "x.png"}]}, {"q2": [{"name": 1, "data": ""}]}):
+            with self.subTest(files=files):
+                result = askq._view_tool_result({"call": self.CALL, "action": "submit", "form": {}, "files": files})
+                self.assertIs(result["isError"], True)
+                self.assertIn("'files' (by question id, a list of files like", result["content"][0]["text"])
+
+    def test_the_view_reads_files_and_sends_them_with_the_answers(self) -> None:
+        document = askq._view_document()
+        for said in ("files: picked", '.concat(done.files || [])', '"data:" + type + ";base64,"',
+                     askq._PERSON_WORDS["attachment_empty"], askq._PERSON_WORDS["too_many_attachments"].format(count=5)):
+            self.assertIn(said, document)
 
     def test_model_text_reaches_the_view_escaped(self) -> None:
         hostile = {"questions": [{"question": "<script>alert(1)</script> evil \u202eedoc\u202c", "header": "<b>x</b>",
