@@ -85,6 +85,15 @@ const HOSTILE = {
 const NUMBER_CALL = { questions: [
   { id: "n", question: "How much memory?", type: "number", minimum: 1, maximum: 64, step: 0.5, unit: "GB" },
 ] };
+// A picture a person attaches in the view, and a page that says it is one.
+const PICTURE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+let FILES = "";  // where they are written, in the run's scratch directory
+function writeFiles(dir) {
+  FILES = path.join(dir, "files");
+  fs.mkdirSync(FILES);
+  fs.writeFileSync(path.join(FILES, "layout.png"), Buffer.from(PICTURE, "base64"));
+  fs.writeFileSync(path.join(FILES, "lying.png"), "<!DOCTYPE html><script>parent.postMessage('pwned','*')</script>");
+}
 const SECRET = "tok-9f8e-s3cr3t-Zq7";
 const SECRET_CALL = { questions: [
   { question: "Which region?", options: ["eu-west-1", "us-east-1"] },
@@ -278,6 +287,10 @@ class Host {
     this.consoleErrors = [];
     await page.setRequestInterception(true);
     page.on("request", (request) => {
+      if (request.url().startsWith("data:")) {  // a preview of the person's own picture, from its bytes: nothing leaves
+        request.continue().catch(() => {});
+        return;
+      }
       if (!request.url().startsWith("about:")) this.requests.push(request.url());
       request.abort().catch(() => {});
     });
@@ -399,6 +412,35 @@ const CASES = {
     answers: [{ id: "q0", selected: ["SQLite"] }, { id: "q1", selected: ["Type check"] }],
     status: "answered",
   },
+  "a picture attached, a lying file refused and removed": {
+    async act(frame, host) {
+      await frame.click(pick("q0", "SQLite"));
+      await frame.click(pick("q1", "Lint"));
+      const input = await frame.$('input[name="file:q0"]:not(.camera)');
+      await input.uploadFile(path.join(FILES, "layout.png"), path.join(FILES, "lying.png"));
+      await frame.waitForFunction(() => document.querySelectorAll("fieldset#question-0 ul.picked li").length === 2,
+        { timeout: 10000 });
+      const previews = await frame.$$eval("fieldset#question-0 ul.picked img", (nodes) => nodes.map((node) => node.src.slice(0, 22)));
+      check("the picture is previewed from its bytes, the lying file is not",
+        previews.length === 1 && previews[0] === "data:image/png;base64,", JSON.stringify(previews));
+      await frame.click('button[data-action="submit"]');
+      await frame.waitForSelector("#problems", { timeout: 10000 });
+      const said = await frame.$eval("#problem-0", (node) => node.textContent);
+      check("the lying file is refused by the server in the page's words, and nothing is sent",
+        /^That file is not one this page takes/.test(said) && host.messages.length === 0, said);
+      const kept = await frame.$$eval("fieldset#question-0 ul.picked li", (nodes) => nodes.map((node) => node.textContent));
+      check("the refused form keeps the files and the picks", kept.length === 2 &&
+        (await frame.$eval(pick("q0", "SQLite"), (node) => node.checked)), JSON.stringify(kept));
+      if (SHOTS) await host.page.screenshot({ path: path.join(SHOTS, `attached-${Date.now()}.png`), fullPage: true });
+      const buttons = await frame.$$("fieldset#question-0 ul.picked li button");
+      await buttons[1].click();
+      await frame.click('button[data-action="submit"]');
+    },
+    answers: [{ id: "q0", selected: ["SQLite"], attachments: [{ name: "layout.png", data: PICTURE }] },
+      { id: "q1", selected: ["Lint"] }],
+    files: [{ type: "image", mimeType: "image/png", data: PICTURE }],
+    status: "answered",
+  },
   "ask me more first": {
     async act(frame) {
       await frame.click(pick("q0", "SQLite"));
@@ -498,8 +540,12 @@ async function viewCase(client, host, where, name, spec, width, theme, styles) {
   const wanted = resultText(EXAMPLE, spec.answers, spec.status);
   const text = message && message.content && message.content[0] && message.content[0].text;
   check(`${where}: ${name}: the ui/message from the user is result_text() of the outcome`,
-    message && message.role === "user" && message.content.length === 1 && message.content[0].type === "text" &&
-    text === wanted, `\n--- sent:\n${text}\n--- wanted:\n${wanted}`);
+    message && message.role === "user" && message.content[0].type === "text" && text === wanted,
+    `\n--- sent:\n${text}\n--- wanted:\n${wanted}`);
+  const blocks = (message ? message.content.slice(1) : []).map((block) => [block.type, block.mimeType, block.data].join());
+  const wantedBlocks = (spec.files || []).map((block) => [block.type, block.mimeType, block.data].join());
+  check(`${where}: ${name}: the files attached follow the text as content blocks`,
+    blocks.join("|") === wantedBlocks.join("|"), blocks.join("|").slice(0, 300));
   check(`${where}: ${name}: one message, no request, no dialog`,
     host.messages.length === 1 && host.requests.length === 0 && host.dialogs.length === 0,
     JSON.stringify({ messages: host.messages.length, requests: host.requests, dialogs: host.dialogs }));
@@ -921,6 +967,7 @@ async function main() {
   try {
     puppeteer = createRequire(path.join(MODULES, "x.js"))("puppeteer-core");
     bundle = await bridgeBundle(scratch);
+    writeFiles(scratch);
   } catch (err) {
     console.log(`apps_check: cannot run: ${err.message}`);
     return 2;
