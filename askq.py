@@ -10094,6 +10094,10 @@ _VIEW_TOOL = "ask_questions_view"
 _VIEW_META = "askq/view"  # where a result carries what the view draws
 _VIEW_BRIDGE_VERSION = "2026-01-26"
 _VIEW_DISMISSED_FORM = "; none of your answers go with it"
+# What the view may attach, in one file and in all: what one call of its
+# tool carries as base64 (a third larger than the bytes) beside the
+# questions, within the bound every transport puts on one message.
+_VIEW_FILE_BYTES = MAX_PAYLOAD_BYTES // 2
 # The refusals of a file the view tells at once, before anything is sent, in the page's words.
 _VIEW_FILE_REFUSALS = ("attachment_empty", "attachment_too_large", "too_many_attachments", "attachment_cut_off")
 _VIEW_REPLIES = ("message", "elicitation")  # what the view sends for the person: a user message, or a form's answer
@@ -10367,6 +10371,11 @@ def _view_style() -> str:
     return f"{light}{dark}}}{after}{_VIEW_STYLE}"
 
 
+def _view_bounds() -> _AttachmentBounds:
+    """The page's bounds on files, within what the view's messages carry."""
+    return _AttachmentBounds(each=_VIEW_FILE_BYTES, total=_VIEW_FILE_BYTES)
+
+
 def _view_document() -> str:
     """The view: one self-contained document whose own policy allows its
     style and script by their hashes, and no request of any kind."""
@@ -10374,7 +10383,7 @@ def _view_document() -> str:
     import hashlib
 
     style = _view_style()
-    bounds = _AttachmentBounds()
+    bounds = _view_bounds()
     words = {reason: _PERSON_WORDS[reason].format(range="", **bounds.words()) for reason in _VIEW_FILE_REFUSALS}
     script = (_VIEW_SCRIPT.replace("FILE_WORDS", json.dumps(words)).replace("FILE_COUNT", str(bounds.per_question))
               .replace("FILE_BYTES", str(bounds.each)).replace("META", json.dumps(_VIEW_META)).replace("TOOL", json.dumps(_VIEW_TOOL))
@@ -10441,11 +10450,10 @@ def _view_form(items: "List[QuestionItem]", form: "Dict[str, List[str]]", proble
     with the view's buttons; drawn ``as_form`` (a form's answer), no "ask me
     more" and no notes, which a form's answer cannot carry, and a dismissal
     carries nothing."""
-    parts = [_heading_html(items)]
+    parts, bounds = [_heading_html(items)], _view_bounds()
     if problems:
-        parts.append(_WebPage(items)._problems_html(problems, form))
+        parts.append(_WebPage(items, bounds=bounds)._problems_html(problems, form))
     parts.append("<form id=\"form\" class=\"questions\" novalidate>")
-    bounds = _AttachmentBounds()
     parts.extend(_web_fieldset(index, item, form, problems.get(index), notes=not as_form,
                                files=None if as_form else _WebFiles(index, item, (), bounds))
                  for index, item in enumerate(items))
@@ -10486,7 +10494,7 @@ def _view_action(
     the page takes them, and go with the message as the page's do with a
     call's result (``files``: its content blocks after the text)."""
     sent, cut_off = _view_files_sent(items, files)
-    attached, problems = _files_taken(items, _AttachmentBounds(), {}, sent)
+    attached, problems = _files_taken(items, _view_bounds(), {}, sent)
     if problems or cut_off:
         return {"html": _view_form(items, form, {**_form_problems(items, form), **problems, **cut_off})}
     answers = _form_answers(items, form, sent=status is Outcome.ANSWERED, attached=attached)

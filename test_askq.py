@@ -10771,7 +10771,7 @@ class McpViewTests(unittest.TestCase):
         self.assertNotIn("status", result["structuredContent"])
         html = result["_meta"]["askq/view"]["html"]
         items = askq.ask(self.CALL).questions
-        files = askq._WebFiles(0, items[0], (), askq._AttachmentBounds())
+        files = askq._WebFiles(0, items[0], (), askq._view_bounds())
         self.assertIn(askq._web_fieldset(0, items[0], {}, None, files=files)[: -len("</fieldset>")], html)  # the page's own rows
         self.assertEqual(html.count("<fieldset"), len(items))
         self.assertEqual(html.count('value="you_decide"'), len(items))
@@ -10981,7 +10981,7 @@ class McpViewTests(unittest.TestCase):
     def test_each_file_the_view_sends_is_refused_as_the_page_refuses_it_and_nothing_is_sent(self) -> None:
         items = askq.ask(self.CALL).questions
         form = {"q:q0": ["SQLite"], "q:q1": ["Lint"], "text:q2": ["kept entry"]}
-        too_large = self.PNG + bytes(askq.MAX_ATTACHMENT_BYTES)
+        too_large = self.PNG + bytes(askq._VIEW_FILE_BYTES)
         for reason, files in (
             ("attachment_type", [self.sent("shot.png", b"<!DOCTYPE html><script>alert(1)</script>")]),
             ("attachment_type", [self.sent("logo.png", b"<svg onload=alert(1)></svg>")]),
@@ -10996,15 +10996,28 @@ class McpViewTests(unittest.TestCase):
                 self.assertIs(result["isError"], False)
                 self.assertNotIn("message", view)
                 self.assertEqual(len(result["content"]), 1)
-                words = askq._person_words(items[2], reason, form, askq._AttachmentBounds())
+                words = askq._person_words(items[2], reason, form, askq._view_bounds())
                 self.assertIn(f'<p class="error" id="problem-2">{words}</p>', view["html"])
                 self.assertIn(">kept entry</textarea>", view["html"])
                 self.assertNotIn("<script>", view["html"])
-        together = [self.sent("big.png", self.PNG + bytes(askq.MAX_ATTACHMENT_BYTES - 100))] * 3
+        together = [self.sent("big.png", self.PNG + bytes(askq._VIEW_FILE_BYTES * 2 // 5))] * 3
         result = askq._view_tool_result({"call": self.CALL, "action": "submit", "form": form,
                                          "files": {"q0": together[:2], "q2": together[2:]}})
         self.assertIn('id="problem-2"', result["structuredContent"]["html"])  # over the bound of one ask
         self.assertNotIn('id="problem-0"', result["structuredContent"]["html"])
+
+    def test_the_views_files_fit_in_what_one_message_carries_and_it_says_so(self) -> None:
+        bound = askq._VIEW_FILE_BYTES
+        self.assertLessEqual(bound * 4 // 3 + 4 * 1024, askq.MAX_PAYLOAD_BYTES)  # base64, with room for the answers
+        html = askq._view_call_result(askq.ask(self.CALL), None)["_meta"]["askq/view"]["html"]
+        self.assertIn(f"up to 5 files, {askq._size_words(bound)} each.", html)
+        fits = self.PNG + bytes(bound - len(self.PNG))
+        wire = McpWire(self, McpWire.APPS)
+        done = wire.call({"call": self.CALL, "action": "follow_up", "form": {}, "files": {"q0": [self.sent("a.png", fits)]}},
+                         name="ask_questions_view")[0]["result"]["structuredContent"]
+        self.assertEqual([block["type"] for block in done["files"]], ["image"])
+        self.assertIn(f'"attachment_too_large": "That file is too large: a file may be {askq._size_words(bound)} at most',
+                      askq._view_document())
 
     def test_files_the_view_tool_cannot_read_are_a_tool_error(self) -> None:
         for files in ([], {"q2": "x.png"}, {"q2": [{"name": "x.png"}]}, {"q2": [{"name": 1, "data": ""}]}):
