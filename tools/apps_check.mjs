@@ -18,7 +18,10 @@
 // a person's picks, typed text, notes, states, a refused submission, a message the
 // conversation refuses once, "ask me more first" and a dismissal reach the host as the
 // ui/message whose text is exactly result_text() of that outcome (computed by askq from
-// the same answers given in its own answer form).
+// the same answers given in its own answer form); a picture attached by the file input
+// is previewed from its bytes, a file whose bytes are a web page is refused by the server
+// in the page's words with picks and files kept, and once it is removed the picture
+// follows the message's text as an image block.
 //
 // The page by URL: a call holding a secret question, from the SDK 1.x under
 // 2025-11-25 and the client 2.x under 2026-07-28, over stdio and HTTP, each with a
