@@ -7565,7 +7565,12 @@ class _Screen:
 
 _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing this long is let go
 _HTTP_REQUEST_SECONDS = 10.0  # a request not in whole this long after it began is cut, however it trickles
-_HTTP_THREADS = 1024  # connections served at once: a further one waits, unread, in the listen backlog
+# Connections served at once: a further one waits, unread, in the listen
+# backlog.  A call waiting on a person leaves its thread, so a thread is
+# needed only while a request is read and answered; each thread a burst
+# runs at once leaves the process memory (its stack, the allocator's
+# pools) that it keeps after the burst.
+_HTTP_THREADS = 32
 _HTTP_BACKLOG = 1024  # connects queued before they are accepted, unless the system allows more
 _HTTP_IDLE_THREADS = 8  # threads kept waiting for the next connection once a burst has passed
 _HTTP_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES  # read and dropped after a 413, so that it arrives

@@ -7047,6 +7047,18 @@ class HttpServerTests(unittest.TestCase):
             self.assertTrue(whole_answer(waiting).endswith(b"pong"))  # once a silent one is let go
         self.assertEqual([whole_answer(sock) for sock in silent], [b"", b""])  # let go by the read timeout
 
+    def test_as_many_silent_connections_as_it_has_threads_hold_up_a_request_only_until_they_are_let_go(self) -> None:
+        import socket
+
+        server = self.serve()
+        silent = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(askq._HTTP_THREADS)]
+        for sock in silent:
+            self.addCleanup(sock.close)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as waiting:
+            waiting.sendall(PING)
+            self.assertTrue(whole_answer(waiting).endswith(b"pong"))
+        self.assertEqual({whole_answer(sock) for sock in silent}, {b""})  # each cut by the read timeout, none reset
+
 
 # ===========================================================================
 # Prompts: the web page
@@ -11914,6 +11926,23 @@ class McpHttpTests(unittest.TestCase):
                 self.assertIn(words, reply["result"]["content"][0]["text"])
                 self.assertIn("structuredContent", reply["result"])
                 self.assertIsNone(next_event(stream))  # the stream ends with the answer
+
+    def test_calls_waiting_on_forms_leave_their_threads_for_the_requests_that_answer_them(self) -> None:
+        with mock.patch.object(askq, "_HTTP_THREADS", 2):
+            first = self.serve()
+        clients = [first] + [McpHttpClient(first.port) for _ in range(5)]  # each call in a session of its own
+        for client in clients:
+            client.initialize()
+        streams = [client.open("POST", call_message(call_id, self.CALL)) for call_id, client in enumerate(clients, 1)]
+        forms = [next_event(stream) for stream in streams]  # more calls waiting than the server has threads
+        self.assertTrue(all(form is not None and form["method"] == "elicitation/create" for form in forms))
+        status, _, listed = first.post({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
+        self.assertEqual((status, listed["result"]["tools"][0]["name"]), (200, "ask_questions"))
+        for call_id, (client, stream, form) in enumerate(zip(clients, streams, forms), 1):
+            assert form is not None
+            client.post({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "decline"}})
+            reply = next_event(stream)
+            self.assertEqual(reply and reply["id"], call_id)
 
     def test_a_tasks_form_travels_on_the_stream_of_tasks_result_and_outlives_a_poll_given_up(self) -> None:
         client = self.serve()
