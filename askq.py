@@ -10994,6 +10994,18 @@ def _stored_form(value: Any) -> "Dict[str, List[str]]":
     return {_stored_text(key): [_stored_text(entry) for entry in entries] for key, entries in value.items()}
 
 
+def _stored_file(ask_id: str, key: str, data: "Callable[[], bytes]") -> "Attachment":
+    """A file a store kept beside an ask's record, under its digest and name;
+    _DamagedAsk when its bytes no longer match the digest (or cannot be read)."""
+    try:
+        attachment: Optional[Attachment] = Attachment(key[65:], data())
+    except (AnswerError, ValueError):
+        attachment = None
+    if attachment is None or attachment.sha256 != key[:64]:
+        raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
+    return attachment
+
+
 def _stored_option(data: "Dict[str, Any]") -> QuestionOption:
     return QuestionOption(_stored_text(data["label"]), _stored_optional(data.get("description")),
                           _stored_optional(data.get("preview")), data.get("recommended") is True)
@@ -11370,13 +11382,7 @@ class _SqliteStore(_AskStore):
         for key in keys:
             if key not in kept:
                 data = self._row("SELECT data FROM files WHERE ask = ? AND key = ?", (ask_id, key))[0]
-                try:
-                    attachment = Attachment(key[65:], bytes(data))
-                except AnswerError:
-                    attachment = None
-                if attachment is None or attachment.sha256 != key[:64]:
-                    raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
-                kept[key] = attachment
+                kept[key] = _stored_file(ask_id, key, functools.partial(bytes, data))
         kept = {key: kept[key] for key in keys}
         if kept:
             self.files[ask_id] = kept
@@ -11510,13 +11516,7 @@ class _RedisStore(_AskStore):
         keys = sorted(self.redis.call("SMEMBERS", f"askq:files:{ask_id}") or [])
         missing = [key for key in keys if key not in kept]
         for key, data in zip(missing, self.redis.call("MGET", *(f"askq:file:{ask_id}:{key}" for key in missing)) if missing else ()):
-            try:
-                attachment: Optional[Attachment] = Attachment(key[65:], base64.b64decode(str(data)))
-            except (AnswerError, ValueError):
-                attachment = None
-            if attachment is None or attachment.sha256 != key[:64]:
-                raise _DamagedAsk(ask_id, f"holds the file {key[65:]!r}, which does not match its digest,")
-            kept[key] = attachment
+            kept[key] = _stored_file(ask_id, key, functools.partial(base64.b64decode, str(data)))
         kept = {key: kept[key] for key in keys}
         if kept:
             self.files[ask_id] = kept
