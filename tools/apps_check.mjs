@@ -213,13 +213,18 @@ async function bridgeBundle(dir) {
 // and messages go to the test through functions the page exposes.
 const HOST_SCRIPT = `
 window.sizes = [];
-window.startView = async function (viewHtml, toolArguments, result, context) {
-  const { AppBridge, PostMessageTransport } = window.ExtApps;
+// The frame a view is drawn in, sandboxed as hosts draw it.
+function newFrame() {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.title = "askq";
   frame.style.height = "80px";
   document.getElementById("host").appendChild(frame);
+  return frame;
+}
+window.startView = async function (viewHtml, toolArguments, result, context) {
+  const { AppBridge, PostMessageTransport } = window.ExtApps;
+  const frame = newFrame();
   const bridge = new AppBridge(null, { name: "apps-check-host", version: "1" },
     { serverTools: {}, message: { text: {} }, logging: {} }, { hostContext: context });
   bridge.oncalltool = async (params) => window.hostCallTool(params);
@@ -240,11 +245,7 @@ window.startView = async function (viewHtml, toolArguments, result, context) {
 // ElicitResult handed to the test as it came.
 window.startForm = async function (viewHtml, form, context) {
   const { AppBridge, PostMessageTransport, anyResult } = window.ExtApps;
-  const frame = document.createElement("iframe");
-  frame.setAttribute("sandbox", "allow-scripts");
-  frame.title = "askq";
-  frame.style.height = "80px";
-  document.getElementById("host").appendChild(frame);
+  const frame = newFrame();
   const bridge = new AppBridge(null, { name: "apps-check-host", version: "1" },
     { serverTools: {}, logging: {}, elicitation: {} }, { hostContext: context });
   bridge.oncalltool = async (params) => window.hostCallTool(params);
