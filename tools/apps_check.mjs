@@ -26,7 +26,8 @@
 // The page by URL: a call holding a secret question, from the SDK 1.x under
 // 2025-11-25 and the client 2.x under 2026-07-28, over stdio and HTTP, each with a
 // URL handler that opens the page in the browser and answers it as a person (and the
-// mcp SDK's Python client likewise, in the Python that MCP_PYTHON names); and
+// mcp SDK's Python client likewise, in the Python that MCP_PYTHON names, a picture
+// attached on the page, which must reach that client as an image block); and
 // under `serve --web`, a client that opens URLs and draws no forms.  The secret must
 // appear in the model's result and in nothing else the client or the logs saw.
 //
@@ -909,9 +910,13 @@ async function pythonUrlRound(label, mode, kind) {
     if (!asked) throw new Error(`the client asked nothing: ${log}`);
     const params = asked.asked;
     const page = await browser.newPage();
+    await page.setViewport({ width: kind === "stdio" ? 320 : 1280, height: 800 });  // a phone's width, and a desktop's
     await page.goto(params.url);
     client.stdin.write("opened\n");
     await page.click(pick("q0", "us-east-1"));
+    const picture = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "askq-picture-")), "layout.png");
+    fs.writeFileSync(picture, Buffer.from(PICTURE, "base64"));
+    await (await page.$("#file-0")).uploadFile(picture);
     await page.type('[name="text:q1"]', SECRET);
     await Promise.all([page.waitForNavigation(), page.click('button[value="submit"]')]);
     await page.close();
@@ -921,6 +926,10 @@ async function pythonUrlRound(label, mode, kind) {
     check(`${label}: the page was sent by URL under ${era} and answered in the browser; the model read the answers`,
       params.mode === "url" && done.version === era && done.text.includes(`typed: "${SECRET}"`) &&
       done.text.includes('picked: "us-east-1"'), JSON.stringify({ params, done }));
+    const size = Buffer.from(PICTURE, "base64").length;
+    check(`${label}: a picture attached on the page reached the client as an image block after the text, and the text names it`,
+      JSON.stringify(done.blocks) === JSON.stringify([{ type: "text" }, { type: "image", mimeType: "image/png", bytes: size }]) &&
+      done.text.includes('attached: "layout.png" (image/png'), JSON.stringify(done.blocks));
     if (mode === "legacy") {
       check(`${label}: the server said the page was done`, done.notes.some((note) =>
         note.method === "notifications/elicitation/complete" && note.params.elicitationId === params.elicitationId),

@@ -8,10 +8,12 @@ The client calls ask_questions with a secret question.  Its URL handler
 writes the request it got as one JSON line ({"asked": ...}) and waits for a
 line on standard input, written once the page is open where the person is;
 then it says the page was opened.  At the end it writes {"text", "version",
-"notes"}: what the model read, the version spoken, the notifications seen.
+"notes", "blocks"}: what the model read, the version spoken, the notifications
+seen, and the result's content blocks (an image's type and size).
 """
 
 import asyncio
+import base64
 import json
 import sys
 
@@ -46,7 +48,9 @@ async def main(mode: str, target: str, askq: str, token: str) -> None:
         result = await client.call_tool("ask_questions", CALL)
         session = client.session
         version = getattr(session, "protocol_version", None) or getattr(session, "_negotiated_version", None)
-    print(json.dumps({"text": result.content[0].text, "version": version, "notes": notes}), flush=True)
+    blocks = [{"type": block.type, **({"mimeType": block.mime_type, "bytes": len(base64.b64decode(block.data))}
+                                        if block.type == "image" else {})} for block in result.content]
+    print(json.dumps({"text": result.content[0].text, "version": version, "notes": notes, "blocks": blocks}), flush=True)
 
 
 if __name__ == "__main__":
