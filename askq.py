@@ -8187,29 +8187,55 @@ def _stdlib_listener() -> Any:
     """A threading server that admits connections by its _HttpServer's
     threads, reads each request under its deadline, and hands every request,
     whatever its method, to that server."""
-    import io
     import socket
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import ThreadingHTTPServer
 
-    class RequestReader(io.RawIOBase):
-        """A connection's bytes, each read within the read timeout and, while
-        a request comes in, within that request's deadline."""
+    connection = _stdlib_connection()
 
-        def __init__(self, sock: Any) -> None:
-            super().__init__()
-            self.socket = sock
-            self.deadline: Optional[float] = None
+    class Listener(ThreadingHTTPServer):
+        daemon_threads = True
 
-        def readable(self) -> bool:
-            return True
+        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
+            self.owner = owner
+            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            self.request_queue_size = max(_HTTP_BACKLOG, _system_backlog())
+            super().__init__((host, port), connection)
 
-        def readinto(self, buffer: Any) -> int:
-            if self.deadline is not None:
-                left = self.deadline - time.monotonic()
-                if left <= 0:
-                    raise socket.timeout("the request took too long to arrive")
-                self.socket.settimeout(min(_HTTP_READ_SECONDS, left))
-            return int(self.socket.recv_into(buffer))
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if not self.owner.admit():
+                self.shutdown_request(request)
+                return
+            try:
+                self.owner.workers.run(functools.partial(self.process_request_thread, request, client_address))
+            except RuntimeError:  # no thread to be had after all: the connection is let go
+                self.owner.threads.release()
+                self.shutdown_request(request)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.owner.threads.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that went away mid-request leaves no traceback
+
+        def shutdown_request(self, request: Any) -> None:
+            pump = self.owner.pump
+            if pump is None or not pump.holds(request):  # an event stream's socket is the pump's now
+                super().shutdown_request(request)
+
+    return Listener
+
+
+def _stdlib_connection() -> Any:
+    """The handler of one connection: its requests read through a
+    _stdlib_request_reader() by their deadline, every method handed to the
+    server's owner."""
+    import io
+    from http.server import BaseHTTPRequestHandler
+
+    request_reader = _stdlib_request_reader()
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
@@ -8217,12 +8243,12 @@ def _stdlib_listener() -> Any:
         # acknowledgement of what was sent before it.
         disable_nagle_algorithm = True
         server: Any  # the Listener, and through it its _HttpServer
-        reader: RequestReader
+        reader: Any  # the connection's request reader
 
         def setup(self) -> None:
             super().setup()
             self.rfile.close()  # the socket's own file, replaced by one that keeps the deadline
-            self.reader = RequestReader(self.connection)
+            self.reader = request_reader(self.connection)
             self.rfile = io.BufferedReader(self.reader)
 
         def handle_one_request(self) -> None:
@@ -8258,40 +8284,33 @@ def _stdlib_listener() -> Any:
         def log_message(self, format: str, *args: Any) -> None:  # quiet: stderr is the caller's
             pass
 
-    class Listener(ThreadingHTTPServer):
-        daemon_threads = True
+    return Connection
 
-        def __init__(self, owner: _HttpServer, host: str, port: int) -> None:
-            self.owner = owner
-            self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            self.request_queue_size = max(_HTTP_BACKLOG, _system_backlog())
-            super().__init__((host, port), Connection)
 
-        def process_request(self, request: Any, client_address: Any) -> None:
-            if not self.owner.admit():
-                self.shutdown_request(request)
-                return
-            try:
-                self.owner.workers.run(functools.partial(self.process_request_thread, request, client_address))
-            except RuntimeError:  # no thread to be had after all: the connection is let go
-                self.owner.threads.release()
-                self.shutdown_request(request)
+def _stdlib_request_reader() -> Any:
+    """A connection's bytes, each read within the read timeout and, while a
+    request comes in, within that request's deadline."""
+    import io
+    import socket
 
-        def process_request_thread(self, request: Any, client_address: Any) -> None:
-            try:
-                super().process_request_thread(request, client_address)
-            finally:
-                self.owner.threads.release()
+    class RequestReader(io.RawIOBase):
+        def __init__(self, sock: Any) -> None:
+            super().__init__()
+            self.socket = sock
+            self.deadline: Optional[float] = None
 
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # a client that went away mid-request leaves no traceback
+        def readable(self) -> bool:
+            return True
 
-        def shutdown_request(self, request: Any) -> None:
-            pump = self.owner.pump
-            if pump is None or not pump.holds(request):  # an event stream's socket is the pump's now
-                super().shutdown_request(request)
+        def readinto(self, buffer: Any) -> int:
+            if self.deadline is not None:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout("the request took too long to arrive")
+                self.socket.settimeout(min(_HTTP_READ_SECONDS, left))
+            return int(self.socket.recv_into(buffer))
 
-    return Listener
+    return RequestReader
 
 
 def _system_backlog() -> int:
