@@ -90,9 +90,8 @@ The file, in the order of one call's life (each part under a banner of its own):
                         GET one button), _PageHost (where a page is served, as an
                         ask sees it, and its taps, _TapAction), each kind's entry
                         (_WEB_ENTRIES), its files (_WebFiles), a preview's
-                        Markdown (_markdown_html),
-                        _WebSession (a page on its own server: waiting, ending,
-                        the grace period's timer)
+                        Markdown (_markdown_html), _WebSession (a page on its own
+                        server: waiting, ending, the grace period's timer)
     In-chat view        the MCP Apps document (_view_document()), the page's form
                         drawn for it (also as a client's form, which the view
                         answers with the form's own answer), and the app-only
@@ -102,9 +101,9 @@ The file, in the order of one call's life (each part under a banner of its own):
     Asks                _Ask (one batch put to a person by serve, outliving the call
                         that asked, and the one owner of its life: its fingerprint,
                         owner, what was entered, outcome, delivery, its record; its
-                        page, form, view and calls are views of it), _AskOwner; the store: _AskRecord (the one typed,
-                        versioned record a store ever sees, written and read there
-                        alone), _AskStore, one subclass a backend, registered by
+                        page, form, view and calls are views of it), _AskOwner;
+                        the store: _AskRecord (the one typed, versioned record a
+                        store ever sees, written and read there alone), _AskStore, one subclass a backend, registered by
                         its --store scheme beside its code (_MemoryStore,
                         _SqliteStore, _RedisStore over _RedisConnection, askq's
                         own Redis client), where the first ending committed wins,
