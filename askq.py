@@ -7709,20 +7709,25 @@ class _HttpResponse:
 
 class _StreamSource:
     """What an event stream writes, as it comes: the server's stream thread
-    takes what is ready whenever ``wake`` is called, and ticks every source
-    now and then, so that no thread waits on any one stream."""
+    takes what is ready whenever ``wake`` is called, and ticks a source when
+    the source said it would next have something to do (sooner once
+    ``hurry`` is called), so that no thread waits on any one stream and a
+    stream that only waits costs nothing until then."""
 
-    __slots__ = ("wake",)
+    __slots__ = ("hurry", "wake")
 
     def __init__(self) -> None:
         self.wake: Callable[[], None] = _quiet  # set when the stream is served
+        self.hurry: Callable[[], None] = _quiet  # the same: tick me now, something changed
 
     def take(self) -> "Tuple[bytes, bool]":
         """What is ready to be written, and whether the stream ends after it."""
         raise NotImplementedError
 
-    def tick(self) -> None:
-        """Time passed: what the source does unasked (a keep-alive, a progress note)."""
+    def tick(self) -> float:
+        """Time passed: what the source does unasked (a keep-alive, a progress
+        note); the seconds until it next has something to do."""
+        return _POLL_SECONDS
 
     def left(self) -> None:
         """The stream ended, or its client went away: nothing more is taken."""
@@ -7748,12 +7753,13 @@ class _ParkedStream:
     """One event stream on the pump: its socket, its source, and what is
     taken but not yet written (a slow reader's backlog, bounded)."""
 
-    __slots__ = ("backlog", "ending", "pump", "room", "socket", "source")
+    __slots__ = ("backlog", "due", "ending", "pump", "room", "socket", "source")
 
     def __init__(self, sock: Any, source: _StreamSource, pump: "_StreamPump") -> None:
         self.socket, self.source, self.pump = sock, source, pump
         self.backlog = b""
         self.ending = False
+        self.due = math.inf  # when its source is next ticked (time.monotonic()), once that is set
         self.room = _HTTP_DRAIN_BYTES  # the backlog a reader may leave: more for a large message (files)
 
     def take(self, data: bytes) -> None:
@@ -7763,6 +7769,10 @@ class _ParkedStream:
     def wake(self) -> None:
         """The source has something to write."""
         self.pump.wake(self)
+
+    def hurry(self) -> None:
+        """The source has something to do: tick it now."""
+        self.pump.tick_at(self, time.monotonic())
 
     def write(self) -> bool:
         """Write what the socket takes now; whether the stream goes on."""
@@ -7782,8 +7792,9 @@ class _StreamPump:
     source, not a thread.  Readable means the client went away (a stream's
     client sends nothing more), and a stream's source wakes the pump when it
     has something to write: only the streams woken, or whose socket takes
-    more, are written to, so that many streams waiting cost nothing while
-    they wait but their ticks."""
+    more, are written to.  Each source is ticked when it said it would next
+    have something to do (a heap of those times), so that ten thousand
+    streams waiting on people cost nothing while they wait."""
 
     def __init__(self) -> None:
         import selectors
@@ -7797,6 +7808,8 @@ class _StreamPump:
         self.selector.register(self.bell, selectors.EVENT_READ)
         self.streams: Dict[int, _ParkedStream] = {}
         self.woken: Dict[int, _ParkedStream] = {}  # streams with something to write, by their socket's number
+        self.ticks: List[Tuple[float, int, _ParkedStream]] = []  # a heap: when, in what order, which stream
+        self.ticks_made = 0  # orders the ticks due at the same time
         self.lock = threading.Lock()
         self.stopped = False
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -7810,7 +7823,8 @@ class _StreamPump:
         with self.lock:
             self.streams[sock.fileno()] = parked
             self.selector.register(sock, selectors.EVENT_READ)
-        stream.source.wake = parked.wake
+        stream.source.wake, stream.source.hurry = parked.wake, parked.hurry
+        self.tick_at(parked, time.monotonic())
         self.wake(parked)
 
     def holds(self, sock: Any) -> bool:
@@ -7827,12 +7841,49 @@ class _StreamPump:
         except OSError:  # the bell is full (it rings anyway) or the pump has stopped
             pass
 
+    def tick_at(self, parked: _ParkedStream, when: float) -> None:
+        """Tick a stream's source at ``when``, or sooner if it is due sooner
+        already; a tick that is not the stream's next any more is skipped."""
+        import heapq
+
+        with self.lock:
+            if parked.due <= when:
+                return
+            parked.due = when
+            self.ticks_made += 1
+            heapq.heappush(self.ticks, (when, self.ticks_made, parked))
+        if when <= time.monotonic():
+            self.wake()
+
+    def _tick_due(self) -> None:
+        """Tick every source whose time has come, each once."""
+        import heapq
+
+        now = time.monotonic()
+        while True:
+            with self.lock:
+                if not self.ticks or self.ticks[0][0] > now:
+                    return
+                when, _, parked = heapq.heappop(self.ticks)
+                current = parked.due == when and self.streams.get(parked.socket.fileno()) is parked
+                if current:
+                    parked.due = math.inf
+            if current:  # no finer than the poll: a source always due must not spin the pump
+                self.tick_at(parked, now + max(parked.source.tick(), _POLL_SECONDS))
+
+    def _next_tick(self) -> float:
+        """How long the pump may wait for its sockets before a tick is due."""
+        with self.lock:
+            if self.woken:
+                return 0.0
+            due = self.ticks[0][0] - time.monotonic() if self.ticks else _POLL_SECONDS
+        return min(max(due, 0.0), _POLL_SECONDS)
+
     def _run(self) -> None:
         import selectors
 
-        ticked = time.monotonic()
         while not self.stopped:
-            for key, events in self.selector.select(_POLL_SECONDS):
+            for key, events in self.selector.select(self._next_tick()):
                 if key.fileobj is self.bell:
                     self._quiet_bell()
                     continue
@@ -7845,10 +7896,7 @@ class _StreamPump:
             for fd, parked in woken.items():
                 if self.streams.get(fd) is parked:
                     self._pump(fd, parked)
-            if time.monotonic() - ticked >= _POLL_SECONDS:
-                ticked = time.monotonic()
-                for parked in list(self.streams.values()):
-                    parked.source.tick()
+            self._tick_due()
 
     def _quiet_bell(self) -> None:
         try:
@@ -13411,6 +13459,22 @@ class _McpServer:
         """Whether anything waits on the person (and so on time passing)."""
         return bool(self.pages or self.waiting or self.by_url or self.listening)
 
+    def due_in(self) -> "Optional[float]":
+        """The seconds until time passing changes something: a page, a form
+        sent by URL and a task's listener are looked at every tick (they end
+        elsewhere); a form the client draws, when its ask runs out or its
+        progress note is due.  None while nothing waits."""
+        if self.pages or self.by_url or self.listening:
+            return _POLL_SECONDS
+        if not self.waiting:
+            return None
+        wall, now = time.time(), time.monotonic()
+        due = min(waiting.ask.ends - wall for waiting in self.waiting.values())
+        for waiting in self.waiting.values():
+            if waiting.progress is not None:
+                due = min(due, waiting.told + _PROGRESS_SECONDS - now)
+        return max(due, 0.0)
+
     def _send_result(self, request_id: Any, result: "Dict[str, Any]", context: _RequestContext) -> None:
         task_id = self.task_polls.pop(_request_key(request_id), None)
         if task_id is not None:
@@ -13898,13 +13962,15 @@ class _Exchange(_StreamSource):
         chunks += [b"event: message\ndata: " + _message_text(message).encode("ascii") + b"\n\n" for message in found]
         return b"".join(chunks), done
 
-    def tick(self) -> None:
-        if self.session is not None:
-            self.session.tick()
-        if time.monotonic() - self.quiet_since >= _MCP_KEEPALIVE_SECONDS:
-            self.quiet_since = time.monotonic()
+    def tick(self) -> float:
+        later = self.session.tick() if self.session is not None else None
+        now = time.monotonic()
+        if now - self.quiet_since >= _MCP_KEEPALIVE_SECONDS:
+            self.quiet_since = now
             self.alive_due = True
             self.wake()
+        alive = self.quiet_since + _MCP_KEEPALIVE_SECONDS - now
+        return alive if later is None else min(alive, later)
 
     def left(self) -> None:
         if self.session is not None:
@@ -14003,15 +14069,25 @@ class _McpSession:
                         self.router.forget(message["params"].get("requestId"))
             finally:
                 self.router.current = None
+            self.hurry()
         return exchange
 
-    def tick(self) -> None:
+    def tick(self) -> "Optional[float]":
         """Time passed while a stream waits: the calls of web pages that are
-        done are answered, and waiting calls told of."""
-        if self.server.waits:
-            with self.lock:
-                self.server.check_pages()
-                self.server.keep_alive()
+        done are answered, and waiting calls told of; the seconds until time
+        passing changes something again, or None while nothing waits."""
+        if not self.server.waits:
+            return None
+        with self.lock:
+            self.server.check_pages()
+            self.server.keep_alive()
+            return self.server.due_in()
+
+    def hurry(self) -> None:
+        """What waits may have changed: the streams of the calls that wait
+        are ticked now rather than when they last said."""
+        for exchange in set(self.router.requests.values()):
+            exchange.hurry()
 
     def left(self, exchange: _Exchange) -> None:
         """A stream that ended, or whose client left: a call it still waited

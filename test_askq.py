@@ -6906,6 +6906,77 @@ def whole_answer(sock: Any) -> bytes:
 
 
 @unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
+class CountedSource(askq._StreamSource):
+    """A stream's source that writes nothing and says when it is next due."""
+
+    def __init__(self, later: float) -> None:
+        super().__init__()
+        self.later, self.ticks = later, 0
+
+    def take(self) -> "Tuple[bytes, bool]":
+        return b"", False
+
+    def tick(self) -> float:
+        self.ticks += 1
+        return self.later
+
+
+class StreamPumpTests(unittest.TestCase):
+    """The pump ticks a stream's source when the source said, not before."""
+
+    def parked(self, pump: Any, later: float, count: int = 1) -> "List[CountedSource]":
+        import socket
+
+        sources = []
+        for _ in range(count):
+            ours, theirs = socket.socketpair()
+            self.addCleanup(theirs.close)
+            source = CountedSource(later)
+            pump.park(ours, askq._HttpStream(200, {}, source))
+            sources.append(source)
+        return sources
+
+    def pump(self) -> Any:
+        pump = askq._StreamPump()
+        self.addCleanup(pump.stop)
+        return pump
+
+    def test_streams_that_wait_are_ticked_once_each_until_their_time_comes(self) -> None:
+        sources = self.parked(self.pump(), 30.0, count=200)
+        HttpServerTests.wait_until(lambda: all(source.ticks for source in sources))
+        time.sleep(1.0)  # four of the old ticks a second would have come by now
+        self.assertEqual({source.ticks for source in sources}, {1})
+
+    def test_a_hurried_stream_is_ticked_at_once_and_a_due_one_again_but_no_faster_than_the_poll(self) -> None:
+        pump = self.pump()
+        waiting, = self.parked(pump, 30.0)
+        busy, = self.parked(pump, 0.05)
+        HttpServerTests.wait_until(lambda: waiting.ticks == 1 and busy.ticks >= 3)
+        started, ticked = time.monotonic(), busy.ticks
+        time.sleep(1.0)
+        rate = (busy.ticks - ticked) / (time.monotonic() - started)
+        self.assertLessEqual(rate, 1 / askq._POLL_SECONDS + 1)
+        self.assertGreater(rate, 1)
+        waiting.hurry()
+        HttpServerTests.wait_until(lambda: waiting.ticks == 2)
+        time.sleep(0.5)
+        self.assertEqual(waiting.ticks, 2)  # and then not again until its time
+
+    def test_a_stream_whose_client_left_is_ticked_no_more(self) -> None:
+        import socket
+
+        pump = self.pump()
+        ours, theirs = socket.socketpair()
+        source = CountedSource(0.05)
+        pump.park(ours, askq._HttpStream(200, {}, source))
+        HttpServerTests.wait_until(lambda: source.ticks >= 2)
+        theirs.close()
+        HttpServerTests.wait_until(lambda: not pump.streams)
+        ticked = source.ticks
+        time.sleep(0.3)
+        self.assertEqual(source.ticks, ticked)
+
+
 class HttpServerTests(unittest.TestCase):
     """The connections of _HttpServer: a crowd waits, slow clients are cut by a deadline."""
 
@@ -10624,6 +10695,22 @@ class McpAskTests(unittest.TestCase):
         with mock.patch.object(askq, "_PROGRESS_SECONDS", 0.0):
             wire.server.keep_alive()
         self.assertEqual(wire.lines, [])  # answered: no more notes
+
+    def test_a_server_says_when_time_passing_next_changes_something(self) -> None:
+        wire = McpWire(self, self.FORMS)
+        self.assertIsNone(wire.server.due_in())  # nothing waits
+        wire.request(7, "tools/call", {"name": "ask_questions", "arguments": self.CALL})
+        waiting, = wire.server.waiting.values()
+        due = wire.server.due_in()
+        self.assertAlmostEqual(due, waiting.ask.ends - time.time(), delta=1.0)  # when its ask runs out
+        self.assertGreater(due, askq._MCP_KEEPALIVE_SECONDS)
+        wire.request(8, "tools/call", {"name": "ask_questions", "arguments": {"questions": ["Other?"]},
+                                       "_meta": {"progressToken": "p-8"}})
+        self.assertLessEqual(wire.server.due_in(), askq._PROGRESS_SECONDS)  # its progress note
+        waiting.ask.ends = time.time() - 1
+        self.assertEqual(wire.server.due_in(), 0.0)  # run out: now
+        wire.server.check_pages()
+        self.assertEqual([line.get("id") for line in wire.lines if "result" in line], [7])
 
     def test_two_calls_asking_the_same_at_once_share_one_ask(self) -> None:
         wire = McpWire(self, self.FORMS)
