@@ -2458,7 +2458,12 @@ def _parameters(text: str, start: int) -> "Iterator[Tuple[str, Any]]":
 
 
 def _holds_markup(entry: "Dict[Any, Any]") -> bool:
-    return any(value.__class__ is str and "<" in value for value in entry.values())
+    """Whether a string value of an object holds a '<' (a loop, not any():
+    a generator costs each value a resumption)."""
+    for value in entry.values():
+        if value.__class__ is str and "<" in value:
+            return True
+    return False
 
 
 # Markup leaked into a string field: a model that writes its calls as
@@ -2839,12 +2844,14 @@ def _decode_entry(index: int, entry: Any, leaks: "Optional[bool]" = None) -> Que
         # whether any may hold one: if not, none is searched; if so, every
         # one is.  A call handed in as objects has no text: each text that
         # is read is looked at for a '<' (an option's where it is read, by
-        # _decode_option()), and every field is searched only when one
-        # holds one, or when a question under another key than 'question'
-        # came without the options a leak beside it may hold.
+        # _decode_option()), an entry's other values where it has keys
+        # beyond those read (by _decode_fields()), and every field is
+        # searched only when one holds one.  A question under another key
+        # than 'question' may have been read twice, as the question and
+        # as the header: then every value is looked at.
         if item is not None and (leaks is None and not (
                 "<" in question or "<" in (item.purpose or "") or "<" in (item.header or "")
-                or item.options is None and "question" not in entry and _holds_markup(entry)) or leaks is False):
+                or "question" not in entry and _holds_markup(entry)) or leaks is False):
             return item
         repaired = _leak_repaired(entry)
         if repaired is None:
@@ -2886,28 +2893,39 @@ def _decode_fields(
     text_type: QuestionType = QuestionType.TEXT,
 ) -> QuestionItem:
     """The fields of an entry; with ``search``, a text of an option, the
-    recommendation or the placeholder that holds leaked markup raises
-    _LeakedMarkup (without, it is read as it is)."""
+    recommendation, the placeholder or one that no field reads that holds
+    leaked markup raises _LeakedMarkup (without, it is read as it is)."""
     options, source = _decode_options(entry, search)
     header = _first_text(entry, _HEADER_KEYS)
     uncommon = not _UNCOMMON_QUESTION_KEYS.isdisjoint(entry)  # one look, where most entries have none
     multi_select = (uncommon and _decode_multi_select(entry)) or (source is not entry and _decode_multi_select(source))
     purpose = _first_text(entry, _PURPOSE_KEYS)
-    if purpose is None and _MESSAGE_KEY in entry:
-        purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
-        purpose = None if purpose == question else purpose
-    # The fields of one key each, which most entries leave out: no call then.
-    required = _boolean(entry[_REQUIRED_KEY]) is not False if _REQUIRED_KEY in entry else True
-    item_id = (_identifier(entry[_ID_KEY]) or "") if _ID_KEY in entry else ""
-    recommended = _field_text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY) if _RECOMMENDED_KEY in entry else None
-    placeholder = _field_text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY) if _PLACEHOLDER_KEY in entry else None
-    if search and (recommended is not None and "<" in recommended or placeholder is not None and "<" in placeholder):
-        _check_leaks(recommended, placeholder)
     # Positional: a dataclass takes keyword arguments markedly more slowly.
-    item = QuestionItem(
-        question, header, options, multi_select, purpose, required, text_type, item_id,
-        recommended, placeholder,
-    )
+    item = QuestionItem(question, header, options, multi_select, purpose, True, text_type)
+    # Most entries have no key beyond those read so far: then neither the
+    # fields of one key each are looked for, nor a text that no field reads.
+    unread = len(entry) - (1 if header is None else 2) - (0 if options is None else 1) \
+        - (0 if purpose is None else 1) - (1 if uncommon else 0)
+    if unread > 0:  # written out here: a call of its own cost the common path more than its bound
+        if purpose is None and _MESSAGE_KEY in entry:
+            purpose = _field_text(entry[_MESSAGE_KEY], _MESSAGE_KEY)
+            item.purpose = None if purpose == question else purpose
+            unread -= 1
+        if _REQUIRED_KEY in entry:
+            item.required = _boolean(entry[_REQUIRED_KEY]) is not False
+            unread -= 1
+        if _ID_KEY in entry:
+            item.id = _identifier(entry[_ID_KEY]) or ""
+            unread -= 1
+        if _RECOMMENDED_KEY in entry:
+            item.recommended = _field_text(entry[_RECOMMENDED_KEY], _RECOMMENDED_KEY)
+            unread -= 1
+        if _PLACEHOLDER_KEY in entry:
+            item.placeholder = _field_text(entry[_PLACEHOLDER_KEY], _PLACEHOLDER_KEY)
+            unread -= 1
+        if search and (unread > 0 and _holds_markup(entry) or "<" in (item.recommended or "")
+                       or "<" in (item.placeholder or "")):
+            _check_leaks(item.recommended, item.placeholder, *[value for value in entry.values() if value.__class__ is str])
     if uncommon and not _RARE_QUESTION_KEYS.isdisjoint(entry):
         _decode_rare_fields(item, entry)
     return item
@@ -3054,13 +3072,18 @@ def _decode_options(
         # Only an entry with keys beyond the ones read into its option can
         # hold a mark key: counting them spares the look for one where, as
         # in most calls, no option has more.
-        if (
-            isinstance(value, dict)
-            and len(value) > 1 + (option.description is not None) + (option.preview is not None)
-            and not _OPTION_MARK_KEY_SET.isdisjoint(value)
-        ):
-            option.recommended = _is_marked(value)
+        if isinstance(value, dict) and len(value) > 1 + (option.description is not None) + (option.preview is not None):
+            _read_option_extras(option, value, search)
     return options, entry
+
+
+def _read_option_extras(option: QuestionOption, value: "Dict[Any, Any]", search: bool) -> None:
+    """The keys of an option entry beyond its label, description and
+    preview: a mark, and (with ``search``) a text that may hold a leak."""
+    if not _OPTION_MARK_KEY_SET.isdisjoint(value):
+        option.recommended = _is_marked(value)
+    if search and _holds_markup(value):
+        _check_leaks(*[text for text in value.values() if text.__class__ is str])
 
 
 def _option_source(value: Any) -> "Optional[Union[List[Any], Dict[Any, Any]]]":

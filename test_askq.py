@@ -2526,6 +2526,35 @@ class LeakedMarkupTests(unittest.TestCase):
                     self.assertEqual((read(item), item.question_type), (mended, QuestionType.MULTI_CHOICE))
                     self.assertEqual(labels(item), ["Lint", "Tests"])
 
+    def test_a_leak_in_a_text_that_no_field_reads_is_found_however_the_call_comes(self) -> None:
+        multi = '\n<parameter name="multiSelect">true</parameter>'
+        cases = (  # fields beside a question with options, one of them holding a leak nothing reads
+            {"background": "Set up</background>" + multi},
+            {"purpose": "Before a commit.", "context": "CI is slow</context>" + multi},
+            {"prompt": "Which checks?</prompt>" + multi},
+            {"header": "Checks", "required": True, "notes": "ours</notes>" + multi, "allowCustom": True},
+            {"options": [{"label": "Lint", "why": "fast</why>" + multi}, "Tests"]},
+            {"options": [{"label": "Lint", "description": "ruff", "recommended": True, "rationale": "x</rationale>" + multi},
+                         "Tests"]},
+        )
+        for fields in cases:
+            entry: Dict[str, Any] = {"question": "Which checks?", "options": ["Lint", "Tests"], **fields}
+            for payload in ({"questions": [entry]}, json.dumps({"questions": [entry]})):
+                with self.subTest(fields=fields, payload=type(payload).__name__):
+                    item = one(payload)
+                    self.assertEqual((item.question, item.question_type), ("Which checks?", QuestionType.MULTI_CHOICE))
+                    self.assertEqual(labels(item), ["Lint", "Tests"])
+        for key in ("header", "message", "prompt"):  # the question under another key, read twice or once
+            entry = {key: "Which checks?", "options": ["Lint", "Tests"], "background": "Set up</background>" + multi}
+            with self.subTest(key=key):
+                self.assertIs(one({"questions": [entry]}).question_type, QuestionType.MULTI_CHOICE)
+
+    def test_a_text_that_no_field_reads_and_that_holds_no_leak_changes_nothing(self) -> None:
+        entry = {"question": "Which checks?", "options": [{"label": "Lint", "why": "a < b"}, "Tests"],
+                 "background": "Use <b>bold</b> if a < b.", "purpose": "p", "context": "</ctx> and <parameter> alone"}
+        item = one({"questions": [entry]})
+        self.assertEqual((item.question_type, item.purpose, labels(item)), (QuestionType.SINGLE_CHOICE, "p", ["Lint", "Tests"]))
+
     def test_a_leak_in_the_recommendation_or_the_placeholder_is_found(self) -> None:
         header = '\n<parameter name="header">Checks</parameter>'
         recommended = {"question": "Which check?", "options": ["Lint", "Tests"], "recommended": "Tests</recommended>" + header}
