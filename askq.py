@@ -805,17 +805,18 @@ def _refused(index: int, item: QuestionItem, reason: str, problem: str) -> Answe
 # characters and bidirectional overrides could clear the screen, move the
 # cursor, recolour or reorder what the user reads, so they are shown as
 # escapes.  Lone surrogates, which no terminal encoding can write, too.
-_UNSAFE_RANGES = ((0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
-_terminal_escapes: "Dict[int, str]" = {}
+_UNSAFE_SOURCE = r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def _visible(text: str) -> str:
     """Text safe to print on a terminal: unsafe characters become escapes."""
-    if not _terminal_escapes:
-        for low, high in _UNSAFE_RANGES:
-            for code in range(low, high + 1):
-                _terminal_escapes[code] = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return text.translate(_terminal_escapes)
+    unsafe = _pattern(_UNSAFE_SOURCE)
+    return unsafe.sub(_escape, text) if unsafe.search(text) else text
+
+
+def _escape(match: "Match[str]") -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _cells(text: str) -> int:
@@ -7737,11 +7738,20 @@ class _StreamSource:
     ``hurry`` is called), so that no thread waits on any one stream and a
     stream that only waits costs nothing until then."""
 
-    __slots__ = ("hurry", "wake")
+    __slots__ = ("parked",)
 
     def __init__(self) -> None:
-        self.wake: Callable[[], None] = _quiet  # set when the stream is served
-        self.hurry: Callable[[], None] = _quiet  # the same: tick me now, something changed
+        self.parked: Optional[_ParkedStream] = None  # set when the stream is served
+
+    def wake(self) -> None:
+        """Something is ready to be written."""
+        if self.parked is not None:
+            self.parked.pump.wake(self.parked)
+
+    def hurry(self) -> None:
+        """Something changed: tick the source now, not when it last said."""
+        if self.parked is not None:
+            self.parked.pump.tick_at(self.parked, time.monotonic())
 
     def take(self) -> "Tuple[bytes, bool]":
         """What is ready to be written, and whether the stream ends after it."""
@@ -7754,10 +7764,6 @@ class _StreamSource:
 
     def left(self) -> None:
         """The stream ended, or its client went away: nothing more is taken."""
-
-
-def _quiet() -> None:
-    """A wake that nobody hears yet."""
 
 
 class _HttpStream(_HttpResponse):
@@ -7788,14 +7794,6 @@ class _ParkedStream:
     def take(self, data: bytes) -> None:
         self.backlog += data
         self.room = max(self.room, len(data) + _HTTP_DRAIN_BYTES)
-
-    def wake(self) -> None:
-        """The source has something to write."""
-        self.pump.wake(self)
-
-    def hurry(self) -> None:
-        """The source has something to do: tick it now."""
-        self.pump.tick_at(self, time.monotonic())
 
     def write(self) -> bool:
         """Write what the socket takes now; whether the stream goes on."""
@@ -7846,7 +7844,7 @@ class _StreamPump:
         with self.lock:
             self.streams[sock.fileno()] = parked
             self.selector.register(sock, selectors.EVENT_READ)
-        stream.source.wake, stream.source.hurry = parked.wake, parked.hurry
+        stream.source.parked = parked
         self.tick_at(parked, time.monotonic())
         self.wake(parked)
 
@@ -12003,7 +12001,7 @@ class _AskBoard:
         ones, when there is one, so that identical asks (many sessions of
         one client asking the same) keep one copy; asks never change them."""
         kept = self.batches.get(fingerprint)
-        if kept is None or kept.questions != output.questions:
+        if kept is None:  # the fingerprint is a digest of the questions: the same one, the same questions
             self.batches[fingerprint] = output
             return output
         if (kept.title, kept.purpose) == (output.title, output.purpose):
@@ -13849,8 +13847,9 @@ def _server_info() -> "Dict[str, str]":
 
 
 def _request_key(request_id: Any) -> str:
-    """A request id as a key: 1 and "1" are different ids."""
-    return json.dumps(request_id)
+    """A request id as a key: 1 and "1" are different ids.  One copy of
+    each (thousands of sessions wait on the same few ids)."""
+    return sys.intern(json.dumps(request_id))
 
 
 class _LineBuffer:
