@@ -7588,6 +7588,7 @@ class _Screen:
 
 _HTTP_READ_SECONDS = 1.0  # a socket that sends nothing this long is let go
 _HTTP_REQUEST_SECONDS = 10.0  # a request not in whole this long after it began is cut, however it trickles
+_HTTP_IDLE_LOOK_SECONDS = 0.05  # a kept-alive connection between requests looks this often whether its thread is wanted
 # Connections served at once: a further one waits, unread, in the listen
 # backlog.  A call waiting on a person leaves its thread, so a thread is
 # needed only while a request is read and answered; each thread a burst
@@ -8186,6 +8187,7 @@ class _HttpServer:
         self.stopped = False
         self.pump: Optional[_StreamPump] = None
         self.pump_lock = threading.Lock()
+        self.crowded = False  # a connection waits for a thread: none is kept alive meanwhile
         self.listener = _stdlib_listener()(self, host, port)
         self.port: int = self.listener.server_address[1]
         self.thread = threading.Thread(target=self.listener.serve_forever, args=(_POLL_SECONDS,), daemon=True)
@@ -8194,9 +8196,15 @@ class _HttpServer:
     def admit(self) -> bool:
         """Wait for a thread to serve one more connection; False once the
         server stops.  Meanwhile, new connections wait in the backlog."""
-        while not self.threads.acquire(timeout=_POLL_SECONDS):
-            if self.stopped:
-                return False
+        if self.threads.acquire(blocking=False):
+            return True
+        self.crowded = True
+        try:
+            while not self.threads.acquire(timeout=_POLL_SECONDS):
+                if self.stopped:
+                    return False
+        finally:
+            self.crowded = False
         return True
 
     def stop(self) -> None:
@@ -8236,6 +8244,11 @@ class _HttpServer:
         connection.send_response(response.status)
         for name, value in {**_HTTP_HEADERS, **response.headers}.items():
             connection.send_header(name, value)
+        if "Connection" not in response.headers:  # kept alive, unless its client or a crowd says not
+            kept = not (connection.close_connection or self.crowded or self.stopped)
+            connection.send_header("Connection", "keep-alive" if kept else "close")
+            if kept:
+                connection.send_header("Keep-Alive", f"timeout={int(_HTTP_READ_SECONDS)}")
         if isinstance(response, _HttpStream):
             connection.end_headers()
             connection.wfile.flush()
@@ -8307,6 +8320,10 @@ def _stdlib_connection() -> Any:
 
     class Connection(BaseHTTPRequestHandler):
         timeout = _HTTP_READ_SECONDS
+        # Kept alive for the client's next request while threads are to
+        # spare: a client that sends one after another (a host listing the
+        # tools, a page's assets) need not connect again for each.
+        protocol_version = "HTTP/1.1"
         # A response is not held back waiting for the client's
         # acknowledgement of what was sent before it.
         disable_nagle_algorithm = True
@@ -8316,16 +8333,20 @@ def _stdlib_connection() -> Any:
         def setup(self) -> None:
             super().setup()
             self.rfile.close()  # the socket's own file, replaced by one that keeps the deadline
-            self.reader = request_reader(self.connection)
+            owner = self.server.owner
+            self.reader = request_reader(self.connection, lambda: owner.crowded or owner.stopped)
             self.rfile = io.BufferedReader(self.reader)
+            self.served = False
 
         def handle_one_request(self) -> None:
             """A request, read whole by its deadline."""
             self.reader.deadline = time.monotonic() + _HTTP_REQUEST_SECONDS
+            self.reader.between = self.served
             try:
                 super().handle_one_request()
             finally:
                 self.received()
+                self.served = True
 
         def allow(self, size: int) -> None:
             """A body beyond the usual bound (files) is given time by its size."""
@@ -8362,21 +8383,45 @@ def _stdlib_request_reader() -> Any:
     import socket
 
     class RequestReader(io.RawIOBase):
-        def __init__(self, sock: Any) -> None:
+        def __init__(self, sock: Any, crowded: "Callable[[], bool]") -> None:
             super().__init__()
             self.socket = sock
             self.deadline: Optional[float] = None
+            self.between = False  # a kept-alive connection, between its requests
+            self.crowded = crowded  # whether a connection waits for a thread
 
         def readable(self) -> bool:
             return True
 
         def readinto(self, buffer: Any) -> int:
+            if self.between:
+                return self.next_request(buffer)
             if self.deadline is not None:
                 left = self.deadline - time.monotonic()
                 if left <= 0:
                     raise socket.timeout("the request took too long to arrive")
                 self.socket.settimeout(min(_HTTP_READ_SECONDS, left))
             return int(self.socket.recv_into(buffer))
+
+        def next_request(self, buffer: Any) -> int:
+            """The first bytes of a kept-alive connection's next request, if
+            they come within the read timeout and while no connection waits
+            for the thread; else none, and the connection is let go.  The
+            request's deadline starts with its first bytes."""
+            self.between = False
+            idle_until = time.monotonic() + _HTTP_READ_SECONDS
+            while True:
+                left = idle_until - time.monotonic()
+                wanted = left <= 0 or self.crowded()  # then only what has come already is read
+                self.socket.settimeout(0.0 if wanted else min(left, _HTTP_IDLE_LOOK_SECONDS))
+                try:
+                    received = int(self.socket.recv_into(buffer))
+                except (socket.timeout, BlockingIOError):
+                    if wanted:
+                        return 0
+                    continue
+                self.deadline = time.monotonic() + _HTTP_REQUEST_SECONDS
+                return received
 
     return RequestReader
 

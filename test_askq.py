@@ -6921,7 +6921,18 @@ class PingHandlers(askq._HttpHandlers):
         return askq._HttpResponse.text(200, "pong")
 
 
-PING = b"GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+PING_KEPT = b"GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"  # the connection kept alive after it
+PING = PING_KEPT.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+
+
+def read_head(reader: Any) -> bytes:
+    """A response's status line and headers, read from a connection's file."""
+    lines = []
+    while True:
+        line = reader.readline()
+        lines.append(line)
+        if line in (b"\r\n", b""):
+            return b"".join(lines)
 
 
 def whole_answer(sock: Any) -> bytes:
@@ -7017,22 +7028,24 @@ class HttpServerTests(unittest.TestCase):
     def test_a_crowd_at_once_with_slow_clients_among_it_is_never_reset(self) -> None:
         import socket
 
-        server = self.serve()
-        crowd = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(300)]
-        for sock in crowd:
-            self.addCleanup(sock.close)
-        slow, rest = crowd[:32], crowd[32:]
-        for sock in slow:
-            sock.sendall(PING[:5])
-        for sock in rest:
-            sock.sendall(PING)
-        for piece in (PING[5:20], PING[20:]):
-            time.sleep(0.3)  # the slow ones take their time, within the deadline
-            for sock in slow:
-                sock.sendall(piece)
-        answers = [whole_answer(sock) for sock in crowd]
-        self.assertEqual([answer.split(b" ")[1:2] for answer in answers], [[b"200"]] * len(crowd))
-        self.assertTrue(all(answer.endswith(b"pong") for answer in answers))
+        for ping in (PING, PING_KEPT):  # the connections closed after their answer, or kept alive
+            with self.subTest(kept=ping is PING_KEPT):
+                server = self.serve()
+                crowd = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(300)]
+                for sock in crowd:
+                    self.addCleanup(sock.close)
+                slow, rest = crowd[:32], crowd[32:]
+                for sock in slow:
+                    sock.sendall(ping[:5])
+                for sock in rest:
+                    sock.sendall(ping)
+                for piece in (ping[5:20], ping[20:]):
+                    time.sleep(0.3)  # the slow ones take their time, within the deadline
+                    for sock in slow:
+                        sock.sendall(piece)
+                answers = [whole_answer(sock) for sock in crowd]
+                self.assertEqual([answer.split(b" ")[1:2] for answer in answers], [[b"200"]] * len(crowd))
+                self.assertTrue(all(answer.endswith(b"pong") for answer in answers))
 
     def test_after_a_burst_a_few_threads_wait_for_the_next_connection_and_end_with_the_server(self) -> None:
         import socket
@@ -7131,7 +7144,48 @@ class HttpServerTests(unittest.TestCase):
             self.serve(port)
             knocker.join(20)
             self.assertEqual(len(answers), 1)
-            self.assertTrue(answers[0].startswith(b"HTTP/1.0 200") and answers[0].endswith(b"pong"), answers[0])
+            self.assertTrue(answers[0].startswith(b"HTTP/1.1 200") and answers[0].endswith(b"pong"), answers[0])
+
+    def test_a_connection_is_kept_alive_for_its_next_request_and_closed_when_its_client_says(self) -> None:
+        import socket
+
+        server = self.serve()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            reader = sock.makefile("rb")
+            for _ in range(3):  # one after another on the same connection
+                sock.sendall(PING_KEPT)
+                head = read_head(reader)
+                self.assertIn(b"Connection: keep-alive", head)
+                self.assertEqual(reader.read(4), b"pong")
+            sock.sendall(PING)
+            head = read_head(reader)
+            self.assertIn(b"Connection: close", head)
+            self.assertEqual(reader.read(), b"pong")  # and then the end
+            reader.close()
+
+    def test_a_kept_alive_connection_that_sends_nothing_more_is_let_go(self) -> None:
+        import socket
+
+        server = self.serve()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(PING_KEPT)
+            self.assertTrue(whole_answer(sock).endswith(b"pong"))  # whole: the server ended the connection
+
+    def test_a_kept_alive_connection_gives_its_thread_up_to_a_connection_that_waits_for_one(self) -> None:
+        import socket
+
+        with mock.patch.object(askq, "_HTTP_THREADS", 1), mock.patch.object(askq, "_HTTP_READ_SECONDS", 60.0):
+            server = self.serve()
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as kept:
+                kept.sendall(PING_KEPT)
+                reader = kept.makefile("rb")
+                self.assertIn(b"Connection: keep-alive", read_head(reader))
+                self.assertEqual(reader.read(4), b"pong")
+                with socket.create_connection(("127.0.0.1", server.port), timeout=10) as waiting:
+                    waiting.sendall(PING)
+                    self.assertTrue(whole_answer(waiting).endswith(b"pong"))  # long before the idle one's 60 s
+                self.assertEqual(reader.read(), b"")  # the idle one was let go
+                reader.close()
 
     def test_beyond_its_threads_a_connection_waits_in_the_backlog_and_is_answered(self) -> None:
         import socket
@@ -8958,9 +9012,12 @@ class NotifyTests(unittest.TestCase):
         def tap(method: str, url: str, **headers: str) -> Tuple[int, str]:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             parts = urlsplit(url)
-            connection.request(method, f"{parts.path}?{parts.query}", b"" if method == "POST" else None, headers)
-            response = connection.getresponse()
-            return response.status, response.read().decode()
+            try:
+                connection.request(method, f"{parts.path}?{parts.query}", b"" if method == "POST" else None, headers)
+                response = connection.getresponse()
+                return response.status, response.read().decode()
+            finally:
+                connection.close()
 
         # What ntfy's Android app sends for an http action: POST, an empty body, no Content-Type.
         ntfy = {"User-Agent": "ntfy/1.16.0 (fdroid; Android 14; SDK 34)", "Accept-Encoding": "gzip", "Connection": "Keep-Alive"}
@@ -11837,7 +11894,9 @@ class McpHttpClient:
         self.session: Optional[str] = None
 
     def headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        # Each request a connection of its own, closed once read, as urllib's are.
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "Connection": "close"}
         if self.session:
             headers["Mcp-Session-Id"] = self.session
         if self.token:
@@ -12257,9 +12316,11 @@ class McpHttpTests(unittest.TestCase):
         import http.client
 
         page = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        self.addCleanup(page.close)
         page.request("GET", "/questions", headers={"Authorization": "Bearer wrong"})
         self.assertEqual(page.getresponse().status, 403)
         page = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        self.addCleanup(page.close)
         page.request("POST", "/answers", b'{"q0": "Ada"}', {"Authorization": f"Bearer {token}"})
         self.assertEqual(page.getresponse().status, 200)
         reply = next_event(stream)
@@ -12326,6 +12387,7 @@ class McpHttpCommandTests(unittest.TestCase):
         url = log["params"]["data"].rpartition(" ")[2]
         self.assertTrue(url.startswith(f"http://127.0.0.1:{port}/?token="), url)
         page = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        self.addCleanup(page.close)
         page.request("GET", url.partition(str(port))[2])
         response = page.getresponse()
         self.assertEqual((response.status, response.headers["Content-Type"]), (200, "text/html; charset=utf-8"))
