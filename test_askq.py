@@ -6945,7 +6945,6 @@ def whole_answer(sock: Any) -> bytes:
         chunks.append(chunk)
 
 
-@unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class CountedSource(askq._StreamSource):
     """A stream's source that writes nothing and says when it is next due."""
 
@@ -6961,6 +6960,7 @@ class CountedSource(askq._StreamSource):
         return self.later
 
 
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class StreamPumpTests(unittest.TestCase):
     """The pump ticks a stream's source when the source said, not before."""
 
@@ -7017,6 +7017,7 @@ class StreamPumpTests(unittest.TestCase):
         self.assertEqual(source.ticks, ticked)
 
 
+@unittest.skipUnless(CAN_SPAWN, "this interpreter has no sockets or threads")
 class HttpServerTests(unittest.TestCase):
     """The connections of _HttpServer: a crowd waits, slow clients are cut by a deadline."""
 
